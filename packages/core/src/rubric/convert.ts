@@ -50,7 +50,7 @@ export function stagedToFlat(staged: StagedRubric): Conversion<FlatRubric> {
         weight: rule.weight,
         polarity: "reward",
         verifier: verifierOfRule(rule),
-        tags: criterionOrigin ? [...(criterionOrigin.tags ?? [])] : [`stage:${s}`],
+        ...(criterionOrigin ? (criterionOrigin.tags ? { tags: [...criterionOrigin.tags] } : {}) : { tags: [`stage:${s}`] }),
       });
       if (!criterionOrigin && rule.name !== rule.description && rule.description.trim() !== "")
         losses.push(`${rule.id}: the rule name ${JSON.stringify(rule.name)} is dropped (the criterion text is its description)`);

@@ -1,0 +1,71 @@
+/**
+ * @rubric/core — the rubric model, exact scoring, statistics and policy-gradient math.
+ * Pure functions over plain data; no I/O. This file is the package's only public door.
+ */
+
+// rubric: schemas, loading, conversion, JSON Schema
+export {
+  CriterionSchema,
+  FlatRubricSchema,
+  VerifierSpecSchema,
+  type Criterion,
+  type FlatRubric,
+  type FlatRubricInput,
+  type VerifierSpec,
+} from "./rubric/flat.js";
+export {
+  FailureActionSchema,
+  StageSchema,
+  StagedCodeRuleSchema,
+  StagedJudgeRuleSchema,
+  StagedRubricRecordSchema,
+  StagedRubricSchema,
+  StagedRuleSchema,
+  serializeStagedRubric,
+  stagedRuleId,
+  type FailureAction,
+  type LoadCorrection,
+  type Stage,
+  type StagedCodeRule,
+  type StagedJudgeRule,
+  type StagedRubric,
+  type StagedRubricInput,
+  type StagedRule,
+} from "./rubric/staged.js";
+export {
+  loadRubrics,
+  parseFlatRubric,
+  parseRubric,
+  parseStagedRubric,
+  readRubricDocument,
+  readRubricJson,
+  readRubricJsonl,
+  type LoadedRubric,
+  type ParseOptions,
+  type RubricDocument,
+} from "./rubric/parse.js";
+export { serializeRubric, toJsonl } from "./rubric/serialize.js";
+export { flatToStaged, stagedToFlat, type Conversion } from "./rubric/convert.js";
+export { rubricJsonSchema, rubricSchemaNames, type RubricSchemaName } from "./rubric/json-schema.js";
+export {
+  RubricConversionError,
+  RubricValidationError,
+  formatRubricIssue,
+  type RubricIssue,
+} from "./rubric/errors.js";
+export { pythonRound } from "./rubric/python-round.js";
+
+// score: verdicts, aggregation, reweighting
+export { VerdictFileSchema, VerdictSchema, okVerdict, verdictsFromFile, type Verdict, type VerdictFile } from "./score/verdict.js";
+export { meanNormalizedScore, reweight, scoreRubric } from "./score/score.js";
+export type { CriterionStatus, VerdictsInput } from "./score/plan.js";
+export type {
+  CriterionResult,
+  ErrorPolicy,
+  FlatScore,
+  RubricScore,
+  ScoreOptions,
+  StageResult,
+  StagedScore,
+} from "./score/result.js";
+export { CriterionErrorsError, ScoringError, VerdictValidationError } from "./score/errors.js";

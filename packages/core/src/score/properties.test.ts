@@ -1,0 +1,142 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { parseFlatRubric, parseStagedRubric } from "../rubric/parse.js";
+import type { StagedRubric } from "../rubric/staged.js";
+import { reweight, scoreRubric } from "./score.js";
+
+const RUNS = { seed: 20261202, numRuns: 300 };
+const fraction = fc.oneof(fc.constantFrom(0, 1, 0.5), fc.double({ min: 0, max: 1, noNaN: true }));
+const weight = fc.oneof(fc.constantFrom(0, 1, 2), fc.double({ min: 0, max: 10, noNaN: true }));
+
+const flatCase = fc
+  .array(fc.record({ weight, penalty: fc.boolean(), fraction }), { minLength: 1, maxLength: 12 })
+  .filter((cs) => cs.some((c) => !c.penalty && c.weight > 0))
+  .map((cs) => ({
+    rubric: parseFlatRubric({
+      id: "p",
+      criteria: cs.map((c, i) => ({ id: `c${i}`, text: `criterion ${i}`, weight: c.weight, polarity: c.penalty ? "penalty" : "reward", verifier: { kind: "x" } })),
+    }),
+    verdicts: Object.fromEntries(cs.map((c, i) => [`c${i}`, c.fraction])),
+  }));
+
+const stagedCase = fc
+  .record({
+    max_total_score: fc.double({ min: 1, max: 30, noNaN: true }),
+    stages: fc.array(
+      fc.record({
+        is_required: fc.boolean(),
+        max_points: fc.double({ min: 0.1, max: 10, noNaN: true }),
+        min_score_to_pass: fc.double({ min: 0, max: 10, noNaN: true }),
+        on_failure_action: fc.constantFrom("skip_remaining", "zero_category", "continue"),
+        on_failure_score: fc.constantFrom(0, 0.5),
+        rules: fc.array(fc.record({ weight, fraction }), { minLength: 1, maxLength: 5 }),
+      }),
+      { minLength: 1, maxLength: 4 },
+    ),
+  })
+  .map((raw) => {
+    const rubric = parseStagedRubric({
+      category_name: "p",
+      max_total_score: raw.max_total_score,
+      stages: raw.stages.map((s, i) => ({
+        ...s,
+        name: `stage ${i}`,
+        description: "",
+        rules: s.rules.map((r, j) => ({ type: "code", name: `r${j}`, description: "", weight: r.weight, code: "" })),
+      })),
+    });
+    const verdicts = Object.fromEntries(raw.stages.flatMap((s, i) => s.rules.map((r, j) => [`s${i}.r${j}`, r.fraction])));
+    return { rubric, verdicts };
+  });
+
+describe("scoring properties", () => {
+  it("flat and staged scores stay in range", () => {
+    fc.assert(
+      fc.property(flatCase, ({ rubric, verdicts }) => {
+        const s = scoreRubric(rubric, verdicts);
+        expect(s.normalized).toBeGreaterThanOrEqual(0);
+        expect(s.normalized).toBeLessThanOrEqual(1);
+        expect(s.unclipped).toBeLessThanOrEqual(1 + 1e-12);
+      }),
+      RUNS,
+    );
+    fc.assert(
+      fc.property(stagedCase, fc.boolean(), ({ rubric, verdicts }, ignoreGates) => {
+        const s = scoreRubric(rubric, verdicts, { ignoreGates });
+        expect(s.total).toBeGreaterThanOrEqual(0);
+        expect(s.total).toBeLessThanOrEqual(s.max);
+        expect(s.normalized).toBeGreaterThanOrEqual(0);
+        expect(s.normalized).toBeLessThanOrEqual(1);
+        for (const stage of s.stages) expect(stage.score).toBeLessThanOrEqual(stage.maxPoints);
+      }),
+      RUNS,
+    );
+  });
+
+  it("reweighting with the original weights is the identity", () => {
+    fc.assert(
+      fc.property(flatCase, ({ rubric, verdicts }) => {
+        const s = scoreRubric(rubric, verdicts);
+        const same = reweight(s, Object.fromEntries(rubric.criteria.map((c) => [c.id, c.weight])));
+        expect(same.normalized).toBe(s.normalized);
+        expect(same.unclipped).toBe(s.unclipped);
+        expect(same.criteria).toEqual(s.criteria);
+      }),
+      RUNS,
+    );
+    fc.assert(
+      fc.property(stagedCase, ({ rubric, verdicts }) => {
+        const s = scoreRubric(rubric, verdicts);
+        const same = reweight(s, Object.fromEntries(rubric.stages.flatMap((st) => st.rules.map((r) => [r.id, r.weight]))));
+        expect(same.total).toBe(s.total);
+        expect(same.stages).toEqual(s.stages);
+      }),
+      RUNS,
+    );
+  });
+
+  it("permuting flat criteria, or rules within a stage, does not change the score", () => {
+    fc.assert(
+      fc.property(flatCase, fc.nat(), ({ rubric, verdicts }, seed) => {
+        const shuffled = [...rubric.criteria].sort((a, b) => hash(a.id, seed) - hash(b.id, seed));
+        const permuted = scoreRubric({ ...rubric, criteria: shuffled }, verdicts);
+        expect(permuted.normalized).toBeCloseTo(scoreRubric(rubric, verdicts).normalized, 12);
+      }),
+      RUNS,
+    );
+    fc.assert(
+      fc.property(stagedCase, fc.nat(), ({ rubric, verdicts }, seed) => {
+        const permutedRubric: StagedRubric = {
+          ...rubric,
+          stages: rubric.stages.map((st) => ({ ...st, rules: [...st.rules].sort((a, b) => hash(a.id, seed) - hash(b.id, seed)) })),
+        };
+        const a = scoreRubric(rubric, verdicts);
+        const b = scoreRubric(permutedRubric, verdicts);
+        // Summation order changes the last bits only.
+        expect(b.total).toBeCloseTo(a.total, 9);
+      }),
+      RUNS,
+    );
+  });
+
+  it("a failed required zero_category gate always yields on_failure_score", () => {
+    fc.assert(
+      fc.property(stagedCase, ({ rubric, verdicts }) => {
+        const s = scoreRubric(rubric, verdicts);
+        const firstFailedGate = s.stages.find((st) => st.required && !st.passed && st.onFailureAction !== "continue");
+        if (firstFailedGate?.onFailureAction === "zero_category") {
+          expect(s.total).toBe(rubric.stages[firstFailedGate.index]!.on_failure_score);
+          expect(s.stoppedAt).toBe(firstFailedGate.name);
+          expect(s.stages.at(-1)).toBe(firstFailedGate);
+        }
+      }),
+      RUNS,
+    );
+  });
+});
+
+function hash(text: string, seed: number): number {
+  let h = seed | 0;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 2654435761);
+  return h >>> 0;
+}

@@ -1,0 +1,55 @@
+import { z } from "zod";
+
+/**
+ * One verifier's judgement of one criterion. `score` is a fraction in [0, 1] (staged rules earn
+ * fraction × weight points); an `error` or `skipped` verdict has no score — an error is never a 0.
+ */
+export const VerdictSchema = z
+  .strictObject({
+    criterionId: z.string().min(1),
+    score: z.number().min(0).max(1).nullable(),
+    status: z.enum(["ok", "error", "skipped"]),
+    rationale: z.string().optional(),
+    /** What the verifier saw: quotes, matches, a traceback for an error. */
+    evidence: z.unknown().optional(),
+    /** The error's message when status is `error`. */
+    error: z.string().optional(),
+    /** Which verifier produced it, e.g. `regex` or `llm-judge:hf:meta-llama/...`. */
+    verifier: z.string().optional(),
+    costUsd: z.number().min(0).optional(),
+    tokens: z.number().int().min(0).optional(),
+    latencyMs: z.number().min(0).optional(),
+    cacheKey: z.string().optional(),
+  })
+  .superRefine((verdict, ctx) => {
+    if (verdict.status === "ok" && verdict.score === null)
+      ctx.addIssue({ code: "custom", path: ["score"], message: 'expected a score in [0, 1] for status "ok", got null' });
+    if (verdict.status !== "ok" && verdict.score !== null)
+      ctx.addIssue({
+        code: "custom",
+        path: ["score"],
+        message: `expected null for status ${JSON.stringify(verdict.status)}, got ${verdict.score}`,
+      });
+  });
+export type Verdict = z.output<typeof VerdictSchema>;
+
+/** Shorthand for a verdict that holds: `okVerdict("s0.r1", 0.5)`. */
+export function okVerdict(criterionId: string, score: number): Verdict {
+  return { criterionId, score, status: "ok" };
+}
+
+/**
+ * A verdicts file: `{"scores": {"<criterionId>": fraction}}` (every score `ok`), or
+ * `{"verdicts": [Verdict, ...]}` with statuses and provenance.
+ */
+export const VerdictFileSchema = z.union([
+  z.strictObject({ scores: z.record(z.string().min(1), z.number().min(0).max(1)) }),
+  z.strictObject({ verdicts: z.array(VerdictSchema) }),
+]);
+export type VerdictFile = z.output<typeof VerdictFileSchema>;
+
+/** The verdicts a verdicts file holds. */
+export function verdictsFromFile(file: VerdictFile): Verdict[] {
+  if ("verdicts" in file) return file.verdicts;
+  return Object.entries(file.scores).map(([criterionId, score]) => okVerdict(criterionId, score));
+}
