@@ -56,7 +56,17 @@ export {
 export { pythonRound } from "./rubric/python-round.js";
 
 // score: verdicts, aggregation, reweighting
-export { VerdictFileSchema, VerdictSchema, okVerdict, verdictsFromFile, type Verdict, type VerdictFile } from "./score/verdict.js";
+export {
+  VerdictFileSchema,
+  VerdictSchema,
+  WeightFileSchema,
+  okVerdict,
+  parseVerdictFile,
+  parseWeightFile,
+  verdictsFromFile,
+  type Verdict,
+  type VerdictFile,
+} from "./score/verdict.js";
 export { meanNormalizedScore, reweight, scoreRubric } from "./score/score.js";
 export type { CriterionStatus, VerdictsInput } from "./score/plan.js";
 export type {

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { toRubricIssues } from "../rubric/issues.js";
+import { VerdictValidationError } from "./errors.js";
 
 /**
  * One verifier's judgement of one criterion. `score` is a fraction in [0, 1] (staged rules earn
@@ -52,4 +54,55 @@ export type VerdictFile = z.output<typeof VerdictFileSchema>;
 export function verdictsFromFile(file: VerdictFile): Verdict[] {
   if ("verdicts" in file) return file.verdicts;
   return Object.entries(file.scores).map(([criterionId, score]) => okVerdict(criterionId, score));
+}
+
+/**
+ * Reads a verdicts file's JSON value.
+ * @throws VerdictValidationError naming the path and value of every problem.
+ */
+export function parseVerdictFile(value: unknown, source = "verdicts"): Verdict[] {
+  const result = VerdictFileSchema.safeParse(value, { reportInput: true });
+  if (!result.success) throw new VerdictValidationError(describeIssues(result.error.issues, source, "expected {\"scores\": {id: fraction}} or {\"verdicts\": [...]}"));
+  return verdictsFromFile(result.data);
+}
+
+/** A weights file: `{"weights": {"<criterionId>": weight}}` or the bare record. */
+export const WeightFileSchema = z.union([
+  z.strictObject({ weights: z.record(z.string().min(1), z.number().min(0)) }),
+  z.record(z.string().min(1), z.number().min(0)),
+]);
+
+/**
+ * Reads a weights file's JSON value.
+ * @throws VerdictValidationError naming the path and value of every problem.
+ */
+export function parseWeightFile(value: unknown, source = "weights"): Record<string, number> {
+  const result = WeightFileSchema.safeParse(value, { reportInput: true });
+  if (!result.success) throw new VerdictValidationError(describeIssues(result.error.issues, source, "expected {\"weights\": {id: weight ≥ 0}}"));
+  const data = result.data;
+  return "weights" in data && typeof data["weights"] === "object" ? (data["weights"] as Record<string, number>) : (data as Record<string, number>);
+}
+
+function describeIssues(issues: readonly z.core.$ZodIssue[], source: string, shape: string): string {
+  // A union reports "no option matched" at the root; the branch whose issues go deepest names the real fault.
+  const flattened = issues.flatMap((issue) =>
+    issue.code === "invalid_union" && issue.path.length === 0
+      ? deepest(issue.errors).map((inner) => inner)
+      : [issue],
+  );
+  const lines = toRubricIssues(flattened).map((i) => `${source}: ${i.path}: ${i.message}`);
+  return lines.length > 0 ? lines.join("\n") : `${source}: ${shape}`;
+}
+
+function deepest(branches: readonly (readonly z.core.$ZodIssue[])[]): readonly z.core.$ZodIssue[] {
+  let best: readonly z.core.$ZodIssue[] = [];
+  let depth = -1;
+  for (const branch of branches) {
+    const d = Math.max(...branch.map((i) => i.path.length + (i.code === "unrecognized_keys" ? 0 : 1)));
+    if (d > depth) {
+      depth = d;
+      best = branch;
+    }
+  }
+  return best;
 }

@@ -1,0 +1,190 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "./cli.js";
+
+/**
+ * The `rubric` binary as a user runs it: the built dist/main.js in a child process
+ * (`pnpm test` builds first), on the real GDPval files in ../shared.
+ */
+const BIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
+const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../shared/", import.meta.url));
+const TRAIN = join(SHARED, "data/gdpval/rubrics-train.jsonl");
+const EVAL = join(SHARED, "data/gdpval/rubrics-eval.jsonl");
+const ORACLE = fileURLToPath(new URL("../../core/src/score/__fixtures__/reference_staged.py", import.meta.url));
+
+function rubric(...args: string[]) {
+  const run = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8" });
+  return { code: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+let dir: string;
+function file(name: string, content: unknown): string {
+  const path = join(dir, name);
+  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
+  return path;
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "rubric-cli-"));
+});
+
+describe("rubric validate", () => {
+  it("accepts all 219 shipped GDPval rubrics", () => {
+    const run = rubric("validate", TRAIN, EVAL);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("175 rubric(s): 175 staged, 0 flat");
+    expect(run.stdout).toContain("44 rubric(s): 44 staged, 0 flat");
+    expect(run.stderr).toBe("");
+  });
+
+  it("exits 1 listing every error with its file, line and path", () => {
+    const lines = readFileSync(EVAL, "utf8").split("\n").slice(0, 3);
+    const bad = JSON.parse(lines[1]!);
+    bad.rubric.stages[1].rules[0].weight = -2;
+    bad.rubric.stages[0].colour = "red";
+    const path = file("bad.jsonl", [lines[0], JSON.stringify(bad), "{oops", lines[2]].join("\n"));
+    const run = rubric("validate", path);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split("\n")).toEqual([
+      `error: ${path}:line 2: rubric.stages[0].colour: unknown field`,
+      `error: ${path}:line 2: rubric.stages[1].rules[0].weight: expected ≥ 0, got -2`,
+      expect.stringMatching(new RegExp(`^error: ${path}:line 3: \\(root\\): invalid JSON: .*\\(column 2\\)$`)),
+    ]);
+    expect(run.stdout).toContain("FAIL");
+    const json = JSON.parse(rubric("validate", "--json", path).stdout);
+    expect(json.valid).toBe(false);
+    expect(json.files[0].rubrics).toBe(2);
+  });
+
+  it("reports an unreadable file as input error, a missing argument as usage error", () => {
+    expect(rubric("validate", join(dir, "nope.json"))).toMatchObject({ code: 1, stderr: expect.stringContaining("no such file") });
+    expect(rubric("validate").code).toBe(2);
+    expect(rubric("frobnicate").code).toBe(2);
+  });
+});
+
+describe("rubric score (staged)", () => {
+  const record = JSON.parse(readFileSync(EVAL, "utf8").split("\n")[0]!);
+  const ids: string[] = record.rubric.stages.flatMap((s: { rules: unknown[] }, i: number) => s.rules.map((_r, j) => `s${i}.r${j}`));
+
+  it("prints {total, max, normalized, stages, stoppedAt} as JSON", () => {
+    const rubricFile = file("one.jsonl", JSON.stringify(record));
+    const verdicts = file("all.json", { scores: Object.fromEntries(ids.map((id) => [id, 1])) });
+    const run = rubric("score", "--rubric", rubricFile, "--verdicts", verdicts, "--json");
+    expect(run.code).toBe(0);
+    const out = JSON.parse(run.stdout);
+    expect(Object.keys(out)).toEqual(["rubric", "total", "max", "normalized", "stages", "stoppedAt", "failedGate"]);
+    expect(out).toMatchObject({ rubric: record.task_id, total: 10, max: 10, normalized: 1, stoppedAt: null });
+    expect(out.stages.map((s: { name: string }) => s.name)).toEqual(record.rubric.stages.map((s: { name: string }) => s.name));
+    expect(Object.keys(out.stages[0])).toEqual(["name", "score", "maxPoints", "passed"]);
+  });
+
+  it("matches the reference algorithm on GDPval rubrics for arbitrary verdicts", () => {
+    const lines = readFileSync(EVAL, "utf8").split("\n").filter((l) => l.trim() !== "");
+    const cases = fc.sample(
+      fc.record({
+        line: fc.nat({ max: lines.length - 1 }),
+        values: fc.array(fc.oneof(fc.constantFrom(0, 1, 0.5), fc.double({ min: 0, max: 1, noNaN: true })), { minLength: 20, maxLength: 20 }),
+        ignoreGates: fc.boolean(),
+      }),
+      { seed: 99, numRuns: 24 },
+    );
+    const requests = cases.map((c, k) => {
+      const rec = JSON.parse(lines[c.line]!);
+      const ruleIds: string[] = rec.rubric.stages.flatMap((s: { rules: unknown[] }, i: number) => s.rules.map((_r, j) => `s${i}.r${j}`));
+      const fractions = Object.fromEntries(ruleIds.map((id, i) => [id, c.values[i % c.values.length]!]));
+      const args = ["score", "--rubric", EVAL, "--task", rec.task_id, "--verdicts", file(`v${k}.json`, { scores: fractions }), "--json"];
+      if (c.ignoreGates) args.push("--ignore-gates");
+      return { args, oracle: { rubric: rec, fractions, ignore_gates: c.ignoreGates } };
+    });
+    const python = process.env["RUBRIC_PYTHON"] ?? "python3";
+    const expected = JSON.parse(execFileSync(python, [ORACLE], { input: JSON.stringify({ cases: requests.map((r) => r.oracle) }) }).toString()).results;
+    requests.forEach((request, k) => {
+      const run = rubric(...request.args);
+      expect(run.stderr).toBe("");
+      const out = JSON.parse(run.stdout);
+      const ref = expected[k];
+      expect([out.total, out.normalized, out.stoppedAt]).toEqual([ref.total, ref.normalized, ref.stopped_at]);
+      expect(out.stages.map((s: { score: number; passed: boolean }) => [s.score, s.passed])).toEqual(
+        ref.stages.map((s: { score: number; passed: boolean }) => [s.score, s.passed]),
+      );
+    });
+  });
+
+  it("applies --weights and --ignore-gates", () => {
+    const rubricFile = file("one-b.jsonl", JSON.stringify(record));
+    // Fail the structural gate: the category drops to on_failure_score ...
+    const gateFails = file("gate.json", { scores: Object.fromEntries(ids.map((id) => [id, id.startsWith("s0.") ? 0 : 1])) });
+    const failed = JSON.parse(rubric("score", "--rubric", rubricFile, "--verdicts", gateFails, "--json").stdout);
+    expect(failed).toMatchObject({ total: 0, stoppedAt: record.rubric.stages[0].name });
+    // ... unless gates are ignored,
+    const ignored = JSON.parse(rubric("score", "--rubric", rubricFile, "--verdicts", gateFails, "--ignore-gates", "--json").stdout);
+    expect(ignored.stoppedAt).toBeNull();
+    expect(ignored.total).toBeGreaterThan(0);
+    // ... or the gate's rule is reweighted to nothing and its pass mark can no longer be met either way.
+    const weights = file("w.json", { weights: { "s0.r0": 0 } });
+    const reweighted = JSON.parse(rubric("score", "--rubric", rubricFile, "--verdicts", gateFails, "--weights", weights, "--json").stdout);
+    expect(reweighted.stages[0].score).toBe(0);
+  });
+
+  it("never turns an error verdict into a 0 unless asked", () => {
+    const rubricFile = file("one-c.jsonl", JSON.stringify(record));
+    const verdicts = file("err.json", {
+      verdicts: ids.map((id) => (id === "s1.r0" ? { criterionId: id, score: null, status: "error", error: "Traceback: KeyError 'Sheet1'" } : { criterionId: id, score: 1, status: "ok" })),
+    });
+    const run = rubric("score", "--rubric", rubricFile, "--verdicts", verdicts, "--json");
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^CriterionErrorsError: .*s1\.r0 \(verifier error: Traceback: KeyError 'Sheet1'\)/);
+    expect(run.stdout).toBe("");
+    const zero = rubric("score", "--rubric", rubricFile, "--verdicts", verdicts, "--errors-as", "zero", "--json");
+    expect(zero.code).toBe(0);
+    expect(rubric("score", "--rubric", rubricFile, "--verdicts", verdicts, "--errors-as", "maybe").code).toBe(2);
+  });
+
+  it("names the fault in a bad verdicts file", () => {
+    const rubricFile = file("one-d.jsonl", JSON.stringify(record));
+    const typo = file("typo.json", { scores: { ...Object.fromEntries(ids.map((id) => [id, 1])), "s9.r9": 1 } });
+    expect(rubric("score", "--rubric", rubricFile, "--verdicts", typo).stderr).toMatch(/unknown criterion id "s9.r9"/);
+    const outOfRange = file("range.json", { scores: { "s0.r0": 2 } });
+    expect(rubric("score", "--rubric", rubricFile, "--verdicts", outOfRange).stderr).toContain("scores.s0.r0: expected ≤ 1, got 2");
+    expect(rubric("score", "--rubric", EVAL, "--verdicts", typo).code).toBe(2); // 44 rubrics, no --task
+  });
+});
+
+describe("rubric score (flat)", () => {
+  it("prints normalised, unclipped and per-criterion contributions", () => {
+    const flat = file("flat.json", {
+      id: "memo",
+      criteria: [
+        { id: "accurate", text: "Numbers are right", weight: 3, verifier: { kind: "numeric" } },
+        { id: "cited", text: "Cites sources", weight: 1, verifier: { kind: "citations" } },
+        { id: "rude", text: "Insults the reader", weight: 2, polarity: "penalty", verifier: { kind: "llm-judge" } },
+      ],
+    });
+    const verdicts = file("flat-v.json", { scores: { accurate: 1, cited: 0.5, rude: 1 } });
+    const out = JSON.parse(rubric("score", "--rubric", flat, "--verdicts", verdicts, "--json").stdout);
+    // (3 + 0.5 − 2) / 4 = 0.375
+    expect(out).toMatchObject({ total: 1.5, max: 4, normalized: 0.375, unclipped: 0.375 });
+    expect(out.criteria.map((c: { contribution: number }) => c.contribution)).toEqual([0.75, 0.125, -0.5]);
+    const text = rubric("score", "--rubric", flat, "--verdicts", verdicts).stdout;
+    expect(text).toContain("memo: normalized 0.3750");
+  });
+});
+
+describe("runCli in-process", () => {
+  it("prints help and JSON Schemas", () => {
+    let out = "";
+    const io = { out: (t: string) => (out += t), err: () => {} };
+    expect(runCli(["help", "score"], io)).toBe(0);
+    expect(out).toContain("--ignore-gates");
+    out = "";
+    expect(runCli(["schema", "flat"], io)).toBe(0);
+    expect(JSON.parse(out).required).toEqual(["id", "criteria"]);
+    expect(runCli(["schema", "nope"], io)).toBe(2);
+  });
+});

@@ -1,0 +1,107 @@
+import { createRequire } from "node:module";
+import { parseArgs } from "node:util";
+import { InputFileError, UsageError, type CliIO } from "./io.js";
+import { score, scoreHelp } from "./commands/score.js";
+import { schema, schemaHelp } from "./commands/schema.js";
+import { validate, validateHelp } from "./commands/validate.js";
+
+const help = `rubric — validate and score rubrics (flat weighted or staged GDPval-style)
+
+Usage:
+  rubric validate <file>...                       check rubric files, every error with its path
+  rubric score --rubric <file> --verdicts <file>  score stored verdicts against a rubric
+  rubric schema <flat|staged|staged-record>       print a JSON Schema
+  rubric help <command>                           details of one command
+
+Exit codes: 0 success, 1 invalid input or unscorable verdicts, 2 usage error.`;
+
+const helps: Record<string, string> = { validate: validateHelp, score: scoreHelp, schema: schemaHelp };
+
+// Errors that describe bad input: printed as one clean message, never as a stack trace.
+const INPUT_ERRORS = new Set([
+  "RubricValidationError",
+  "VerdictValidationError",
+  "CriterionErrorsError",
+  "ScoringError",
+  "InputFileError",
+]);
+
+function version(): string {
+  return (createRequire(import.meta.url)("../package.json") as { version: string }).version;
+}
+
+/**
+ * Runs the `rubric` command with the given arguments, writing through `io`; returns the exit code.
+ *
+ * @example
+ * const code = runCli(["validate", "rubrics.jsonl"], { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
+ */
+export function runCli(argv: readonly string[], io: CliIO): number {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h": {
+        const topic = rest[0];
+        io.out(`${topic !== undefined && helps[topic] ? helps[topic] : help}\n`);
+        return 0;
+      }
+      case "--version":
+      case "-v":
+        io.out(`${version()}\n`);
+        return 0;
+      case "validate": {
+        const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { json: { type: "boolean", default: false }, help: { type: "boolean", short: "h" } } });
+        if (values.help) return (io.out(`${validateHelp}\n`), 0);
+        if (positionals.length === 0) throw new UsageError("validate needs at least one file");
+        return validate(positionals, { json: values.json ?? false }, io);
+      }
+      case "score": {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          allowPositionals: false,
+          options: {
+            rubric: { type: "string" },
+            task: { type: "string" },
+            verdicts: { type: "string" },
+            weights: { type: "string" },
+            "ignore-gates": { type: "boolean", default: false },
+            "errors-as": { type: "string" },
+            json: { type: "boolean", default: false },
+            help: { type: "boolean", short: "h" },
+          },
+        });
+        void positionals;
+        if (values.help) return (io.out(`${scoreHelp}\n`), 0);
+        return score(
+          {
+            ...(values.rubric === undefined ? {} : { rubric: values.rubric }),
+            ...(values.task === undefined ? {} : { task: values.task }),
+            ...(values.verdicts === undefined ? {} : { verdicts: values.verdicts }),
+            ...(values.weights === undefined ? {} : { weights: values.weights }),
+            ...(values["errors-as"] === undefined ? {} : { errorsAs: values["errors-as"] }),
+            ignoreGates: values["ignore-gates"] ?? false,
+            json: values.json ?? false,
+          },
+          io,
+        );
+      }
+      case "schema":
+        return schema(rest[0], io);
+      default:
+        throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+      io.err(`rubric: ${(error as Error).message}\nRun \`rubric help\` for usage.\n`);
+      return 2;
+    }
+    if (error instanceof InputFileError || INPUT_ERRORS.has((error as Error).name)) {
+      io.err(`${(error as Error).name}: ${(error as Error).message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,51 @@
+import { formatRubricIssue, readRubricDocument } from "@rubric/core";
+import { readText, type CliIO } from "../io.js";
+
+export const validateHelp = `rubric validate <file.json|file.jsonl>...
+
+Checks rubric files (flat or staged, JSON or JSONL). Prints every problem with its file,
+line and path; exits 0 when all files are valid, 1 otherwise. Load-time corrections
+(stage rescaling, pass-mark auto-correction) are printed as warnings.
+
+Options:
+  --json    print a JSON report instead of text`;
+
+interface FileReport {
+  readonly file: string;
+  readonly valid: boolean;
+  readonly rubrics: number;
+  readonly flat: number;
+  readonly staged: number;
+  readonly criteria: number;
+  readonly errors: readonly { line?: number; path: string; message: string }[];
+  readonly warnings: readonly { line?: number; path: string; message: string }[];
+}
+
+export function validate(files: readonly string[], options: { json: boolean }, io: CliIO): number {
+  const reports: FileReport[] = files.map((file) => {
+    const document = readRubricDocument(readText(file), { source: file });
+    const warnings = document.rubrics.flatMap((r) =>
+      r.kind === "staged" ? r.corrections.map((c) => ({ ...(r.line === undefined ? {} : { line: r.line }), path: c.path, message: `corrected ${c.from} → ${c.to}: ${c.reason}` })) : [],
+    );
+    return {
+      file,
+      valid: document.issues.length === 0,
+      rubrics: document.rubrics.length,
+      flat: document.rubrics.filter((r) => r.kind === "flat").length,
+      staged: document.rubrics.filter((r) => r.kind === "staged").length,
+      criteria: document.rubrics.reduce((n, r) => n + (r.kind === "flat" ? r.rubric.criteria.length : r.rubric.stages.reduce((m, s) => m + s.rules.length, 0)), 0),
+      errors: document.issues.map((i) => ({ ...(i.line === undefined ? {} : { line: i.line }), path: i.path, message: i.message })),
+      warnings,
+    };
+  });
+  if (options.json) io.out(`${JSON.stringify({ valid: reports.every((r) => r.valid), files: reports }, null, 2)}\n`);
+  else {
+    for (const report of reports) {
+      for (const e of report.errors) io.err(`error: ${formatRubricIssue({ ...e, source: report.file })}\n`);
+      for (const w of report.warnings) io.err(`warning: ${formatRubricIssue({ ...w, source: report.file })}\n`);
+      const counts = `${report.rubrics} rubric(s): ${report.staged} staged, ${report.flat} flat, ${report.criteria} criteria`;
+      io.out(report.valid ? `ok    ${report.file}  ${counts}\n` : `FAIL  ${report.file}  ${report.errors.length} error(s); ${counts} valid\n`);
+    }
+  }
+  return reports.every((r) => r.valid) ? 0 : 1;
+}
