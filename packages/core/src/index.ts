@@ -79,3 +79,63 @@ export type {
   StagedScore,
 } from "./score/result.js";
 export { CriterionErrorsError, ScoringError, VerdictValidationError } from "./score/errors.js";
+
+// metrics: ranking, correlation, significance, uncertainty, calibration
+export {
+  StatisticsInputError,
+  averageRanks,
+  bootstrapCI,
+  erfc,
+  expectedCalibrationError,
+  kendallTau,
+  logGamma,
+  mean,
+  ndcgAtK,
+  normalCdf,
+  normalSurvival,
+  pearson,
+  quantile,
+  regularizedIncompleteBeta,
+  spearman,
+  wilcoxonSignedRank,
+  type BootstrapInterval,
+  type BootstrapOptions,
+  type CalibrationBin,
+  type CalibrationResult,
+  type CorrelationResult,
+  type KendallTauResult,
+  type WilcoxonResult,
+} from "./metrics/index.js";
+
+// policy: advantages, clipped objectives with gradients, KL, credit assignment, replay
+export {
+  PolicyInputError,
+  arcoStepBucket,
+  bucketBaseline,
+  drGrpoObjective,
+  groupAdvantages,
+  grpoObjective,
+  gspoObjective,
+  klK3,
+  prioritizedReplay,
+  projectToOutcome,
+  rewardToGo,
+  stepAdvantages,
+  type ArcoStepBucket,
+  type ClippedObjectiveInput,
+  type DrGrpoObjectiveInput,
+  type GroupAdvantageOptions,
+  type GrpoObjectiveInput,
+  type GrpoObjectiveResult,
+  type GspoObjectiveInput,
+  type GspoObjectiveResult,
+  type KlK3Input,
+  type KlK3Result,
+  type OutcomeProjection,
+  type StepAdvantageOptions,
+  type TokenMask,
+  type TokenMatrix,
+} from "./policy/index.js";
+
+// random: seeded, reproducible streams
+export { RandomInputError, createRng, restoreRng, sampleWithReplacement, shuffle, type Rng, type RngState } from "./random/index.js";
