@@ -9,7 +9,17 @@ import type { CriterionResult, ErrorPolicy, StageResult } from "./result.js";
 export interface FlatTotals {
   readonly total: number;
   readonly max: number;
-  readonly counted: Uint8Array;
+}
+
+// What a verdict contributes under the error policy: its fraction, or one of these markers.
+const LEFT_OUT = -1;
+const UNUSABLE = -2;
+
+function usableFraction(aligned: AlignedVerdicts, i: number, errorsAs: ErrorPolicy): number {
+  const status = aligned.statuses[i]!;
+  if (status === Status.Ok) return aligned.fractions[i]!;
+  if (status === Status.Skipped || errorsAs === "renormalize") return LEFT_OUT;
+  return errorsAs === "zero" ? 0 : UNUSABLE;
 }
 
 function fault(index: number, plan: FlatPlan | StagedPlan, aligned: AlignedVerdicts) {
@@ -21,26 +31,19 @@ function fault(index: number, plan: FlatPlan | StagedPlan, aligned: AlignedVerdi
 }
 
 /** Flat weighted aggregation (HealthBench-style penalties). */
-export function aggregateFlat(plan: FlatPlan, aligned: AlignedVerdicts, weights: Float64Array, errorsAs: ErrorPolicy): FlatTotals {
-  const { fractions, statuses } = aligned;
+export function aggregateFlat(plan: FlatPlan, aligned: AlignedVerdicts, weights: readonly number[], errorsAs: ErrorPolicy): FlatTotals {
   const n = plan.ids.length;
-  const counted = new Uint8Array(n);
   let total = 0;
   let max = 0;
   let failures: ReturnType<typeof fault>[] | undefined;
   for (let i = 0; i < n; i++) {
-    const status = statuses[i]!;
-    let fraction: number;
-    if (status === Status.Ok) fraction = fractions[i]!;
-    else if (status === Status.Skipped) continue;
-    else if (errorsAs === "zero") fraction = 0;
-    else if (errorsAs === "renormalize") continue;
-    else {
+    const fraction = usableFraction(aligned, i, errorsAs);
+    if (fraction === LEFT_OUT) continue;
+    if (fraction === UNUSABLE) {
       (failures ??= []).push(fault(i, plan, aligned));
       continue;
     }
     const w = weights[i]!;
-    counted[i] = 1;
     if (plan.signs[i] === 1) {
       total += w * fraction;
       max += w;
@@ -49,7 +52,7 @@ export function aggregateFlat(plan: FlatPlan, aligned: AlignedVerdicts, weights:
   if (failures) throw criterionErrors(failures, []);
   if (!(max > 0))
     throw new ScoringError("nothing left to score: no counted reward criterion has weight > 0 (all were skipped, errored or weightless)");
-  return { total, max, counted };
+  return { total, max };
 }
 
 export interface StagedTotals {
@@ -57,8 +60,8 @@ export interface StagedTotals {
   readonly stages: StageResult[];
   readonly stoppedAt: string | null;
   readonly failedGate: string | null;
-  /** 1 where the criterion's stage was reached and it counted. */
-  readonly counted: Uint8Array;
+  /** Criteria before this index belong to stages that were reached. */
+  readonly reachedEnd: number;
 }
 
 /**
@@ -69,12 +72,10 @@ export interface StagedTotals {
 export function aggregateStaged(
   plan: StagedPlan,
   aligned: AlignedVerdicts,
-  weights: Float64Array,
+  weights: readonly number[],
   errorsAs: ErrorPolicy,
   ignoreGates: boolean,
 ): StagedTotals {
-  const { fractions, statuses } = aligned;
-  const counted = new Uint8Array(plan.ids.length);
   const stages: StageResult[] = [];
   let total = 0;
   let failedGate: string | null = null;
@@ -89,17 +90,12 @@ export function aggregateStaged(
     for (let i = from; i < to; i++) {
       const w = weights[i]!;
       allWeight += w;
-      const status = statuses[i]!;
-      let fraction: number;
-      if (status === Status.Ok) fraction = fractions[i]!;
-      else if (status === Status.Skipped) continue;
-      else if (errorsAs === "zero") fraction = 0;
-      else if (errorsAs === "renormalize") continue;
-      else {
+      const fraction = usableFraction(aligned, i, errorsAs);
+      if (fraction === LEFT_OUT) continue;
+      if (fraction === UNUSABLE) {
         (failures ??= []).push(fault(i, plan, aligned));
         continue;
       }
-      counted[i] = 1;
       countedWeight += w;
       const points = fraction * w;
       raw += points < 0 ? 0 : points > w ? w : points;
@@ -126,15 +122,15 @@ export function aggregateStaged(
       failedGate ??= stage.name;
       if (!ignoreGates && stage.action === "zero_category") {
         // Earlier points are discarded: the category is worth on_failure_score.
-        return { total: cap(stage.onFailureScore, plan.maxTotal), stages, stoppedAt: stage.name, failedGate, counted };
+        return { total: cap(stage.onFailureScore, plan.maxTotal), stages, stoppedAt: stage.name, failedGate, reachedEnd: to };
       }
       if (!ignoreGates && stage.action === "skip_remaining") {
-        return { total: cap(total, plan.maxTotal), stages, stoppedAt: stage.name, failedGate, counted };
+        return { total: cap(total, plan.maxTotal), stages, stoppedAt: stage.name, failedGate, reachedEnd: to };
       }
     }
     total += score;
   }
-  return { total: cap(total, plan.maxTotal), stages, stoppedAt: null, failedGate, counted };
+  return { total: cap(total, plan.maxTotal), stages, stoppedAt: null, failedGate, reachedEnd: plan.ids.length };
 }
 
 function cap(total: number, max: number): number {
@@ -152,29 +148,34 @@ function criterionErrors(failures: { criterionId: string; reason: string }[], pa
   );
 }
 
-/** Per-criterion results, shared by both forms. */
+/**
+ * Per-criterion results, shared by both forms. A criterion counted when its stage was reached
+ * (`reachedEnd`) and the error policy let its verdict in.
+ */
 export function criterionResults(
   plan: FlatPlan | StagedPlan,
   aligned: AlignedVerdicts,
-  weights: Float64Array,
-  counted: Uint8Array,
+  weights: readonly number[],
+  errorsAs: ErrorPolicy,
+  reachedEnd: number,
   contribution: (index: number, fraction: number) => number,
 ): CriterionResult[] {
   const out: CriterionResult[] = new Array(plan.ids.length);
   for (let i = 0; i < plan.ids.length; i++) {
     const status = aligned.statuses[i]!;
     const fraction = status === Status.Ok ? aligned.fractions[i]! : null;
-    const isCounted = counted[i] === 1;
-    const error = aligned.errors.get(i);
-    out[i] = {
+    const isCounted = i < reachedEnd && usableFraction(aligned, i, errorsAs) >= 0;
+    const result = {
       criterionId: plan.ids[i]!,
       weight: weights[i]!,
       status: STATUS_NAMES[status]!,
       fraction,
       contribution: isCounted ? contribution(i, fraction ?? 0) : null,
       counted: isCounted,
-      ...(error === undefined ? {} : { error }),
     };
+    // Built without spreads: this runs for every criterion of every reweighted output.
+    const error = status === Status.Error ? aligned.errors.get(i) : undefined;
+    out[i] = error === undefined ? result : { ...result, error };
   }
   return out;
 }

@@ -5,13 +5,14 @@ import type { Verdict } from "./verdict.js";
 
 /**
  * A rubric laid out as flat arrays in criterion order, compiled once per rubric object so that
- * scoring and reweighting thousands of outputs touch no maps and allocate little.
+ * scoring and reweighting thousands of outputs touch no maps and allocate little. Vectors made
+ * per output are plain number arrays: V8 allocates those far faster than small typed arrays.
  */
 export interface FlatPlan {
   readonly kind: "flat";
   readonly ids: readonly string[];
   readonly index: ReadonlyMap<string, number>;
-  readonly weights: Float64Array;
+  readonly weights: readonly number[];
   /** +1 reward, −1 penalty. */
   readonly signs: Int8Array;
 }
@@ -20,7 +21,7 @@ export interface StagedPlan {
   readonly kind: "staged";
   readonly ids: readonly string[];
   readonly index: ReadonlyMap<string, number>;
-  readonly weights: Float64Array;
+  readonly weights: readonly number[];
   /** Rules of stage s are ids[stageStart[s] .. stageStart[s+1]). */
   readonly stageStart: Int32Array;
   readonly stages: readonly {
@@ -53,7 +54,7 @@ function compileFlat(rubric: FlatRubric): FlatPlan {
     kind: "flat",
     ids,
     index: new Map(ids.map((id, i) => [id, i])),
-    weights: Float64Array.from(rubric.criteria, (c) => c.weight),
+    weights: rubric.criteria.map((c) => c.weight),
     signs: Int8Array.from(rubric.criteria, (c) => (c.polarity === "penalty" ? -1 : 1)),
   };
 }
@@ -74,7 +75,7 @@ function compileStaged(rubric: StagedRubric): StagedPlan {
     kind: "staged",
     ids,
     index: new Map(ids.map((id, i) => [id, i])),
-    weights: Float64Array.from(weights),
+    weights,
     stageStart,
     stages: rubric.stages.map((s) => ({
       name: s.name,
@@ -151,17 +152,34 @@ function describeIds(ids: readonly string[]): string {
 export function weightVector(
   plan: Plan,
   overrides: Readonly<Record<string, number>> | ReadonlyMap<string, number> | undefined,
-  base: Float64Array = plan.weights,
-): Float64Array {
+  base: readonly number[] = plan.weights,
+): readonly number[] {
   if (overrides === undefined) return base;
-  const weights = Float64Array.from(base);
-  const entries = overrides instanceof Map ? overrides.entries() : Object.entries(overrides);
-  for (const [id, w] of entries as Iterable<[string, number]>) {
+  const { indices, values } = resolveOverrides(plan, overrides);
+  const weights = base.slice();
+  for (let k = 0; k < indices.length; k++) weights[indices[k]!] = values[k]!;
+  return weights;
+}
+
+// Reweighting thousands of stored scores passes the same overrides object each time; resolving
+// its ids against the plan once per (overrides, plan) keeps the per-output cost to a copy.
+const resolved = new WeakMap<object, { plan: Plan; indices: Int32Array; values: Float64Array }>();
+
+function resolveOverrides(plan: Plan, overrides: Readonly<Record<string, number>> | ReadonlyMap<string, number>) {
+  const cached = resolved.get(overrides);
+  if (cached && cached.plan === plan) return cached;
+  const entries = [...(overrides instanceof Map ? overrides.entries() : Object.entries(overrides))] as [string, number][];
+  const indices = new Int32Array(entries.length);
+  const values = new Float64Array(entries.length);
+  entries.forEach(([id, w], k) => {
     const i = plan.index.get(id);
     if (i === undefined) throw new VerdictValidationError(`weights.${id}: unknown criterion id; the rubric has ${describeIds(plan.ids)}`);
     if (typeof w !== "number" || !Number.isFinite(w) || w < 0)
       throw new VerdictValidationError(`weights.${id}: expected a finite weight ≥ 0, got ${String(w)}`);
-    weights[i] = w;
-  }
-  return weights;
+    indices[k] = i;
+    values[k] = w;
+  });
+  const entry = { plan, indices, values };
+  resolved.set(overrides, entry);
+  return entry;
 }

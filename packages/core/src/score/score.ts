@@ -7,12 +7,22 @@ import { Status, alignVerdicts, planOf, weightVector, type AlignedVerdicts, type
 import type { FlatScore, RubricScore, ScoreOptions, StagedScore } from "./result.js";
 
 // What reweight needs to recompute a score without re-reading its criteria: the aligned verdicts
-// and the weights it was computed with. Held weakly so scores stay plain, serialisable objects.
-const basis = new WeakMap<RubricScore, { aligned: AlignedVerdicts; weights: Float64Array }>();
+// and the weights it was computed with. A non-enumerable symbol property keeps scores plain,
+// serialisable objects; a WeakMap would do the same but its GC cost dominated reweighting 10k scores.
+const BASIS = Symbol("rubric.score.basis");
+interface Basis {
+  readonly aligned: AlignedVerdicts;
+  readonly weights: readonly number[];
+}
+function attachBasis<S extends RubricScore>(score: S, basis: Basis): S {
+  Object.defineProperty(score, BASIS, { value: basis, enumerable: false });
+  return score;
+}
 
-function flatScore(rubric: FlatRubric, plan: FlatPlan, aligned: AlignedVerdicts, options: ScoreOptions, base?: Float64Array): FlatScore {
+function flatScore(rubric: FlatRubric, plan: FlatPlan, aligned: AlignedVerdicts, options: ScoreOptions, base?: readonly number[]): FlatScore {
   const weights = weightVector(plan, options.weights, base);
-  const { total, max, counted } = aggregateFlat(plan, aligned, weights, options.errorsAs ?? "fail");
+  const errorsAs = options.errorsAs ?? "fail";
+  const { total, max } = aggregateFlat(plan, aligned, weights, errorsAs);
   const unclipped = total / max;
   const score: FlatScore = {
     kind: "flat",
@@ -22,17 +32,17 @@ function flatScore(rubric: FlatRubric, plan: FlatPlan, aligned: AlignedVerdicts,
     normalized: unclipped < 0 ? 0 : unclipped > 1 ? 1 : unclipped,
     unclipped,
     // "+ 0" turns the −0 of a penalty that did not fire into 0.
-    criteria: criterionResults(plan, aligned, weights, counted, (i, fraction) => (plan.signs[i]! * weights[i]! * fraction) / max + 0),
+    criteria: criterionResults(plan, aligned, weights, errorsAs, plan.ids.length, (i, fraction) => (plan.signs[i]! * weights[i]! * fraction) / max + 0),
     rubric,
     options,
   };
-  basis.set(score, { aligned, weights });
-  return score;
+  return attachBasis(score, { aligned, weights });
 }
 
-function stagedScore(rubric: StagedRubric, plan: StagedPlan, aligned: AlignedVerdicts, options: ScoreOptions, base?: Float64Array): StagedScore {
+function stagedScore(rubric: StagedRubric, plan: StagedPlan, aligned: AlignedVerdicts, options: ScoreOptions, base?: readonly number[]): StagedScore {
   const weights = weightVector(plan, options.weights, base);
-  const totals = aggregateStaged(plan, aligned, weights, options.errorsAs ?? "fail", options.ignoreGates ?? false);
+  const errorsAs = options.errorsAs ?? "fail";
+  const totals = aggregateStaged(plan, aligned, weights, errorsAs, options.ignoreGates ?? false);
   const score: StagedScore = {
     kind: "staged",
     rubricId: rubric.taskId ?? rubric.category_name,
@@ -42,12 +52,11 @@ function stagedScore(rubric: StagedRubric, plan: StagedPlan, aligned: AlignedVer
     stages: totals.stages,
     stoppedAt: totals.stoppedAt,
     failedGate: totals.failedGate,
-    criteria: criterionResults(plan, aligned, weights, totals.counted, (i, fraction) => fraction * weights[i]!),
+    criteria: criterionResults(plan, aligned, weights, errorsAs, totals.reachedEnd, (i, fraction) => fraction * weights[i]!),
     rubric,
     options,
   };
-  basis.set(score, { aligned, weights });
-  return score;
+  return attachBasis(score, { aligned, weights });
 }
 
 /**
@@ -105,9 +114,9 @@ export function reweight<S extends RubricScore>(
   if (plan.ids.length !== scored.criteria.length)
     throw new VerdictValidationError(`scored output has ${scored.criteria.length} criteria but its rubric has ${plan.ids.length}`);
   // A score that went through JSON has lost its basis; rebuild it from the criteria it lists.
-  const known = basis.get(scored) ?? {
+  const known = (scored as { [BASIS]?: Basis })[BASIS] ?? {
     aligned: alignedFromResult(scored),
-    weights: Float64Array.from(scored.criteria, (c) => c.weight),
+    weights: scored.criteria.map((c) => c.weight),
   };
   const options: ScoreOptions = { ...scored.options, weights };
   return (plan.kind === "flat"
