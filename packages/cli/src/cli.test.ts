@@ -37,9 +37,15 @@ describe("rubric validate", () => {
   it("accepts all 219 shipped GDPval rubrics", () => {
     const run = rubric("validate", TRAIN, EVAL);
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain("175 rubric(s): 175 staged, 0 flat");
-    expect(run.stdout).toContain("44 rubric(s): 44 staged, 0 flat");
-    expect(run.stderr).toBe("");
+    expect(run.stdout).toContain("175 rubric(s): 175 staged, 0 flat, 1383 criteria");
+    expect(run.stdout).toContain("44 rubric(s): 44 staged, 0 flat, 349 criteria");
+    // Valid but flawed rubrics are warned about, with the line and path of the flaw.
+    const warnings = run.stderr.trim().split("\n");
+    expect(warnings.every((w) => w.startsWith("warning: "))).toBe(true);
+    expect(warnings).toContain(
+      `warning: ${EVAL}:line 9: rubric.stages[0]: rule weights sum to 1, below max_points 3: the stage can never earn its maximum`,
+    );
+    expect(warnings.some((w) => /rubric\.stages\[0\]: rule weights sum to 1, below min_score_to_pass 3: this gate can never pass \(zero_category: every output scores 0\)/.test(w))).toBe(true);
   });
 
   it("exits 1 listing every error with its file, line and path", () => {

@@ -54,6 +54,7 @@ export {
   type RubricIssue,
 } from "./rubric/errors.js";
 export { pythonRound } from "./rubric/python-round.js";
+export { lintStagedRubric } from "./rubric/lint.js";
 
 // score: verdicts, aggregation, reweighting
 export {

@@ -1,11 +1,13 @@
-import { formatRubricIssue, readRubricDocument } from "@rubric/core";
+import { formatRubricIssue, lintStagedRubric, readRubricDocument } from "@rubric/core";
 import { readText, type CliIO } from "../io.js";
 
 export const validateHelp = `rubric validate <file.json|file.jsonl>...
 
 Checks rubric files (flat or staged, JSON or JSONL). Prints every problem with its file,
 line and path; exits 0 when all files are valid, 1 otherwise. Load-time corrections
-(stage rescaling, pass-mark auto-correction) are printed as warnings.
+(stage rescaling, pass-mark auto-correction) and findings that leave a rubric valid but make
+scores unreachable (a gate whose rules cannot reach its pass mark, stage maxima below the
+category maximum) are printed as warnings and do not fail validation.
 
 Options:
   --json    print a JSON report instead of text`;
@@ -24,9 +26,16 @@ interface FileReport {
 export function validate(files: readonly string[], options: { json: boolean }, io: CliIO): number {
   const reports: FileReport[] = files.map((file) => {
     const document = readRubricDocument(readText(file), { source: file });
-    const warnings = document.rubrics.flatMap((r) =>
-      r.kind === "staged" ? r.corrections.map((c) => ({ ...(r.line === undefined ? {} : { line: r.line }), path: c.path, message: `corrected ${c.from} → ${c.to}: ${c.reason}` })) : [],
-    );
+    const warnings = document.rubrics.flatMap((r) => {
+      if (r.kind !== "staged") return [];
+      const line = r.line === undefined ? {} : { line: r.line };
+      // Paths point into the file: a {task_id, rubric} record nests the rubric one level down.
+      const prefix = r.rubric.taskId === undefined ? "" : "rubric.";
+      return [
+        ...r.corrections.map((c) => ({ ...line, path: prefix + c.path, message: `corrected ${c.from} → ${c.to}: ${c.reason}` })),
+        ...lintStagedRubric(r.rubric).map((w) => ({ ...line, path: prefix + w.path, message: w.message })),
+      ];
+    });
     return {
       file,
       valid: document.issues.length === 0,
@@ -43,7 +52,7 @@ export function validate(files: readonly string[], options: { json: boolean }, i
     for (const report of reports) {
       for (const e of report.errors) io.err(`error: ${formatRubricIssue({ ...e, source: report.file })}\n`);
       for (const w of report.warnings) io.err(`warning: ${formatRubricIssue({ ...w, source: report.file })}\n`);
-      const counts = `${report.rubrics} rubric(s): ${report.staged} staged, ${report.flat} flat, ${report.criteria} criteria`;
+      const counts = `${report.rubrics} rubric(s): ${report.staged} staged, ${report.flat} flat, ${report.criteria} criteria${report.warnings.length > 0 ? `, ${report.warnings.length} warning(s)` : ""}`;
       io.out(report.valid ? `ok    ${report.file}  ${counts}\n` : `FAIL  ${report.file}  ${report.errors.length} error(s); ${counts} valid\n`);
     }
   }

@@ -1,0 +1,38 @@
+import type { RubricIssue } from "./errors.js";
+import type { StagedRubric } from "./staged.js";
+
+const EPS = 1e-9;
+
+/**
+ * Problems that leave a staged rubric valid but make some scores unreachable — common in
+ * LLM-written rubrics (the shipped GDPval files have them). Each finding names its path.
+ *
+ * @example
+ * lintStagedRubric(rubric).map((w) => `${w.path}: ${w.message}`);
+ * // ["stages[0]: rule weights sum to 1, below min_score_to_pass 3: this gate can never pass (zero_category)"]
+ */
+export function lintStagedRubric(rubric: StagedRubric): RubricIssue[] {
+  const findings: RubricIssue[] = [];
+  rubric.stages.forEach((stage, s) => {
+    const weights = stage.rules.reduce((sum, rule) => sum + rule.weight, 0);
+    const reachable = Math.min(weights, stage.max_points);
+    if (reachable + EPS < stage.min_score_to_pass) {
+      const effect = !stage.is_required
+        ? "the stage always counts as failed (not required, so scoring goes on)"
+        : stage.on_failure_action === "continue"
+          ? "this gate can never pass (continue: scoring goes on)"
+          : `this gate can never pass (${stage.on_failure_action}: every output scores ${stage.on_failure_action === "zero_category" ? stage.on_failure_score : "only the earlier stages"})`;
+      findings.push({ path: `stages[${s}]`, message: `rule weights sum to ${round(weights)}, below min_score_to_pass ${stage.min_score_to_pass}: ${effect}` });
+    } else if (weights + EPS < stage.max_points) {
+      findings.push({ path: `stages[${s}]`, message: `rule weights sum to ${round(weights)}, below max_points ${stage.max_points}: the stage can never earn its maximum` });
+    }
+  });
+  const maxima = rubric.stages.reduce((sum, stage) => sum + stage.max_points, 0);
+  if (maxima + EPS < rubric.max_total_score)
+    findings.push({ path: "max_total_score", message: `stage maxima sum to ${round(maxima)}, below max_total_score ${rubric.max_total_score}: no output can score 1` });
+  return findings;
+}
+
+function round(x: number): number {
+  return Number(x.toFixed(6));
+}
