@@ -140,3 +140,16 @@ export {
 
 // random: seeded, reproducible streams
 export { RandomInputError, createRng, restoreRng, sampleWithReplacement, shuffle, type Rng, type RngState } from "./random/index.js";
+
+// model: the provider-neutral LanguageModel interface (providers live in @rubric/verifiers)
+export {
+  ChatMessageSchema,
+  type ChatMessage,
+  type GenerateRequest,
+  type GenerateResponse,
+  type GeneratedChoice,
+  type JsonSchemaFormat,
+  type LanguageModel,
+  type TokenLogprob,
+  type TokenUsage,
+} from "./model/language-model.js";
