@@ -45,7 +45,7 @@ export {
   type RubricDocument,
 } from "./rubric/parse.js";
 export { serializeRubric, toJsonl } from "./rubric/serialize.js";
-export { flatToStaged, stagedToFlat, type Conversion } from "./rubric/convert.js";
+export { flatToStaged, rubricCriteria, stagedRuleVerifier, stagedToFlat, type Conversion, type RubricCriterion } from "./rubric/convert.js";
 export { rubricJsonSchema, rubricSchemaNames, type RubricSchemaName } from "./rubric/json-schema.js";
 export {
   RubricConversionError,

@@ -1,6 +1,9 @@
 /**
- * @rubric/verifiers — rule, sandboxed-code and LLM-judge verifiers, and model providers.
+ * @rubric/verifiers — rule, sandboxed-code and LLM-judge verifiers, model providers, and the
+ * engine that runs them over outputs. This file is the package's only public door.
  */
+
+// verifier: the interface, the registry, cache keys and caches
 export {
   errorDraft,
   okDraft,
@@ -11,3 +14,46 @@ export {
   type Verifier,
   type VerifyOptions,
 } from "./verifier/verifier.js";
+export { DuplicateVerifierError, VerifierRegistry, type AnyVerifier } from "./verifier/registry.js";
+export { canonicalJson, verdictCacheKey, type VerdictKeyParts } from "./verifier/cache-key.js";
+export { fileCache, memoryCache, type VerdictCache } from "./verifier/cache.js";
+
+// rules: deterministic verifiers
+export {
+  CitationsSpecSchema,
+  ExcludesSpecSchema,
+  IncludesSpecSchema,
+  LengthSpecSchema,
+  MarkdownSpecSchema,
+  NumericSpecSchema,
+  ReadabilitySpecSchema,
+  RegexSpecSchema,
+  citationsVerifier,
+  excludesVerifier,
+  extractNumbers,
+  findCitations,
+  includesVerifier,
+  lengthVerifier,
+  markdownCounts,
+  markdownVerifier,
+  measureLength,
+  numericVerifier,
+  readability,
+  readabilityVerifier,
+  regexVerifier,
+  ruleVerifiers,
+  type CitationsSpec,
+  type ExcludesSpec,
+  type IncludesSpec,
+  type LengthSpec,
+  type MarkdownSpec,
+  type NumericSpec,
+  type ReadabilitySpec,
+  type RegexSpec,
+} from "./rules/rules.js";
+export { JsonSchemaSpecSchema, jsonSchemaVerifier, type JsonSchemaSpec } from "./rules/json-schema.js";
+export { rulesRegistry } from "./rules/registry.js";
+
+// engine: verify and score outputs
+export { prepareCriteria, scoreOutputs, type OutputToScore, type ScoreOutputsOptions, type ScoredOutput } from "./engine/engine.js";
+export { VerificationSetupError } from "./engine/errors.js";

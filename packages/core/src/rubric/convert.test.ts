@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { sharedPath } from "../__fixtures__/shared.js";
 import { scoreRubric } from "../score/score.js";
-import { flatToStaged, stagedToFlat } from "./convert.js";
+import { flatToStaged, rubricCriteria, stagedToFlat } from "./convert.js";
 import { RubricConversionError } from "./errors.js";
 import { parseFlatRubric, parseRubric, parseStagedRubric, readRubricJsonl } from "./parse.js";
 import { serializeRubric } from "./serialize.js";
@@ -82,5 +82,30 @@ describe("staged → flat", () => {
       compared++;
     }
     expect(compared).toBeGreaterThan(30);
+  });
+});
+
+describe("rubricCriteria", () => {
+  it("gives staged rules their verifier on the rule's own scale, in scoring order", () => {
+    const rubric = readRubricJsonl(readFileSync(sharedPath("data/gdpval/rubrics-eval.jsonl"), "utf8")).rubrics[0]!.rubric as StagedRubric;
+    const criteria = rubricCriteria(rubric);
+    const rules = rubric.stages.flatMap((s) => s.rules);
+    expect(criteria.map((c) => c.id)).toEqual(rules.map((r) => r.id));
+    criteria.forEach((c, i) => {
+      const rule = rules[i]!;
+      expect(c.text.startsWith(rule.name)).toBe(true);
+      if (rule.type === "code") expect(c.verifier).toEqual({ kind: "python", code: rule.code, maxScore: rule.weight });
+      else expect(c.verifier).toMatchObject({ kind: "llm-judge", prompt: rule.judge_prompt, scale: { min: 0, max: rule.weight } });
+    });
+    expect(criteria.map((c) => c.stageIndex)).toEqual(rubric.stages.flatMap((s, i) => s.rules.map(() => i)));
+  });
+
+  it("passes flat criteria through", () => {
+    expect(rubricCriteria(flat).map((c) => [c.id, c.verifier.kind])).toEqual([
+      ["cites", "citations"],
+      ["short", "length"],
+      ["csv", "python"],
+      ["tone", "llm-judge"],
+    ]);
   });
 });

@@ -21,15 +21,46 @@ interface CriterionOrigin {
 
 const EPS = 1e-9;
 
-function verifierOfRule(rule: StagedRule): VerifierSpec {
+/**
+ * The verifier spec a staged rule stands for. Reference rules score on the rule's own scale
+ * ([0, weight]: code returns points, judge prompts grade "4.0: …"), so the spec carries that
+ * scale and verifiers turn it into a fraction.
+ */
+export function stagedRuleVerifier(rule: StagedRule): VerifierSpec {
   const origin = rule.metadata?.["flat"] as CriterionOrigin | undefined;
   if (origin?.verifier) return origin.verifier;
-  if (rule.type === "code") return { kind: "python", code: rule.code };
+  if (rule.type === "code") return { kind: "python", code: rule.code, maxScore: rule.weight };
   return {
     kind: "llm-judge",
     prompt: rule.judge_prompt,
     ...(rule.expectation === undefined || rule.expectation === null ? {} : { expectation: rule.expectation }),
+    scale: { min: 0, max: rule.weight },
   };
+}
+
+/** A criterion as verifiers see it, from either form of rubric. */
+export interface RubricCriterion {
+  readonly id: string;
+  readonly text: string;
+  readonly verifier: VerifierSpec;
+  /** Staged rubrics: the stage the rule belongs to. */
+  readonly stageIndex?: number;
+}
+
+/**
+ * Every criterion of a rubric with its verifier spec, in scoring order. Staged rules become
+ * `python` (code) and `llm-judge` criteria, their text the rule's name and description.
+ */
+export function rubricCriteria(rubric: FlatRubric | StagedRubric): RubricCriterion[] {
+  if (!("stages" in rubric)) return rubric.criteria.map((c) => ({ id: c.id, text: c.text, verifier: c.verifier }));
+  return rubric.stages.flatMap((stage, stageIndex) =>
+    stage.rules.map((rule) => ({
+      id: rule.id,
+      text: rule.description.trim() === "" || rule.description === rule.name ? rule.name : `${rule.name}: ${rule.description}`,
+      verifier: stagedRuleVerifier(rule),
+      stageIndex,
+    })),
+  );
 }
 
 /**
@@ -49,7 +80,7 @@ export function stagedToFlat(staged: StagedRubric): Conversion<FlatRubric> {
         text: rule.description.trim() === "" ? rule.name : rule.description,
         weight: rule.weight,
         polarity: "reward",
-        verifier: verifierOfRule(rule),
+        verifier: stagedRuleVerifier(rule),
         ...(criterionOrigin ? (criterionOrigin.tags ? { tags: [...criterionOrigin.tags] } : {}) : { tags: [`stage:${s}`] }),
       });
       if (!criterionOrigin && rule.name !== rule.description && rule.description.trim() !== "")

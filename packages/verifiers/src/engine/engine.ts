@@ -1,0 +1,244 @@
+import { readFile } from "node:fs/promises";
+import {
+  rubricCriteria,
+  scoreRubric,
+  type ErrorPolicy,
+  type FlatRubric,
+  type RubricCriterion,
+  type RubricScore,
+  type StagedRubric,
+  type Verdict,
+  type VerifierSpec,
+} from "@rubric/core";
+import { Cause, Effect, Exit } from "effect";
+import type { VerdictCache } from "../verifier/cache.js";
+import { verdictCacheKey, sha256 } from "../verifier/cache-key.js";
+import type { VerifierRegistry } from "../verifier/registry.js";
+import { errorDraft, type CriterionToVerify, type VerdictDraft, type VerificationInput, type Verifier } from "../verifier/verifier.js";
+import { VerificationSetupError } from "./errors.js";
+
+/** One output to score: an id of the caller's choosing, plus what verifiers judge. */
+export interface OutputToScore extends VerificationInput {
+  readonly id: string;
+}
+
+export interface ScoreOutputsOptions {
+  readonly registry: VerifierRegistry;
+  /** Verdicts found here are not recomputed; new ok verdicts are stored. */
+  readonly cache?: VerdictCache;
+  /** Verifier calls in flight at once, across all outputs. Default 8. */
+  readonly concurrency?: number;
+  /** How scores treat error verdicts (they are reported either way). Default `fail`: score null. */
+  readonly errorsAs?: ErrorPolicy;
+  readonly ignoreGates?: boolean;
+  readonly signal?: AbortSignal;
+  /** Called after each output is finished. */
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+export interface ScoredOutput {
+  readonly id: string;
+  /** One verdict per verified criterion (staged: stages after a stopping gate are not verified). */
+  readonly verdicts: readonly Verdict[];
+  /** Null when the score could not be computed (e.g. an error verdict under `errorsAs: "fail"`). */
+  readonly score: RubricScore | null;
+  /** Why `score` is null. */
+  readonly scoreError?: string;
+  readonly errors: number;
+}
+
+interface Prepared {
+  readonly criterion: RubricCriterion;
+  readonly verifier: Verifier;
+  readonly spec: VerifierSpec;
+}
+
+/**
+ * Checks every criterion's verifier spec against the registry before anything runs, so a
+ * misconfigured rubric costs no judge calls. @throws VerificationSetupError listing every problem.
+ */
+export function prepareCriteria(rubric: FlatRubric | StagedRubric, registry: VerifierRegistry): Prepared[] {
+  const problems: { criterionId: string; problem: string }[] = [];
+  const prepared: Prepared[] = [];
+  for (const criterion of rubricCriteria(rubric)) {
+    const verifier = registry.get(criterion.verifier.kind);
+    if (!verifier) {
+      const hint = criterion.verifier.kind === "llm-judge" ? " (configure a judge model, e.g. --judge <provider-spec>)" : "";
+      problems.push({ criterionId: criterion.id, problem: `no verifier for kind ${JSON.stringify(criterion.verifier.kind)}${hint}; registered: ${registry.kinds().join(", ")}` });
+      continue;
+    }
+    const parsed = verifier.specSchema.safeParse(criterion.verifier);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      problems.push({ criterionId: criterion.id, problem: `invalid ${criterion.verifier.kind} spec at verifier.${issue.path.join(".") || "(root)"}: ${issue.message}` });
+      continue;
+    }
+    prepared.push({ criterion, verifier, spec: parsed.data });
+  }
+  if (problems.length > 0) throw new VerificationSetupError(problems);
+  return prepared;
+}
+
+async function digestFiles(input: VerificationInput) {
+  if (!input.files || input.files.length === 0) return undefined;
+  return Promise.all(input.files.map(async (f) => ({ name: f.name, sha256: sha256(await readFile(f.path)) })));
+}
+
+/**
+ * Verifies every criterion of a rubric on every output, then scores each output. Verifier calls
+ * run concurrently (bounded), verifiers that can batch (an LLM judge) get all their criteria of
+ * one output in one call, cached verdicts are reused, and a staged rubric's later stages are not
+ * verified once a gate has stopped scoring. A verifier that throws yields an error verdict for
+ * its criteria; it never stops the batch and never becomes a 0.
+ *
+ * @example
+ * const results = await scoreOutputs(rubric, [{ id: "a", output: "..." }], { registry: rulesRegistry() });
+ * results[0].score?.normalized;
+ */
+export async function scoreOutputs(
+  rubric: FlatRubric | StagedRubric,
+  outputs: readonly OutputToScore[],
+  options: ScoreOutputsOptions,
+): Promise<ScoredOutput[]> {
+  const prepared = prepareCriteria(rubric, options.registry);
+  const concurrency = options.concurrency ?? 8;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency must be an integer ≥ 1, got ${concurrency}`);
+  const stages = stageGroups(rubric, prepared);
+  // One pool of permits bounds verifier calls across all outputs; outputs themselves are also
+  // taken `concurrency` at a time so that results (and progress) arrive steadily.
+  const permits = Effect.unsafeMakeSemaphore(concurrency);
+  const gate: Gate = async (work) => {
+    const exit = await Effect.runPromiseExit(permits.withPermits(1)(Effect.tryPromise({ try: work, catch: (error) => error })));
+    if (Exit.isSuccess(exit)) return exit.value;
+    throw Cause.squash(exit.cause);
+  };
+  let done = 0;
+  const program = Effect.forEach(
+    outputs,
+    (output) =>
+      Effect.promise(() => scoreOne(rubric, stages, output, options, gate)).pipe(
+        Effect.tap(() => Effect.sync(() => options.onProgress?.(++done, outputs.length))),
+      ),
+    { concurrency },
+  );
+  return Effect.runPromise(program, options.signal ? { signal: options.signal } : undefined);
+}
+
+/** Criteria grouped by stage (a flat rubric is one group), in scoring order. */
+function stageGroups(rubric: FlatRubric | StagedRubric, prepared: Prepared[]): { items: Prepared[]; rubricUpTo: FlatRubric | StagedRubric }[] {
+  if (!("stages" in rubric)) return [{ items: prepared, rubricUpTo: rubric }];
+  return rubric.stages.map((_, s) => ({
+    items: prepared.filter((p) => p.criterion.stageIndex === s),
+    // The rubric cut after stage s tells whether a gate there stops scoring.
+    rubricUpTo: { ...rubric, stages: rubric.stages.slice(0, s + 1) },
+  }));
+}
+
+type Gate = <T>(work: () => Promise<T>) => Promise<T>;
+
+async function scoreOne(
+  rubric: FlatRubric | StagedRubric,
+  stages: { items: Prepared[]; rubricUpTo: FlatRubric | StagedRubric }[],
+  output: OutputToScore,
+  options: ScoreOutputsOptions,
+  gate: Gate,
+): Promise<ScoredOutput> {
+  const files = await digestFiles(output);
+  const verdicts: Verdict[] = [];
+  const scoreOptions = { errorsAs: options.errorsAs ?? "fail", ignoreGates: options.ignoreGates ?? false };
+  for (const stage of stages) {
+    verdicts.push(...(await verifyGroup(stage.items, output, files, options, gate)));
+    if (stage.rubricUpTo === rubric || scoreOptions.ignoreGates) continue;
+    try {
+      if ((scoreRubric(stage.rubricUpTo as StagedRubric, verdicts, scoreOptions)).stoppedAt !== null) break;
+    } catch {
+      // Not decidable (an error verdict under "fail"): verify on; the final score reports it.
+    }
+  }
+  const errors = verdicts.filter((v) => v.status === "error").length;
+  try {
+    return { id: output.id, verdicts, score: scoreRubric(rubric, verdicts, scoreOptions), errors };
+  } catch (error) {
+    return { id: output.id, verdicts, score: null, scoreError: `${(error as Error).name}: ${(error as Error).message}`, errors };
+  }
+}
+
+async function verifyGroup(
+  items: Prepared[],
+  output: OutputToScore,
+  files: { name: string; sha256: string }[] | undefined,
+  options: ScoreOutputsOptions,
+  gate: Gate,
+): Promise<Verdict[]> {
+  const keyed = items.map((item) => ({
+    item,
+    key: verdictCacheKey({
+      spec: item.spec,
+      criterionText: item.criterion.text,
+      input: output.input,
+      output: output.output,
+      ...(files ? { files } : {}),
+      identity: item.verifier.cacheIdentity?.(item.spec) ?? null,
+    }),
+  }));
+  const results = new Map<string, Verdict>();
+  const pending: typeof keyed = [];
+  for (const k of keyed) {
+    const cached = await options.cache?.get(k.key);
+    if (cached) results.set(k.item.criterion.id, toVerdict(k.item, cached, k.key, 0, true));
+    else pending.push(k);
+  }
+  // Batchable verifiers get all their pending criteria of this output in one call.
+  const byVerifier = new Map<Verifier, typeof pending>();
+  for (const p of pending) byVerifier.set(p.item.verifier, [...(byVerifier.get(p.item.verifier) ?? []), p]);
+  const calls: Promise<void>[] = [];
+  for (const [verifier, group] of byVerifier) {
+    const criterion = (p: (typeof group)[number]): CriterionToVerify => ({ id: p.item.criterion.id, text: p.item.criterion.text, verifier: p.item.spec });
+    const run = async (members: typeof group) => {
+      const started = performance.now();
+      let drafts: VerdictDraft[];
+      try {
+        drafts = await gate(() =>
+          verifier.verifyMany && members.length > 1
+            ? verifier.verifyMany(members.map((m) => ({ criterion: criterion(m), spec: m.item.spec })), output, withSignal(options))
+            : Promise.all(members.map((m) => verifier.verify(criterion(m), m.item.spec, output, withSignal(options)))),
+        );
+        if (drafts.length !== members.length) throw new Error(`verifier ${verifier.kind} returned ${drafts.length} verdicts for ${members.length} criteria`);
+      } catch (error) {
+        drafts = members.map(() => errorDraft(`verifier ${verifier.kind} failed: ${(error as Error).message}`));
+      }
+      const latency = (performance.now() - started) / members.length;
+      await Promise.all(
+        members.map(async (m, i) => {
+          const draft = drafts[i]!;
+          await options.cache?.set(m.key, draft);
+          results.set(m.item.criterion.id, toVerdict(m.item, draft, m.key, latency, false));
+        }),
+      );
+    };
+    // One call for a batching verifier; otherwise each criterion is its own call (and permit).
+    if (verifier.verifyMany) calls.push(run(group));
+    else for (const member of group) calls.push(run([member]));
+  }
+  await Promise.all(calls);
+  return items.map((item) => results.get(item.criterion.id)!);
+}
+
+function withSignal(options: ScoreOutputsOptions) {
+  return options.signal ? { signal: options.signal } : {};
+}
+
+function toVerdict(item: Prepared, draft: VerdictDraft, cacheKey: string, latencyMs: number, cached: boolean): Verdict {
+  const identity = item.verifier.cacheIdentity?.(item.spec);
+  const model = identity && typeof identity["model"] === "string" ? `:${identity["model"]}` : "";
+  const base = { criterionId: item.criterion.id, verifier: `${item.verifier.kind}${model}`, latencyMs: cached ? 0 : latencyMs, cacheKey };
+  const extras = {
+    ...("rationale" in draft && draft.rationale !== undefined ? { rationale: draft.rationale } : {}),
+    ...("evidence" in draft && draft.evidence !== undefined ? { evidence: draft.evidence } : {}),
+    ...("costUsd" in draft && draft.costUsd !== undefined ? { costUsd: cached ? 0 : draft.costUsd } : {}),
+    ...("tokens" in draft && draft.tokens !== undefined ? { tokens: cached ? 0 : draft.tokens } : {}),
+  };
+  if (draft.status === "ok") return { ...base, score: draft.score, status: "ok", ...extras };
+  if (draft.status === "skipped") return { ...base, score: null, status: "skipped", ...extras };
+  return { ...base, score: null, status: "error", error: draft.error, ...extras };
+}

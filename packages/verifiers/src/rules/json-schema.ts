@@ -1,0 +1,55 @@
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { z } from "zod";
+import { errorDraft, okDraft, type Verifier } from "../verifier/verifier.js";
+
+export const JsonSchemaSpecSchema = z.strictObject({
+  kind: z.literal("json-schema"),
+  /** A JSON Schema (draft 2020-12) the output must satisfy. */
+  schema: z.record(z.string(), z.unknown()),
+  /** `whole`: the output is JSON; `fenced` (default): a ```json block is used when there is one. */
+  extract: z.enum(["whole", "fenced"]).default("fenced"),
+});
+export type JsonSchemaSpec = z.output<typeof JsonSchemaSpecSchema>;
+
+const ajv = new Ajv2020({ allErrors: true, strict: false });
+// Compiling a schema costs far more than validating with it; rubrics reuse the same spec object.
+const compiled = new WeakMap<object, ReturnType<typeof ajv.compile>>();
+
+function parseOutput(output: string, extract: JsonSchemaSpec["extract"]): { ok: true; value: unknown } | { ok: false } {
+  const candidates = [output.trim()];
+  if (extract === "fenced") {
+    const fenced = /```(?:json)?\s*\n([\s\S]*?)\n?```/i.exec(output);
+    if (fenced) candidates.unshift(fenced[1]!.trim());
+  }
+  for (const text of candidates) {
+    try {
+      return { ok: true, value: JSON.parse(text) };
+    } catch {
+      // try the next candidate
+    }
+  }
+  return { ok: false };
+}
+
+/** The output (or its fenced JSON block) must parse and satisfy a JSON Schema; all or nothing. */
+export const jsonSchemaVerifier: Verifier<JsonSchemaSpec> = {
+  kind: "json-schema",
+  specSchema: JsonSchemaSpecSchema,
+  async verify(_criterion, spec, input) {
+    let validate = compiled.get(spec.schema);
+    if (!validate) {
+      try {
+        validate = ajv.compile(spec.schema);
+      } catch (error) {
+        // A broken schema is the rubric's fault, not the output's: an error, not a 0.
+        return errorDraft(`invalid JSON Schema in the rubric: ${(error as Error).message}`);
+      }
+      compiled.set(spec.schema, validate);
+    }
+    const parsed = parseOutput(input.output, spec.extract);
+    if (!parsed.ok) return okDraft(0, "the output is not JSON");
+    if (validate(parsed.value)) return okDraft(1, "valid against the schema");
+    const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "(root)"} ${e.message ?? ""}`.trim());
+    return okDraft(0, `invalid: ${problems.slice(0, 5).join("; ")}`, { errors: problems });
+  },
+};

@@ -1,0 +1,95 @@
+import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
+import type { VerdictDraft } from "./verifier.js";
+
+/**
+ * Where verdicts are kept between runs, by cache key. Only `ok` and `skipped` verdicts are
+ * stored: an error (a timeout, a 503) must be retried on the next run, not remembered.
+ */
+export interface VerdictCache {
+  get(key: string): Promise<VerdictDraft | undefined>;
+  set(key: string, draft: VerdictDraft): Promise<void>;
+}
+
+export function isCacheable(draft: VerdictDraft): boolean {
+  return draft.status !== "error";
+}
+
+/** A cache for one process. */
+export function memoryCache(): VerdictCache & { readonly size: number } {
+  const entries = new Map<string, VerdictDraft>();
+  return {
+    get size() {
+      return entries.size;
+    },
+    async get(key) {
+      return entries.get(key);
+    },
+    async set(key, draft) {
+      if (isCacheable(draft)) entries.set(key, draft);
+    },
+  };
+}
+
+const CachedLineSchema = z.object({
+  key: z.string().regex(/^[0-9a-f]{64}$/),
+  draft: z.union([
+    z.object({ status: z.literal("ok"), score: z.number().min(0).max(1) }).loose(),
+    z.object({ status: z.literal("skipped"), score: z.null() }).loose(),
+  ]),
+});
+
+/**
+ * A cache that survives restarts: an append-only `verdicts.jsonl` in `dir`, read once on first
+ * use. A torn or corrupt line (a crash mid-write) is skipped and counted, never fatal.
+ */
+export function fileCache(dir: string): VerdictCache & { readonly path: string; stats(): Promise<{ entries: number; corruptLines: number }> } {
+  const path = join(dir, "verdicts.jsonl");
+  let loaded: Promise<{ entries: Map<string, VerdictDraft>; corruptLines: number }> | undefined;
+  let writes: Promise<void> = Promise.resolve();
+  const load = () =>
+    (loaded ??= (async () => {
+      const entries = new Map<string, VerdictDraft>();
+      let corruptLines = 0;
+      let text = "";
+      try {
+        text = await readFile(path, "utf8");
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      }
+      for (const line of text.split("\n")) {
+        if (line.trim() === "") continue;
+        try {
+          const parsed = CachedLineSchema.parse(JSON.parse(line));
+          entries.set(parsed.key, parsed.draft as VerdictDraft);
+        } catch {
+          corruptLines++;
+        }
+      }
+      return { entries, corruptLines };
+    })());
+  return {
+    path,
+    async get(key) {
+      return (await load()).entries.get(key);
+    },
+    async set(key, draft) {
+      if (!isCacheable(draft)) return;
+      const { entries } = await load();
+      if (entries.has(key)) return;
+      entries.set(key, draft);
+      const line = `${JSON.stringify({ key, draft })}\n`;
+      // Appends are chained so concurrent verdicts never interleave within a line.
+      writes = writes.then(async () => {
+        await mkdir(dir, { recursive: true });
+        await appendFile(path, line);
+      });
+      await writes;
+    },
+    async stats() {
+      const { entries, corruptLines } = await load();
+      return { entries: entries.size, corruptLines };
+    },
+  };
+}
