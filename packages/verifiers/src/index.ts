@@ -57,3 +57,6 @@ export { rulesRegistry } from "./rules/registry.js";
 // engine: verify and score outputs
 export { prepareCriteria, scoreOutputs, type OutputToScore, type ScoreOutputsOptions, type ScoredOutput } from "./engine/engine.js";
 export { VerificationSetupError } from "./engine/errors.js";
+
+// server: rubric rewards over HTTP for Python trainers
+export { ScoreRequestSchema, rubricScorer, serveRewards, type RewardScorer, type RewardServer, type RewardServerOptions } from "./server/reward-server.js";
