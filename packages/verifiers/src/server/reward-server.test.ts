@@ -33,7 +33,7 @@ describe("serveRewards", () => {
       ids: ["a", "b"],
     });
     expect(response.status).toBe(200);
-    const body = await response.json();
+    const body = (await response.json()) as { rewards: number[]; results: unknown[] };
     expect(body.rewards).toEqual([1, 0]);
     expect(body.results[1]).toMatchObject({ id: "b", errors: 0, verdicts: [{ criterionId: "cites", score: 0, status: "ok" }, { criterionId: "json", score: 0 }] });
   });
@@ -41,7 +41,7 @@ describe("serveRewards", () => {
   it("rejects bad requests with the path of the fault", async () => {
     const mismatch = await post({ prompts: ["only one"], completions: ["a", "b"] });
     expect(mismatch.status).toBe(400);
-    expect((await mismatch.json()).error).toBe("prompts: expected 2 prompts (one per completion), got 1");
+    expect(((await mismatch.json()) as { error: string }).error).toBe("prompts: expected 2 prompts (one per completion), got 1");
     expect((await post(undefined, "{nope")).status).toBe(400);
     expect((await post({ prompts: ["a", "b", "c", "d"], completions: ["a", "b", "c", "d"] })).status).toBe(413);
     expect((await post({ prompts: ["x"], completions: ["y".repeat(5000)] })).status).toBe(413);
