@@ -183,14 +183,14 @@ describe("rubric score (flat)", () => {
 });
 
 describe("runCli in-process", () => {
-  it("prints help and JSON Schemas", () => {
+  it("prints help and JSON Schemas", async () => {
     let out = "";
     const io = { out: (t: string) => (out += t), err: () => {} };
-    expect(runCli(["help", "score"], io)).toBe(0);
+    expect(await runCli(["help", "score"], io)).toBe(0);
     expect(out).toContain("--ignore-gates");
     out = "";
-    expect(runCli(["schema", "flat"], io)).toBe(0);
+    expect(await runCli(["schema", "flat"], io)).toBe(0);
     expect(JSON.parse(out).required).toEqual(["id", "criteria"]);
-    expect(runCli(["schema", "nope"], io)).toBe(2);
+    expect(await runCli(["schema", "nope"], io)).toBe(2);
   });
 });

@@ -10,16 +10,20 @@ const help = `rubric — validate and score rubrics (flat weighted or staged GDP
 Usage:
   rubric validate <file>...                       check rubric files, every error with its path
   rubric score --rubric <file> --verdicts <file>  score stored verdicts against a rubric
+  rubric score --rubric <file> --outputs <file>   run the verifiers on outputs and score them
   rubric schema <flat|staged|staged-record>       print a JSON Schema
   rubric help <command>                           details of one command
 
-Exit codes: 0 success, 1 invalid input or unscorable verdicts, 2 usage error.`;
+Exit codes: 0 success, 1 invalid input or unscorable verdicts, 2 usage error or error verdicts.`;
 
 const helps: Record<string, string> = { validate: validateHelp, score: scoreHelp, schema: schemaHelp };
 
 // Errors that describe bad input: printed as one clean message, never as a stack trace.
 const INPUT_ERRORS = new Set([
   "RubricValidationError",
+  "VerificationSetupError",
+  "ProviderSpecError",
+  "ProviderConfigError",
   "VerdictValidationError",
   "CriterionErrorsError",
   "ScoringError",
@@ -34,9 +38,9 @@ function version(): string {
  * Runs the `rubric` command with the given arguments, writing through `io`; returns the exit code.
  *
  * @example
- * const code = runCli(["validate", "rubrics.jsonl"], { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
+ * const code = await runCli(["validate", "rubrics.jsonl"], { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
  */
-export function runCli(argv: readonly string[], io: CliIO): number {
+export async function runCli(argv: readonly string[], io: CliIO, options: { isTTY?: boolean } = {}): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
@@ -67,6 +71,12 @@ export function runCli(argv: readonly string[], io: CliIO): number {
             task: { type: "string" },
             verdicts: { type: "string" },
             weights: { type: "string" },
+            outputs: { type: "string" },
+            judge: { type: "string" },
+            "judge-mode": { type: "string" },
+            samples: { type: "string" },
+            concurrency: { type: "string" },
+            cache: { type: "string" },
             "ignore-gates": { type: "boolean", default: false },
             "errors-as": { type: "string" },
             json: { type: "boolean", default: false },
@@ -75,17 +85,24 @@ export function runCli(argv: readonly string[], io: CliIO): number {
         });
         void positionals;
         if (values.help) return (io.out(`${scoreHelp}\n`), 0);
-        return score(
+        return await score(
           {
             ...(values.rubric === undefined ? {} : { rubric: values.rubric }),
             ...(values.task === undefined ? {} : { task: values.task }),
             ...(values.verdicts === undefined ? {} : { verdicts: values.verdicts }),
             ...(values.weights === undefined ? {} : { weights: values.weights }),
+            ...(values.outputs === undefined ? {} : { outputs: values.outputs }),
+            ...(values.judge === undefined ? {} : { judge: values.judge }),
+            ...(values["judge-mode"] === undefined ? {} : { judgeMode: values["judge-mode"] }),
+            ...(values.samples === undefined ? {} : { samples: values.samples }),
+            ...(values.concurrency === undefined ? {} : { concurrency: values.concurrency }),
+            ...(values.cache === undefined ? {} : { cache: values.cache }),
             ...(values["errors-as"] === undefined ? {} : { errorsAs: values["errors-as"] }),
             ignoreGates: values["ignore-gates"] ?? false,
             json: values.json ?? false,
           },
           io,
+          options.isTTY ?? false,
         );
       }
       case "schema":

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import { runCli } from "./cli.js";
 
-process.exitCode = runCli(process.argv.slice(2), {
-  out: (text) => process.stdout.write(text),
-  err: (text) => process.stderr.write(text),
-});
+process.exitCode = await runCli(
+  process.argv.slice(2),
+  { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) },
+  { isTTY: process.stderr.isTTY === true },
+);

@@ -60,3 +60,32 @@ export { VerificationSetupError } from "./engine/errors.js";
 
 // server: rubric rewards over HTTP for Python trainers
 export { ScoreRequestSchema, rubricScorer, serveRewards, type RewardScorer, type RewardServer, type RewardServerOptions } from "./server/reward-server.js";
+export { createVerifierRegistry, type VerifierRegistryOptions } from "./engine/registry.js";
+
+// providers: LanguageModel implementations, the retry layer, spec strings
+export {
+  ProviderConfigError,
+  ProviderHttpError,
+  ProviderNetworkError,
+  ProviderRequestError,
+  ProviderResponseError,
+  ProviderSpecError,
+  ProviderTimeoutError,
+} from "./providers/errors.js";
+export { extractJson } from "./providers/extract-json.js";
+export { isRetryableProviderError, withRetries, type RetryOptions } from "./providers/retry.js";
+export {
+  huggingFace,
+  openAICompatible,
+  type HuggingFaceEndpointOptions,
+  type HuggingFaceHubOptions,
+  type HuggingFaceOptions,
+  type OpenAICompatibleOptions,
+} from "./providers/hugging-face.js";
+export { defaultLlamaThreads, llamaCpp, type LlamaCppModel, type LlamaCppOptions } from "./providers/llama-cpp.js";
+export { parseProviderSpec, providerFromSpec, type ParsedProviderSpec, type ProviderSpecOptions, type SpecifiedModel } from "./providers/provider-spec.js";
+
+// judge: model-based verifiers
+export { LlmJudgeSpecSchema, llmJudge, logprobWeightedScore, type LlmJudgeOptions, type LlmJudgeSpec } from "./judge/llm-judge.js";
+export { JudgeReplyError, judgePairwise, type PairwiseInput, type PairwiseVerdict } from "./judge/pairwise.js";
+export { DEFAULT_SCALE, ScaleSchema, scaleValues, toFraction, type Scale } from "./judge/scale.js";

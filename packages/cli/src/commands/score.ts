@@ -8,25 +8,42 @@ import {
   type RubricScore,
 } from "@rubric/core";
 import { InputFileError, UsageError, readJson, readText, type CliIO } from "../io.js";
+import { scoreOutputsCommand } from "./score-outputs.js";
 
-export const scoreHelp = `rubric score --rubric <file> --verdicts <file> [options]
+export const scoreHelp = `rubric score --rubric <file> (--verdicts <file> | --outputs <file>) [options]
 
-Scores one output against one rubric from stored verdicts (no verifier is called).
+With --verdicts: scores one output from stored verdicts (no verifier is called).
+With --outputs: runs the rubric's verifiers on every output and scores each.
 
   --rubric <file>        rubric file (.json or .jsonl; flat or staged)
   --task <id>            which rubric of a multi-rubric file (GDPval task_id, flat id or category name)
   --verdicts <file>      {"scores": {"<criterionId>": fraction in [0,1]}} or {"verdicts": [...]}
-  --weights <file>       {"weights": {"<criterionId>": weight}}: edit weights at test time
+  --weights <file>       {"weights": {"<criterionId>": weight}}: edit weights at test time (--verdicts)
+  --outputs <file>       JSONL, one {"id", "input"?, "output", "files"?} per line
+  --judge <provider>     model for llm-judge criteria: llama-cpp:<file.gguf> | hf:<model>[@<provider>]
+                         | openai-compatible:<baseUrl>#<model>  (keys from HF_TOKEN / OPENAI_API_KEY)
+  --judge-mode <mode>    batched (default: one call per output) | per-criterion
+  --samples <k>          judge samples per verdict, averaged (default 1)
+  --concurrency <n>      verifier calls in flight (default 8)
+  --cache <dir>          persistent verdict cache; a rerun of the same work makes no calls
   --ignore-gates         staged rubrics: score every stage, ignoring gates
-  --errors-as <policy>   fail (default) | zero | renormalize, for error verdicts
-  --json                 print the score as JSON
+  --errors-as <policy>   fail | zero | renormalize for error verdicts
+                         (default fail with --verdicts, renormalize with --outputs)
+  --json                 print JSON
 
-Staged rule ids are s{stage}.r{rule} (0-based) unless the rule carries an "id".`;
+Staged rule ids are s{stage}.r{rule} (0-based) unless the rule carries an "id".
+Exit codes: 0 ok; 1 invalid input; 2 usage error, or (--outputs) some verdict was an error.`;
 
 export interface ScoreArgs {
   readonly rubric?: string;
   readonly task?: string;
   readonly verdicts?: string;
+  readonly outputs?: string;
+  readonly judge?: string;
+  readonly judgeMode?: string;
+  readonly samples?: string;
+  readonly concurrency?: string;
+  readonly cache?: string;
   readonly weights?: string;
   readonly ignoreGates: boolean;
   readonly errorsAs?: string;
@@ -87,9 +104,15 @@ function scoreToText(score: RubricScore): string {
   return `${lines.join("\n")}\n`;
 }
 
-export function score(args: ScoreArgs, io: CliIO): number {
+export async function score(args: ScoreArgs, io: CliIO, isTTY = false): Promise<number> {
   if (!args.rubric) throw new UsageError("score needs --rubric <file>");
-  if (!args.verdicts) throw new UsageError("score needs --verdicts <file>");
+  if (args.outputs !== undefined) {
+    if (args.verdicts !== undefined || args.weights !== undefined) throw new UsageError("--outputs runs the verifiers; it cannot be combined with --verdicts or --weights");
+    const rubric = pick(loadRubrics(readText(args.rubric), { source: args.rubric }), args.task, args.rubric);
+    return scoreOutputsCommand(rubric, { ...args, outputs: args.outputs }, io, isTTY);
+  }
+  if (args.judge !== undefined || args.cache !== undefined) throw new UsageError("--judge and --cache need --outputs");
+  if (!args.verdicts) throw new UsageError("score needs --verdicts <file> or --outputs <file>");
   const policies = ["fail", "zero", "renormalize"];
   if (args.errorsAs !== undefined && !policies.includes(args.errorsAs))
     throw new UsageError(`--errors-as must be one of ${policies.join(", ")}, got ${JSON.stringify(args.errorsAs)}`);

@@ -1,13 +1,17 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { z } from "zod";
+import { extractJson } from "../providers/extract-json.js";
 import { errorDraft, okDraft, type Verifier } from "../verifier/verifier.js";
 
 export const JsonSchemaSpecSchema = z.strictObject({
   kind: z.literal("json-schema"),
   /** A JSON Schema (draft 2020-12) the output must satisfy. */
   schema: z.record(z.string(), z.unknown()),
-  /** `whole`: the output is JSON; `fenced` (default): a ```json block is used when there is one. */
-  extract: z.enum(["whole", "fenced"]).default("fenced"),
+  /**
+   * `whole`: the output itself must be JSON; `embedded` (default): JSON inside it counts too —
+   * a fenced block, or the first balanced object or array amid prose.
+   */
+  extract: z.enum(["whole", "embedded"]).default("embedded"),
 });
 export type JsonSchemaSpec = z.output<typeof JsonSchemaSpecSchema>;
 
@@ -16,22 +20,18 @@ const ajv = new Ajv2020({ allErrors: true, strict: false });
 const compiled = new WeakMap<object, ReturnType<typeof ajv.compile>>();
 
 function parseOutput(output: string, extract: JsonSchemaSpec["extract"]): { ok: true; value: unknown } | { ok: false } {
-  const candidates = [output.trim()];
-  if (extract === "fenced") {
-    const fenced = /```(?:json)?\s*\n([\s\S]*?)\n?```/i.exec(output);
-    if (fenced) candidates.unshift(fenced[1]!.trim());
+  if (extract === "embedded") {
+    const value = extractJson(output);
+    return value === undefined ? { ok: false } : { ok: true, value };
   }
-  for (const text of candidates) {
-    try {
-      return { ok: true, value: JSON.parse(text) };
-    } catch {
-      // try the next candidate
-    }
+  try {
+    return { ok: true, value: JSON.parse(output.trim()) };
+  } catch {
+    return { ok: false };
   }
-  return { ok: false };
 }
 
-/** The output (or its fenced JSON block) must parse and satisfy a JSON Schema; all or nothing. */
+/** The output (or the JSON embedded in it) must parse and satisfy a JSON Schema; all or nothing. */
 export const jsonSchemaVerifier: Verifier<JsonSchemaSpec> = {
   kind: "json-schema",
   specSchema: JsonSchemaSpecSchema,

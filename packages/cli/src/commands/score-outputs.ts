@@ -1,0 +1,144 @@
+import { formatRubricIssue, type ErrorPolicy, type LoadedRubric, type RubricIssue } from "@rubric/core";
+import { createVerifierRegistry, fileCache, llmJudge, providerFromSpec, scoreOutputs, type OutputToScore, type ScoredOutput } from "@rubric/verifiers";
+import { z } from "zod";
+import { InputFileError, UsageError, readText, type CliIO } from "../io.js";
+
+/** One line of an outputs file. */
+const OutputLineSchema = z.strictObject({
+  id: z.union([z.string().min(1), z.number().int()]).transform(String),
+  input: z.string().optional(),
+  output: z.string(),
+  /** Files the output consists of, visible read-only to code verifiers; paths relative to the outputs file. */
+  files: z.array(z.strictObject({ name: z.string().min(1), path: z.string().min(1), mimeType: z.string().optional() })).optional(),
+});
+
+export interface ScoreOutputsArgs {
+  readonly outputs: string;
+  readonly judge?: string;
+  readonly judgeMode?: string;
+  readonly samples?: string;
+  readonly concurrency?: string;
+  readonly cache?: string;
+  readonly errorsAs?: string;
+  readonly ignoreGates: boolean;
+  readonly json: boolean;
+}
+
+function readOutputs(path: string): OutputToScore[] {
+  const issues: RubricIssue[] = [];
+  const outputs: OutputToScore[] = [];
+  const seen = new Set<string>();
+  const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/") + 1) : "";
+  readText(path)
+    .split("\n")
+    .forEach((raw, index) => {
+      if (raw.trim() === "") return;
+      const line = index + 1;
+      let value: unknown;
+      try {
+        value = JSON.parse(raw);
+      } catch (error) {
+        issues.push({ source: path, line, path: "(root)", message: `invalid JSON: ${(error as Error).message}` });
+        return;
+      }
+      const parsed = OutputLineSchema.safeParse(value);
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues) issues.push({ source: path, line, path: issue.path.join(".") || "(root)", message: issue.message });
+        return;
+      }
+      if (seen.has(parsed.data.id)) issues.push({ source: path, line, path: "id", message: `duplicate id ${JSON.stringify(parsed.data.id)}` });
+      seen.add(parsed.data.id);
+      const { files, ...rest } = parsed.data;
+      outputs.push({
+        ...rest,
+        ...(files ? { files: files.map((f) => ({ ...f, path: f.path.startsWith("/") ? f.path : `${dir}${f.path}` })) } : {}),
+      });
+    });
+  if (issues.length > 0) throw new InputFileError(`${path}: ${issues.length} problem(s)\n${issues.map((i) => `  ${formatRubricIssue(i)}`).join("\n")}`);
+  if (outputs.length === 0) throw new InputFileError(`${path}: no outputs (expected one {"id", "input"?, "output"} per line)`);
+  return outputs;
+}
+
+function positiveInt(value: string | undefined, flag: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** A progress bar on a terminal; nothing when stderr is piped. */
+function progressBar(io: CliIO, isTTY: boolean) {
+  if (!isTTY) return { update: () => {}, done: () => {} };
+  return {
+    update(done: number, total: number) {
+      const width = 30;
+      const filled = Math.round((done / total) * width);
+      io.err(`\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} outputs`);
+    },
+    done() {
+      io.err("\n");
+    },
+  };
+}
+
+export function resultsToJson(results: readonly ScoredOutput[], errorsAs: ErrorPolicy) {
+  return {
+    errorsAs,
+    errors: results.reduce((n, r) => n + r.errors, 0),
+    results: results.map((r) => ({
+      id: r.id,
+      total: r.score?.total ?? null,
+      normalized: r.score?.normalized ?? null,
+      ...(r.scoreError ? { scoreError: r.scoreError } : {}),
+      verdicts: r.verdicts.map((v) => ({
+        criterionId: v.criterionId,
+        score: v.score,
+        status: v.status,
+        ...(v.rationale ? { rationale: v.rationale } : {}),
+        ...(v.error ? { error: v.error } : {}),
+      })),
+    })),
+  };
+}
+
+/**
+ * `rubric score --outputs`: runs the verifiers on every output and prints their scores.
+ * Error verdicts are reported and leave the exit code at 2; by default scores are renormalised
+ * over the criteria that could be judged (never counting an error as 0).
+ */
+export async function scoreOutputsCommand(rubric: LoadedRubric, args: ScoreOutputsArgs, io: CliIO, isTTY: boolean): Promise<number> {
+  const policies = ["fail", "zero", "renormalize"];
+  if (args.errorsAs !== undefined && !policies.includes(args.errorsAs)) throw new UsageError(`--errors-as must be one of ${policies.join(", ")}`);
+  if (args.judgeMode !== undefined && !["batched", "per-criterion"].includes(args.judgeMode)) throw new UsageError("--judge-mode must be batched or per-criterion");
+  const errorsAs = (args.errorsAs ?? "renormalize") as ErrorPolicy;
+  const outputs = readOutputs(args.outputs);
+  const model = args.judge === undefined ? undefined : providerFromSpec(args.judge);
+  try {
+    const registry = createVerifierRegistry(
+      model === undefined
+        ? {}
+        : { judge: llmJudge(model, { mode: (args.judgeMode ?? "batched") as "batched" | "per-criterion", samples: positiveInt(args.samples, "--samples", 1) }) },
+    );
+    const bar = progressBar(io, isTTY);
+    const results = await scoreOutputs(rubric.rubric, outputs, {
+      registry,
+      concurrency: positiveInt(args.concurrency, "--concurrency", 8),
+      errorsAs,
+      ignoreGates: args.ignoreGates,
+      ...(args.cache === undefined ? {} : { cache: fileCache(args.cache) }),
+      onProgress: (done, total) => bar.update(done, total),
+    });
+    bar.done();
+    const report = resultsToJson(results, errorsAs);
+    if (args.json) io.out(`${JSON.stringify(report)}\n`);
+    else {
+      const width = Math.max(2, ...results.map((r) => r.id.length));
+      io.out(`${"id".padEnd(width)}  normalized  errors\n`);
+      for (const r of report.results) io.out(`${r.id.padEnd(width)}  ${(r.normalized === null ? "—" : r.normalized.toFixed(4)).padStart(10)}  ${r.verdicts.filter((v) => v.status === "error").length}\n`);
+    }
+    if (report.errors > 0) io.err(`${report.errors} verdict(s) were errors; they are reported above and never counted as 0.\n`);
+    return report.errors > 0 ? 2 : 0;
+  } finally {
+    await (model as { dispose?: () => Promise<void> } | undefined)?.dispose?.();
+  }
+}

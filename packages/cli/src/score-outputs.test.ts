@@ -1,0 +1,123 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+// The OpenAI-wire test server of @rubric/verifiers: a test fixture, not part of its public API.
+import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
+
+/**
+ * `rubric score --outputs` as a user runs it: the built binary, real verifiers, a real local
+ * GGUF model, and a real HTTP judge server on 127.0.0.1.
+ */
+const BIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
+const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../shared/", import.meta.url));
+
+// Async so the judge server in this process can answer while the CLI runs.
+function rubric(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, OPENAI_API_KEY: "", HF_TOKEN: "" } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+let dir: string;
+let server: OpenAIChatServer;
+let rubricFile: string;
+let rulesOnly: string;
+let outputsFile: string;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "rubric-outputs-"));
+  server = await startOpenAIChatServer();
+  const criteria = [
+    { id: "rev", text: "Mentions revenue", weight: 2, verifier: { kind: "includes", terms: ["revenue"] } },
+    { id: "cite", text: "Cites a source", weight: 1, verifier: { kind: "citations" } },
+  ];
+  rulesOnly = join(dir, "rules.json");
+  writeFileSync(rulesOnly, JSON.stringify({ id: "rules", criteria }));
+  rubricFile = join(dir, "judged.json");
+  writeFileSync(rubricFile, JSON.stringify({ id: "judged", criteria: [...criteria, { id: "clear", text: "Is clear", weight: 1, verifier: { kind: "llm-judge", scale: { min: 0, max: 4 } } }] }));
+  outputsFile = join(dir, "outputs.jsonl");
+  writeFileSync(outputsFile, ['{"id": "a", "input": "Summarise Q3", "output": "Revenue rose 4% in Q3 [1]."}', '{"id": "b", "output": "No idea."}'].join("\n"));
+});
+afterAll(() => server.close());
+beforeEach(() => server.reset());
+
+describe("rubric score --outputs", () => {
+  it("runs rule verifiers with no judge", async () => {
+    const run = await rubric("score", "--rubric", rulesOnly, "--outputs", outputsFile, "--json");
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.results.map((r: { id: string; normalized: number }) => [r.id, r.normalized])).toEqual([
+      ["a", 1],
+      ["b", 0],
+    ]);
+    expect(report.results[0].verdicts[0]).toEqual({ criterionId: "rev", score: 1, status: "ok", rationale: "all terms present" });
+    expect(run.stderr).toBe(""); // no progress bar when stderr is not a terminal
+  });
+
+  it("refuses judge criteria without a judge, before doing any work", async () => {
+    const run = await rubric("score", "--rubric", rubricFile, "--outputs", outputsFile);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/clear: no verifier for kind "llm-judge" \(configure a judge model/);
+  });
+
+  it("judges with a real local GGUF model: grammar-valid verdicts (their judgement is meaningless)", async () => {
+    const run = await rubric("score", "--rubric", rubricFile, "--outputs", outputsFile, "--judge", `llama-cpp:${join(SHARED, "models/stories260K.gguf")}`, "--json");
+    expect(run.code, run.stderr).toBe(0);
+    for (const result of JSON.parse(run.stdout).results) {
+      const clear = result.verdicts.find((v: { criterionId: string }) => v.criterionId === "clear");
+      expect(clear.status).toBe("ok");
+      // On the 0–4 scale in halves, as a fraction.
+      expect([0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1]).toContain(clear.score);
+      expect(typeof clear.rationale).toBe("string");
+    }
+  });
+
+  it("judges through an OpenAI-compatible server, one call per output, and caches", async () => {
+    server.setHandler(() => chatReply.json({ rationale: "Clear enough.", score: 3 }));
+    const cache = join(dir, "cache");
+    const args = ["score", "--rubric", rubricFile, "--outputs", outputsFile, "--judge", `openai-compatible:${server.url}#judge-model`, "--cache", cache, "--json"];
+    const first = await rubric(...args);
+    expect(first.code, first.stderr).toBe(0);
+    expect(server.requestCount).toBe(2);
+    expect(server.requests[0]!.body!.model).toBe("judge-model");
+    const a = JSON.parse(first.stdout).results[0];
+    // rev 2 + cite 1 + clear 3/4 → 3.75 / 4
+    expect(a.normalized).toBeCloseTo(3.75 / 4, 12);
+    const second = await rubric(...args);
+    expect(server.requestCount).toBe(2);
+    expect(JSON.parse(second.stdout)).toEqual(JSON.parse(first.stdout));
+  });
+
+  it("a judge that always fails: exit 2, error verdicts, never zeros", async () => {
+    server.setHandler(() => chatReply.serverError(500));
+    const run = await rubric("score", "--rubric", rubricFile, "--outputs", outputsFile, "--judge", `openai-compatible:${server.url}#judge-model`, "--json");
+    server.setHandler(undefined);
+    expect(run.code).toBe(2);
+    const report = JSON.parse(run.stdout);
+    expect(report.errors).toBe(2);
+    for (const result of report.results) {
+      const clear = result.verdicts.find((v: { criterionId: string }) => v.criterionId === "clear");
+      expect(clear).toMatchObject({ status: "error", score: null });
+      expect(clear.error).toMatch(/500/);
+    }
+    // Scores are renormalised over what could be judged: output a still scores 1 on its rules.
+    expect(report.results[0].normalized).toBe(1);
+    expect(run.stderr).toMatch(/2 verdict\(s\) were errors/);
+  }, 60_000);
+
+  it("names the line of a bad outputs file", async () => {
+    const bad = join(dir, "bad.jsonl");
+    writeFileSync(bad, '{"id": "a", "output": "x"}\n{"id": "b"}\n{"id": "a", "output": "y"}\n');
+    const run = await rubric("score", "--rubric", rulesOnly, "--outputs", bad);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`${bad}:line 2: output:`);
+    expect(run.stderr).toContain(`${bad}:line 3: id: duplicate id "a"`);
+  });
+});
