@@ -89,3 +89,29 @@ export { parseProviderSpec, providerFromSpec, type ParsedProviderSpec, type Prov
 export { LlmJudgeSpecSchema, llmJudge, logprobWeightedScore, type LlmJudgeOptions, type LlmJudgeSpec } from "./judge/llm-judge.js";
 export { JudgeReplyError, judgePairwise, type PairwiseInput, type PairwiseVerdict } from "./judge/pairwise.js";
 export { DEFAULT_SCALE, ScaleSchema, scaleValues, toFraction, type Scale } from "./judge/scale.js";
+
+// sandbox: code verifiers
+export { PythonVerifierSpecSchema, pythonVerifier, type PythonVerifierSpec } from "./sandbox/python/verifier.js";
+export {
+  PYTHON_SANDBOX_DEFAULTS,
+  runPythonRule,
+  runPythonRuleEffect,
+  type PythonRuleFailed,
+  type PythonRuleOk,
+  type PythonRuleRequest,
+  type PythonRuleResult,
+  type PythonRuleRunOptions,
+  type PythonSandboxOptions,
+} from "./sandbox/python/run.js";
+export { PYTHON_HARNESS_VERSION, pythonHarnessPath } from "./sandbox/python/harness.js";
+export {
+  InvalidPythonRuleRequestError,
+  InvalidPythonRuleResultError,
+  PythonRuleExceptionError,
+  PythonRuleMemoryError,
+  PythonRuleTimeoutError,
+  PythonSandboxCrashedError,
+  PythonSandboxUnavailableError,
+  type PythonRuleError,
+  type PythonRuleErrorKind,
+} from "./sandbox/python/errors.js";

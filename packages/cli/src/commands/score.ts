@@ -8,7 +8,6 @@ import {
   type RubricScore,
 } from "@rubric/core";
 import { InputFileError, UsageError, readJson, readText, type CliIO } from "../io.js";
-import { scoreOutputsCommand } from "./score-outputs.js";
 
 export const scoreHelp = `rubric score --rubric <file> (--verdicts <file> | --outputs <file>) [options]
 
@@ -109,6 +108,9 @@ export async function score(args: ScoreArgs, io: CliIO, isTTY = false): Promise<
   if (args.outputs !== undefined) {
     if (args.verdicts !== undefined || args.weights !== undefined) throw new UsageError("--outputs runs the verifiers; it cannot be combined with --verdicts or --weights");
     const rubric = pick(loadRubrics(readText(args.rubric), { source: args.rubric }), args.task, args.rubric);
+    // Loaded on demand: the verifiers (Effect, model clients) cost a second of start-up that
+    // scoring stored verdicts should not pay.
+    const { scoreOutputsCommand } = await import("./score-outputs.js");
     return scoreOutputsCommand(rubric, { ...args, outputs: args.outputs }, io, isTTY);
   }
   if (args.judge !== undefined || args.cache !== undefined) throw new UsageError("--judge and --cache need --outputs");

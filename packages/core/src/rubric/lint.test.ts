@@ -22,6 +22,21 @@ describe("lintStagedRubric", () => {
     ]);
   });
 
+  it("flags code whose line breaks were stored as literal \\n (98 shipped GDPval rules)", () => {
+    const rubric = parseStagedRubric({
+      category_name: "c",
+      max_total_score: 1,
+      stages: [{ name: "s", description: "", max_points: 1, rules: [{ type: "code", name: "r", description: "", weight: 1, code: "def evaluate(w, c):\\n    return 1.0" }] }],
+    });
+    expect(lintStagedRubric(rubric)).toEqual([
+      { path: "stages[0].rules[0].code", message: "the code is one line with literal \\n sequences where its line breaks should be: Python cannot compile it" },
+    ]);
+    const shipped = ["rubrics-train.jsonl", "rubrics-eval.jsonl"].flatMap((f) =>
+      readRubricJsonl(readFileSync(sharedPath(`data/gdpval/${f}`), "utf8")).rubrics.map((r) => r.rubric as StagedRubric),
+    );
+    expect(shipped.flatMap((r) => lintStagedRubric(r)).filter((w) => w.path.endsWith(".code"))).toHaveLength(98);
+  });
+
   it("finds exactly the shipped rubrics that no output can score 1 on", () => {
     const rubrics = ["rubrics-train.jsonl", "rubrics-eval.jsonl"].flatMap((f) =>
       readRubricJsonl(readFileSync(sharedPath(`data/gdpval/${f}`), "utf8")).rubrics.map((r) => r.rubric as StagedRubric),

@@ -14,6 +14,12 @@ const EPS = 1e-9;
 export function lintStagedRubric(rubric: StagedRubric): RubricIssue[] {
   const findings: RubricIssue[] = [];
   rubric.stages.forEach((stage, s) => {
+    stage.rules.forEach((rule, r) => {
+      // LLM-written rules sometimes store their newlines escaped: one line of Python with "\n"
+      // in it, which cannot compile. Say so instead of letting every output error on it.
+      if (rule.type === "code" && !rule.code.includes("\n") && rule.code.includes("\\n"))
+        findings.push({ path: `stages[${s}].rules[${r}].code`, message: "the code is one line with literal \\n sequences where its line breaks should be: Python cannot compile it" });
+    });
     const weights = stage.rules.reduce((sum, rule) => sum + rule.weight, 0);
     const reachable = Math.min(weights, stage.max_points);
     if (reachable + EPS < stage.min_score_to_pass) {

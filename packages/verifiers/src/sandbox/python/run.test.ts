@@ -1,0 +1,456 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pythonHarnessPath } from "./harness.js";
+import { runPythonRule as runWithDefaults, type PythonRuleFailed, type PythonRuleOk, type PythonRuleRequest, type PythonRuleResult, type PythonRuleRunOptions } from "./run.js";
+
+// Real bubblewrap and /usr/bin/python3 throughout: these tests are the evidence that the sandbox holds.
+
+const PYTHON = "/usr/bin/python3";
+const LEDGER_CSV = "item,amount\nrent,1200\nfood,300.5\n";
+let dir: string;
+
+// Rules that should finish get a wide margin: parallel tests on a loaded 2-core box import pandas slowly.
+function runPythonRule(request: PythonRuleRequest, options: PythonRuleRunOptions = {}): Promise<PythonRuleResult> {
+  return runWithDefaults(request, { timeoutMs: 30_000, ...options });
+}
+
+function rule(body: string, imports = ""): string {
+  return `${imports}\ndef evaluate(workflow, context):\n${body
+    .split("\n")
+    .map((line) => `    ${line}`)
+    .join("\n")}\n`;
+}
+
+function ok(result: PythonRuleResult): PythonRuleOk {
+  if (result.status !== "ok") throw new Error(`expected ok, got ${JSON.stringify(result)}`);
+  return result;
+}
+
+function failed(result: PythonRuleResult): PythonRuleFailed {
+  if (result.status !== "error") throw new Error(`expected an error, got ${JSON.stringify(result)}`);
+  return result;
+}
+
+/** Host processes whose command line mentions `marker`. */
+function processesMentioning(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker)) found.push(Number(entry));
+    } catch {
+      // Exited while we looked.
+    }
+  }
+  return found;
+}
+
+// A one-page PDF whose page says "Quarterly revenue 42", with a correct xref table.
+function minimalPdf(): Buffer {
+  const content = "BT /F1 18 Tf 20 100 Td (Quarterly revenue 42) Tj ET";
+  const objects = [
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 144] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+  ];
+  let pdf = "%PDF-1.4\n";
+  const offsets = objects.map((body, i) => {
+    const offset = pdf.length;
+    pdf += `${i + 1} 0 obj\n${body}\nendobj\n`;
+    return offset;
+  });
+  const xref = pdf.length;
+  pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, "0")} 00000 n \n`).join("")}`;
+  pdf += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(pdf, "latin1");
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "python-rule-test-"));
+  writeFileSync(join(dir, "ledger.csv"), LEDGER_CSV);
+  // Just the OLE2 signature: enough for pandas to decide this is a legacy .xls and reach for xlrd.
+  writeFileSync(join(dir, "legacy.xls"), Buffer.concat([Buffer.from("d0cf11e0a1b11ae1", "hex"), Buffer.alloc(504)]));
+  writeFileSync(join(dir, "report.pdf"), minimalPdf());
+  // Workbooks and documents are made with the same interpreter the rules use.
+  execFileSync(PYTHON, [
+    "-c",
+    `
+import sys, zipfile
+from openpyxl import Workbook
+wb = Workbook(); ws = wb.active; ws.title = "Summary"
+ws.append(["region", "sales"]); ws.append(["north", 10]); ws.append(["south", 32])
+ws2 = wb.create_sheet("Detail"); ws2.append(["sku"]); ws2.append(["A-1"])
+wb.save(sys.argv[1] + "/sales.xlsx")
+W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+doc = f'<?xml version="1.0" encoding="UTF-8"?><w:document {W}><w:body>' \\
+    '<w:p><w:r><w:t>Executive Summary</w:t></w:r></w:p>' \\
+    '<w:p><w:r><w:t xml:space="preserve">Revenue grew </w:t></w:r><w:r><w:t>12%</w:t><w:tab/><w:t>YoY</w:t></w:r></w:p>' \\
+    '<w:tbl><w:tr><w:tc><w:p><w:r><w:t>in a table</w:t></w:r></w:p></w:tc></w:tr></w:tbl>' \\
+    '</w:body></w:document>'
+with zipfile.ZipFile(sys.argv[1] + "/memo.docx", "w") as z:
+    z.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/></Types>')
+    z.writestr("word/document.xml", doc)
+`,
+    dir,
+  ]);
+});
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe.concurrent("runPythonRule: scoring", () => {
+  it("scores a rule that returns a fraction of its weight", async () => {
+    const result = ok(await runPythonRule({ code: rule("return 0.5"), maxScore: 2 }));
+    expect(result).toMatchObject({ status: "ok", score: 0.25, raw: 0.5 });
+    expect(result.feedback).toBeUndefined();
+  });
+
+  it("keeps the feedback of a (score, feedback) tuple", async () => {
+    const result = ok(await runPythonRule({ code: rule("return 3, 'three of four checks passed'"), maxScore: 4 }));
+    expect(result).toMatchObject({ score: 0.75, raw: 3, feedback: "three of four checks passed" });
+  });
+
+  it("clamps a raw score above the weight to 1 and a negative one to 0, keeping raw", async () => {
+    const [above, below] = await Promise.all([
+      runPythonRule({ code: rule("return 7.5"), maxScore: 5 }),
+      runPythonRule({ code: rule("return -1, 'penalty'") }),
+    ]);
+    expect(ok(above)).toMatchObject({ score: 1, raw: 7.5 });
+    expect(ok(below)).toMatchObject({ score: 0, raw: -1, feedback: "penalty" });
+  });
+
+  it("accepts numpy scalars and async evaluate functions", async () => {
+    const [numpy, asynchronous] = await Promise.all([
+      runPythonRule({ code: rule("return np.float32(0.5), None") }),
+      runPythonRule({ code: "async def evaluate(workflow, context):\n    return 1, 'awaited'\n" }),
+    ]);
+    expect(ok(numpy)).toMatchObject({ score: 0.5 });
+    expect(ok(asynchronous)).toMatchObject({ score: 1, feedback: "awaited" });
+  });
+
+  it("reports an exception with the rule's own traceback, not a 0", async () => {
+    const code = "def helper(x):\n    return x['missing']\n\ndef evaluate(workflow, context):\n    return helper({})\n";
+    const result = failed(await runPythonRule({ code }));
+    expect(result.kind).toBe("exception");
+    expect(result.message).toBe("KeyError: 'missing'");
+    expect(result.traceback).toContain('File "<rule>", line 2, in helper');
+    expect(result.traceback).toContain("return x['missing']");
+    expect(result.traceback).not.toContain("harness.py");
+  });
+
+  it("reports syntax errors, a missing evaluate and sys.exit as exceptions", async () => {
+    const [syntax, missing, exit] = await Promise.all([
+      runPythonRule({ code: "def evaluate(workflow, context)\n    return 1\n" }),
+      runPythonRule({ code: "def score(workflow, context):\n    return 1\n" }),
+      runPythonRule({ code: rule("sys.exit(0)", "import sys") }),
+    ]);
+    expect(failed(syntax)).toMatchObject({ kind: "exception", message: expect.stringContaining("SyntaxError") });
+    expect(failed(missing)).toMatchObject({ kind: "exception", message: expect.stringContaining("must define evaluate") });
+    expect(failed(exit)).toMatchObject({ kind: "exception", message: expect.stringContaining("SystemExit") });
+  });
+
+  it("rejects non-numeric and non-finite results as invalid, never as 0", async () => {
+    const results = await Promise.all(
+      ["return 'high'", "return float('nan')", "return float('inf'), 'x'", "return None", "return [1, 'list']", "return (1, 'a', 'b')"].map((body) =>
+        runPythonRule({ code: rule(body) }),
+      ),
+    );
+    for (const result of results) expect(failed(result).kind).toBe("invalid-result");
+  });
+
+  it("keeps the rule's prints off the result channel", async () => {
+    const result = ok(await runPythonRule({ code: rule("print('debugging', 42)\nos.write(1, b'raw write\\n')\nreturn 1", "import os") }));
+    expect(result.score).toBe(1);
+  });
+
+  it("treats more stdout than allowed as an invalid result", async () => {
+    const result = failed(await runPythonRule({ code: rule("return 1, 'x' * 5000") }, { maxOutputBytes: 1000 }));
+    expect(result.kind).toBe("invalid-result");
+    expect(result.message).toContain("more than the allowed stdout");
+  });
+
+  it("refuses a request whose output file does not exist, before starting anything", async () => {
+    const result = failed(await runPythonRule({ code: rule("return 1"), files: [{ name: "gone.csv", path: join(dir, "gone.csv") }] }));
+    expect(result.kind).toBe("invalid-request");
+    expect(result.message).toContain("gone.csv");
+  });
+
+  it("says how to install bubblewrap when it is missing, and does not run the rule", async () => {
+    const result = failed(await runPythonRule({ code: rule("return 1") }, { bwrap: "/nonexistent/bwrap" }));
+    expect(result.kind).toBe("sandbox-unavailable");
+    expect(result.message).toContain("apt-get install bubblewrap");
+  });
+
+  it("still applies its limits without prlimit (harness.py sets them)", async () => {
+    const result = ok(
+      await runPythonRule({ code: rule("import resource\nreturn 1, str(resource.getrlimit(resource.RLIMIT_AS)[0])") }, { prlimit: null, memoryMb: 300 }),
+    );
+    expect(result.feedback).toBe(String(300 * 1024 * 1024));
+  });
+});
+
+describe.concurrent("runPythonRule: the reference evaluate(workflow, context) API", () => {
+  it("shows a text-only output as one markdown resource, and the prompt as the workflow goal", async () => {
+    const code = rule(
+      [
+        "outs = context.get_all_outputs()",
+        "o = context.get_primary_output()",
+        "assert len(outs) == 1 and outs[0] is o",
+        "assert o.is_text_format and not o.is_document and not o.is_spreadsheet",
+        "assert context.files.read_text(o.id) == o.load_text() == 'Total: 42'",
+        "return 1, f'{o.name}|{o.mime_type}|{o.file_extension}|{workflow.workflow_goal}'",
+      ].join("\n"),
+    );
+    const result = ok(await runPythonRule({ code, input: "Sum the ledger.", output: "Total: 42" }));
+    expect(result.feedback).toBe("output.md|text/markdown|.md|Sum the ledger.");
+  });
+
+  it("mounts files read-only under their own names, with the reference Resource properties", async () => {
+    const code = rule(
+      [
+        "o = context.get_primary_output()",
+        "df = context.files.read_csv(o.id)",
+        "p = context.files.get_path(o.id)",
+        "try:",
+        "    open(p, 'a').write('x')",
+        "    writable = True",
+        "except OSError:",
+        "    writable = False",
+        "flags = (o.is_spreadsheet, o.is_document, o.is_text_format, writable)",
+        "return float(df['amount'].sum()) / 1500.5, f'{os.path.basename(str(p))}|{o.mime_type}|{o.file_extension}|{o.size_bytes}|{flags}'",
+      ].join("\n"),
+      "import os",
+    );
+    const result = ok(await runPythonRule({ code, files: [{ name: "ledger.csv", path: join(dir, "ledger.csv") }] }));
+    expect(result.score).toBeCloseTo(1, 9);
+    expect(result.feedback).toBe(`ledger.csv|text/csv|.csv|${LEDGER_CSV.length}|(True, False, True, False)`);
+  });
+
+  it("reads workbooks: the first sheet by default, a named sheet on request", async () => {
+    const code = rule(
+      [
+        "o = next(r for r in context.get_all_outputs() if r.file_extension == '.xlsx')",
+        "first = context.files.read_excel(o.id)",
+        "detail = context.files.read_excel(o.id, sheet_name='Detail')",
+        "xls = pd.ExcelFile(context.files.get_path(o.id))",
+        "return 1, f\"{int(first['sales'].sum())}|{detail['sku'].tolist()}|{xls.sheet_names}\"",
+      ].join("\n"),
+    );
+    const files = [
+      { name: "ledger.csv", path: join(dir, "ledger.csv") },
+      { name: "sales.xlsx", path: join(dir, "sales.xlsx") },
+    ];
+    const result = ok(await runPythonRule({ code, files }));
+    expect(result.feedback).toBe("42|['A-1']|['Summary', 'Detail']");
+  });
+
+  it("reads DOCX paragraphs the way python-docx does (body paragraphs, tabs, no tables)", async () => {
+    const code = rule("o = context.get_primary_output()\nreturn 1, repr((o.is_document, context.files.read_docx_text(o.id)))");
+    const result = ok(await runPythonRule({ code, files: [{ name: "memo.docx", path: join(dir, "memo.docx") }] }));
+    expect(result.feedback).toBe("(True, 'Executive Summary\\nRevenue grew 12%\\tYoY')");
+  });
+
+  it("reads PDF text, or reports the missing PDF library as an error even when the rule swallows exceptions", async () => {
+    const hasPdfLibrary = (() => {
+      try {
+        execFileSync(PYTHON, ["-c", "import importlib.util as u, sys; sys.exit(0 if any(u.find_spec(m) for m in ('pdfplumber','pdfminer','pypdf','PyPDF2')) else 1)"]);
+        return true;
+      } catch {
+        return false;
+      }
+    })();
+    // The shape of most shipped rules: any reading failure becomes "return 0.0".
+    const code = rule(
+      [
+        "o = context.get_primary_output()",
+        "try:",
+        "    text = context.files.read_pdf_text(o.id)",
+        "except Exception as e:",
+        "    return 0.0, f'Failed to read document text: {e}'",
+        "return (1.0 if 'Quarterly revenue 42' in text else 0.0), text",
+      ].join("\n"),
+    );
+    const result = await runPythonRule({ code, files: [{ name: "report.pdf", path: join(dir, "report.pdf") }] });
+    if (hasPdfLibrary) expect(ok(result).score).toBe(1);
+    else {
+      expect(failed(result).kind).toBe("exception");
+      expect(failed(result).message).toMatch(/PDF library/);
+      expect(failed(result).message).toMatch(/apt-get install/);
+    }
+  });
+
+  it("turns a pandas reader dependency the rule needed but could not import into an error", async () => {
+    // .xls needs xlrd; when it is absent the rule's own except-clause would otherwise score 0.
+    const hasXlrd = (() => {
+      try {
+        execFileSync(PYTHON, ["-c", "import xlrd"], { stdio: "ignore" });
+        return true;
+      } catch {
+        return false;
+      }
+    })();
+    const code = rule("try:\n    pd.read_excel(context.files.get_path(context.get_primary_output().id))\nexcept Exception:\n    return 0.0\nreturn 1.0");
+    const result = await runPythonRule({ code, files: [{ name: "legacy.xls", path: join(dir, "legacy.xls") }] });
+    if (hasXlrd) expect(result.status).toBe("ok");
+    else expect(failed(result).message).toMatch(/Excel reader library missing \(tried xlrd\)/);
+  });
+
+  it("provides pd, np, re, json and Path without imports, as the reference executor did", async () => {
+    const result = ok(await runPythonRule({ code: rule("return float(np.mean(pd.Series([0.25, 0.75]))), str(bool(re.match('a', 'a'))) + json.dumps(1) + Path('/x/y.md').suffix") }));
+    expect(result).toMatchObject({ score: 0.5, feedback: "True1.md" });
+  });
+});
+
+describe.concurrent("runPythonRule: containment", () => {
+  it("cannot read the host's /etc/passwd (it is not in the sandbox)", async () => {
+    const result = failed(await runPythonRule({ code: rule("return len(open('/etc/passwd').read())") }));
+    expect(result.kind).toBe("exception");
+    expect(result.message).toContain("FileNotFoundError");
+    expect(result.message).toContain("/etc/passwd");
+  });
+
+  it("sees only the sandbox's root: no /home, /root, host /etc or the project checkout", async () => {
+    const code = rule(
+      "return 1, json.dumps([sorted(os.listdir('/')), sorted(os.listdir('/etc')), os.getuid(), os.path.expanduser('~'), sorted(os.environ)])",
+      "import os",
+    );
+    const [root, etc, uid, home, env] = JSON.parse(ok(await runPythonRule({ code })).feedback!) as [string[], string[], number, string, string[]];
+    expect(root.filter((d) => !["bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sandbox", "sbin", "tmp", "usr"].includes(d))).toEqual([]);
+    expect(etc.filter((f) => !["alternatives", "ld.so.cache"].includes(f))).toEqual([]);
+    expect(uid).toBe(65534);
+    expect(home).toBe("~");
+    expect(env).not.toContain("HOME");
+    expect(env.filter((k) => !["PATH", "LANG", "TMPDIR", "PWD", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "LC_CTYPE"].includes(k))).toEqual([]);
+  });
+
+  describe("network", () => {
+    let server: Server;
+    let port = 0;
+    let connections = 0;
+    beforeAll(async () => {
+      server = createServer((socket) => {
+        connections++;
+        socket.end("hello from the host\n");
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      port = (server.address() as { port: number }).port;
+    });
+    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    it("cannot reach a server on the host's loopback", async () => {
+      const result = failed(await runPythonRule({ code: rule(`s = socket.create_connection(('127.0.0.1', ${port}), timeout=2)\nreturn 1, s.recv(100).decode()`, "import socket") }));
+      expect(result.kind).toBe("exception");
+      expect(result.message).toContain("ConnectionRefusedError");
+      expect(connections).toBe(0);
+    });
+
+    it("cannot resolve names or reach any outside host", async () => {
+      const code = rule(
+        [
+          "reached = []",
+          "for host, port in (('1.1.1.1', 53), ('8.8.8.8', 443), ('example.com', 80)):",
+          "    try:",
+          "        socket.create_connection((host, port), timeout=2).close()",
+          "        reached.append(host)",
+          "    except OSError as e:",
+          "        reached.append(f'{host}: {type(e).__name__}')",
+          "return (0.0 if all(':' in r for r in reached) else 1.0), '; '.join(reached)",
+        ].join("\n"),
+        "import socket",
+      );
+      const result = ok(await runPythonRule({ code }));
+      expect(result.score).toBe(0);
+      expect(result.feedback).toMatch(/1\.1\.1\.1: OSError; 8\.8\.8\.8: OSError; example\.com: gaierror/);
+    });
+  });
+
+  it("cannot start processes through subprocess or os.system", async () => {
+    const [viaSubprocess, viaSystem] = await Promise.all([
+      runPythonRule({ code: rule("return 1, subprocess.run(['cat', '/etc/hostname'], capture_output=True).stdout.decode()", "import subprocess") }),
+      runPythonRule({ code: rule("return float(os.system('true') == 0)", "import os") }),
+    ]);
+    expect(failed(viaSubprocess)).toMatchObject({ kind: "exception", message: expect.stringContaining("PermissionError: subprocess.Popen is not allowed") });
+    expect(failed(viaSystem)).toMatchObject({ kind: "exception", message: expect.stringContaining("PermissionError: os.system is not allowed") });
+  });
+
+  it("contains a shell started behind the audit hook's back (ctypes): no host files, no host processes, not root", async () => {
+    // The audit hook is a courtesy; this is what bubblewrap guarantees when it is bypassed.
+    const code = rule(
+      [
+        "rc = ctypes.CDLL(None).system(b'cat /etc/passwd > /tmp/o 2>&1; id -u >> /tmp/o; ls /proc | grep -c \"^[0-9]*$\" >> /tmp/o; cat /proc/1/cmdline | tr \"\\\\0\" \" \" >> /tmp/o')",
+        "return 0.0, open('/tmp/o').read()",
+      ].join("\n"),
+      "import ctypes",
+    );
+    const lines = ok(await runPythonRule({ code })).feedback!.trim().split("\n");
+    expect(lines[0]).toMatch(/\/etc\/passwd: No such file or directory/);
+    expect(lines[1]).toBe("65534");
+    // bwrap's init, python and the shell's few children: not the host's hundreds of processes.
+    expect(Number(lines[2])).toBeLessThan(10);
+    expect(lines[3]).toMatch(/^\S*bwrap /);
+  });
+
+  it("kills an infinite loop at the timeout and leaves no process behind", async () => {
+    // A uniquely named interpreter link (visible through readOnlyPaths) lets us find the sandbox's processes.
+    const linkDir = mkdtempSync(join(tmpdir(), "python-rule-loop-"));
+    const python = join(linkDir, `python3-loop-${process.pid}-${Date.now()}`);
+    symlinkSync(PYTHON, python);
+    try {
+      const started = performance.now();
+      const result = failed(await runPythonRule({ code: rule("while True:\n    pass") }, { timeoutMs: 2000, python, readOnlyPaths: [linkDir] }));
+      const elapsed = performance.now() - started;
+      expect(result.kind).toBe("timeout");
+      expect(elapsed).toBeGreaterThanOrEqual(1900);
+      expect(elapsed).toBeLessThan(2000 + 1500);
+      for (let i = 0; i < 20 && processesMentioning(python).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(processesMentioning(python)).toEqual([]);
+    } finally {
+      rmSync(linkDir, { recursive: true, force: true });
+    }
+  });
+
+  it("times out a rule that sleeps (no CPU used) just the same", async () => {
+    const result = failed(await runPythonRule({ code: rule("time.sleep(60)\nreturn 1", "import time") }, { timeoutMs: 1500 }));
+    expect(result.kind).toBe("timeout");
+  });
+
+  it("kills the sandbox when the caller aborts, and rejects with the abort reason", async () => {
+    const controller = new AbortController();
+    const running = runPythonRule({ code: rule("time.sleep(60)\nreturn 1", "import time") }, { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error("scoring cancelled")), 300);
+    const started = performance.now();
+    await expect(running).rejects.toThrow("scoring cancelled");
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it("reports a 4 GB allocation as a memory error", async () => {
+    const [bytes, array] = await Promise.all([
+      runPythonRule({ code: rule("block = bytearray(4 * 1024**3)\nreturn 1") }),
+      runPythonRule({ code: rule("block = np.ones(4 * 1024**3 // 8)\nreturn 1") }),
+    ]);
+    expect(failed(bytes).kind).toBe("memory");
+    expect(failed(bytes).message).toContain("512 MiB");
+    expect(failed(array).kind).toBe("memory");
+  });
+
+  it("caps writes to /tmp and cannot write anywhere else", async () => {
+    const [big, elsewhere] = await Promise.all([
+      runPythonRule({ code: rule("with open('/tmp/big', 'wb') as f:\n    for _ in range(100):\n        f.write(b'x' * 1024 * 1024)\nreturn 1") }),
+      runPythonRule({ code: rule("open('/sandbox/planted.py', 'w').write('x')\nreturn 1") }),
+    ]);
+    expect(failed(big).kind).toBe("exception");
+    expect(failed(elsewhere).message).toContain("Read-only file system");
+  });
+
+  it("resolves harness.py next to the module", () => {
+    expect(pythonHarnessPath()).toMatch(/src\/sandbox\/python\/harness\.py$/);
+    expect(readFileSync(pythonHarnessPath(), "utf8")).toContain("evaluate(workflow, context)");
+  });
+});

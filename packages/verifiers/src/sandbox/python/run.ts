@@ -1,0 +1,404 @@
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, statSync } from "node:fs";
+import { Cause, Duration, Effect, Exit, Option } from "effect";
+import { z } from "zod";
+import type { OutputFile } from "../../verifier/verifier.js";
+import {
+  InvalidPythonRuleRequestError,
+  InvalidPythonRuleResultError,
+  PythonRuleExceptionError,
+  PythonRuleMemoryError,
+  PythonRuleTimeoutError,
+  PythonSandboxCrashedError,
+  PythonSandboxUnavailableError,
+  type PythonRuleError,
+  type PythonRuleErrorKind,
+} from "./errors.js";
+import { HarnessResponseSchema, pythonHarnessPath, type HarnessRequest } from "./harness.js";
+import { guessMimeType } from "./mime-type.js";
+import { SANDBOX_OUTPUTS_DIR, bwrapArguments, resolveExecutable, sandboxFileName } from "./sandbox.js";
+
+/** One code rule to run against one output. */
+export interface PythonRuleRequest {
+  /** Python source defining `evaluate(workflow, context)`, written against the ARCANE reference API. */
+  readonly code: string;
+  /** The output's files; mounted read-only and listed by `context.get_all_outputs()`. */
+  readonly files?: readonly OutputFile[];
+  /** The task prompt (`workflow.workflow_goal`). */
+  readonly input?: string;
+  /** The output's text; with no files it is the one resource the rule sees (`output.md`). */
+  readonly output?: string;
+  /** The rule's weight: `evaluate` returns points in [0, maxScore]. Default 1. */
+  readonly maxScore?: number;
+}
+
+/** How rules are sandboxed. Every field has a default that works on Debian with `bubblewrap` installed. */
+export interface PythonSandboxOptions {
+  /** Wall-clock limit for the whole run, interpreter start-up included. Default 10 000. */
+  readonly timeoutMs?: number;
+  /** Address-space limit of the interpreter in MiB. Default 512. */
+  readonly memoryMb?: number;
+  /** Interpreter, which must be visible in the sandbox (under /usr, or in `readOnlyPaths`). Default `/usr/bin/python3`. */
+  readonly python?: string;
+  /** bubblewrap executable, looked up on PATH without a slash. Default `bwrap`. */
+  readonly bwrap?: string;
+  /**
+   * util-linux `prlimit`, which applies the limits before the interpreter starts. `null` skips
+   * it; harness.py sets the same limits itself first thing. Default `prlimit` when on PATH.
+   */
+  readonly prlimit?: string | null;
+  /** Override for where harness.py is (default: {@link pythonHarnessPath}). */
+  readonly harnessPath?: string;
+  /** More host paths to mount read-only at the same place, e.g. a virtualenv. */
+  readonly readOnlyPaths?: readonly string[];
+  /** Cap on what the sandbox may write to stdout; more is an invalid result. Default 1 MiB. */
+  readonly maxOutputBytes?: number;
+}
+
+export interface PythonRuleRunOptions extends PythonSandboxOptions {
+  /** Aborting kills the sandbox; the promise then rejects with the signal's reason. */
+  readonly signal?: AbortSignal;
+}
+
+export interface PythonRuleOk {
+  readonly status: "ok";
+  /** `raw / maxScore`, clamped to [0, 1]. */
+  readonly score: number;
+  /** What `evaluate` returned, in the rule's points. */
+  readonly raw: number;
+  readonly feedback?: string;
+  readonly durationMs: number;
+}
+
+export interface PythonRuleFailed {
+  readonly status: "error";
+  readonly kind: PythonRuleErrorKind;
+  readonly message: string;
+  readonly traceback?: string;
+  readonly stderr?: string;
+  readonly durationMs: number;
+}
+
+export type PythonRuleResult = PythonRuleOk | PythonRuleFailed;
+
+export const PYTHON_SANDBOX_DEFAULTS = {
+  timeoutMs: 10_000,
+  memoryMb: 512,
+  python: "/usr/bin/python3",
+  bwrap: "bwrap",
+  maxOutputBytes: 1 << 20,
+} as const;
+
+const STDERR_TAIL_BYTES = 16 * 1024;
+const TMP_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Runs one code rule in a bubblewrap sandbox and scores it. Fails with a typed error for each
+ * way a rule can end without a score; never runs the rule outside the sandbox.
+ *
+ * @example
+ * const ok = await Effect.runPromise(
+ *   runPythonRuleEffect({ code: "def evaluate(workflow, context):\n    return 0.5", maxScore: 2 }),
+ * ); // ok.score === 0.25
+ */
+export function runPythonRuleEffect(request: PythonRuleRequest, options: PythonSandboxOptions = {}): Effect.Effect<PythonRuleOk, PythonRuleError> {
+  return Effect.gen(function* () {
+    const timeoutMs = options.timeoutMs ?? PYTHON_SANDBOX_DEFAULTS.timeoutMs;
+    const memoryMb = options.memoryMb ?? PYTHON_SANDBOX_DEFAULTS.memoryMb;
+    const maxScore = request.maxScore ?? 1;
+    if (!(Number.isFinite(maxScore) && maxScore > 0))
+      return yield* new InvalidPythonRuleRequestError({ message: `maxScore must be a finite number > 0, got ${maxScore}` });
+    if (!(Number.isFinite(timeoutMs) && timeoutMs > 0))
+      return yield* new InvalidPythonRuleRequestError({ message: `timeoutMs must be a finite number > 0, got ${timeoutMs}` });
+    if (!(Number.isFinite(memoryMb) && memoryMb >= 32))
+      return yield* new InvalidPythonRuleRequestError({ message: `memoryMb must be at least 32, got ${memoryMb}` });
+
+    const tools = yield* locateTools(options);
+    const files = yield* mountFiles(request.files ?? []);
+    const cpuSeconds = Math.ceil(timeoutMs / 1000) + 1;
+    const limits = { cpu_seconds: cpuSeconds, memory_bytes: memoryMb * 1024 * 1024, file_size_bytes: TMP_BYTES };
+    const harnessRequest: HarnessRequest = {
+      code: request.code,
+      files: files.map((f) => f.wire),
+      input: request.input ?? "",
+      output: request.output ?? "",
+      max_score: maxScore,
+      limits,
+    };
+    const sandboxArgs = bwrapArguments({
+      python: tools.python,
+      harnessPath: tools.harnessPath,
+      files: files.map((f) => ({ hostPath: f.hostPath, sandboxPath: f.wire.path })),
+      readOnlyPaths: options.readOnlyPaths ?? [],
+      tmpBytes: TMP_BYTES,
+    });
+    const [command, args] = tools.prlimit
+      ? [
+          tools.prlimit,
+          [`--cpu=${cpuSeconds}:${cpuSeconds + 1}`, `--as=${limits.memory_bytes}`, "--core=0", `--fsize=${TMP_BYTES}`, "--", tools.bwrap, ...sandboxArgs],
+        ]
+      : [tools.bwrap, sandboxArgs];
+
+    const started = performance.now();
+    const finished = yield* runProcess(command, args, JSON.stringify(harnessRequest), options.maxOutputBytes ?? PYTHON_SANDBOX_DEFAULTS.maxOutputBytes).pipe(
+      Effect.timeoutOption(Duration.millis(timeoutMs)),
+    );
+    const durationMs = performance.now() - started;
+    if (Option.isNone(finished))
+      return yield* new PythonRuleTimeoutError({ message: `the rule did not finish within ${timeoutMs} ms; the sandbox was killed` });
+    return yield* interpretOutcome(finished.value, { maxScore, cpuSeconds, memoryMb, durationMs });
+  });
+}
+
+/**
+ * {@link runPythonRuleEffect} as a promise that resolves to a result for every outcome of the
+ * rule (it rejects only when `signal` aborts).
+ *
+ * @example
+ * const result = await runPythonRule(
+ *   { code: "def evaluate(workflow, context):\n    return 3, 'three of four'", maxScore: 4 },
+ *   { timeoutMs: 5_000 },
+ * );
+ * if (result.status === "ok") console.log(result.score); // 0.75
+ */
+export async function runPythonRule(request: PythonRuleRequest, options: PythonRuleRunOptions = {}): Promise<PythonRuleResult> {
+  const started = performance.now();
+  const exit = await Effect.runPromiseExit(runPythonRuleEffect(request, options), options.signal ? { signal: options.signal } : undefined);
+  if (Exit.isSuccess(exit)) return exit.value;
+  const failure = Cause.failureOption(exit.cause);
+  if (Option.isSome(failure)) {
+    const error = failure.value;
+    return {
+      status: "error",
+      kind: error.kind,
+      message: error.message,
+      ...(error.traceback === undefined ? {} : { traceback: error.traceback }),
+      ...(error.stderr === undefined ? {} : { stderr: error.stderr }),
+      durationMs: performance.now() - started,
+    };
+  }
+  if (Cause.isInterruptedOnly(exit.cause) && options.signal?.aborted) throw options.signal.reason;
+  throw Cause.squash(exit.cause);
+}
+
+// --- setup -------------------------------------------------------------------------------------
+
+interface Tools {
+  readonly bwrap: string;
+  readonly prlimit: string | undefined;
+  readonly python: string;
+  readonly harnessPath: string;
+}
+
+function locateTools(options: PythonSandboxOptions): Effect.Effect<Tools, PythonSandboxUnavailableError> {
+  return Effect.gen(function* () {
+    const bwrapName = options.bwrap ?? PYTHON_SANDBOX_DEFAULTS.bwrap;
+    const bwrap = resolveExecutable(bwrapName);
+    if (bwrap === undefined)
+      return yield* new PythonSandboxUnavailableError({
+        message: `bubblewrap (${bwrapName}) is not installed or not executable, and Python rules never run unsandboxed; install it: apt-get install bubblewrap`,
+      });
+    const python = options.python ?? PYTHON_SANDBOX_DEFAULTS.python;
+    if (!existsSync(python))
+      return yield* new PythonSandboxUnavailableError({
+        message: `the Python interpreter ${python} does not exist; install python3 (with python3-pandas, python3-numpy, python3-openpyxl for GDPval rules) or pass options.python`,
+      });
+    const harnessPath = options.harnessPath ?? pythonHarnessPath();
+    if (!existsSync(harnessPath))
+      return yield* new PythonSandboxUnavailableError({
+        message: `harness.py is missing at ${harnessPath}; the package build must copy src/sandbox/python/harness.py next to the bundle (dist/harness.py)`,
+      });
+    const prlimit = options.prlimit === null ? undefined : resolveExecutable(options.prlimit ?? "prlimit");
+    return { bwrap, prlimit, python, harnessPath };
+  });
+}
+
+interface MountedFile {
+  readonly hostPath: string;
+  readonly wire: HarnessRequest["files"][number];
+}
+
+function mountFiles(files: readonly OutputFile[]): Effect.Effect<MountedFile[], InvalidPythonRuleRequestError> {
+  return Effect.forEach(files, (file, index) =>
+    Effect.gen(function* () {
+      const isFile = (() => {
+        try {
+          return statSync(file.path).isFile();
+        } catch {
+          return false;
+        }
+      })();
+      // A missing file is the caller's mistake; the rule would read it as an empty deliverable and score 0.
+      if (!isFile) return yield* new InvalidPythonRuleRequestError({ message: `files[${index}] (${file.name}): ${file.path} is not a readable file` });
+      return {
+        hostPath: file.path,
+        wire: {
+          id: resourceId(index, file.name),
+          name: file.name,
+          path: `${SANDBOX_OUTPUTS_DIR}/${index}/${sandboxFileName(file.name, index)}`,
+          mime_type: file.mimeType ?? guessMimeType(file.name),
+        },
+      };
+    }),
+  );
+}
+
+// The reference keys resources by UUID; a stable one per (position, name) keeps feedback that
+// quotes ids reproducible, which verdict caching relies on.
+function resourceId(index: number, name: string): string {
+  const hex = createHash("sha256").update(`${index}\0${name}`).digest("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+// --- the process -------------------------------------------------------------------------------
+
+interface ProcessOutcome {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stdoutOverflow: boolean;
+  readonly stderr: string;
+  readonly spawnError?: Error;
+}
+
+/**
+ * Runs the sandbox to completion. Interrupting the effect (timeout, abort) kills the process
+ * group and waits until it is gone; bwrap's --die-with-parent then takes the sandbox down.
+ */
+function runProcess(command: string, args: readonly string[], stdin: string, maxOutputBytes: number): Effect.Effect<ProcessOutcome> {
+  return Effect.async<ProcessOutcome>((resume) => {
+    // The host environment may hold secrets; bwrap gets only PATH, and clears even that inside.
+    const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], detached: true, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" } });
+    const stdout: Buffer[] = [];
+    let stdoutBytes = 0;
+    let stdoutOverflow = false;
+    let stderr = Buffer.alloc(0);
+    let spawnError: Error | undefined;
+    let closed = false;
+    const whenClosed: Array<() => void> = [];
+    const killGroup = () => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    };
+
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (stdoutOverflow) return;
+      stdoutBytes += chunk.length;
+      if (stdoutBytes > maxOutputBytes) {
+        stdoutOverflow = true;
+        killGroup();
+      } else stdout.push(chunk);
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr = Buffer.concat([stderr, chunk]);
+      if (stderr.length > 2 * STDERR_TAIL_BYTES) stderr = stderr.subarray(stderr.length - STDERR_TAIL_BYTES);
+    });
+    // The sandbox may die before reading its request (EPIPE); its exit status says why.
+    child.stdin.on("error", () => {});
+    child.stdin.end(stdin);
+    child.on("error", (error) => {
+      spawnError = error;
+    });
+    child.on("close", (code, signal) => {
+      closed = true;
+      const tail = stderr.length > STDERR_TAIL_BYTES ? stderr.subarray(stderr.length - STDERR_TAIL_BYTES) : stderr;
+      resume(
+        Effect.succeed({
+          code,
+          signal,
+          stdout: Buffer.concat(stdout).toString("utf8"),
+          stdoutOverflow,
+          stderr: tail.toString("utf8"),
+          ...(spawnError === undefined ? {} : { spawnError }),
+        }),
+      );
+      for (const f of whenClosed) f();
+    });
+
+    return Effect.async<void>((done) => {
+      if (closed) return done(Effect.void);
+      whenClosed.push(() => done(Effect.void));
+      killGroup();
+    });
+  });
+}
+
+// --- reading the outcome -----------------------------------------------------------------------
+
+interface RunFacts {
+  readonly maxScore: number;
+  readonly cpuSeconds: number;
+  readonly memoryMb: number;
+  readonly durationMs: number;
+}
+
+const SIGKILL = 9;
+const SIGXCPU = 24;
+const OUT_OF_MEMORY = /MemoryError|Cannot allocate memory|std::bad_alloc|out of memory/i;
+
+function interpretOutcome(outcome: ProcessOutcome, facts: RunFacts): Effect.Effect<PythonRuleOk, PythonRuleError> {
+  const stderr = outcome.stderr.trim() === "" ? {} : { stderr: outcome.stderr };
+  if (outcome.spawnError)
+    return Effect.fail(new PythonSandboxUnavailableError({ message: `could not start the sandbox: ${outcome.spawnError.message}`, ...stderr }));
+  if (outcome.stdoutOverflow)
+    return Effect.fail(new InvalidPythonRuleResultError({ message: `the sandbox wrote more than the allowed stdout; the rule's prints belong on stderr`, ...stderr }));
+
+  const lines = outcome.stdout.split("\n").filter((line) => line.trim() !== "");
+  if (lines.length === 0) return Effect.fail(explainSilentExit(outcome, facts));
+  if (lines.length > 1)
+    return Effect.fail(new InvalidPythonRuleResultError({ message: `expected one JSON line from the harness, got ${lines.length}`, ...stderr }));
+  let json: unknown;
+  try {
+    json = JSON.parse(lines[0]!);
+  } catch (error) {
+    return Effect.fail(new InvalidPythonRuleResultError({ message: `the harness's answer is not JSON: ${(error as Error).message}`, ...stderr }));
+  }
+  const parsed = HarnessResponseSchema.safeParse(json);
+  if (!parsed.success)
+    return Effect.fail(new InvalidPythonRuleResultError({ message: `the harness's answer has the wrong shape: ${z.prettifyError(parsed.error)}`, ...stderr }));
+  const answer = parsed.data;
+  if (!answer.ok) {
+    const detail = { message: answer.message, ...(answer.traceback === null ? {} : { traceback: answer.traceback }), ...stderr };
+    if (answer.kind === "memory") return Effect.fail(new PythonRuleMemoryError({ ...detail, message: `${answer.message} (limit ${facts.memoryMb} MiB)` }));
+    if (answer.kind === "invalid-result") return Effect.fail(new InvalidPythonRuleResultError(detail));
+    return Effect.fail(new PythonRuleExceptionError(detail));
+  }
+  if (!Number.isFinite(answer.score)) return Effect.fail(new InvalidPythonRuleResultError({ message: `non-finite score ${answer.score}` }));
+  const fraction = answer.score / facts.maxScore;
+  return Effect.succeed({
+    status: "ok",
+    score: fraction < 0 ? 0 : fraction > 1 ? 1 : fraction,
+    raw: answer.score,
+    ...(answer.feedback === null ? {} : { feedback: answer.feedback }),
+    durationMs: facts.durationMs,
+  });
+}
+
+/** Why the sandbox ended without writing an answer. */
+function explainSilentExit(outcome: ProcessOutcome, facts: RunFacts): PythonRuleError {
+  const stderr = outcome.stderr.trim() === "" ? {} : { stderr: outcome.stderr };
+  // bwrap reports a child killed by signal N as exit status 128 + N.
+  const signal = outcome.signal ?? (outcome.code !== null && outcome.code > 128 ? outcome.code - 128 : null);
+  const bwrapComplaint = outcome.stderr.split("\n").find((line) => line.startsWith("bwrap: "));
+  if (signal === SIGXCPU || signal === "SIGXCPU")
+    return new PythonRuleTimeoutError({ message: `the rule used more than its ${facts.cpuSeconds} s of CPU time and was killed`, ...stderr });
+  if (OUT_OF_MEMORY.test(outcome.stderr))
+    return new PythonRuleMemoryError({ message: `the sandbox ran out of memory (limit ${facts.memoryMb} MiB)`, ...stderr });
+  if (bwrapComplaint !== undefined && outcome.code === 1)
+    return new PythonSandboxUnavailableError({
+      message: `bubblewrap could not set up the sandbox (${bwrapComplaint.slice("bwrap: ".length)}); it needs unprivileged user namespaces, and the interpreter must be under /usr or in readOnlyPaths`,
+      ...stderr,
+    });
+  const how =
+    signal === SIGKILL || signal === "SIGKILL"
+      ? "was killed by SIGKILL (the kernel's OOM killer, or the CPU hard limit)"
+      : signal !== null
+        ? `was killed by signal ${signal}`
+        : `exited with status ${outcome.code}`;
+  return new PythonSandboxCrashedError({ message: `the sandboxed interpreter ${how} without an answer`, ...stderr });
+}
