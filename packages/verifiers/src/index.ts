@@ -115,3 +115,19 @@ export {
   type PythonRuleError,
   type PythonRuleErrorKind,
 } from "./sandbox/python/errors.js";
+export { jsVerifier, type JsVerifierOptions } from "./sandbox/js/js-verifier.js";
+export { JS_RULE_DEFAULTS, JsRuleLimitsSchema, JsVerifierSpecSchema, type JsRuleLimits, type JsVerifierSpec } from "./sandbox/js/spec.js";
+export { JsRuleReturnSchema, runJsRule, runJsRuleEffect, type JsRule, type JsRuleOptions, type JsRuleResult, type JsRuleSuccess } from "./sandbox/js/run-js-rule.js";
+export { JsSandbox, sharedJsSandbox, type JsSandboxOptions } from "./sandbox/js/sandbox.js";
+export {
+  InvalidJsRuleLimitsError,
+  InvalidJsRuleResultError,
+  JsRuleExceptionError,
+  JsRuleMemoryError,
+  JsRuleSyntaxError,
+  JsRuleTimeoutError,
+  JsSandboxCrashedError,
+  JsSandboxUnavailableError,
+  type JsRuleError,
+  type JsRuleErrorKind,
+} from "./sandbox/js/errors.js";

@@ -170,7 +170,24 @@ async function verifyGroup(
   options: ScoreOutputsOptions,
   gate: Gate,
 ): Promise<Verdict[]> {
-  const keyed = items.map((item) => ({
+  const results = new Map<string, Verdict>();
+  const criterion = (item: Prepared): CriterionToVerify => ({ id: item.criterion.id, text: item.criterion.text, verifier: item.spec });
+  const expensive: Prepared[] = [];
+  for (const item of items) {
+    if (!item.verifier.cheap) {
+      expensive.push(item);
+      continue;
+    }
+    const started = performance.now();
+    let draft: VerdictDraft;
+    try {
+      draft = await item.verifier.verify(criterion(item), item.spec, output, withSignal(options));
+    } catch (error) {
+      draft = errorDraft(`verifier ${item.verifier.kind} failed: ${(error as Error).message}`);
+    }
+    results.set(item.criterion.id, toVerdict(item, draft, undefined, performance.now() - started, false));
+  }
+  const keyed = expensive.map((item) => ({
     item,
     key: verdictCacheKey({
       spec: item.spec,
@@ -181,7 +198,6 @@ async function verifyGroup(
       identity: item.verifier.cacheIdentity?.(item.spec) ?? null,
     }),
   }));
-  const results = new Map<string, Verdict>();
   const pending: typeof keyed = [];
   for (const k of keyed) {
     const cached = await options.cache?.get(k.key);
@@ -193,15 +209,14 @@ async function verifyGroup(
   for (const p of pending) byVerifier.set(p.item.verifier, [...(byVerifier.get(p.item.verifier) ?? []), p]);
   const calls: Promise<void>[] = [];
   for (const [verifier, group] of byVerifier) {
-    const criterion = (p: (typeof group)[number]): CriterionToVerify => ({ id: p.item.criterion.id, text: p.item.criterion.text, verifier: p.item.spec });
     const run = async (members: typeof group) => {
       const started = performance.now();
       let drafts: VerdictDraft[];
       try {
         drafts = await gate(() =>
           verifier.verifyMany && members.length > 1
-            ? verifier.verifyMany(members.map((m) => ({ criterion: criterion(m), spec: m.item.spec })), output, withSignal(options))
-            : Promise.all(members.map((m) => verifier.verify(criterion(m), m.item.spec, output, withSignal(options)))),
+            ? verifier.verifyMany(members.map((m) => ({ criterion: criterion(m.item), spec: m.item.spec })), output, withSignal(options))
+            : Promise.all(members.map((m) => verifier.verify(criterion(m.item), m.item.spec, output, withSignal(options)))),
         );
         if (drafts.length !== members.length) throw new Error(`verifier ${verifier.kind} returned ${drafts.length} verdicts for ${members.length} criteria`);
       } catch (error) {
@@ -228,17 +243,28 @@ function withSignal(options: ScoreOutputsOptions) {
   return options.signal ? { signal: options.signal } : {};
 }
 
-function toVerdict(item: Prepared, draft: VerdictDraft, cacheKey: string, latencyMs: number, cached: boolean): Verdict {
-  const identity = item.verifier.cacheIdentity?.(item.spec);
-  const model = identity && typeof identity["model"] === "string" ? `:${identity["model"]}` : "";
-  const base = { criterionId: item.criterion.id, verifier: `${item.verifier.kind}${model}`, latencyMs: cached ? 0 : latencyMs, cacheKey };
-  const extras = {
-    ...("rationale" in draft && draft.rationale !== undefined ? { rationale: draft.rationale } : {}),
-    ...("evidence" in draft && draft.evidence !== undefined ? { evidence: draft.evidence } : {}),
-    ...("costUsd" in draft && draft.costUsd !== undefined ? { costUsd: cached ? 0 : draft.costUsd } : {}),
-    ...("tokens" in draft && draft.tokens !== undefined ? { tokens: cached ? 0 : draft.tokens } : {}),
+// Built field by field, without conditional spreads: this runs once per verdict, and at rule
+// speed the spreads' temporary objects were most of the engine's cost.
+function toVerdict(item: Prepared, draft: VerdictDraft, cacheKey: string | undefined, latencyMs: number, cached: boolean): Verdict {
+  let verifier = item.verifier.kind;
+  if (!item.verifier.cheap) {
+    const model = item.verifier.cacheIdentity?.(item.spec)?.["model"];
+    if (typeof model === "string") verifier = `${verifier}:${model}`;
+  }
+  const verdict: { -readonly [K in keyof Verdict]: Verdict[K] } = {
+    criterionId: item.criterion.id,
+    score: draft.score,
+    status: draft.status,
+    verifier,
+    latencyMs: cached ? 0 : latencyMs,
   };
-  if (draft.status === "ok") return { ...base, score: draft.score, status: "ok", ...extras };
-  if (draft.status === "skipped") return { ...base, score: null, status: "skipped", ...extras };
-  return { ...base, score: null, status: "error", error: draft.error, ...extras };
+  if (cacheKey !== undefined) verdict.cacheKey = cacheKey;
+  if (draft.status === "error") verdict.error = draft.error;
+  else if (draft.rationale !== undefined) verdict.rationale = draft.rationale;
+  if (draft.status !== "skipped") {
+    if (draft.evidence !== undefined) verdict.evidence = draft.evidence;
+    if (draft.costUsd !== undefined) verdict.costUsd = cached ? 0 : draft.costUsd;
+    if (draft.tokens !== undefined) verdict.tokens = cached ? 0 : draft.tokens;
+  }
+  return verdict;
 }

@@ -20,8 +20,21 @@ function isWhole(x: number): boolean {
   return Math.abs(x - Math.round(x)) < 1e-9;
 }
 
+// Judges consult the values of the same few scales for every verdict.
+const valuesOf = new Map<string, readonly number[]>();
+
 /** Every allowed score, ascending. Integer-minimum/maximum are not enforced by every grammar engine; enums are. */
-export function scaleValues(scale: Scale): number[] {
+export function scaleValues(scale: Scale): readonly number[] {
+  const key = `${scale.min}|${scale.max}|${scale.step ?? ""}`;
+  let values = valuesOf.get(key);
+  if (!values) {
+    values = computeScaleValues(scale);
+    if (valuesOf.size < 1000) valuesOf.set(key, values);
+  }
+  return values;
+}
+
+function computeScaleValues(scale: Scale): number[] {
   const range = scale.max - scale.min;
   const step = scale.step ?? NICE_STEPS.find((s) => isWhole(range / s) && range / s >= 8) ?? range / 10;
   const levels = Math.round(range / step);

@@ -35,6 +35,7 @@ function parseOutput(output: string, extract: JsonSchemaSpec["extract"]): { ok: 
 export const jsonSchemaVerifier: Verifier<JsonSchemaSpec> = {
   kind: "json-schema",
   specSchema: JsonSchemaSpecSchema,
+  cheap: true,
   async verify(_criterion, spec, input) {
     let validate = compiled.get(spec.schema);
     if (!validate) {

@@ -19,6 +19,7 @@ function rule<S extends { kind: string }>(
   return {
     kind,
     specSchema,
+    cheap: true,
     async verify(_criterion, spec, input) {
       return judge(spec, input.output, input.input);
     },

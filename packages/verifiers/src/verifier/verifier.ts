@@ -63,6 +63,11 @@ export interface Verifier<S extends VerifierSpec = VerifierSpec> {
   readonly kind: string;
   readonly specSchema: z.ZodType<S>;
   /**
+   * A pure, fast, deterministic check (the rule verifiers): the engine runs it inline, with no
+   * permit, no cache entry and no cache key, since hashing the output would cost more than the check.
+   */
+  readonly cheap?: boolean;
+  /**
    * What else decides this verifier's verdict besides spec, criterion, input and output — a
    * judge's model id and sampling parameters — so the cache key changes when they do.
    */
@@ -81,8 +86,10 @@ export interface Verifier<S extends VerifierSpec = VerifierSpec> {
 
 /** Shorthand for an `ok` draft with the score clamped to [0, 1]. */
 export function okDraft(score: number, rationale?: string, evidence?: unknown): VerdictDraft {
-  const clamped = score < 0 ? 0 : score > 1 ? 1 : score;
-  return { status: "ok", score: clamped, ...(rationale === undefined ? {} : { rationale }), ...(evidence === undefined ? {} : { evidence }) };
+  const draft: { status: "ok"; score: number; rationale?: string; evidence?: unknown } = { status: "ok", score: score < 0 ? 0 : score > 1 ? 1 : score };
+  if (rationale !== undefined) draft.rationale = rationale;
+  if (evidence !== undefined) draft.evidence = evidence;
+  return draft;
 }
 
 /** Shorthand for an `error` draft. */

@@ -1,0 +1,143 @@
+/**
+ * Benchmarks of @rubric/verifiers, one process, medians of repeated runs.
+ *
+ *   pnpm --filter @rubric/verifiers run bench [--write ../../BENCHMARKS-verifiers.md] [--skip-promptfoo]
+ *
+ * 1. Rule verifiers: 1,000 outputs × a 12-criterion rule rubric through scoreOutputs, against
+ *    promptfoo's evaluate() with the equivalent assertions (icontains / regex / javascript,
+ *    weighted) and its echo provider. promptfoo (≈1.3 GB) is installed on first run into
+ *    bench/promptfoo/, or taken from PROMPTFOO_DIR. Target: ≥ 20× faster.
+ * 2. The judge path against a local OpenAI-wire server with 50 ms latency: requests per
+ *    (output, rubric) when batched, 500 requests at concurrency 32 vs the ideal 500/32 × 50 ms
+ *    (target ≤ 1.25×), and the requests a cached rerun makes (target 0).
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { parseFlatRubric } from "@rubric/core";
+import { createVerifierRegistry, fileCache, llmJudge, openAICompatible, scoreOutputs } from "@rubric/verifiers";
+
+const { values: args } = parseArgs({ options: { write: { type: "string" }, "skip-promptfoo": { type: "boolean", default: false }, runs: { type: "string", default: "7" } } });
+const runs = Number(args.runs);
+const lines: string[] = [];
+const say = (line = "") => {
+  console.log(line);
+  lines.push(line);
+};
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+async function time(fn: () => Promise<unknown>, n = runs): Promise<number[]> {
+  await fn(); // warm-up
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn();
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+// --- 1. rule verifiers vs promptfoo ------------------------------------------------------------
+const terms = ["revenue", "margin", "forecast", "risk"];
+const patterns = ["\\bQ[1-4]\\b", "\\d+(?:\\.\\d+)?%", "\\$\\d", "\\b20\\d\\d\\b"];
+const rubric = parseFlatRubric({
+  id: "bench-rules",
+  criteria: [
+    ...terms.map((t, i) => ({ id: `has-${t}`, text: `Mentions ${t}`, weight: 1 + (i % 2), verifier: { kind: "includes", terms: [t] } })),
+    ...patterns.map((p, i) => ({ id: `re-${i}`, text: `Matches ${p}`, weight: 1, verifier: { kind: "regex", pattern: p } })),
+    { id: "max-words", text: "At most 60 words", weight: 1, verifier: { kind: "length", unit: "words", max: 60 } },
+    { id: "min-chars", text: "At least 80 characters", weight: 1, verifier: { kind: "length", unit: "chars", min: 80 } },
+    { id: "cites", text: "Cites a source", weight: 1, verifier: { kind: "regex", pattern: "\\[\\d+\\]" } },
+    { id: "no-hype", text: "Never says guaranteed", weight: 2, verifier: { kind: "excludes", terms: ["guaranteed"] } },
+  ],
+});
+const words = ["the", "revenue", "grew", "margin", "in", "Q3", "by", "4.2%", "to", "$12M", "forecast", "2026", "risk", "[1]", "guaranteed", "steady"];
+const outputs = Array.from({ length: 1000 }, (_, i) => ({
+  id: `o${i}`,
+  output: Array.from({ length: 20 + (i % 50) }, (_, j) => words[(i * 7 + j * 3) % words.length]).join(" "),
+}));
+const registry = createVerifierRegistry({ python: false });
+const oursMs = await time(() => scoreOutputs(rubric, outputs, { registry, concurrency: 64 }));
+say("## Rule verifiers: 1,000 outputs × 12 criteria");
+say();
+say(`@rubric/verifiers scoreOutputs: median ${median(oursMs).toFixed(1)} ms over ${runs} runs (${((1000 * 12) / (median(oursMs) / 1000) / 1e3).toFixed(0)} k verdicts/s)`);
+
+// --- 2. the judge path (measured before promptfoo is loaded: it installs its own HTTP machinery) -------------------------------------------------------------------------
+say();
+say("## Judge path against a local OpenAI-wire server (50 ms latency)");
+say();
+const judged = parseFlatRubric({
+  id: "bench-judge",
+  criteria: ["clear", "accurate", "complete"].map((c) => ({ id: c, text: `The answer is ${c}`, weight: 1, verifier: { kind: "llm-judge", scale: { min: 0, max: 4 } } })),
+});
+// The server runs in its own process, as a remote judge would: in this one it would compete
+// with the client for the event loop and measure neither.
+const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./judge-server.ts", import.meta.url)), "50"], { stdio: ["pipe", "pipe", "inherit"] });
+const replies = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+const nextLine = async () => String((await replies.next()).value);
+const serverUrl = await nextLine();
+const requestCount = async () => {
+  child.stdin!.write("count\n");
+  return Number(await nextLine());
+};
+const judgeOutputs = Array.from({ length: 500 }, (_, i) => ({ id: `j${i}`, output: `answer ${i}` }));
+const judgeRegistry = () =>
+  createVerifierRegistry({ python: false, judge: llmJudge(openAICompatible({ baseUrl: serverUrl, model: "bench-judge", apiKeyEnv: false })) });
+const cacheDir = mkdtempSync(join(tmpdir(), "rubric-bench-cache-"));
+// Warm the client (module loading, first connection) on outputs outside the measured set.
+await scoreOutputs(judged, judgeOutputs.slice(0, 32).map((o) => ({ ...o, id: `warm-${o.id}`, output: `warm ${o.output}` })), { registry: judgeRegistry(), concurrency: 32 });
+const warm = await requestCount();
+const start = performance.now();
+await scoreOutputs(judged, judgeOutputs, { registry: judgeRegistry(), concurrency: 32, cache: fileCache(cacheDir) });
+const wall = performance.now() - start;
+const ideal = (500 / 32) * 50;
+const measured = (await requestCount()) - warm;
+say(`500 outputs × 3 judge criteria, batched: ${measured} requests (${(measured / 500).toFixed(2)} per output; target ≤ 1)`);
+say(`wall time at concurrency 32: ${wall.toFixed(0)} ms vs ideal ${ideal.toFixed(0)} ms = ${(wall / ideal).toFixed(2)}× (target ≤ 1.25×)`);
+const before = await requestCount();
+await scoreOutputs(judged, judgeOutputs, { registry: judgeRegistry(), concurrency: 32, cache: fileCache(cacheDir) });
+say(`cached rerun (new cache object on the same directory): ${(await requestCount()) - before} requests (target 0)`);
+child.kill();
+
+
+say();
+say("## Rule verifiers against promptfoo");
+say();
+if (!args["skip-promptfoo"]) {
+  const dir = process.env["PROMPTFOO_DIR"] ?? fileURLToPath(new URL("./promptfoo/", import.meta.url));
+  if (!existsSync(join(dir, "node_modules/promptfoo"))) {
+    console.error(`installing promptfoo into ${dir} (≈1.3 GB, a few minutes; set PROMPTFOO_DIR to reuse an install) …`);
+    execFileSync("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: dir, stdio: "inherit" });
+  }
+  for (const key of ["PROMPTFOO_DISABLE_TELEMETRY", "PROMPTFOO_DISABLE_UPDATE", "PROMPTFOO_DISABLE_SHARING", "PROMPTFOO_DISABLE_REMOTE_GENERATION"]) process.env[key] = "1";
+  const promptfoo = (await import(pathToFileURL(join(dir, "node_modules/promptfoo/dist/src/index.js")).href).catch(() => import(pathToFileURL(join(dir, "node_modules/promptfoo")).href))) as {
+    default?: { evaluate: (...a: unknown[]) => Promise<unknown> };
+    evaluate?: (...a: unknown[]) => Promise<unknown>;
+  };
+  const evaluate = promptfoo.evaluate ?? promptfoo.default!.evaluate;
+  const asserts = [
+    ...terms.map((t, i) => ({ type: "icontains", value: t, weight: 1 + (i % 2) })),
+    ...patterns.map((p) => ({ type: "regex", value: p, weight: 1 })),
+    { type: "javascript", value: "output.split(/\\s+/).filter(Boolean).length <= 60", weight: 1 },
+    { type: "javascript", value: "output.length >= 80", weight: 1 },
+    { type: "regex", value: "\\[\\d+\\]", weight: 1 },
+    { type: "not-icontains", value: "guaranteed", weight: 2 },
+  ];
+  const suite = { prompts: ["{{out}}"], providers: [{ id: "echo" }], tests: outputs.map((o) => ({ vars: { out: o.output }, assert: asserts })), writeLatestResults: false };
+  const theirsMs = await time(() => evaluate(suite, { maxConcurrency: 64, showProgressBar: false, cache: false }), Math.min(runs, 3));
+  say(`promptfoo ${"0.120.8"} evaluate() (echo provider): median ${median(theirsMs).toFixed(1)} ms over ${Math.min(runs, 3)} runs`);
+  say(`ratio: @rubric/verifiers is ${(median(theirsMs) / median(oursMs)).toFixed(1)}× faster (target ≥ 20×)`);
+}
+
+if (args.write) {
+  const header = `# Benchmarks: @rubric/verifiers\n\nProduced by \`pnpm --filter @rubric/verifiers run bench --write ../../BENCHMARKS-verifiers.md\` on ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${(await import("node:os")).availableParallelism()} cores.\n\n`;
+  writeFileSync(args.write, `${header}${lines.join("\n")}\n`);
+}
