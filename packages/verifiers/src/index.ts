@@ -15,7 +15,7 @@ export {
   type VerifyOptions,
 } from "./verifier/verifier.js";
 export { DuplicateVerifierError, VerifierRegistry, type AnyVerifier } from "./verifier/registry.js";
-export { canonicalJson, verdictCacheKey, type VerdictKeyParts } from "./verifier/cache-key.js";
+export { canonicalJson, criterionDigest, verdictCacheKey, verdictCacheKeyFor, type VerdictKeyParts } from "./verifier/cache-key.js";
 export { fileCache, memoryCache, type VerdictCache } from "./verifier/cache.js";
 
 // rules: deterministic verifiers

@@ -10,12 +10,13 @@ import {
   type Verdict,
   type VerifierSpec,
 } from "@rubric/core";
-import { Cause, Effect, Exit } from "effect";
+import { Effect } from "effect";
 import type { VerdictCache } from "../verifier/cache.js";
-import { verdictCacheKey, sha256 } from "../verifier/cache-key.js";
+import { criterionDigest, sha256, verdictCacheKeyFor } from "../verifier/cache-key.js";
 import type { VerifierRegistry } from "../verifier/registry.js";
 import { errorDraft, type CriterionToVerify, type VerdictDraft, type VerificationInput, type Verifier } from "../verifier/verifier.js";
 import { VerificationSetupError } from "./errors.js";
+import { PermitPool } from "./permits.js";
 
 /** One output to score: an id of the caller's choosing, plus what verifiers judge. */
 export interface OutputToScore extends VerificationInput {
@@ -51,6 +52,8 @@ interface Prepared {
   readonly criterion: RubricCriterion;
   readonly verifier: Verifier;
   readonly spec: VerifierSpec;
+  /** The criterion's share of every cache key (undefined for cheap verifiers, which are not cached). */
+  readonly digest?: string;
 }
 
 /**
@@ -73,7 +76,10 @@ export function prepareCriteria(rubric: FlatRubric | StagedRubric, registry: Ver
       problems.push({ criterionId: criterion.id, problem: `invalid ${criterion.verifier.kind} spec at verifier.${issue.path.join(".") || "(root)"}: ${issue.message}` });
       continue;
     }
-    prepared.push({ criterion, verifier, spec: parsed.data });
+    const digest = verifier.cheap
+      ? undefined
+      : criterionDigest({ spec: parsed.data, criterionText: criterion.text, identity: verifier.cacheIdentity?.(parsed.data) ?? null });
+    prepared.push({ criterion, verifier, spec: parsed.data, ...(digest === undefined ? {} : { digest }) });
   }
   if (problems.length > 0) throw new VerificationSetupError(problems);
   return prepared;
@@ -106,12 +112,8 @@ export async function scoreOutputs(
   const stages = stageGroups(rubric, prepared);
   // One pool of permits bounds verifier calls across all outputs; outputs themselves are also
   // taken `concurrency` at a time so that results (and progress) arrive steadily.
-  const permits = Effect.unsafeMakeSemaphore(concurrency);
-  const gate: Gate = async (work) => {
-    const exit = await Effect.runPromiseExit(permits.withPermits(1)(Effect.tryPromise({ try: work, catch: (error) => error })));
-    if (Exit.isSuccess(exit)) return exit.value;
-    throw Cause.squash(exit.cause);
-  };
+  const permits = new PermitPool(concurrency);
+  const gate: Gate = (work) => permits.run(work);
   let done = 0;
   const program = Effect.forEach(
     outputs,
@@ -189,14 +191,7 @@ async function verifyGroup(
   }
   const keyed = expensive.map((item) => ({
     item,
-    key: verdictCacheKey({
-      spec: item.spec,
-      criterionText: item.criterion.text,
-      input: output.input,
-      output: output.output,
-      ...(files ? { files } : {}),
-      identity: item.verifier.cacheIdentity?.(item.spec) ?? null,
-    }),
+    key: verdictCacheKeyFor(item.digest!, { input: output.input, output: output.output, ...(files ? { files } : {}) }),
   }));
   const pending: typeof keyed = [];
   for (const k of keyed) {

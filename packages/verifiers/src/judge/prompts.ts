@@ -58,7 +58,20 @@ export function verdictSchema(scale: Scale): Record<string, unknown> {
   };
 }
 
+// The same rubric is judged on every output: its schema is built once.
+const batchedSchemas = new Map<string, Record<string, unknown>>();
+
 export function batchedSchema(criteria: readonly JudgedCriterion[]): Record<string, unknown> {
+  const key = JSON.stringify(criteria.map((c) => [c.id, c.scale.min, c.scale.max, c.scale.step ?? null]));
+  let schema = batchedSchemas.get(key);
+  if (!schema) {
+    schema = buildBatchedSchema(criteria);
+    if (batchedSchemas.size < 1000) batchedSchemas.set(key, schema);
+  }
+  return schema;
+}
+
+function buildBatchedSchema(criteria: readonly JudgedCriterion[]): Record<string, unknown> {
   return {
     type: "object",
     properties: Object.fromEntries(criteria.map((c) => [c.id, verdictSchema(c.scale)])),

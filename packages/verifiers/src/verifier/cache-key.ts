@@ -28,20 +28,22 @@ export interface VerdictKeyParts {
 }
 
 /**
- * The stable cache key of a verdict: sha256 of the canonical JSON of its parts, versioned so a
- * change to how verdicts are computed can invalidate old caches.
+ * The stable cache key of a verdict: sha256 over the criterion's digest and the output's parts,
+ * versioned so a change to how verdicts are computed can invalidate old caches.
  */
 export function verdictCacheKey(parts: VerdictKeyParts): string {
-  return sha256(
-    canonicalJson({
-      v: 1,
-      spec: parts.spec,
-      criterion: parts.criterionText,
-      input: parts.input ?? null,
-      output: parts.output,
-      files: parts.files ?? [],
-      identity: parts.identity ?? null,
-      sample: parts.sampleIndex ?? 0,
-    }),
-  );
+  return verdictCacheKeyFor(criterionDigest(parts), parts);
+}
+
+/**
+ * The part of a cache key that depends on the criterion alone (spec, text, verifier identity):
+ * computed once per criterion, so keying thousands of outputs hashes only what changes.
+ */
+export function criterionDigest(parts: Pick<VerdictKeyParts, "spec" | "criterionText" | "identity">): string {
+  return sha256(canonicalJson({ spec: parts.spec, criterion: parts.criterionText, identity: parts.identity ?? null }));
+}
+
+/** The cache key of one output's verdict on a criterion whose digest is known. */
+export function verdictCacheKeyFor(digest: string, parts: Pick<VerdictKeyParts, "input" | "output" | "files" | "sampleIndex">): string {
+  return sha256(JSON.stringify([2, digest, parts.input ?? null, parts.output, parts.files ?? [], parts.sampleIndex ?? 0]));
 }

@@ -47,7 +47,27 @@ const CachedLineSchema = z.object({
 export function fileCache(dir: string): VerdictCache & { readonly path: string; stats(): Promise<{ entries: number; corruptLines: number }> } {
   const path = join(dir, "verdicts.jsonl");
   let loaded: Promise<{ entries: Map<string, VerdictDraft>; corruptLines: number }> | undefined;
-  let writes: Promise<void> = Promise.resolve();
+  // Lines wait here and are appended in one write per flush: hundreds of judges finishing at
+  // once must not queue hundreds of file appends (or a mkdir each) behind one another.
+  let queued: string[] = [];
+  let flushing: Promise<void> | undefined;
+  let madeDir = false;
+  const flush = (): Promise<void> =>
+    (flushing ??= (async () => {
+      try {
+        while (queued.length > 0) {
+          const batch = queued.join("");
+          queued = [];
+          if (!madeDir) {
+            await mkdir(dir, { recursive: true });
+            madeDir = true;
+          }
+          await appendFile(path, batch);
+        }
+      } finally {
+        flushing = undefined;
+      }
+    })());
   const load = () =>
     (loaded ??= (async () => {
       const entries = new Map<string, VerdictDraft>();
@@ -79,13 +99,9 @@ export function fileCache(dir: string): VerdictCache & { readonly path: string; 
       const { entries } = await load();
       if (entries.has(key)) return;
       entries.set(key, draft);
-      const line = `${JSON.stringify({ key, draft })}\n`;
-      // Appends are chained so concurrent verdicts never interleave within a line.
-      writes = writes.then(async () => {
-        await mkdir(dir, { recursive: true });
-        await appendFile(path, line);
-      });
-      await writes;
+      queued.push(`${JSON.stringify({ key, draft })}\n`);
+      // A flush already under way takes this line on its next round; otherwise start one.
+      await (flushing ?? flush());
     },
     async stats() {
       const { entries, corruptLines } = await load();
