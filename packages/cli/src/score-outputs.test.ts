@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 // The OpenAI-wire test server of @rubric/verifiers: a test fixture, not part of its public API.
 import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
+import { runCli } from "./cli.js";
 
 /**
  * `rubric score --outputs` as a user runs it: the built binary, real verifiers, a real local
@@ -111,6 +112,14 @@ describe("rubric score --outputs", () => {
     expect(report.results[0].normalized).toBe(1);
     expect(run.stderr).toMatch(/2 verdict\(s\) were errors/);
   }, 60_000);
+
+  it("draws a progress bar on a terminal", async () => {
+    let err = "";
+    const code = await runCli(["score", "--rubric", rulesOnly, "--outputs", outputsFile, "--json"], { out: () => {}, err: (t) => (err += t) }, { isTTY: true });
+    expect(code).toBe(0);
+    expect(err).toContain("\r[###############...............] 1/2 outputs");
+    expect(err).toContain("\r[##############################] 2/2 outputs\n");
+  });
 
   it("names the line of a bad outputs file", async () => {
     const bad = join(dir, "bad.jsonl");
