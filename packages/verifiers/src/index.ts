@@ -55,7 +55,15 @@ export { JsonSchemaSpecSchema, jsonSchemaVerifier, type JsonSchemaSpec } from ".
 export { rulesRegistry } from "./rules/registry.js";
 
 // engine: verify and score outputs
-export { prepareCriteria, scoreOutputs, type OutputToScore, type ScoreOutputsOptions, type ScoredOutput } from "./engine/engine.js";
+export {
+  prepareCriteria,
+  scoreOutputs,
+  scoredOutputToJson,
+  type OutputToScore,
+  type ScoreOutputsOptions,
+  type ScoredOutput,
+  type ScoredOutputJson,
+} from "./engine/engine.js";
 export { VerificationSetupError } from "./engine/errors.js";
 
 // server: rubric rewards over HTTP for Python trainers

@@ -1,5 +1,5 @@
 import { formatRubricIssue, type ErrorPolicy, type LoadedRubric, type RubricIssue } from "@rubric/core";
-import { createVerifierRegistry, fileCache, llmJudge, providerFromSpec, scoreOutputs, type OutputToScore, type ScoredOutput } from "@rubric/verifiers";
+import { createVerifierRegistry, fileCache, llmJudge, providerFromSpec, scoreOutputs, scoredOutputToJson, type OutputToScore, type ScoredOutput } from "@rubric/verifiers";
 import { z } from "zod";
 import { InputFileError, UsageError, readText, type CliIO } from "../io.js";
 
@@ -82,23 +82,7 @@ function progressBar(io: CliIO, isTTY: boolean) {
 }
 
 export function resultsToJson(results: readonly ScoredOutput[], errorsAs: ErrorPolicy) {
-  return {
-    errorsAs,
-    errors: results.reduce((n, r) => n + r.errors, 0),
-    results: results.map((r) => ({
-      id: r.id,
-      total: r.score?.total ?? null,
-      normalized: r.score?.normalized ?? null,
-      ...(r.scoreError ? { scoreError: r.scoreError } : {}),
-      verdicts: r.verdicts.map((v) => ({
-        criterionId: v.criterionId,
-        score: v.score,
-        status: v.status,
-        ...(v.rationale ? { rationale: v.rationale } : {}),
-        ...(v.error ? { error: v.error } : {}),
-      })),
-    })),
-  };
+  return { errorsAs, errors: results.reduce((n, r) => n + r.errors, 0), results: results.map(scoredOutputToJson) };
 }
 
 /**

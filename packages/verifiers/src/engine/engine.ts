@@ -263,3 +263,30 @@ function toVerdict(item: Prepared, draft: VerdictDraft, cacheKey: string | undef
   }
   return verdict;
 }
+
+/** A scored output as plain JSON: what the CLI prints and the reward server answers. */
+export interface ScoredOutputJson {
+  readonly id: string;
+  readonly total: number | null;
+  readonly normalized: number | null;
+  readonly errors: number;
+  readonly scoreError?: string;
+  readonly verdicts: readonly { criterionId: string; score: number | null; status: Verdict["status"]; rationale?: string; error?: string }[];
+}
+
+export function scoredOutputToJson(result: ScoredOutput): ScoredOutputJson {
+  return {
+    id: result.id,
+    total: result.score?.total ?? null,
+    normalized: result.score?.normalized ?? null,
+    errors: result.errors,
+    ...(result.scoreError ? { scoreError: result.scoreError } : {}),
+    verdicts: result.verdicts.map((v) => ({
+      criterionId: v.criterionId,
+      score: v.score,
+      status: v.status,
+      ...(v.rationale ? { rationale: v.rationale } : {}),
+      ...(v.error ? { error: v.error } : {}),
+    })),
+  };
+}

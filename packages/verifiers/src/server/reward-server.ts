@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { FlatRubric, StagedRubric } from "@rubric/core";
 import { z } from "zod";
-import { scoreOutputs, type ScoreOutputsOptions, type ScoredOutput } from "../engine/engine.js";
+import { scoreOutputs, scoredOutputToJson, type ScoreOutputsOptions, type ScoredOutput } from "../engine/engine.js";
 
 /** Scores a batch of (prompt, completion) pairs; what the reward server serves. */
 export type RewardScorer = (batch: readonly { readonly id: string; readonly input: string; readonly output: string }[]) => Promise<readonly ScoredOutput[]>;
@@ -111,20 +111,7 @@ export async function serveRewards(scorer: RewardScorer, options: RewardServerOp
         const results = await scorer(batch);
         send(response, 200, {
           rewards: results.map((r) => r.score?.normalized ?? null),
-          results: results.map((r) => ({
-            id: r.id,
-            total: r.score?.total ?? null,
-            normalized: r.score?.normalized ?? null,
-            errors: r.errors,
-            ...(r.scoreError ? { scoreError: r.scoreError } : {}),
-            verdicts: r.verdicts.map((v) => ({
-              criterionId: v.criterionId,
-              score: v.score,
-              status: v.status,
-              ...(v.rationale ? { rationale: v.rationale } : {}),
-              ...(v.error ? { error: v.error } : {}),
-            })),
-          })),
+          results: results.map(scoredOutputToJson),
         });
       } catch (error) {
         if (error instanceof HttpError) send(response, error.status, { error: error.message });
