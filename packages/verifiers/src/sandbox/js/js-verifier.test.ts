@@ -79,3 +79,14 @@ describe("jsVerifier", () => {
     ]);
   });
 });
+
+describe("js rules written the way models write them", () => {
+  it("may call console.log, and get the same Math.random numbers on every run", async () => {
+    const { runJsRule } = await import("./run-js-rule.js");
+    const code = "console.log('checking'); console.error('x'); Math.random()";
+    const first = await runJsRule({ code, output: "" });
+    const second = await runJsRule({ code, output: "" });
+    expect(first.status).toBe("ok");
+    expect(second).toMatchObject({ status: "ok", score: first.status === "ok" ? first.score : NaN });
+  });
+});

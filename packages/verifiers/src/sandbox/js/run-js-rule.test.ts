@@ -124,8 +124,10 @@ describe("containment", () => {
     expect(failed(await run("process.exit(1)"))).toMatchObject({ kind: "exception", message: expect.stringMatching(/^ReferenceError: 'process' is not defined/) });
     expect(failed(await run("function evaluate() { return import('fs'); }"))).toMatchObject({ kind: "exception", message: expect.stringMatching(/could not load module 'fs'/) });
     expect(failed(await run("this.constructor.constructor('return process')()")).message).toMatch(/^ReferenceError: 'process' is not defined/);
-    const absent = ["process", "require", "module", "Buffer", "__dirname", "global", "Deno", "Bun", "WebAssembly", "console"];
+    // console exists only as a silent stub of five methods (see worker-source.ts), not Node's.
+    const absent = ["process", "require", "module", "Buffer", "__dirname", "global", "Deno", "Bun", "WebAssembly"];
     expect(ok(await run(`[${absent.map((name) => `globalThis.${name}`).join(", ")}].every((v) => v === undefined)`)).score).toBe(1);
+    expect(ok(await run("Object.keys(console).sort().join() === 'debug,error,info,log,warn' && console.log('x') === undefined")).score).toBe(1);
   });
 
   it("has no network", async () => {
@@ -142,7 +144,7 @@ describe("containment", () => {
     const ecmascript = new Set(
       `Error EvalError RangeError ReferenceError SyntaxError TypeError URIError InternalError AggregateError Array Object Function
        Iterator parseInt parseFloat isNaN isFinite decodeURI decodeURIComponent encodeURI encodeURIComponent escape unescape Infinity
-       NaN undefined eval Number Boolean String Math Reflect Symbol globalThis BigInt Date RegExp JSON Proxy Map Set WeakMap WeakSet
+       NaN undefined eval Number Boolean String Math Reflect Symbol globalThis BigInt Date RegExp JSON Proxy Map Set WeakMap WeakSet console
        ArrayBuffer SharedArrayBuffer Uint8ClampedArray Int8Array Uint8Array Int16Array Uint16Array Int32Array Uint32Array BigInt64Array
        BigUint64Array Float16Array Float32Array Float64Array DataView Promise WeakRef FinalizationRegistry Atomics input output files`.split(/\s+/),
     );

@@ -55,6 +55,9 @@ function newEngine() {
 
 // Runs in the VM before the rule. The rule sees the data as read-only globals and as the one
 // argument of evaluate(); configurable so that a rule may still declare its own "let output".
+// LLM-written rules call console.log, which QuickJS lacks: it is a silent no-op rather than a
+// ReferenceError. Math.random is a fixed-seed xorshift, so a rule's verdict is reproducible
+// (and cacheable) run after run.
 // The texts go in as strings rather than JSON, which QuickJS would parse slowly for a long output.
 const PRELUDE = '(function (input, output, filesJson) {\\n' +
   '  "use strict";\\n' +
@@ -62,6 +65,10 @@ const PRELUDE = '(function (input, output, filesJson) {\\n' +
   '  const args = Object.freeze({ input: input, output: output, files: files });\\n' +
   '  for (const key of ["input", "output", "files"])\\n' +
   '    Object.defineProperty(globalThis, key, { value: args[key], writable: false, enumerable: false, configurable: true });\\n' +
+  '  const quiet = () => undefined;\\n' +
+  '  Object.defineProperty(globalThis, "console", { value: Object.freeze({ log: quiet, info: quiet, warn: quiet, error: quiet, debug: quiet }), writable: true, enumerable: false, configurable: true });\\n' +
+  '  let state = 0x9e3779b9;\\n' +
+  '  Math.random = function random() { state ^= state << 13; state ^= state >>> 17; state ^= state << 5; return (state >>> 0) / 4294967296; };\\n' +
   '  return args;\\n' +
   '})';
 // Copies a returned object's score and rationale into a plain object, and cuts long strings
