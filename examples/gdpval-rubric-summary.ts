@@ -16,10 +16,13 @@ import {
   createRng,
   formatRubricIssue,
   readRubricDocument,
+  rubricSetStructure,
   scoreRubric,
+  type RubricSetStructure,
   type StagedRubric,
   type StagedScore,
 } from "@rubric/core";
+import { loadGdpval } from "@rubric/autointeract";
 
 const { values: args } = parseArgs({
   options: {
@@ -37,6 +40,7 @@ const shared = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../
 
 interface SplitSummary {
   split: string;
+  structure: RubricSetStructure;
   rubrics: number;
   invalid: number;
   stages: number;
@@ -85,11 +89,13 @@ function summarise(split: string, file: string): SplitSummary {
     }
   }
   const randomMean = mean(random);
+  const structure = rubricSetStructure(rubrics);
   // Verdict sets of one rubric are not independent of each other; resample rubrics, not sets.
   const perRubric = rubrics.map((_, r) => mean(random.slice(r * samples, (r + 1) * samples)));
   const ci = bootstrapCI(perRubric, { seed: `${seed}-${split}`, resamples: 2000 });
   const summary: SplitSummary = {
     split,
+    structure,
     rubrics: rubrics.length,
     invalid: document.issues.length,
     stages: rubrics.reduce((n, r) => n + r.stages.length, 0),
@@ -115,18 +121,22 @@ function summarise(split: string, file: string): SplitSummary {
   return summary;
 }
 
+// The task join first: every gold rubric must belong to a GDPval task of its split.
+const gdpval = await loadGdpval(`${shared}/data/gdpval`);
 const summaries = [
   summarise("train", `${shared}/data/gdpval/rubrics-train.jsonl`),
   summarise("eval", `${shared}/data/gdpval/rubrics-eval.jsonl`),
 ];
 
 if (args.json) {
-  console.log(JSON.stringify({ seed, samples, summaries }, null, 2));
+  console.log(JSON.stringify({ seed, samples, tasks: gdpval.tasks.length, tasksWithoutRubric: gdpval.withoutRubric.map((t) => t.task_id), summaries }, null, 2));
 } else {
   const rows: [string, (s: SplitSummary) => string][] = [
     ["rubrics (invalid)", (s) => `${s.rubrics} (${s.invalid})`],
     ["stages / rubric", (s) => (s.stages / s.rubrics).toFixed(2)],
-    ["rules / rubric", (s) => (s.rules / s.rubrics).toFixed(2)],
+    ["criteria / rubric: mean (median)", (s) => `${s.structure.criteriaPerRubric.mean.toFixed(2)} (${s.structure.criteriaPerRubric.median})`],
+    ["  min – max", (s) => `${s.structure.criteriaPerRubric.min} – ${s.structure.criteriaPerRubric.max}`],
+    ["tokens / criterion: mean (median)", (s) => `${s.structure.tokensPerCriterion.mean.toFixed(1)} (${s.structure.tokensPerCriterion.median})`],
     ["code : llm_judge rules", (s) => `${s.codeRules} : ${s.judgeRules}`],
     ["stopping gates", (s) => String(s.requiredGates)],
     ["stages with Σw ≠ max_points", (s) => String(s.capMismatches)],
@@ -139,10 +149,13 @@ if (args.json) {
     ["  mean with gates ignored", (s) => s.random.meanIgnoringGates.toFixed(4)],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
-  console.log(`GDPval staged rubrics (ARCANE reference data) — seed ${seed}, ${samples} random verdict sets per rubric\n`);
+  console.log(`GDPval staged rubrics (ARCANE reference data) — seed ${seed}, ${samples} random verdict sets per rubric`);
+  console.log(`${gdpval.tasks.length} tasks; ${gdpval.train.length} train + ${gdpval.eval.length} eval gold rubrics (split seed ${gdpval.split.seed}); ${gdpval.withoutRubric.length} task without one\n`);
   console.log(`${"".padEnd(width)}  ${summaries.map((s) => s.split.padStart(16)).join("  ")}`);
   for (const [label, cell] of rows) console.log(`${label.padEnd(width)}  ${summaries.map((s) => cell(s).padStart(16)).join("  ")}`);
-  console.log("\nRandom verdicts are uniform fractions per rule: a baseline of how the gates cut scores, not a model's quality.");
+  console.log("\nTokens are GPT-2-style pre-tokens of each rule's description (a close lower bound on BPE tokens). The paper's");
+  console.log("learned rubrics have ≈ 12 criteria of 17–18 tokens; these gold staged rubrics are fewer, longer rules.");
+  console.log("Random verdicts are uniform fractions per rule: a baseline of how the gates cut scores, not a model's quality.");
   const unreachable = summaries.flatMap((s) => s.allMet.unreachable.map((u) => `  ${s.split.padEnd(5)}  ${u.taskId}  best possible ${u.best.toFixed(3)}`));
   if (unreachable.length > 0) {
     console.log("\nRubrics no output can score 1 on, even with every rule met (`rubric validate` says why for each):");

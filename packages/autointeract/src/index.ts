@@ -1,7 +1,8 @@
 /**
- * @rubric/autointeract — package skeleton.
+ * @rubric/autointeract — stakeholders, managers and workers, the dialogue engine, GDPval tasks
+ * and the rubric gym. This file is the package's only public door.
  *
- * This package will hold stakeholder, manager and worker roles, the dialogue engine with cost accounting, the GDPval task loader and the simulated rubric gym. Nothing is exported yet: the implementation lands with
- * issue #4. Importing it today gives an empty module, never a stand-in implementation.
+ * So far: the GDPval loader. The roles, the dialogue engine and the gym land next (issue #4).
  */
-export {};
+export { GdpvalDataError, GdpvalTaskSchema, parseGdpvalTasks, type GdpvalTask } from "./gdpval/tasks.js";
+export { loadGdpval, type GdpvalDataset, type GdpvalExample } from "./gdpval/dataset.js";

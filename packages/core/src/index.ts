@@ -55,6 +55,13 @@ export {
 } from "./rubric/errors.js";
 export { pythonRound } from "./rubric/python-round.js";
 export { lintStagedRubric } from "./rubric/lint.js";
+export {
+  approximateTokens,
+  rubricSetStructure,
+  rubricStructure,
+  type RubricSetStructure,
+  type RubricStructure,
+} from "./rubric/structure.js";
 
 // score: verdicts, aggregation, reweighting
 export {

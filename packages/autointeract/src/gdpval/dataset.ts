@@ -1,0 +1,79 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { readRubricJsonl, type StagedRubric } from "@rubric/core";
+import { z } from "zod";
+import { GdpvalDataError, parseGdpvalTasks, type GdpvalTask } from "./tasks.js";
+
+const SplitMetadataSchema = z.object({
+  total_rubrics: z.number().int(),
+  train_count: z.number().int(),
+  eval_count: z.number().int(),
+  seed: z.number().int(),
+});
+
+/** A GDPval task with its gold staged rubric and the split it belongs to. */
+export interface GdpvalExample {
+  readonly task: GdpvalTask;
+  readonly rubric: StagedRubric;
+  readonly split: "train" | "eval";
+}
+
+export interface GdpvalDataset {
+  readonly train: readonly GdpvalExample[];
+  readonly eval: readonly GdpvalExample[];
+  /** Every task of `tasks.jsonl`, with or without a gold rubric. */
+  readonly tasks: readonly GdpvalTask[];
+  /** Tasks that have no gold rubric in either split (the data ships 220 tasks and 219 rubrics). */
+  readonly withoutRubric: readonly GdpvalTask[];
+  readonly split: { readonly seed: number; readonly train: number; readonly eval: number };
+}
+
+/**
+ * Loads the GDPval tasks and the ARCANE paper's gold staged rubrics from a directory holding
+ * `tasks.jsonl`, `rubrics-train.jsonl`, `rubrics-eval.jsonl` and `split_metadata.json`
+ * (the project's `../shared/data/gdpval`), joined by task id, in the paper's 175/44 split.
+ *
+ * @example
+ * const gdpval = await loadGdpval("../shared/data/gdpval");
+ * gdpval.eval.length; // 44
+ * @throws GdpvalDataError when a file is malformed, a rubric names an unknown task, or the split sizes disagree with split_metadata.json.
+ */
+export async function loadGdpval(dir: string): Promise<GdpvalDataset> {
+  const read = async (name: string) => {
+    try {
+      return await readFile(join(dir, name), "utf8");
+    } catch (error) {
+      throw new GdpvalDataError(`${join(dir, name)}: cannot read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    }
+  };
+  const tasks = parseGdpvalTasks(await read("tasks.jsonl"), join(dir, "tasks.jsonl"));
+  const byId = new Map(tasks.map((t) => [t.task_id, t]));
+  const metadata = SplitMetadataSchema.safeParse(JSON.parse(await read("split_metadata.json")));
+  if (!metadata.success) throw new GdpvalDataError(`${join(dir, "split_metadata.json")}: ${metadata.error.issues[0]?.message}`);
+  const splits = { train: [] as GdpvalExample[], eval: [] as GdpvalExample[] };
+  for (const split of ["train", "eval"] as const) {
+    const file = join(dir, `rubrics-${split}.jsonl`);
+    const document = readRubricJsonl(await read(`rubrics-${split}.jsonl`), { source: file });
+    if (document.issues.length > 0)
+      throw new GdpvalDataError(`${file}: ${document.issues.length} invalid rubric(s), first: ${document.issues[0]!.path}: ${document.issues[0]!.message}`);
+    for (const loaded of document.rubrics) {
+      if (loaded.kind !== "staged" || loaded.rubric.taskId === undefined)
+        throw new GdpvalDataError(`${file}:${loaded.line}: expected a {task_id, rubric} record`);
+      const task = byId.get(loaded.rubric.taskId);
+      if (!task) throw new GdpvalDataError(`${file}:${loaded.line}: task_id ${loaded.rubric.taskId} is not in tasks.jsonl`);
+      splits[split].push({ task, rubric: loaded.rubric, split });
+    }
+  }
+  const expected = { train: metadata.data.train_count, eval: metadata.data.eval_count };
+  for (const split of ["train", "eval"] as const)
+    if (splits[split].length !== expected[split])
+      throw new GdpvalDataError(`rubrics-${split}.jsonl holds ${splits[split].length} rubrics; split_metadata.json says ${expected[split]}`);
+  const withRubric = new Set([...splits.train, ...splits.eval].map((e) => e.task.task_id));
+  return {
+    train: splits.train,
+    eval: splits.eval,
+    tasks,
+    withoutRubric: tasks.filter((t) => !withRubric.has(t.task_id)),
+    split: { seed: metadata.data.seed, ...expected },
+  };
+}
