@@ -151,6 +151,7 @@ export { RandomInputError, createRng, restoreRng, sampleWithReplacement, shuffle
 // model: the provider-neutral LanguageModel interface (providers live in @rubric/verifiers)
 export {
   ChatMessageSchema,
+  TokenUsageSchema,
   type ChatMessage,
   type GenerateRequest,
   type GenerateResponse,

@@ -48,10 +48,11 @@ export interface GeneratedChoice {
   readonly finishReason?: string;
 }
 
-export interface TokenUsage {
-  readonly inputTokens: number;
-  readonly outputTokens: number;
-}
+export const TokenUsageSchema = z.strictObject({
+  inputTokens: z.number().int().min(0),
+  outputTokens: z.number().int().min(0),
+});
+export type TokenUsage = Readonly<z.infer<typeof TokenUsageSchema>>;
 
 export interface GenerateResponse {
   readonly choices: readonly GeneratedChoice[];
