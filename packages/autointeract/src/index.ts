@@ -2,8 +2,8 @@
  * @rubric/autointeract — stakeholders, managers and workers, the dialogue engine, GDPval tasks
  * and the rubric gym. This file is the package's only public door.
  *
- * So far: the GDPval loader, the roles and the episode engine. LLM and terminal roles, the gym,
- * SFT corpus generation and `rubric elicit` land next (issue #4).
+ * So far: the GDPval loader, the roles, the episode engine, and LLM and terminal roles. The rubric
+ * gym, SFT corpus generation and `rubric elicit` land next (issue #4).
  */
 export { GdpvalDataError, GdpvalTaskSchema, parseGdpvalTasks, type GdpvalTask } from "./gdpval/tasks.js";
 export { loadGdpval, type GdpvalDataset, type GdpvalExample } from "./gdpval/dataset.js";
@@ -14,3 +14,10 @@ export { runEpisode, type EpisodeCosts, type EpisodeOptions, type EpisodeResult,
 export { QuestionBudgetExceededError, RoleOutputError, RoleTimeoutError, TurnLimitError } from "./dialogue/errors.js";
 export { TranscriptError, TurnSchema, appendTurnsTo, parseTranscript, transcriptToJsonl, type Turn } from "./dialogue/transcript.js";
 export { replayRoles } from "./dialogue/replay.js";
+
+// roles played by language models, and by a person
+export { llmStakeholder, type LlmStakeholderOptions } from "./stakeholder/llm-stakeholder.js";
+export { preferenceOutline } from "./stakeholder/outline.js";
+export { terminalStakeholder } from "./stakeholder/terminal-stakeholder.js";
+export { llmManager, type LlmManagerOptions } from "./manager/llm-manager.js";
+export { llmWorker } from "./worker/llm-worker.js";
