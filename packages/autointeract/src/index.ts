@@ -2,8 +2,9 @@
  * @rubric/autointeract — stakeholders, managers and workers, the dialogue engine, GDPval tasks
  * and the rubric gym. This file is the package's only public door.
  *
- * So far: the GDPval loader, the roles, the episode engine, and LLM and terminal roles. The rubric
- * gym, SFT corpus generation and `rubric elicit` land next (issue #4).
+ * So far: the GDPval loader, the roles, the episode engine, LLM and terminal roles, and the rubric
+ * gym's world (criteria bank, stakeholders, worker, best-of-N). SFT corpus generation and
+ * `rubric elicit` land next (issue #4).
  */
 export { GdpvalDataError, GdpvalTaskSchema, parseGdpvalTasks, type GdpvalTask } from "./gdpval/tasks.js";
 export { loadGdpval, type GdpvalDataset, type GdpvalExample } from "./gdpval/dataset.js";
@@ -21,3 +22,10 @@ export { preferenceOutline } from "./stakeholder/outline.js";
 export { terminalStakeholder } from "./stakeholder/terminal-stakeholder.js";
 export { llmManager, type LlmManagerOptions } from "./manager/llm-manager.js";
 export { llmWorker } from "./worker/llm-worker.js";
+
+// gym: the simulated world in which the ARCANE loop runs on a CPU
+export { CRITERIA_BANK, briefCriterion, briefTerms, type BankCriterion } from "./gym/bank.js";
+export { SECTION_NAMES, renderDocument, type DocumentPlan } from "./gym/document.js";
+export { simulatedStakeholder, type GymTask, type Persona, type SimulatedStakeholder } from "./gym/stakeholder.js";
+export { simulatedWorker, type SimulatedWorkerOptions } from "./gym/worker.js";
+export { bestOfN, type BestOfNResult } from "./gym/best-of-n.js";
