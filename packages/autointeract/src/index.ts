@@ -29,3 +29,8 @@ export { SECTION_NAMES, renderDocument, type DocumentPlan } from "./gym/document
 export { simulatedStakeholder, type GymTask, type Persona, type SimulatedStakeholder } from "./gym/stakeholder.js";
 export { simulatedWorker, type SimulatedWorkerOptions } from "./gym/worker.js";
 export { bestOfN, type BestOfNResult } from "./gym/best-of-n.js";
+export { DEFAULT_POLICY, ManagerPolicySchema, policyManager, readManagerPolicy, type ManagerPolicy } from "./manager/policy-manager.js";
+export { MANAGER_SYSTEM_PROMPT } from "./manager/llm-manager.js";
+
+// sft: supervised data for the manager
+export { gymSftCorpus, sftExample, sftToJsonl, type SftExample } from "./sft/corpus.js";

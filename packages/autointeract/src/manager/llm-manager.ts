@@ -46,16 +46,16 @@ function rubricSchema(maxCriteria: number) {
 
 const DraftSchema = z.object({ criteria: z.array(z.object({ text: z.string(), weight: z.number() })) });
 
+/** The manager's instructions, shared with the SFT corpus so training and use see the same prompt. */
+export const MANAGER_SYSTEM_PROMPT =
+  "You are a manager. Before briefing a worker you ask the stakeholder short questions to learn what they value, " +
+  "then write a rubric: weighted, verifiable criteria in plain language (one checkable property each, about 15–20 words), " +
+  "weights 1–5 by importance. Reply only with JSON matching the schema you are given.";
+
 function transcriptMessages(state: DialogueState): ChatMessage[] {
   const lines = state.exchanges.map((e, i) => `Q${i + 1}: ${e.question.text}\nA${i + 1}: ${e.answer}`).join("\n\n");
   return [
-    {
-      role: "system",
-      content:
-        "You are a manager. Before briefing a worker you ask the stakeholder short questions to learn what they value, " +
-        "then write a rubric: weighted, verifiable criteria in plain language (one checkable property each, about 15–20 words), " +
-        "weights 1–5 by importance. Reply only with JSON matching the schema you are given.",
-    },
+    { role: "system", content: MANAGER_SYSTEM_PROMPT },
     { role: "user", content: `Task:\n${state.task.prompt}\n\nConversation so far:\n${lines === "" ? "(none)" : lines}` },
   ];
 }

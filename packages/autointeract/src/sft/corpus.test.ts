@@ -1,0 +1,44 @@
+import { fileURLToPath } from "node:url";
+import { ChatMessageSchema } from "@rubric/core";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { runEpisode } from "../dialogue/episode.js";
+import { loadGdpval } from "../gdpval/dataset.js";
+import { simulatedStakeholder } from "../gym/stakeholder.js";
+import { policyManager } from "../manager/policy-manager.js";
+import { gymSftCorpus, sftExample, sftToJsonl } from "./corpus.js";
+
+const GDPVAL = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url))}/data/gdpval`;
+
+describe("SFT corpus", () => {
+  it("writes chat-format JSONL with the reference rubric as the final assistant turn, reproducibly", async () => {
+    const gdpval = await loadGdpval(GDPVAL);
+    const tasks = gdpval.train.slice(0, 12).map((e) => ({ id: e.task.task_id, prompt: e.task.prompt, sector: e.task.sector, occupation: e.task.occupation }));
+    const corpus = await gymSftCorpus(tasks, { seed: 4, questionBudget: 3 });
+    expect(corpus).toHaveLength(12);
+    const jsonl = sftToJsonl(corpus);
+    expect(sftToJsonl(await gymSftCorpus(tasks, { seed: 4, questionBudget: 3 }))).toBe(jsonl);
+    const Line = z.object({ messages: z.array(ChatMessageSchema).min(4) });
+    for (const line of jsonl.trim().split("\n")) {
+      const { messages } = Line.parse(JSON.parse(line));
+      expect(messages[0]!.role).toBe("system");
+      expect(messages.at(-1)!.role).toBe("assistant");
+      const rubric = z.object({ criteria: z.array(z.object({ text: z.string(), weight: z.number() })).min(1) }).parse(JSON.parse(messages.at(-1)!.content));
+      expect(rubric.criteria.length).toBeGreaterThanOrEqual(6);
+      // Roles alternate after the system turn, as chat templates require.
+      messages.slice(1).forEach((m, i) => expect(m.role).toBe(i % 2 === 0 ? "user" : "assistant"));
+    }
+    // The reference is the stakeholder's own utility.
+    const first = corpus[0]!;
+    const utility = simulatedStakeholder(tasks[0]!, 4).utility;
+    expect(JSON.parse(first.messages.at(-1)!.content).criteria).toEqual(utility.criteria.map((c) => ({ text: c.text, weight: c.weight })));
+  });
+
+  it("turns any episode into an example", async () => {
+    const task = { id: "t", prompt: "Write a memo about revenue forecasting.", sector: "Finance", occupation: "Analyst" };
+    const episode = await runEpisode({ task, manager: policyManager(), stakeholder: simulatedStakeholder(task, 1), questionBudget: 2 });
+    const example = sftExample(episode.transcript, episode.rubric!, "llm");
+    expect(example.metadata).toEqual({ taskId: "t", source: "llm", manager: "policy:family-questions", stakeholder: expect.stringMatching(/^sim-stakeholder:/) });
+    expect(example.messages.filter((m) => m.role === "assistant")).toHaveLength(3);
+  });
+});
