@@ -12,6 +12,7 @@ Usage:
   rubric score --rubric <file> --verdicts <file>  score stored verdicts against a rubric
   rubric score --rubric <file> --outputs <file>   run the verifiers on outputs and score them
   rubric schema <flat|staged|staged-record>       print a JSON Schema
+  rubric elicit --task <id> --manager <kind> --out <file>   a manager–stakeholder dialogue
   rubric help <command>                           details of one command
 
 Exit codes: 0 success, 1 invalid input or unscorable verdicts, 2 usage error or error verdicts.`;
@@ -49,6 +50,7 @@ export async function runCli(argv: readonly string[], io: CliIO, options: { isTT
       case "--help":
       case "-h": {
         const topic = rest[0];
+        if (topic === "elicit") return (io.out(`${(await import("./commands/elicit.js")).elicitHelp}\n`), 0);
         io.out(`${topic !== undefined && helps[topic] ? helps[topic] : help}\n`);
         return 0;
       }
@@ -107,6 +109,29 @@ export async function runCli(argv: readonly string[], io: CliIO, options: { isTT
       }
       case "schema":
         return schema(rest[0], io);
+      case "elicit": {
+        const { values } = parseArgs({
+          args: rest,
+          allowPositionals: false,
+          options: {
+            task: { type: "string" },
+            stakeholder: { type: "string" },
+            manager: { type: "string" },
+            budget: { type: "string" },
+            seed: { type: "string" },
+            out: { type: "string" },
+            gdpval: { type: "string" },
+            "context-size": { type: "string" },
+            json: { type: "boolean", default: false },
+            help: { type: "boolean", short: "h" },
+          },
+        });
+        // Loaded on demand, like the verifiers: the dialogue stack is not needed to validate or score.
+        const { elicit, elicitHelp } = await import("./commands/elicit.js");
+        if (values.help) return (io.out(`${elicitHelp}\n`), 0);
+        const { help: _help, "context-size": contextSize, ...rest2 } = values;
+        return await elicit({ ...rest2, ...(contextSize === undefined ? {} : { contextSize }), json: values.json ?? false } as Parameters<typeof elicit>[0], io);
+      }
       default:
         throw new UsageError(`unknown command ${JSON.stringify(command)}`);
     }

@@ -17,7 +17,7 @@ export interface LlmManagerOptions {
 
 const QUESTION_SCHEMA = {
   type: "object",
-  properties: { question: { type: "string", minLength: 3, maxLength: 300 } },
+  properties: { question: { type: "string", minLength: 3, maxLength: 200 } },
   required: ["question"],
   additionalProperties: false,
 };
@@ -88,7 +88,9 @@ export function llmManager(model: LanguageModel, options: LlmManagerOptions = {}
           responseFormat: { type: "json-schema", name: "question", schema: QUESTION_SCHEMA },
           temperature,
           seed,
-          maxTokens: 120,
+          // Room for the longest question the schema allows, even in a character-level tokenizer:
+          // a reply cut off by the cap is invalid JSON however good its start.
+          maxTokens: 400,
           ...signal,
         });
         const parsed = z.object({ question: z.string().trim().min(1) }).safeParse(json(response));
@@ -104,7 +106,7 @@ export function llmManager(model: LanguageModel, options: LlmManagerOptions = {}
           responseFormat: { type: "json-schema", name: "rubric", schema: rubricSchema(maxCriteria) },
           temperature,
           seed: seed + attempt,
-          maxTokens: 120 + 80 * maxCriteria,
+          maxTokens: 200 + 300 * maxCriteria,
           ...signal,
         });
         usage = addUsage(usage, response.usage);

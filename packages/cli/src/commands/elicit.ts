@@ -1,0 +1,130 @@
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import {
+  DEFAULT_POLICY,
+  appendTurnsTo,
+  llmManager,
+  llmStakeholder,
+  loadGdpval,
+  policyManager,
+  readManagerPolicy,
+  runEpisode,
+  simulatedStakeholder,
+  terminalStakeholder,
+  type Manager,
+  type Stakeholder,
+} from "@rubric/autointeract";
+import { providerFromSpec, type SpecifiedModel } from "@rubric/verifiers";
+import { InputFileError, UsageError, type CliIO } from "../io.js";
+
+export const elicitHelp = `rubric elicit --task <task_id> --manager <kind> --out <transcript.jsonl> [options]
+
+Runs one manager–stakeholder dialogue on a GDPval task and prints the dialogue and the rubric.
+
+  --task <id>              a GDPval task id (see ../shared/data/gdpval/tasks.jsonl)
+  --stakeholder <kind>     sim (default: the rubric gym's simulated stakeholder) | llm:<provider>
+                           (a model holding the task's gold rubric as an outline) | terminal (you)
+  --manager <kind>         llm:<provider> | policy:<file.json> | policy:default
+  --budget <n>             questions the manager may ask (default 5)
+  --seed <n>               world seed for sim stakeholders and model sampling (default 0)
+  --out <file>             transcript, one JSON line per turn, written as the dialogue happens
+  --gdpval <dir>           GDPval data (default $RUBRIC_SHARED_DIR/data/gdpval or ../shared/data/gdpval)
+  --context-size <n>       context window for llama-cpp models (default: the model's own); GDPval
+                           prompts with a dialogue need several thousand tokens
+  --json                   print exactly one JSON object {"rubric", "questions", "costs"} on stdout
+
+<provider>: llama-cpp:<file.gguf> | hf:<model>[@<provider>] | openai-compatible:<baseUrl>#<model>`;
+
+export interface ElicitArgs {
+  readonly task?: string;
+  readonly stakeholder?: string;
+  readonly manager?: string;
+  readonly budget?: string;
+  readonly seed?: string;
+  readonly out?: string;
+  readonly gdpval?: string;
+  readonly contextSize?: string;
+  readonly json: boolean;
+}
+
+function integer(value: string | undefined, flag: string, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be an integer ≥ ${min}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function gdpvalDir(given: string | undefined): string {
+  if (given) return given;
+  const candidates = [process.env["RUBRIC_SHARED_DIR"] && join(process.env["RUBRIC_SHARED_DIR"], "data/gdpval"), resolve("../shared/data/gdpval"), resolve("../../shared/data/gdpval")];
+  const found = candidates.find((c): c is string => typeof c === "string" && existsSync(join(c, "tasks.jsonl")));
+  if (!found) throw new InputFileError("cannot find the GDPval data: pass --gdpval <dir> or set RUBRIC_SHARED_DIR");
+  return found;
+}
+
+export async function elicit(args: ElicitArgs, io: CliIO): Promise<number> {
+  if (!args.task) throw new UsageError("elicit needs --task <task_id>");
+  if (!args.manager) throw new UsageError("elicit needs --manager llm:<provider> | policy:<file> | policy:default");
+  if (!args.out) throw new UsageError("elicit needs --out <transcript.jsonl>");
+  const budget = integer(args.budget, "--budget", 5, 0);
+  const seed = integer(args.seed, "--seed", 0, 0);
+  const dataset = await loadGdpval(gdpvalDir(args.gdpval));
+  const example = [...dataset.train, ...dataset.eval].find((e) => e.task.task_id === args.task);
+  const task = example?.task ?? dataset.tasks.find((t) => t.task_id === args.task);
+  if (!task) throw new InputFileError(`no GDPval task ${JSON.stringify(args.task)}`);
+  const brief = { id: task.task_id, prompt: task.prompt, sector: task.sector, occupation: task.occupation };
+  const models: SpecifiedModel[] = [];
+  const contextSize = args.contextSize === undefined ? undefined : integer(args.contextSize, "--context-size", 0, 256);
+  const model = (spec: string) => {
+    const m = providerFromSpec(spec, contextSize === undefined ? {} : { llamaCpp: { contextSize } });
+    models.push(m);
+    return m;
+  };
+  try {
+    const kind = args.stakeholder ?? "sim";
+    let stakeholder: Stakeholder;
+    if (kind === "sim") stakeholder = simulatedStakeholder(brief, seed);
+    else if (kind === "terminal") stakeholder = terminalStakeholder({ input: process.stdin, output: process.stderr });
+    else if (kind.startsWith("llm:")) {
+      if (!example) throw new InputFileError(`task ${task.task_id} has no gold rubric for an llm stakeholder to hold`);
+      stakeholder = llmStakeholder(model(kind.slice(4)), { rubric: example.rubric, seed });
+    } else throw new UsageError(`--stakeholder must be sim, terminal or llm:<provider>, got ${JSON.stringify(kind)}`);
+    let manager: Manager;
+    if (args.manager.startsWith("llm:")) manager = llmManager(model(args.manager.slice(4)), { questions: budget, seed });
+    else if (args.manager === "policy:default") manager = policyManager(DEFAULT_POLICY);
+    else if (args.manager.startsWith("policy:")) {
+      try {
+        manager = policyManager(readManagerPolicy(args.manager.slice(7)));
+      } catch (error) {
+        throw new InputFileError((error as Error).message);
+      }
+    } else throw new UsageError(`--manager must be llm:<provider> or policy:<file>, got ${JSON.stringify(args.manager)}`);
+
+    const show = args.json ? io.err : io.out;
+    const result = await runEpisode({
+      task: brief,
+      manager,
+      stakeholder,
+      questionBudget: budget,
+      onTurn: (turn) => {
+        appendTurnsTo(args.out!)(turn);
+        if (turn.type === "question") show(`Q${turn.index + 1}: ${turn.text}\n`);
+        if (turn.type === "answer") show(`A${turn.index + 1}: ${turn.text}\n`);
+      },
+    });
+    if (result.error) {
+      io.err(`${result.error.name} (${result.error.role}): ${result.error.message}\nThe transcript so far is in ${args.out}.\n`);
+      return 1;
+    }
+    const rubric = result.rubric!;
+    if (args.json) io.out(`${JSON.stringify({ rubric, questions: result.costs.questions, costs: result.costs })}\n`);
+    else {
+      io.out(`\nRubric ${rubric.id} (${rubric.criteria.length} criteria):\n`);
+      for (const c of rubric.criteria) io.out(`  [${c.weight}] ${c.text}  (${c.verifier.kind})\n`);
+      io.out(`\ncosts: ${result.costs.questions} question(s), C_clarify ${result.costs.clarify}, ${result.costs.tokens} tokens, $${result.costs.usd.toFixed(6)}\n`);
+    }
+    return 0;
+  } finally {
+    for (const m of models) await m.dispose?.();
+  }
+}
