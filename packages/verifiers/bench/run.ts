@@ -47,31 +47,6 @@ async function time(fn: () => Promise<unknown>, n = runs): Promise<number[]> {
   return out;
 }
 
-// --- 1. rule verifiers vs promptfoo ------------------------------------------------------------
-const terms = ["revenue", "margin", "forecast", "risk"];
-const patterns = ["\\bQ[1-4]\\b", "\\d+(?:\\.\\d+)?%", "\\$\\d", "\\b20\\d\\d\\b"];
-const rubric = parseFlatRubric({
-  id: "bench-rules",
-  criteria: [
-    ...terms.map((t, i) => ({ id: `has-${t}`, text: `Mentions ${t}`, weight: 1 + (i % 2), verifier: { kind: "includes", terms: [t] } })),
-    ...patterns.map((p, i) => ({ id: `re-${i}`, text: `Matches ${p}`, weight: 1, verifier: { kind: "regex", pattern: p } })),
-    { id: "max-words", text: "At most 60 words", weight: 1, verifier: { kind: "length", unit: "words", max: 60 } },
-    { id: "min-chars", text: "At least 80 characters", weight: 1, verifier: { kind: "length", unit: "chars", min: 80 } },
-    { id: "cites", text: "Cites a source", weight: 1, verifier: { kind: "regex", pattern: "\\[\\d+\\]" } },
-    { id: "no-hype", text: "Never says guaranteed", weight: 2, verifier: { kind: "excludes", terms: ["guaranteed"] } },
-  ],
-});
-const words = ["the", "revenue", "grew", "margin", "in", "Q3", "by", "4.2%", "to", "$12M", "forecast", "2026", "risk", "[1]", "guaranteed", "steady"];
-const outputs = Array.from({ length: 1000 }, (_, i) => ({
-  id: `o${i}`,
-  output: Array.from({ length: 20 + (i % 50) }, (_, j) => words[(i * 7 + j * 3) % words.length]).join(" "),
-}));
-const registry = createVerifierRegistry({ python: false });
-const oursMs = await time(() => scoreOutputs(rubric, outputs, { registry, concurrency: 64 }));
-say("### Rule verifiers: 1,000 outputs × 12 criteria");
-say();
-say(`@rubric/verifiers scoreOutputs: median ${median(oursMs).toFixed(1)} ms over ${runs} runs (${((1000 * 12) / (median(oursMs) / 1000) / 1e3).toFixed(0)} k verdicts/s)`);
-
 // --- 2. the judge path (measured before promptfoo is loaded: it installs its own HTTP machinery) -------------------------------------------------------------------------
 say();
 say("### Judge path against a local OpenAI-wire server (50 ms latency)");
@@ -91,8 +66,9 @@ const requestCount = async () => {
   return Number(await nextLine());
 };
 const judgeOutputs = Array.from({ length: 500 }, (_, i) => ({ id: `j${i}`, output: `answer ${i}` }));
-const judgeRegistry = () =>
-  createVerifierRegistry({ python: false, judge: llmJudge(openAICompatible({ baseUrl: serverUrl, model: "bench-judge", apiKeyEnv: false })) });
+// One judge for the whole run, as a long-running scorer holds one (its client and schemas warm).
+const sharedJudgeRegistry = createVerifierRegistry({ python: false, js: false, judge: llmJudge(openAICompatible({ baseUrl: serverUrl, model: "bench-judge", apiKeyEnv: false })) });
+const judgeRegistry = () => sharedJudgeRegistry;
 const cacheDir = mkdtempSync(join(tmpdir(), "rubric-bench-cache-"));
 const fresh = (tag: string) => judgeOutputs.map((o) => ({ id: `${tag}-${o.id}`, output: `${tag} ${o.output}` }));
 // A judge run is long; measure it warm. The first pass of 500 fresh outputs warms the JIT and the connection pool.
@@ -130,7 +106,34 @@ const before = await requestCount();
 await scoreOutputs(judged, judgeOutputs, { registry: judgeRegistry(), concurrency: 32, cache: fileCache(cacheDir) });
 say(`cached rerun (new cache object on the same directory): ${(await requestCount()) - before} requests (target 0)`);
 child.kill();
+say();
 
+
+
+// --- 1. rule verifiers vs promptfoo ------------------------------------------------------------
+const terms = ["revenue", "margin", "forecast", "risk"];
+const patterns = ["\\bQ[1-4]\\b", "\\d+(?:\\.\\d+)?%", "\\$\\d", "\\b20\\d\\d\\b"];
+const rubric = parseFlatRubric({
+  id: "bench-rules",
+  criteria: [
+    ...terms.map((t, i) => ({ id: `has-${t}`, text: `Mentions ${t}`, weight: 1 + (i % 2), verifier: { kind: "includes", terms: [t] } })),
+    ...patterns.map((p, i) => ({ id: `re-${i}`, text: `Matches ${p}`, weight: 1, verifier: { kind: "regex", pattern: p } })),
+    { id: "max-words", text: "At most 60 words", weight: 1, verifier: { kind: "length", unit: "words", max: 60 } },
+    { id: "min-chars", text: "At least 80 characters", weight: 1, verifier: { kind: "length", unit: "chars", min: 80 } },
+    { id: "cites", text: "Cites a source", weight: 1, verifier: { kind: "regex", pattern: "\\[\\d+\\]" } },
+    { id: "no-hype", text: "Never says guaranteed", weight: 2, verifier: { kind: "excludes", terms: ["guaranteed"] } },
+  ],
+});
+const words = ["the", "revenue", "grew", "margin", "in", "Q3", "by", "4.2%", "to", "$12M", "forecast", "2026", "risk", "[1]", "guaranteed", "steady"];
+const outputs = Array.from({ length: 1000 }, (_, i) => ({
+  id: `o${i}`,
+  output: Array.from({ length: 20 + (i % 50) }, (_, j) => words[(i * 7 + j * 3) % words.length]).join(" "),
+}));
+const registry = createVerifierRegistry({ python: false });
+const oursMs = await time(() => scoreOutputs(rubric, outputs, { registry, concurrency: 64 }));
+say("### Rule verifiers: 1,000 outputs × 12 criteria");
+say();
+say(`@rubric/verifiers scoreOutputs: median ${median(oursMs).toFixed(1)} ms over ${runs} runs (${((1000 * 12) / (median(oursMs) / 1000) / 1e3).toFixed(0)} k verdicts/s)`);
 
 say();
 say("### Rule verifiers against promptfoo");
