@@ -1,28 +1,17 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runRubric } from "./__fixtures__/run-cli.js";
 import { beforeAll, describe, expect, it } from "vitest";
 
 /** `rubric elicit` as a user runs it: the built binary, the real GDPval data, a real local model. */
-const BIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../shared/", import.meta.url));
 const GDPVAL = join(SHARED, "data/gdpval");
 const MODEL = join(SHARED, "models/stories260K.gguf");
 const TASK = JSON.parse(readFileSync(join(GDPVAL, "rubrics-eval.jsonl"), "utf8").split("\n")[0]!).task_id as string;
 
-function rubric(args: string[], stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, OPENAI_API_KEY: "", HF_TOKEN: "" } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin ?? "");
-  });
-}
+const rubric = (args: string[], stdin?: string) => runRubric(args, stdin);
 
 let dir: string;
 beforeAll(() => {

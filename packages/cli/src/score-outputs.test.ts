@@ -1,8 +1,8 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runRubric } from "./__fixtures__/run-cli.js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 // The OpenAI-wire test server of @rubric/verifiers: a test fixture, not part of its public API.
 import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
@@ -12,20 +12,10 @@ import { runCli } from "./cli.js";
  * `rubric score --outputs` as a user runs it: the built binary, real verifiers, a real local
  * GGUF model, and a real HTTP judge server on 127.0.0.1.
  */
-const BIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../shared/", import.meta.url));
 
 // Async so the judge server in this process can answer while the CLI runs.
-function rubric(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, OPENAI_API_KEY: "", HF_TOKEN: "" } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const rubric = (...args: string[]) => runRubric(args);
 
 let dir: string;
 let server: OpenAIChatServer;

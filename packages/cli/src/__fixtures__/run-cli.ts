@@ -1,0 +1,21 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+/** The built `rubric` binary (`pnpm test` builds first). */
+export const RUBRIC_BIN = fileURLToPath(new URL("../../dist/main.js", import.meta.url));
+
+/**
+ * Runs `rubric` in a child process as a user would, asynchronously (so a test server in this
+ * process can answer it), with no API keys in its environment and `stdin` piped in.
+ */
+export function runRubric(args: readonly string[], stdin = ""): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [RUBRIC_BIN, ...args], { env: { ...process.env, OPENAI_API_KEY: "", HF_TOKEN: "" } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
