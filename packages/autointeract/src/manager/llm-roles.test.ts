@@ -10,6 +10,7 @@ import { runEpisode } from "../dialogue/episode.js";
 import { llmStakeholder } from "../stakeholder/llm-stakeholder.js";
 import { terminalStakeholder } from "../stakeholder/terminal-stakeholder.js";
 import { llmWorker } from "../worker/llm-worker.js";
+import { sftExample } from "../sft/corpus.js";
 import { llmManager } from "./llm-manager.js";
 
 const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url));
@@ -33,6 +34,10 @@ describe("LLM roles on the real local model (stories260K: meaningless words, rea
     expect(parseRubric(JSON.parse(JSON.stringify(result.rubric))).kind).toBe("flat");
     expect(result.rubric!.criteria.length).toBeGreaterThanOrEqual(1);
     expect(result.costs.tokens).toBeGreaterThan(0);
+    // The same episode as supervised data for the manager (SFT from LLM roles).
+    const example = sftExample(result.transcript, result.rubric!, "llm");
+    expect(example.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "user", "assistant", "user", "assistant"]);
+    expect(JSON.parse(example.messages.at(-1)!.content).criteria).toHaveLength(result.rubric!.criteria.length);
   });
 
   it("a worker produces n seeded samples", async () => {
