@@ -1,7 +1,8 @@
 /**
- * @rubric/gspo — package skeleton.
+ * @rubric/gspo — SFT + GSPO training of the rubric manager, and test-time guidance by rubrics.
+ * This file is the package's only public door.
  *
- * This package will hold SFT and GSPO training of the rubric manager and test-time guidance (best-of-N, importance resampling, search). Nothing is exported yet: the implementation lands with
- * issue #5. Importing it today gives an empty module, never a stand-in implementation.
+ * So far: test-time guidance (best-of-K, importance resampling, beam search). Training and the
+ * ARCANE reproduction land with issue #5.
  */
-export {};
+export { beamSearch, bestOfK, importanceResample, resampleIndex, scoreCandidates, splitSegments, type GuidanceOptions, type ScoredCandidate } from "./guidance/guidance.js";
