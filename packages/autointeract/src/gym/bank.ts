@@ -28,7 +28,7 @@ function withSection(plan: DocumentPlan, name: Section, position: "first" | "las
 
 const sectionCriteria: BankCriterion[] = SECTION_NAMES.map((name) => ({
   id: `section-${name.toLowerCase().replace(/ /g, "-")}`,
-  text: `Has a "${name}" section`,
+  text: `Has ${/^[AEIOU]/.test(name) ? "an" : "a"} "${name}" section`,
   family: "structure",
   verifier: { kind: "regex", pattern: `^## ${name}\\b`, flags: "m" },
   apply: (plan) => withSection(plan, name),
