@@ -14,4 +14,4 @@ export { RubricPolicy, WEIGHT_BINS, type RubricAction } from "./policy/rubric-po
 export { Adam, sftLoss, trainSft, type SftItem } from "./policy/sft.js";
 
 // training: Stage II (GSPO) in the rubric gym
-export { expectedReturn, gspoBatch, rubricReturn, type GspoOptions, type TrainingTask } from "./training/gspo.js";
+export { expectedReturn, gspoBatch, policyObjective, rubricReturn, type GspoOptions, type Objective, type TrainingTask } from "./training/gspo.js";

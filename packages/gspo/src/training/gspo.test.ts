@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { featurize } from "../policy/features.js";
 import { RubricPolicy } from "../policy/rubric-policy.js";
 import { Adam } from "../policy/sft.js";
-import { expectedReturn, gspoBatch, type TrainingTask } from "./gspo.js";
+import { expectedReturn, gspoBatch, policyObjective, type TrainingTask } from "./gspo.js";
 
 const GDPVAL = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url))}/data/gdpval`;
 const STAKEHOLDER_SEED = 21;
@@ -80,5 +80,35 @@ describe("GSPO on the rubric policy", () => {
     const after = await evaluate();
     expect(after).toBeGreaterThan(before + 0.03);
     expect(rewards.slice(-2).reduce((a, b) => a + b) / 2).toBeGreaterThan(rewards.slice(0, 2).reduce((a, b) => a + b) / 2);
+  });
+
+  it.each(["grpo", "dr-grpo"] as const)("%s: token-ratio objectives chain into the parameters exactly too", (objective) => {
+    const policy = new RubricPolicy({ dim: 32, seed: 6 });
+    const x = featurize(train[1]!.task, train[1]!.answers, 32);
+    const rng = createRng(4);
+    const group = Array.from({ length: 4 }, () => policy.sample(x, rng));
+    const logpOld = group.map((a) => policy.tokenLogProbs(x, a));
+    for (let i = 0; i < policy.W.length; i++) policy.W[i]! += 0.3 * Math.cos(i * 0.9);
+    for (let i = 0; i < policy.U.length; i++) policy.U[i]! += 0.3 * Math.sin(i);
+    const rewards = [0.1, 0.8, 0.5, 0.3];
+    const run = () => policyObjective(objective, { logpNew: group.map((a) => policy.tokenLogProbs(x, a)), logpOld, rewards, epsLow: 0.05, epsHigh: 0.05 });
+    const result = run();
+    const gW = new Float64Array(policy.W.length);
+    const gU = new Float64Array(policy.U.length);
+    group.forEach((a, k) => policy.accumulateGradient(x, a, result.gradLogpNew[k]!, gW, gU));
+    let checked = 0;
+    for (const [params, grad] of [[policy.W, gW], [policy.U, gU]] as const)
+      for (let i = 0; i < grad.length && checked < 30; i += 3) {
+        const h = 1e-6;
+        const saved = params[i]!;
+        params[i] = saved + h;
+        const up = run().loss;
+        params[i] = saved - h;
+        const down = run().loss;
+        params[i] = saved;
+        expect(grad[i]!).toBeCloseTo((up - down) / (2 * h), 7);
+        if (grad[i] !== 0) checked++;
+      }
+    expect(checked).toBeGreaterThan(10);
   });
 });

@@ -1,4 +1,4 @@
-import { createRng, groupAdvantages, gspoObjective, prioritizedReplay, type FlatRubric } from "@rubric/core";
+import { createRng, drGrpoObjective, groupAdvantages, grpoObjective, gspoObjective, prioritizedReplay, type FlatRubric } from "@rubric/core";
 import { simulatedStakeholder, type GymTask, type Worker } from "@rubric/autointeract";
 import { createVerifierRegistry, scoreOutputs } from "@rubric/verifiers";
 import { featurize, type Features } from "../policy/features.js";
@@ -21,12 +21,27 @@ export interface GspoOptions {
   /** Default 3e-4 / 4e-4 (the paper's); a tiny policy may need wider clipping to learn in few steps. */
   readonly epsLow?: number;
   readonly epsHigh?: number;
-  readonly objective?: "gspo";
+  /** GSPO (sequence ratio, the default), or GRPO / Dr.GRPO (token ratios) for comparison. */
+  readonly objective?: Objective;
   /** Also replay the tasks whose return fell in this lowest percentile of the batch (0 = off). Default 20. */
   readonly replayPercentile?: number;
   /** λ_compute per criterion of a rubric (a rubric's verification cost). Default 0. */
   readonly costPerCriterion?: number;
   readonly worker: Worker;
+}
+
+export type Objective = "gspo" | "grpo" | "dr-grpo";
+
+/**
+ * The clipped policy-gradient objective by name, from @rubric/core. Dr.GRPO takes advantages
+ * without the std normalisation (its point); the others group-normalise.
+ */
+export function policyObjective(objective: Objective, input: { logpNew: number[][]; logpOld: number[][]; rewards: readonly number[]; epsLow?: number; epsHigh?: number }) {
+  const advantages = groupAdvantages(input.rewards, { normalize: objective === "dr-grpo" ? "none" : "std" });
+  const eps = { ...(input.epsLow === undefined ? {} : { epsLow: input.epsLow }), ...(input.epsHigh === undefined ? {} : { epsHigh: input.epsHigh }) };
+  const args = { logpNew: input.logpNew, logpOld: input.logpOld, advantages, ...eps };
+  if (objective === "gspo") return gspoObjective(args);
+  return objective === "grpo" ? grpoObjective(args) : drGrpoObjective(args);
 }
 
 interface Rollout {
@@ -49,8 +64,8 @@ export async function rubricReturn(task: GymTask, rubric: FlatRubric, worker: Wo
 /**
  * Stage II, one batch: K rubrics per task from π_old, the worker runs under each, rewards are the
  * stakeholder's true utility (minus costs), advantages are group-normalised, and the policy takes
- * `stepsPerBatch` Adam steps on the GSPO objective (sequence-level ratio, clipped) from
- * @rubric/core — whose per-token gradient is chained into the policy's parameters. Tasks whose
+ * `stepsPerBatch` Adam steps on the GSPO objective (sequence-level ratio, clipped; or GRPO /
+ * Dr.GRPO) from @rubric/core — whose per-token gradient is chained into the policy's parameters. Tasks whose
  * return is in the lowest `replayPercentile` are replayed in the same update.
  */
 export async function gspoBatch(policy: RubricPolicy, adam: Adam, tasks: readonly TrainingTask[], options: GspoOptions & { readonly batch: number; readonly stakeholderSeed: number }): Promise<{ meanReward: number; clippedFraction: number; loss: number }> {
@@ -78,12 +93,10 @@ export async function gspoBatch(policy: RubricPolicy, adam: Adam, tasks: readonl
     clipped = 0;
     loss = 0;
     for (const group of trainingGroups) {
-      const advantages = groupAdvantages(group.map((r) => r.reward));
-      const logpNew = group.map((r) => policy.tokenLogProbs(r.x, r.actions));
-      const result = gspoObjective({
-        logpNew,
-        logpOld: group.map((r) => r.logpOld),
-        advantages,
+      const result = policyObjective(options.objective ?? "gspo", {
+        logpNew: group.map((r) => policy.tokenLogProbs(r.x, r.actions)),
+        logpOld: group.map((r) => [...r.logpOld]),
+        rewards: group.map((r) => r.reward),
         ...(options.epsLow === undefined ? {} : { epsLow: options.epsLow }),
         ...(options.epsHigh === undefined ? {} : { epsHigh: options.epsHigh }),
       });
