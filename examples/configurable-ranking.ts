@@ -7,13 +7,13 @@
  */
 import { fileURLToPath } from "node:url";
 import { reweight, type FlatScore } from "@rubric/core";
-import { loadGdpval, simulatedStakeholder, simulatedWorker } from "@rubric/autointeract";
+import { gymTask, loadGdpval, simulatedStakeholder, simulatedWorker } from "@rubric/autointeract";
 import { bestOfK } from "@rubric/gspo";
 import { createVerifierRegistry } from "@rubric/verifiers";
 
 const shared = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../shared/", import.meta.url));
 const example = (await loadGdpval(`${shared}/data/gdpval`)).eval[2]!;
-const task = { id: example.task.task_id, prompt: example.task.prompt, sector: example.task.sector, occupation: example.task.occupation };
+const task = gymTask(example.task);
 const rubric = simulatedStakeholder(task, 6).utility;
 const registry = createVerifierRegistry({ python: false, js: false });
 const { candidates } = await bestOfK(simulatedWorker(), task, rubric, 6, { seed: 6, registry, guideWorker: false });

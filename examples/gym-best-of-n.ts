@@ -10,7 +10,7 @@
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { bootstrapCI, wilcoxonSignedRank } from "@rubric/core";
-import { bestOfN, loadGdpval, policyManager, runEpisode, simulatedStakeholder, simulatedWorker } from "@rubric/autointeract";
+import { bestOfN, gymTask, loadGdpval, policyManager, runEpisode, simulatedStakeholder, simulatedWorker } from "@rubric/autointeract";
 
 const { values: args } = parseArgs({ options: { seed: { type: "string", default: "2026" }, n: { type: "string", default: "8" }, budget: { type: "string", default: "5" } } });
 const seed = Number(args.seed);
@@ -20,7 +20,7 @@ const gdpval = await loadGdpval(`${shared}/data/gdpval`);
 const worker = simulatedWorker();
 const rows = { random: [] as number[], elicitedSelect: [] as number[], elicitedGuide: [] as number[], oracleSelect: [] as number[], oracleGuide: [] as number[] };
 for (const e of gdpval.eval) {
-  const task = { id: e.task.task_id, prompt: e.task.prompt, sector: e.task.sector, occupation: e.task.occupation };
+  const task = gymTask(e.task);
   const oracle = simulatedStakeholder(task, seed).utility;
   const episode = await runEpisode({ task, manager: policyManager(), stakeholder: simulatedStakeholder(task, seed), questionBudget: Number(args.budget) });
   if (!episode.rubric) throw new Error(`${task.id}: ${episode.error?.message}`);

@@ -26,7 +26,7 @@ export { llmWorker } from "./worker/llm-worker.js";
 // gym: the simulated world in which the ARCANE loop runs on a CPU
 export { CRITERIA_BANK, briefCriterion, briefTerms, type BankCriterion } from "./gym/bank.js";
 export { SECTION_NAMES, renderDocument, type DocumentPlan } from "./gym/document.js";
-export { simulatedStakeholder, type GymTask, type Persona, type SimulatedStakeholder } from "./gym/stakeholder.js";
+export { gymTask, simulatedStakeholder, type GymTask, type Persona, type SimulatedStakeholder } from "./gym/stakeholder.js";
 export { simulatedWorker, type SimulatedWorkerOptions } from "./gym/worker.js";
 export { bestOfN, type BestOfNResult } from "./gym/best-of-n.js";
 export { DEFAULT_POLICY, ManagerPolicySchema, policyManager, readManagerPolicy, type ManagerPolicy } from "./manager/policy-manager.js";

@@ -80,7 +80,7 @@ export {
   ProviderSpecError,
   ProviderTimeoutError,
 } from "./providers/errors.js";
-export { extractJson } from "./providers/extract-json.js";
+export { choiceJson, extractJson } from "./providers/extract-json.js";
 export { isRetryableProviderError, withRetries, type RetryOptions } from "./providers/retry.js";
 export {
   huggingFace,

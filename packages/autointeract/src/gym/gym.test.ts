@@ -4,12 +4,12 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { loadGdpval, type GdpvalDataset } from "../gdpval/dataset.js";
 import { CRITERIA_BANK, briefTerms } from "./bank.js";
 import { bestOfN } from "./best-of-n.js";
-import { simulatedStakeholder, type GymTask } from "./stakeholder.js";
+import { gymTask, type GymTask, simulatedStakeholder } from "./stakeholder.js";
 import { simulatedWorker } from "./worker.js";
 
 const GDPVAL = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url))}/data/gdpval`;
 let gdpval: GdpvalDataset;
-const asTask = (e: { task: { task_id: string; prompt: string; sector: string; occupation: string } }): GymTask => ({ id: e.task.task_id, prompt: e.task.prompt, sector: e.task.sector, occupation: e.task.occupation });
+const asTask = (e: { task: { task_id: string; prompt: string; sector: string; occupation: string } }): GymTask => gymTask(e.task);
 beforeAll(async () => {
   gdpval = await loadGdpval(GDPVAL);
 });

@@ -19,6 +19,11 @@ export interface GymTask extends TaskBrief {
   readonly occupation: string;
 }
 
+/** A GDPval task as the gym (and every role) sees it. */
+export function gymTask(task: { readonly task_id: string; readonly prompt: string; readonly sector: string; readonly occupation: string }): GymTask {
+  return { id: task.task_id, prompt: task.prompt, sector: task.sector, occupation: task.occupation };
+}
+
 /** Words that tell which family a question is about. */
 const FAMILY_CUES: Record<Family, RegExp> = {
   structure: /section|structur|organi[sz]|layout|heading|order|outline/i,

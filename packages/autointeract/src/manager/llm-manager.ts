@@ -1,5 +1,5 @@
 import { FlatRubricSchema, type ChatMessage, type FlatRubric, type GenerateResponse, type LanguageModel, type TokenUsage } from "@rubric/core";
-import { extractJson } from "@rubric/verifiers";
+import { choiceJson } from "@rubric/verifiers";
 import { z } from "zod";
 import { RoleOutputError } from "../dialogue/errors.js";
 import type { DialogueState, Manager, ManagerMove } from "../dialogue/roles.js";
@@ -126,8 +126,7 @@ export function llmManager(model: LanguageModel, options: LlmManagerOptions = {}
 }
 
 function json(response: GenerateResponse): unknown {
-  const choice = response.choices[0];
-  return choice?.json !== undefined ? choice.json : extractJson(choice?.text ?? "");
+  return choiceJson(response.choices[0]);
 }
 
 function excerpt(response: GenerateResponse): string {

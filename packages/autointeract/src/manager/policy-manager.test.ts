@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { runEpisode } from "../dialogue/episode.js";
 import { loadGdpval } from "../gdpval/dataset.js";
 import { bestOfN } from "../gym/best-of-n.js";
-import { simulatedStakeholder } from "../gym/stakeholder.js";
+import { gymTask, simulatedStakeholder } from "../gym/stakeholder.js";
 import { simulatedWorker } from "../gym/worker.js";
 import { DEFAULT_POLICY, policyManager, readManagerPolicy } from "./policy-manager.js";
 
@@ -19,7 +19,7 @@ describe("policyManager in the gym", () => {
     const random: number[] = [];
     const transcripts: unknown[] = [];
     for (const e of gdpval.eval) {
-      const task = { id: e.task.task_id, prompt: e.task.prompt, sector: e.task.sector, occupation: e.task.occupation };
+      const task = gymTask(e.task);
       const episode = await runEpisode({ task, manager: policyManager(), stakeholder: simulatedStakeholder(task, 99), questionBudget: 5 });
       expect(episode.error).toBeUndefined();
       transcripts.push(episode.transcript);
@@ -30,7 +30,7 @@ describe("policyManager in the gym", () => {
     expect(mean(elicited)).toBeGreaterThan(mean(random));
     // Same seed, same dialogues.
     const e0 = gdpval.eval[0]!;
-    const task0 = { id: e0.task.task_id, prompt: e0.task.prompt, sector: e0.task.sector, occupation: e0.task.occupation };
+    const task0 = gymTask(e0.task);
     const again = await runEpisode({ task: task0, manager: policyManager(), stakeholder: simulatedStakeholder(task0, 99), questionBudget: 5 });
     expect(again.transcript).toEqual(transcripts[0]);
   });

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { runEpisode } from "../dialogue/episode.js";
 import { loadGdpval } from "../gdpval/dataset.js";
-import { simulatedStakeholder } from "../gym/stakeholder.js";
+import { gymTask, simulatedStakeholder } from "../gym/stakeholder.js";
 import { policyManager } from "../manager/policy-manager.js";
 import { gymSftCorpus, sftExample, sftToJsonl } from "./corpus.js";
 
@@ -13,7 +13,7 @@ const GDPVAL = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../
 describe("SFT corpus", () => {
   it("writes chat-format JSONL with the reference rubric as the final assistant turn, reproducibly", async () => {
     const gdpval = await loadGdpval(GDPVAL);
-    const tasks = gdpval.train.slice(0, 12).map((e) => ({ id: e.task.task_id, prompt: e.task.prompt, sector: e.task.sector, occupation: e.task.occupation }));
+    const tasks = gdpval.train.slice(0, 12).map((e) => gymTask(e.task));
     const corpus = await gymSftCorpus(tasks, { seed: 4, questionBudget: 3 });
     expect(corpus).toHaveLength(12);
     const jsonl = sftToJsonl(corpus);

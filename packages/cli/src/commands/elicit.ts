@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import {
   DEFAULT_POLICY,
   appendTurnsTo,
+  gymTask,
   llmManager,
   llmStakeholder,
   loadGdpval,
@@ -72,7 +73,7 @@ export async function elicit(args: ElicitArgs, io: CliIO): Promise<number> {
   const example = [...dataset.train, ...dataset.eval].find((e) => e.task.task_id === args.task);
   const task = example?.task ?? dataset.tasks.find((t) => t.task_id === args.task);
   if (!task) throw new InputFileError(`no GDPval task ${JSON.stringify(args.task)}`);
-  const brief = { id: task.task_id, prompt: task.prompt, sector: task.sector, occupation: task.occupation };
+  const brief = gymTask(task);
   const models: SpecifiedModel[] = [];
   const contextSize = args.contextSize === undefined ? undefined : integer(args.contextSize, "--context-size", 0, 256);
   const model = (spec: string) => {

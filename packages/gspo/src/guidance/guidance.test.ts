@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { createRng, reweight } from "@rubric/core";
-import { loadGdpval, simulatedStakeholder, simulatedWorker, type GymTask } from "@rubric/autointeract";
+import { type GymTask, gymTask, loadGdpval, simulatedStakeholder, simulatedWorker } from "@rubric/autointeract";
 import { createVerifierRegistry } from "@rubric/verifiers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { beamSearch, bestOfK, importanceResample, resampleIndex, splitSegments } from "./guidance.js";
@@ -9,7 +9,7 @@ const GDPVAL = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../
 const registry = createVerifierRegistry({ python: false, js: false });
 let tasks: GymTask[];
 beforeAll(async () => {
-  tasks = (await loadGdpval(GDPVAL)).eval.slice(0, 6).map((e) => ({ id: e.task.task_id, prompt: e.task.prompt, sector: e.task.sector, occupation: e.task.occupation }));
+  tasks = (await loadGdpval(GDPVAL)).eval.slice(0, 6).map((e) => gymTask(e.task));
 });
 
 describe("test-time guidance in the gym", () => {

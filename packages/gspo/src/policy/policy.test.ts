@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { createRng } from "@rubric/core";
-import { loadGdpval, policyManager, runEpisode, simulatedStakeholder, type GymTask } from "@rubric/autointeract";
+import { type GymTask, gymTask, loadGdpval, policyManager, runEpisode, simulatedStakeholder } from "@rubric/autointeract";
 import { beforeAll, describe, expect, it } from "vitest";
 import { featurize } from "./features.js";
 import { RubricPolicy } from "./rubric-policy.js";
@@ -22,7 +22,7 @@ async function items(tasks: GymTask[], seed: number): Promise<SftItem[]> {
 
 beforeAll(async () => {
   const gdpval = await loadGdpval(GDPVAL);
-  const asTask = (e: (typeof gdpval.train)[number]): GymTask => ({ id: e.task.task_id, prompt: e.task.prompt, sector: e.task.sector, occupation: e.task.occupation });
+  const asTask = (e: (typeof gdpval.train)[number]): GymTask => gymTask(e.task);
   train = await items(gdpval.train.slice(0, 80).map(asTask), 11);
   heldOut = await items(gdpval.eval.slice(0, 20).map(asTask), 11);
 });

@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { createRng, gspoObjective } from "@rubric/core";
-import { loadGdpval, policyManager, runEpisode, simulatedStakeholder, simulatedWorker, type GymTask } from "@rubric/autointeract";
+import { type GymTask, gymTask, loadGdpval, policyManager, runEpisode, simulatedStakeholder, simulatedWorker } from "@rubric/autointeract";
 import { beforeAll, describe, expect, it } from "vitest";
 import { featurize } from "../policy/features.js";
 import { RubricPolicy } from "../policy/rubric-policy.js";
@@ -23,7 +23,7 @@ async function dialogues(tasks: GymTask[]): Promise<TrainingTask[]> {
 
 beforeAll(async () => {
   const gdpval = await loadGdpval(GDPVAL);
-  const asTask = (e: (typeof gdpval.train)[number]): GymTask => ({ id: e.task.task_id, prompt: e.task.prompt, sector: e.task.sector, occupation: e.task.occupation });
+  const asTask = (e: (typeof gdpval.train)[number]): GymTask => gymTask(e.task);
   train = await dialogues(gdpval.train.slice(0, 24).map(asTask));
   heldOut = await dialogues(gdpval.eval.slice(0, 12).map(asTask));
 });

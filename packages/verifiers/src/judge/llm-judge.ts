@@ -1,6 +1,6 @@
 import type { GenerateResponse, GeneratedChoice, LanguageModel } from "@rubric/core";
 import { z } from "zod";
-import { extractJson } from "../providers/extract-json.js";
+import { choiceJson } from "../providers/extract-json.js";
 import { errorDraft, okDraft, type CriterionToVerify, type VerdictDraft, type VerificationInput, type Verifier, type VerifyOptions } from "../verifier/verifier.js";
 import { JUDGE_SYSTEM_PROMPT, batchedPrompt, batchedSchema, singleCriterionPrompt, verdictSchema, type JudgedCriterion } from "./prompts.js";
 import { DEFAULT_SCALE, ScaleSchema, scaleValues, toFraction, type Scale } from "./scale.js";
@@ -96,10 +96,6 @@ function costOf(response: GenerateResponse, options: LlmJudgeOptions): number | 
   if (response.costUsd !== undefined) return response.costUsd;
   if (!options.pricing) return undefined;
   return (response.usage.inputTokens * options.pricing.inputPerMillion + response.usage.outputTokens * options.pricing.outputPerMillion) / 1e6;
-}
-
-function choiceJson(choice: GeneratedChoice): unknown {
-  return choice.json !== undefined ? choice.json : extractJson(choice.text);
 }
 
 /**

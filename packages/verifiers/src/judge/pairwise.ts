@@ -1,6 +1,6 @@
 import type { LanguageModel, TokenUsage } from "@rubric/core";
 import { z } from "zod";
-import { extractJson } from "../providers/extract-json.js";
+import { choiceJson } from "../providers/extract-json.js";
 import { JUDGE_SYSTEM_PROMPT } from "./prompts.js";
 
 export interface PairwiseInput {
@@ -73,7 +73,7 @@ export async function judgePairwise(model: LanguageModel, input: PairwiseInput, 
     });
     const choice = response.choices[0];
     const text = choice?.text ?? "";
-    const reply = PairwiseReplySchema.safeParse(choice?.json !== undefined ? choice.json : extractJson(text));
+    const reply = PairwiseReplySchema.safeParse(choiceJson(choice));
     if (!reply.success) throw new JudgeReplyError("the pairwise judge's reply did not parse", text);
     return { reply: reply.data, usage: response.usage };
   };
