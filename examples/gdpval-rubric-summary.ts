@@ -8,14 +8,11 @@
  *
  * Data: ../shared/data/gdpval (override with RUBRIC_SHARED_DIR).
  */
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import {
   bootstrapCI,
   createRng,
-  formatRubricIssue,
-  readRubricDocument,
   rubricSetStructure,
   scoreRubric,
   type RubricSetStructure,
@@ -42,7 +39,6 @@ interface SplitSummary {
   split: string;
   structure: RubricSetStructure;
   rubrics: number;
-  invalid: number;
   stages: number;
   rules: number;
   codeRules: number;
@@ -62,11 +58,9 @@ function mean(xs: number[]): number {
   return xs.reduce((a, b) => a + b, 0) / xs.length;
 }
 
-function summarise(split: string, file: string): SplitSummary {
+function summarise(split: string, examples: readonly { readonly rubric: StagedRubric }[]): SplitSummary {
   const started = Date.now();
-  const document = readRubricDocument(readFileSync(file, "utf8"), { source: file });
-  for (const issue of document.issues) console.error(`invalid: ${formatRubricIssue(issue)}`);
-  const rubrics = document.rubrics.flatMap((r) => (r.kind === "staged" ? [r.rubric] : []));
+  const rubrics = examples.map((e) => e.rubric);
   const rng = createRng(seed).fork(split);
   const allMet: number[] = [];
   const unreachable: { taskId: string; best: number }[] = [];
@@ -97,7 +91,6 @@ function summarise(split: string, file: string): SplitSummary {
     split,
     structure,
     rubrics: rubrics.length,
-    invalid: document.issues.length,
     stages: rubrics.reduce((n, r) => n + r.stages.length, 0),
     rules: rubrics.reduce((n, r) => n + ruleIds(r).length, 0),
     codeRules: rubrics.reduce((n, r) => n + r.stages.flatMap((s) => s.rules).filter((x) => x.type === "code").length, 0),
@@ -121,18 +114,19 @@ function summarise(split: string, file: string): SplitSummary {
   return summary;
 }
 
-// The task join first: every gold rubric must belong to a GDPval task of its split.
+// Loading validates every rubric (it throws, naming the line, on any invalid one) and joins each
+// to its GDPval task in the paper's split.
 const gdpval = await loadGdpval(`${shared}/data/gdpval`);
 const summaries = [
-  summarise("train", `${shared}/data/gdpval/rubrics-train.jsonl`),
-  summarise("eval", `${shared}/data/gdpval/rubrics-eval.jsonl`),
+  summarise("train", gdpval.train),
+  summarise("eval", gdpval.eval),
 ];
 
 if (args.json) {
   console.log(JSON.stringify({ seed, samples, tasks: gdpval.tasks.length, tasksWithoutRubric: gdpval.withoutRubric.map((t) => t.task_id), summaries }, null, 2));
 } else {
   const rows: [string, (s: SplitSummary) => string][] = [
-    ["rubrics (invalid)", (s) => `${s.rubrics} (${s.invalid})`],
+    ["rubrics (all valid)", (s) => String(s.rubrics)],
     ["stages / rubric", (s) => (s.stages / s.rubrics).toFixed(2)],
     ["criteria / rubric: mean (median)", (s) => `${s.structure.criteriaPerRubric.mean.toFixed(2)} (${s.structure.criteriaPerRubric.median})`],
     ["  min – max", (s) => `${s.structure.criteriaPerRubric.min} – ${s.structure.criteriaPerRubric.max}`],
