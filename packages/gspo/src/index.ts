@@ -8,10 +8,16 @@
  */
 export { beamSearch, bestOfK, importanceResample, resampleIndex, scoreCandidates, splitSegments, type GuidanceOptions, type ScoredCandidate } from "./guidance/guidance.js";
 
-// policy: the in-process rubric-writing manager and Stage I (SFT)
+// policy: the in-process manager (questions, then the rubric) and Stage I (SFT)
 export { featurize, type Features } from "./policy/features.js";
-export { RubricPolicy, WEIGHT_BINS, type RubricAction } from "./policy/rubric-policy.js";
-export { Adam, sftLoss, trainSft, type SftItem } from "./policy/sft.js";
+export { PolicySequenceError, QUESTION_REPERTOIRE, RubricPolicy, WEIGHT_BINS, type DecodedSequence, type PolicyPrompt } from "./policy/rubric-policy.js";
+export { Adam, AdamStateSchema, sftLoss, sftStep, trainSft, type AdamState, type SftItem } from "./policy/sft.js";
 
-// training: Stage II (GSPO) in the rubric gym
-export { expectedReturn, gspoBatch, policyObjective, rubricReturn, type GspoOptions, type Objective, type TrainingTask } from "./training/gspo.js";
+// trainer: one interface over backends, the in-process backend, Stage I/II loops with checkpoints and logs
+export type { RolloutGroup, SampledSequence, StepMetrics, StepOptions, TrainerBackend } from "./trainer/backend.js";
+export { CheckpointError, InProcessBackend } from "./trainer/in-process.js";
+export { advantagesFor, clippedObjective, OBJECTIVES, type Objective } from "./trainer/objective.js";
+export { TrainingAbortedError, TrainingLogEntrySchema, trainGspo, trainSftStage, type GspoLogEntry, type GspoTrainingOptions, type RunDirectory, type SftTrainingOptions, type TrainingLogEntry } from "./trainer/train.js";
+
+// the rubric gym as a training environment
+export { gymPrompt, gymReward, proxyScores, teacherSequence, trueUtility, type GymPrompt, type GymRewardOptions } from "./arcane/gym.js";

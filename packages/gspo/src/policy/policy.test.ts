@@ -1,83 +1,109 @@
 import { fileURLToPath } from "node:url";
 import { createRng } from "@rubric/core";
-import { type GymTask, gymTask, loadGdpval, policyManager, runEpisode, simulatedStakeholder } from "@rubric/autointeract";
+import { gymTask, loadGdpval } from "@rubric/autointeract";
 import { beforeAll, describe, expect, it } from "vitest";
-import { featurize } from "./features.js";
-import { RubricPolicy } from "./rubric-policy.js";
+import { gymPrompt, teacherSequence, type GymPrompt } from "../arcane/gym.js";
+import { PolicySequenceError, QUESTION_REPERTOIRE, RubricPolicy } from "./rubric-policy.js";
 import { sftLoss, trainSft, type SftItem } from "./sft.js";
 
 const GDPVAL = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url))}/data/gdpval`;
 let train: SftItem[];
 let heldOut: SftItem[];
+let prompt: GymPrompt;
 
-/** SFT data from the gym: the policy manager's elicited rubric is the teacher's imperfect reconstruction. */
-async function items(tasks: GymTask[], seed: number): Promise<SftItem[]> {
+async function items(tasks: Parameters<typeof gymTask>[0][], seed: number): Promise<SftItem[]> {
+  const shape = new RubricPolicy({ dim: 8 });
   const out: SftItem[] = [];
   for (const task of tasks) {
-    const episode = await runEpisode({ task, manager: policyManager(), stakeholder: simulatedStakeholder(task, seed), questionBudget: 5 });
-    out.push({ task, answers: episode.transcript.flatMap((t) => (t.type === "answer" ? [t.text] : [])), reference: episode.rubric! });
+    const p = await gymPrompt(gymTask(task), seed, QUESTION_REPERTOIRE);
+    const tokens = await teacherSequence(shape, p);
+    if (tokens) out.push({ prompt: p, tokens });
   }
   return out;
 }
 
 beforeAll(async () => {
   const gdpval = await loadGdpval(GDPVAL);
-  const asTask = (e: (typeof gdpval.train)[number]): GymTask => gymTask(e.task);
-  train = await items(gdpval.train.slice(0, 80).map(asTask), 11);
-  heldOut = await items(gdpval.eval.slice(0, 20).map(asTask), 11);
+  train = await items(gdpval.train.slice(0, 80).map((e) => e.task), 11);
+  heldOut = await items(gdpval.eval.slice(0, 20).map((e) => e.task), 11);
+  prompt = train[0]!.prompt as GymPrompt;
 });
 
+/** Central finite difference of f at params[i]. */
+function numeric(f: () => number, params: Float64Array, i: number, h = 1e-6): number {
+  const saved = params[i]!;
+  params[i] = saved + h;
+  const up = f();
+  params[i] = saved - h;
+  const down = f();
+  params[i] = saved;
+  return (up - down) / (2 * h);
+}
+
 describe("RubricPolicy", () => {
-  it("has exact per-token gradients (checked by finite differences)", () => {
+  it("has exact per-token gradients in all three heads — questions, criteria, weights (finite differences)", () => {
     const policy = new RubricPolicy({ dim: 32, seed: 1 });
     for (let i = 0; i < policy.U.length; i++) policy.U[i] = 0.3 * Math.sin(i);
-    const x = featurize({ id: "t", prompt: "quarterly revenue forecast with risks" }, ["Essential: it has a table."], 32);
-    const actions = policy.sample(x, createRng(3), 1);
-    const coefs = actions.flatMap((a) => (a.criterion < 0 ? [0.7] : [1.3, -0.4]));
-    const objective = () => policy.tokenLogProbs(x, actions).reduce((s, lp, t) => s + coefs[t]! * lp, 0);
-    const gW = new Float64Array(policy.W.length);
-    const gU = new Float64Array(policy.U.length);
-    policy.accumulateGradient(x, actions, coefs, gW, gU);
+    for (let i = 0; i < policy.Q.length; i++) policy.Q[i] = 0.5 * Math.cos(i);
+    // A sequence that asks two questions, writes three criteria and stops.
+    const tokens = policy.encode([5, 2], { id: "r", criteria: [0, 7, 20].map((k, j) => ({ id: `c${k}`, text: policy.vocab[k]!.text, weight: j + 2, polarity: "reward" as const, verifier: policy.vocab[k]!.verifier })) });
+    expect(policy.decode(tokens).questions).toEqual([5, 2]);
+    expect(policy.decode(tokens).criteria.length).toBeGreaterThanOrEqual(2);
+    const coefs = tokens.map((_, t) => 1.3 - 0.4 * t);
+    const objective = () => policy.tokenLogProbs(prompt, tokens).reduce((s, lp, t) => s + coefs[t]! * lp, 0);
+    const grads = policy.parameters.map((p) => new Float64Array(p.length));
+    policy.accumulateGradient(prompt, tokens, coefs, grads);
     const rng = createRng(9);
-    for (const [params, grad] of [[policy.W, gW], [policy.U, gU]] as const) {
-      for (let probe = 0; probe < 25; probe++) {
+    policy.parameters.forEach((params, b) => {
+      const grad = grads[b]!;
+      let nonZero = 0;
+      for (let probe = 0; probe < 30; probe++) {
         // Probe where the gradient lives (features present) as well as at random.
-        const i = probe % 2 === 0 ? grad.findIndex((g, k) => g !== 0 && k % 7 === probe % 7) : rng.int(params.length);
+        const i = probe % 2 === 0 ? grad.findIndex((g, k) => g !== 0 && k % 13 === probe % 13) : rng.int(params.length);
         if (i < 0) continue;
-        const h = 1e-6;
-        const saved = params[i]!;
-        params[i] = saved + h;
-        const up = objective();
-        params[i] = saved - h;
-        const down = objective();
-        params[i] = saved;
-        expect(grad[i]!).toBeCloseTo((up - down) / (2 * h), 6);
+        if (grad[i] !== 0) nonZero++;
+        expect(grad[i]!).toBeCloseTo(numeric(objective, params, i), 6);
       }
+      expect(nonZero).toBeGreaterThan(3);
+    });
+  });
+
+  it("samples valid, reproducible sequences that respect the grammar and the exclusive groups", () => {
+    const policy = new RubricPolicy({ seed: 2 });
+    for (let s = 0; s < 20; s++) {
+      const tokens = policy.sample(prompt, createRng(s));
+      expect(policy.sample(prompt, createRng(s))).toEqual(tokens);
+      expect(tokens.at(-1)).toBe(policy.stop);
+      const { questions, criteria } = policy.decode(tokens);
+      expect(new Set(questions).size).toBe(questions.length);
+      const groups = criteria.map((c) => policy.vocab[c.criterion]!.group).filter(Boolean);
+      expect(new Set(groups).size).toBe(groups.length);
+      expect(criteria.every((c) => c.weight >= 1 && c.weight <= 5)).toBe(true);
+      // Re-encoding the decoded rubric gives the same tokens.
+      expect(policy.encode(questions, policy.toRubric(tokens, "r"))).toEqual(tokens);
+      expect(policy.tokenLogProbs(prompt, tokens).every((lp) => lp <= 0 && Number.isFinite(lp))).toBe(true);
     }
   });
 
-  it("samples valid, reproducible rubrics that respect the exclusive groups", () => {
+  it("rejects sequences its grammar cannot produce, naming the token", () => {
     const policy = new RubricPolicy({ seed: 2 });
-    const x = featurize({ id: "t", prompt: "a memo" }, [], policy.dim);
-    const a = policy.sample(x, createRng(5));
-    expect(policy.sample(x, createRng(5))).toEqual(a);
-    expect(a.at(-1)).toEqual({ criterion: -1 });
-    const groups = a.filter((s) => s.criterion >= 0).map((s) => policy.vocab[s.criterion]!.group).filter(Boolean);
-    expect(new Set(groups).size).toBe(groups.length);
-    expect(policy.tokenLogProbs(x, a).every((lp) => lp <= 0 && Number.isFinite(lp))).toBe(true);
+    expect(() => policy.tokenLogProbs(prompt, [0, 0, policy.done, policy.stop])).toThrow(PolicySequenceError);
+    expect(() => policy.tokenLogProbs(prompt, [policy.done, policy.criterionToken(0)])).toThrow(/ended at token 2/);
+    // "stop" before any criterion is not allowed: a rubric has at least one.
+    expect(() => policy.tokenLogProbs(prompt, [policy.done, policy.stop])).toThrow(/token 1/);
   });
 
-  it("SFT lowers the loss on training and held-out references, and learns to write what it heard", () => {
+  it("SFT lowers the loss on training and held-out sequences, and learns to write what it heard", () => {
     const policy = new RubricPolicy({ seed: 3 });
     const before = { train: sftLoss(policy, train), held: sftLoss(policy, heldOut) };
     const losses = trainSft(policy, train, { epochs: 12, seed: 4 });
     expect(losses.at(-1)!).toBeLessThan(before.train * 0.6);
     expect(sftLoss(policy, heldOut)).toBeLessThan(before.held);
-    // Greedy-ish samples on held-out tasks overlap the teacher's rubric more than an untrained policy's do.
+    // Low-temperature samples on held-out tasks overlap the teacher's rubric more than an untrained policy's do.
     const overlap = (p: RubricPolicy) =>
       heldOut.reduce((sum, item, k) => {
-        const rubric = p.toRubric(p.sample(featurize(item.task, item.answers, p.dim), createRng(k), 0.3), "r");
-        const reference = new Set(item.reference.criteria.map((c) => c.id));
+        const rubric = p.toRubric(p.sample(item.prompt, createRng(k), 0.3), "r");
+        const reference = new Set(p.toRubric(item.tokens, "ref").criteria.map((c) => c.id));
         return sum + rubric.criteria.filter((c) => reference.has(c.id)).length / Math.max(1, rubric.criteria.length);
       }, 0) / heldOut.length;
     expect(overlap(policy)).toBeGreaterThan(overlap(new RubricPolicy({ seed: 3 })) + 0.1);

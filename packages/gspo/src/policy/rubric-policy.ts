@@ -1,151 +1,261 @@
 import { createRng, type FlatRubric, type Rng } from "@rubric/core";
-import { CRITERIA_BANK, type BankCriterion } from "@rubric/autointeract";
-import type { Features } from "./features.js";
+import { CRITERIA_BANK, DEFAULT_POLICY, type BankCriterion, type TaskBrief } from "@rubric/autointeract";
+import { featurize, type Features } from "./features.js";
 
-/** One decision of the policy: which criterion next (or stop), and that criterion's weight bin (1–5). */
-export interface RubricAction {
-  /** Index into the vocabulary, or -1 for stop. */
-  readonly criterion: number;
-  /** 1–5; absent for stop. */
-  readonly weight?: number;
+/**
+ * What the policy conditions on: the task, and the stakeholder's reply to each question of the
+ * repertoire (index-aligned). The policy only ever sees the replies to the questions it chose to
+ * ask; having them all up front keeps log-probabilities exact and synchronous — the gym
+ * stakeholder answers a question the same way whenever it is asked.
+ */
+export interface PolicyPrompt {
+  readonly task: TaskBrief;
+  readonly replies: readonly string[];
+}
+
+/** A decoded sequence: the questions asked (repertoire indices, in order) and the rubric's criteria with weight bins 1–5. */
+export interface DecodedSequence {
+  readonly questions: readonly number[];
+  readonly criteria: readonly { readonly criterion: number; readonly weight: number }[];
 }
 
 export const WEIGHT_BINS = [1, 2, 3, 4, 5] as const;
 
 /**
- * An in-process rubric-writing policy small enough to train on a CPU in seconds: log-linear and
- * autoregressive over the criteria vocabulary and weight bins. Each criterion choice is a softmax
- * over the not-yet-chosen, group-compatible criteria and "stop", with logits W·φ + b; each weight
- * choice a softmax over 5 bins with per-criterion logits. Log-probabilities are exact, per token.
+ * The gym's question repertoire: the default manager's five family questions, and one broad
+ * question that a well-informed stakeholder answers about everything at once.
+ */
+export const QUESTION_REPERTOIRE: readonly string[] = [...DEFAULT_POLICY.questions, "What matters most to you in this document?"];
+
+/**
+ * An in-process manager policy small enough to train on a CPU in seconds: log-linear and
+ * autoregressive. It first asks questions (a softmax over the not-yet-asked questions of the
+ * repertoire and "done", conditioned on the task and the replies so far), then writes the rubric
+ * (a softmax over the not-yet-chosen, group-compatible criteria and "stop", each chosen criterion
+ * followed by a softmax over 5 weight bins). Every choice is a token; log-probabilities and their
+ * gradients are exact.
+ *
+ * Token ids: questions 0…Q−1, done Q, criteria Q+1…Q+V, stop Q+V+1, weight bins Q+V+2…Q+V+6.
  */
 export class RubricPolicy {
   readonly vocab: readonly BankCriterion[];
+  readonly questions: readonly string[];
   readonly dim: number;
   readonly maxCriteria: number;
+  /** (Q + 1) × dim question weights; row Q is "done asking". */
+  readonly Q: Float64Array;
   /** (V + 1) × dim criterion weights; row V is "stop". */
   readonly W: Float64Array;
   /** V × 5 weight-bin logits. */
   readonly U: Float64Array;
+  readonly #features = new WeakMap<PolicyPrompt, Map<string, Features>>();
 
-  constructor(options: { dim?: number; maxCriteria?: number; vocab?: readonly BankCriterion[]; seed?: number } = {}) {
+  constructor(options: { dim?: number; maxCriteria?: number; vocab?: readonly BankCriterion[]; questions?: readonly string[]; seed?: number } = {}) {
     this.vocab = options.vocab ?? CRITERIA_BANK;
+    this.questions = options.questions ?? QUESTION_REPERTOIRE;
     this.dim = options.dim ?? 256;
     this.maxCriteria = options.maxCriteria ?? 14;
+    this.Q = new Float64Array((this.questions.length + 1) * this.dim);
     this.W = new Float64Array((this.vocab.length + 1) * this.dim);
     this.U = new Float64Array(this.vocab.length * WEIGHT_BINS.length);
     if (options.seed !== undefined) {
       const rng = createRng(options.seed).fork("init");
-      for (let i = 0; i < this.W.length; i++) this.W[i] = 0.01 * rng.normal();
+      for (const block of [this.W, this.Q]) for (let i = 0; i < block.length; i++) block[i] = 0.01 * rng.normal();
     }
   }
 
-  get stop(): number {
-    return this.vocab.length;
+  /** The parameter blocks, in a fixed order (for optimisers and checkpoints). */
+  get parameters(): readonly Float64Array[] {
+    return [this.Q, this.W, this.U];
   }
 
-  /** Which criteria may come next, given those already chosen (no repeats, one per exclusive group). */
-  allowed(chosen: readonly number[]): boolean[] {
+  get done(): number {
+    return this.questions.length;
+  }
+  get stop(): number {
+    return this.questions.length + 1 + this.vocab.length;
+  }
+  criterionToken(k: number): number {
+    return this.questions.length + 1 + k;
+  }
+  weightToken(bin: number): number {
+    return this.stop + bin;
+  }
+
+  /**
+   * The sequence a rubric spells after asking `questions`: criteria outside the vocabulary are
+   * dropped, weights rounded into 1–5. @throws PolicySequenceError when no criterion is left (the
+   * grammar wants at least one).
+   */
+  encode(questions: readonly number[], rubric: FlatRubric): number[] {
+    const tokens = [...questions, this.done];
+    const chosen: number[] = [];
+    for (const c of rubric.criteria) {
+      const k = this.vocab.findIndex((v) => v.text === c.text);
+      if (k < 0 || !this.criterionMask(chosen)[k]) continue;
+      tokens.push(this.criterionToken(k), this.weightToken(Math.min(5, Math.max(1, Math.round(c.weight)))));
+      chosen.push(k);
+    }
+    if (chosen.length === 0) throw new PolicySequenceError(`rubric ${rubric.id} has no criterion in the policy's vocabulary`);
+    tokens.push(this.stop);
+    return tokens;
+  }
+
+  decode(tokens: readonly number[]): DecodedSequence {
+    const questions: number[] = [];
+    const criteria: { criterion: number; weight: number }[] = [];
+    let t = 0;
+    for (; t < tokens.length && tokens[t] !== this.done; t++) questions.push(tokens[t]!);
+    for (t++; t < tokens.length && tokens[t] !== this.stop; t += 2) criteria.push({ criterion: tokens[t]! - this.questions.length - 1, weight: tokens[t + 1]! - this.stop });
+    return { questions, criteria };
+  }
+
+  /** The rubric a sequence spells. */
+  toRubric(tokens: readonly number[], id: string): FlatRubric {
+    const criteria = this.decode(tokens).criteria.map(({ criterion, weight }) => {
+      const c = this.vocab[criterion]!;
+      return { id: c.id, text: c.text, weight, polarity: "reward" as const, verifier: c.verifier };
+    });
+    return { id, criteria };
+  }
+
+  /** Features of the task and the replies to the questions asked so far (plus how many), cached per prompt. */
+  features(prompt: PolicyPrompt, asked: readonly number[]): Features {
+    let cache = this.#features.get(prompt);
+    if (!cache) this.#features.set(prompt, (cache = new Map()));
+    const key = asked.join(",");
+    let x = cache.get(key);
+    if (!x) {
+      x = featurize(prompt.task, asked.map((q) => prompt.replies[q] ?? ""), this.dim, [`asked-${asked.length}`]);
+      cache.set(key, x);
+    }
+    return x;
+  }
+
+  /** Which criteria may come next, given those already chosen (no repeats, one per exclusive group), then "stop". */
+  criterionMask(chosen: readonly number[]): boolean[] {
     const groups = new Set(chosen.map((c) => this.vocab[c]!.group).filter((g): g is string => g !== undefined));
     const full = chosen.length >= this.maxCriteria;
     return [...this.vocab.map((c, i) => !full && !chosen.includes(i) && (c.group === undefined || !groups.has(c.group))), chosen.length > 0];
   }
 
-  /** Log-softmax of the criterion logits under the mask (−Infinity where not allowed). */
-  criterionLogProbs(x: Features, chosen: readonly number[]): Float64Array {
-    const mask = this.allowed(chosen);
-    const logits = new Float64Array(this.vocab.length + 1).fill(Number.NEGATIVE_INFINITY);
-    for (let k = 0; k <= this.vocab.length; k++) {
-      if (!mask[k]) continue;
-      let z = 0;
-      const row = k * this.dim;
-      for (let j = 0; j < x.indices.length; j++) z += this.W[row + x.indices[j]!]! * x.values[j]!;
-      logits[k] = z;
+  /**
+   * Walks a sequence choice by choice: for each token, the head that chose it, its inputs and the
+   * log-softmax it was drawn from. `pick` supplies the choice (read from a sequence, or sampled).
+   * The one place that knows the grammar, so scoring, sampling and gradients cannot disagree.
+   */
+  #walk(prompt: PolicyPrompt, pick: (logps: Float64Array, t: number, block: 0 | 1 | 2) => number, visit?: (choice: Choice, t: number) => void): number[] {
+    const tokens: number[] = [];
+    const asked: number[] = [];
+    for (;;) {
+      const x = this.features(prompt, asked);
+      const mask = [...this.questions.map((_, q) => !asked.includes(q)), true];
+      const choice: Choice = { block: 0, x, rows: this.questions.length + 1, mask, logps: maskedLogSoftmax(this.Q, this.dim, x, mask), chosen: -1 };
+      choice.chosen = pick(choice.logps, tokens.length, 0);
+      visit?.(choice, tokens.length);
+      tokens.push(choice.chosen);
+      if (choice.chosen === this.questions.length) break;
+      asked.push(choice.chosen);
     }
-    return logSoftmax(logits);
-  }
-
-  weightLogProbs(criterion: number): Float64Array {
-    return logSoftmax(this.U.subarray(criterion * WEIGHT_BINS.length, (criterion + 1) * WEIGHT_BINS.length));
-  }
-
-  /** Exact per-token log-probabilities of an action sequence (criterion tokens and weight tokens, then stop). */
-  tokenLogProbs(x: Features, actions: readonly RubricAction[]): number[] {
-    const out: number[] = [];
+    const x = this.features(prompt, asked);
     const chosen: number[] = [];
-    for (const a of actions) {
-      const lp = this.criterionLogProbs(x, chosen);
-      const k = a.criterion < 0 ? this.stop : a.criterion;
-      out.push(lp[k]!);
-      if (k === this.stop) break;
-      out.push(this.weightLogProbs(k)[a.weight! - 1]!);
+    for (;;) {
+      const mask = this.criterionMask(chosen);
+      const choice: Choice = { block: 1, x, rows: this.vocab.length + 1, mask, logps: maskedLogSoftmax(this.W, this.dim, x, mask), chosen: -1 };
+      choice.chosen = pick(choice.logps, tokens.length, 1);
+      visit?.(choice, tokens.length);
+      tokens.push(this.criterionToken(choice.chosen));
+      if (choice.chosen === this.vocab.length) return tokens;
+      const k = choice.chosen;
+      const bins = logSoftmax(this.U.subarray(k * WEIGHT_BINS.length, (k + 1) * WEIGHT_BINS.length));
+      const weight: Choice = { block: 2, x, rows: WEIGHT_BINS.length, mask: [], logps: bins, chosen: -1, row: k };
+      weight.chosen = pick(bins, tokens.length, 2);
+      visit?.(weight, tokens.length);
+      tokens.push(this.weightToken(weight.chosen + 1));
       chosen.push(k);
     }
+  }
+
+  /** The choice index a token stands for, at position t of a sequence (checked against the grammar). */
+  #choiceOf(tokens: readonly number[], t: number, logps: Float64Array, block: 0 | 1 | 2): number {
+    const token = tokens[t];
+    if (token === undefined) throw new PolicySequenceError(`sequence ended at token ${t} before "stop"`);
+    const index = block === 0 ? token : block === 1 ? token - this.questions.length - 1 : token - this.stop - 1;
+    if (!(index >= 0 && index < logps.length) || logps[index] === Number.NEGATIVE_INFINITY) throw new PolicySequenceError(`token ${t} (${token}) is not a valid choice there`);
+    return index;
+  }
+
+  /** Exact per-token log-probabilities of a sequence. @throws PolicySequenceError when it breaks the grammar. */
+  tokenLogProbs(prompt: PolicyPrompt, tokens: readonly number[]): number[] {
+    const out: number[] = [];
+    this.#walk(prompt, (logps, t, block) => this.#choiceOf(tokens, t, logps, block), (c) => out.push(c.logps[c.chosen]!));
     return out;
   }
 
-  /** Samples a rubric's actions (ending with stop); `temperature` scales the logits. */
-  sample(x: Features, rng: Rng, temperature = 1): RubricAction[] {
-    const actions: RubricAction[] = [];
-    const chosen: number[] = [];
-    for (;;) {
-      const k = draw(this.criterionLogProbs(x, chosen), rng, temperature);
-      if (k === this.stop) {
-        actions.push({ criterion: -1 });
-        return actions;
-      }
-      const w = draw(this.weightLogProbs(k), rng, temperature) + 1;
-      actions.push({ criterion: k, weight: w });
-      chosen.push(k);
-    }
+  /** Samples a sequence (questions, done, criteria with weights, stop); `temperature` scales the logits. */
+  sample(prompt: PolicyPrompt, rng: Rng, temperature = 1): number[] {
+    return this.#walk(prompt, (logps) => draw(logps, rng, temperature));
   }
 
   /**
-   * Adds coef_t · ∂ log π(token_t)/∂θ for every token of `actions` into the gradient buffers:
-   * for a softmax choice of a, ∂ log p(a)/∂logit_k = [k = a] − p_k.
+   * Adds coef_t · ∂ log π(token_t)/∂θ for every token into `grads` (one buffer per parameter
+   * block): for a softmax choice of a, ∂ log p(a)/∂logit_k = [k = a] − p_k.
    */
-  accumulateGradient(x: Features, actions: readonly RubricAction[], coefs: readonly number[], gW: Float64Array, gU: Float64Array): void {
-    const chosen: number[] = [];
-    let t = 0;
-    for (const a of actions) {
-      const lp = this.criterionLogProbs(x, chosen);
-      const k = a.criterion < 0 ? this.stop : a.criterion;
-      const coef = coefs[t++]!;
-      for (let c = 0; c <= this.vocab.length; c++) {
-        if (lp[c] === Number.NEGATIVE_INFINITY) continue;
-        const d = coef * ((c === k ? 1 : 0) - Math.exp(lp[c]!));
-        const row = c * this.dim;
-        for (let j = 0; j < x.indices.length; j++) gW[row + x.indices[j]!]! += d * x.values[j]!;
-      }
-      if (k === this.stop) break;
-      const wl = this.weightLogProbs(k);
-      const wcoef = coefs[t++]!;
-      for (let b = 0; b < WEIGHT_BINS.length; b++) gU[k * WEIGHT_BINS.length + b]! += wcoef * ((b === a.weight! - 1 ? 1 : 0) - Math.exp(wl[b]!));
-      chosen.push(k);
-    }
+  accumulateGradient(prompt: PolicyPrompt, tokens: readonly number[], coefs: readonly number[], grads: readonly Float64Array[]): void {
+    this.#walk(
+      prompt,
+      (logps, t, block) => this.#choiceOf(tokens, t, logps, block),
+      (c, t) => {
+        const coef = coefs[t]!;
+        if (coef === 0) return;
+        const g = grads[c.block]!;
+        if (c.block === 2) {
+          for (let b = 0; b < c.rows; b++) g[c.row! * c.rows + b]! += coef * ((b === c.chosen ? 1 : 0) - Math.exp(c.logps[b]!));
+          return;
+        }
+        for (let k = 0; k < c.rows; k++) {
+          if (!c.mask[k]) continue;
+          const d = coef * ((k === c.chosen ? 1 : 0) - Math.exp(c.logps[k]!));
+          const row = k * this.dim;
+          for (let j = 0; j < c.x.indices.length; j++) g[row + c.x.indices[j]!]! += d * c.x.values[j]!;
+        }
+      },
+    );
   }
 
-  /** The rubric an action sequence spells. */
-  toRubric(actions: readonly RubricAction[], id: string): FlatRubric {
-    const criteria = actions.filter((a) => a.criterion >= 0).map((a) => {
-      const c = this.vocab[a.criterion]!;
-      return { id: c.id, text: c.text, weight: a.weight!, polarity: "reward" as const, verifier: c.verifier };
-    });
-    return { id, criteria: criteria.length > 0 ? criteria : [] };
+  /** A copy with the same parameters (for π_old snapshots and KL references). */
+  clone(): RubricPolicy {
+    const copy = new RubricPolicy({ dim: this.dim, maxCriteria: this.maxCriteria, vocab: this.vocab, questions: this.questions });
+    this.parameters.forEach((p, b) => copy.parameters[b]!.set(p));
+    return copy;
   }
+}
 
-  /** A reference rubric as actions: criteria outside the vocabulary are dropped, weights rounded into 1–5. */
-  fromRubric(rubric: FlatRubric): RubricAction[] {
-    const actions: RubricAction[] = [];
-    const chosen: number[] = [];
-    for (const c of rubric.criteria) {
-      const k = this.vocab.findIndex((v) => v.text === c.text);
-      if (k < 0 || !this.allowed(chosen)[k]) continue;
-      actions.push({ criterion: k, weight: Math.min(5, Math.max(1, Math.round(c.weight))) });
-      chosen.push(k);
-    }
-    actions.push({ criterion: -1 });
-    return actions;
+/** A token sequence that the policy's grammar cannot produce. */
+export class PolicySequenceError extends Error {
+  override readonly name = "PolicySequenceError";
+}
+
+interface Choice {
+  readonly block: 0 | 1 | 2;
+  readonly x: Features;
+  readonly rows: number;
+  readonly mask: readonly boolean[];
+  readonly logps: Float64Array;
+  chosen: number;
+  readonly row?: number;
+}
+
+function maskedLogSoftmax(weights: Float64Array, dim: number, x: Features, mask: readonly boolean[]): Float64Array {
+  const logits = new Float64Array(mask.length).fill(Number.NEGATIVE_INFINITY);
+  for (let k = 0; k < mask.length; k++) {
+    if (!mask[k]) continue;
+    let z = 0;
+    const row = k * dim;
+    for (let j = 0; j < x.indices.length; j++) z += weights[row + x.indices[j]!]! * x.values[j]!;
+    logits[k] = z;
   }
+  return logSoftmax(logits);
 }
 
 function logSoftmax(logits: ArrayLike<number>): Float64Array {

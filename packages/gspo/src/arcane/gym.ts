@@ -1,0 +1,78 @@
+import type { FlatRubric } from "@rubric/core";
+import { policyManager, runEpisode, simulatedStakeholder, type GymTask, type Worker } from "@rubric/autointeract";
+import { createVerifierRegistry, scoreOutputs } from "@rubric/verifiers";
+import type { PolicyPrompt, RubricPolicy } from "../policy/rubric-policy.js";
+
+/** A gym task as the in-process policy sees it, with the world seed its stakeholder was drawn from. */
+export interface GymPrompt extends PolicyPrompt {
+  readonly task: GymTask;
+  readonly stakeholderSeed: number;
+}
+
+/**
+ * Asks the task's simulated stakeholder every question of the policy's repertoire once. The
+ * policy sees only the replies to the questions it chooses; the gym stakeholder's reply to a
+ * question does not depend on when it is asked, so asking up front changes nothing it could see.
+ */
+export async function gymPrompt(task: GymTask, stakeholderSeed: number, questions: readonly string[]): Promise<GymPrompt> {
+  const stakeholder = simulatedStakeholder(task, stakeholderSeed);
+  const replies: string[] = [];
+  // The gym stakeholder ignores the dialogue state; a fresh one per question says so honestly.
+  for (const text of questions) replies.push((await stakeholder.answer({ text }, { task, exchanges: [], questionsLeft: questions.length, turnsLeft: questions.length + 1 })).text);
+  return { task, replies, stakeholderSeed };
+}
+
+// Rule verifiers only: the gym's criteria are all rules, and U* must come from the verifiers.
+const registry = createVerifierRegistry({ python: false, js: false });
+
+/** U*(y): the stakeholder's true utility of an output, normalised to [0, 1], scored by the real verifiers. */
+export async function trueUtility(prompt: GymPrompt, output: string): Promise<number> {
+  const [scored] = await scoreOutputs(simulatedStakeholder(prompt.task, prompt.stakeholderSeed).utility, [{ id: "y", input: prompt.task.prompt, output }], { registry });
+  return scored!.score!.normalized;
+}
+
+/** Proxy scores û of outputs under a rubric (normalised weighted sums of the rubric's verifier verdicts). */
+export async function proxyScores(rubric: FlatRubric, prompt: GymPrompt, outputs: readonly string[]): Promise<number[]> {
+  if (rubric.criteria.length === 0) return outputs.map(() => 0);
+  const scored = await scoreOutputs(rubric, outputs.map((output, i) => ({ id: String(i), input: prompt.task.prompt, output })), { registry });
+  return scored.map((s) => s.score!.normalized);
+}
+
+export interface GymRewardOptions {
+  readonly policy: RubricPolicy;
+  readonly worker: Worker;
+  /** λ_clarify: cost per question asked. Default 0.01. */
+  readonly clarifyCost?: number;
+  /** λ_compute: cost per rubric criterion (what verifying it costs). Default 0.002. */
+  readonly computeCost?: number;
+}
+
+/**
+ * The Stage II return of a sequence: the worker writes one output under the sequence's rubric and
+ * r = U*(y) − λ_clarify·(questions asked) − λ_compute·(criteria in the rubric).
+ */
+export function gymReward(options: GymRewardOptions): (prompt: GymPrompt, tokens: readonly number[], context: { seed: number }) => Promise<number> {
+  const clarify = options.clarifyCost ?? 0.01;
+  const compute = options.computeCost ?? 0.002;
+  return async (prompt, tokens, { seed }) => {
+    const { questions } = options.policy.decode(tokens);
+    const rubric = options.policy.toRubric(tokens, `${prompt.task.id}-rubric`);
+    const [output] = await options.worker.produce(prompt.task, rubric, 1, { seed });
+    return (await trueUtility(prompt, output!.text)) - clarify * questions.length - compute * rubric.criteria.length;
+  };
+}
+
+/**
+ * Stage I's target for a prompt: the sequence the gym's default policy manager produces — its
+ * questions, then the rubric it reconstructs from the replies. A teacher's imperfect
+ * reconstruction of what the stakeholder values, not the oracle. Undefined when none of the
+ * teacher's criteria is in the policy's vocabulary (nothing to imitate).
+ */
+export async function teacherSequence(policy: RubricPolicy, prompt: GymPrompt, questionBudget = 5): Promise<number[] | undefined> {
+  const episode = await runEpisode({ task: prompt.task, manager: policyManager(), stakeholder: simulatedStakeholder(prompt.task, prompt.stakeholderSeed), questionBudget });
+  if (!episode.rubric) throw new Error(`${prompt.task.id}: the teacher wrote no rubric (${episode.error?.message ?? "no reason given"})`);
+  const asked = episode.transcript.flatMap((t) => (t.type === "question" ? [policy.questions.indexOf(t.text)] : []));
+  if (asked.some((q) => q < 0)) throw new Error(`${prompt.task.id}: the teacher asked a question outside the policy's repertoire`);
+  const known = episode.rubric.criteria.filter((c) => policy.vocab.some((v) => v.text === c.text));
+  return known.length > 0 ? policy.encode(asked, episode.rubric) : undefined;
+}

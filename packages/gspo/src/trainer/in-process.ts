@@ -1,0 +1,163 @@
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createRng, klK3 } from "@rubric/core";
+import { z } from "zod";
+import { Adam, AdamStateSchema, sftStep } from "../policy/sft.js";
+import { RubricPolicy, type PolicyPrompt } from "../policy/rubric-policy.js";
+import type { RolloutGroup, SampledSequence, StepMetrics, StepOptions, TrainerBackend } from "./backend.js";
+import { clippedObjective } from "./objective.js";
+
+const CheckpointSchema = z.strictObject({
+  format: z.literal("rubric-policy/1"),
+  dim: z.number().int().positive(),
+  maxCriteria: z.number().int().positive(),
+  vocab: z.array(z.string()),
+  questions: z.array(z.string()),
+  parameters: z.array(z.array(z.number())),
+  reference: z.array(z.array(z.number())).optional(),
+  optimizer: AdamStateSchema,
+});
+
+/** A checkpoint that cannot be read back into this policy (missing, malformed, or another vocabulary). */
+export class CheckpointError extends Error {
+  override readonly name = "CheckpointError";
+}
+
+/**
+ * The in-process backend: the log-linear {@link RubricPolicy}, Adam, and an optional frozen KL
+ * reference, all in this process. Sequences are the policy's own tokens (questions, criteria,
+ * weight bins); a prompt is a task with the stakeholder's replies.
+ */
+export class InProcessBackend implements TrainerBackend<PolicyPrompt> {
+  readonly kind = "in-process";
+  #adam: Adam;
+  #reference: RubricPolicy | undefined;
+
+  constructor(
+    readonly policy: RubricPolicy,
+    options: { learningRate?: number } = {},
+  ) {
+    this.#adam = new Adam(policy.parameters, options.learningRate ?? 0.05);
+  }
+
+  async sample(prompt: PolicyPrompt, n: number, options: { seed: number; temperature?: number }): Promise<SampledSequence[]> {
+    const rng = createRng(options.seed);
+    return Array.from({ length: n }, () => {
+      const tokens = this.policy.sample(prompt, rng, options.temperature ?? 1);
+      return { tokens, logprobs: this.policy.tokenLogProbs(prompt, tokens) };
+    });
+  }
+
+  async logprobs(prompt: PolicyPrompt, sequences: readonly (readonly number[])[]): Promise<number[][]> {
+    return sequences.map((s) => this.policy.tokenLogProbs(prompt, s));
+  }
+
+  /**
+   * The loss of rollout groups under the current parameters — the mean over groups of the clipped
+   * objective (from @rubric/core), plus β·k3 KL to the reference when set — and its gradient
+   * ∂(−loss)/∂θ: each token's coefficient is −∂loss/∂logp_new, chained through the policy's exact
+   * per-token gradients.
+   */
+  gradient(groups: readonly RolloutGroup<PolicyPrompt>[], options: Omit<StepOptions, "learningRate">): StepMetrics & { readonly grads: Float64Array[] } {
+    const grads = this.policy.parameters.map((p) => new Float64Array(p.length));
+    let loss = 0;
+    let clipped = 0;
+    let kl = 0;
+    const G = groups.length;
+    for (const group of groups) {
+      const logpNew = group.sequences.map((s) => this.policy.tokenLogProbs(group.prompt, s.tokens));
+      const result = clippedObjective(options.objective, {
+        logpNew,
+        logpOld: group.sequences.map((s) => [...s.logpOld]),
+        advantages: group.sequences.map((s) => s.advantage),
+        epsLow: options.epsLow,
+        epsHigh: options.epsHigh,
+      });
+      const coefs = result.gradLogpNew.map((row) => row.map((g) => -g / G));
+      loss += result.loss / G;
+      clipped += result.clippedFraction / G;
+      if (options.klCoef > 0 && this.#reference) {
+        const reference = this.#reference;
+        const penalty = klK3({ logp: logpNew, logpRef: group.sequences.map((s) => reference.tokenLogProbs(group.prompt, s.tokens)) });
+        penalty.gradLogp.forEach((row, k) => row.forEach((g, t) => (coefs[k]![t]! -= (options.klCoef * g) / G)));
+        loss += (options.klCoef * penalty.mean) / G;
+        kl += penalty.mean / G;
+      }
+      group.sequences.forEach((s, k) => this.policy.accumulateGradient(group.prompt, s.tokens, coefs[k]!, grads));
+    }
+    return { loss, clippedFraction: clipped, kl, grads };
+  }
+
+  /** One Adam step along {@link gradient}. */
+  async step(groups: readonly RolloutGroup<PolicyPrompt>[], options: StepOptions): Promise<StepMetrics> {
+    const { grads, ...metrics } = this.gradient(groups, options);
+    this.#adam.ascend(grads, options.learningRate);
+    return metrics;
+  }
+
+  async sftStep(examples: readonly { prompt: PolicyPrompt; tokens: readonly number[] }[], options: { learningRate: number }): Promise<number> {
+    return sftStep(this.policy, this.#adam, examples, options.learningRate);
+  }
+
+  async setReference(): Promise<void> {
+    this.#reference = this.policy.clone();
+  }
+
+  async resetOptimizer(): Promise<void> {
+    this.#adam = new Adam(this.policy.parameters, this.#adam.learningRate);
+  }
+
+  /** Writes `policy.json` (parameters, reference, optimiser state) atomically: a crash mid-write leaves the previous file. */
+  async save(dir: string): Promise<void> {
+    await mkdir(dir, { recursive: true });
+    const checkpoint: z.input<typeof CheckpointSchema> = {
+      format: "rubric-policy/1",
+      dim: this.policy.dim,
+      maxCriteria: this.policy.maxCriteria,
+      vocab: this.policy.vocab.map((c) => c.id),
+      questions: [...this.policy.questions],
+      parameters: this.policy.parameters.map((p) => Array.from(p)),
+      ...(this.#reference ? { reference: this.#reference.parameters.map((p) => Array.from(p)) } : {}),
+      optimizer: this.#adam.state(),
+    };
+    const file = join(dir, "policy.json");
+    await writeFile(`${file}.tmp`, JSON.stringify(checkpoint));
+    await rename(`${file}.tmp`, file);
+  }
+
+  async load(dir: string): Promise<void> {
+    const file = join(dir, "policy.json");
+    let raw: unknown;
+    try {
+      raw = JSON.parse(await readFile(file, "utf8"));
+    } catch (error) {
+      throw new CheckpointError(`${file}: ${(error as Error).message}`);
+    }
+    const parsed = CheckpointSchema.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new CheckpointError(`${file}: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+    }
+    const c = parsed.data;
+    const p = this.policy;
+    if (c.dim !== p.dim || c.vocab.join("\n") !== p.vocab.map((v) => v.id).join("\n") || c.questions.join("\n") !== p.questions.join("\n"))
+      throw new CheckpointError(`${file}: written by a policy with another shape (dim ${c.dim}, ${c.vocab.length} criteria, ${c.questions.length} questions; this one has ${p.dim}, ${p.vocab.length}, ${p.questions.length})`);
+    const assign = (target: RubricPolicy, blocks: number[][]) => {
+      if (blocks.length !== target.parameters.length || blocks.some((b, i) => b.length !== target.parameters[i]!.length)) throw new CheckpointError(`${file}: parameter blocks do not match the policy's`);
+      blocks.forEach((b, i) => target.parameters[i]!.set(b));
+    };
+    assign(p, c.parameters);
+    if (c.reference) {
+      const reference = p.clone();
+      assign(reference, c.reference);
+      this.#reference = reference;
+    } else this.#reference = undefined;
+    try {
+      this.#adam.restore(c.optimizer);
+    } catch (error) {
+      throw new CheckpointError(`${file}: optimizer: ${(error as Error).message}`);
+    }
+  }
+
+  async close(): Promise<void> {}
+}

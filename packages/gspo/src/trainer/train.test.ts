@@ -1,0 +1,180 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gymTask, loadGdpval, simulatedWorker } from "@rubric/autointeract";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { gymPrompt, gymReward, type GymPrompt } from "../arcane/gym.js";
+import { QUESTION_REPERTOIRE, RubricPolicy } from "../policy/rubric-policy.js";
+import type { RolloutGroup } from "./backend.js";
+import { CheckpointError, InProcessBackend } from "./in-process.js";
+import { advantagesFor, OBJECTIVES } from "./objective.js";
+import { trainGspo, TrainingAbortedError, type GspoTrainingOptions } from "./train.js";
+
+const GDPVAL = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url))}/data/gdpval`;
+const STAKEHOLDER_SEED = 21;
+let train: GymPrompt[];
+let heldOut: GymPrompt[];
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  const gdpval = await loadGdpval(GDPVAL);
+  const prompts = (entries: typeof gdpval.train) => Promise.all(entries.map((e) => gymPrompt(gymTask(e.task), STAKEHOLDER_SEED, QUESTION_REPERTOIRE)));
+  train = await prompts(gdpval.train.slice(0, 24));
+  heldOut = await prompts(gdpval.eval.slice(0, 12));
+});
+afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "gspo-run-"));
+  dirs.push(dir);
+  return dir;
+}
+
+/** Rollout groups from the current policy, then θ moved off θ_old so the ratios differ from 1. */
+async function offPolicyGroups(backend: InProcessBackend, objective: (typeof OBJECTIVES)[number]): Promise<RolloutGroup<GymPrompt>[]> {
+  const groups: RolloutGroup<GymPrompt>[] = [];
+  for (const [i, prompt] of train.slice(0, 3).entries()) {
+    const sampled = await backend.sample(prompt, 4, { seed: 100 + i });
+    const advantages = advantagesFor(objective, [0.2, 0.9, 0.5, 0.1].map((r) => r + 0.1 * i));
+    groups.push({ prompt, sequences: sampled.map((s, k) => ({ tokens: s.tokens, logpOld: s.logprobs, advantage: advantages[k]! })) });
+  }
+  backend.policy.parameters.forEach((p, b) => p.forEach((v, i) => (p[i] = v + 0.2 * Math.sin(i * 1.3 + b))));
+  return groups;
+}
+
+describe("InProcessBackend.gradient", () => {
+  it.each(OBJECTIVES)("%s: the applied gradient is exactly −∂loss/∂θ, with clipping active and the k3 KL term on", async (objective) => {
+    const backend = new InProcessBackend(new RubricPolicy({ dim: 32, seed: 5 }));
+    await backend.setReference();
+    const groups = await offPolicyGroups(backend, objective);
+    // A band narrower than the ratios' spread (±3% here), so some sequences clip and some do not.
+    const options = { objective, epsLow: 0.01, epsHigh: 0.015, klCoef: 0.3 };
+    const result = backend.gradient(groups, options);
+    // Both clipped and unclipped sequences / tokens, and a live KL term.
+    expect(result.clippedFraction).toBeGreaterThan(0);
+    expect(result.clippedFraction).toBeLessThan(1);
+    expect(result.kl).toBeGreaterThan(0);
+    const loss = () => backend.gradient(groups, options).loss;
+    let checked = 0;
+    backend.policy.parameters.forEach((params, b) => {
+      const grad = result.grads[b]!;
+      for (let i = 0, seen = 0; i < grad.length && seen < 8; i++) {
+        if (grad[i] === 0) continue;
+        seen++;
+        const h = 1e-6;
+        const saved = params[i]!;
+        params[i] = saved + h;
+        const up = loss();
+        params[i] = saved - h;
+        const down = loss();
+        params[i] = saved;
+        expect(grad[i]!).toBeCloseTo(-(up - down) / (2 * h), 6);
+        checked++;
+      }
+    });
+    expect(checked).toBe(24);
+  });
+
+  it("with the reference equal to θ, the KL term and its gradient vanish", async () => {
+    const backend = new InProcessBackend(new RubricPolicy({ dim: 32, seed: 5 }));
+    const groups = await offPolicyGroups(backend, "gspo");
+    await backend.setReference();
+    const withKl = backend.gradient(groups, { objective: "gspo", epsLow: 0.2, epsHigh: 0.2, klCoef: 1 });
+    const without = backend.gradient(groups, { objective: "gspo", epsLow: 0.2, epsHigh: 0.2, klCoef: 0 });
+    expect(withKl.kl).toBeCloseTo(0, 12);
+    withKl.grads.forEach((g, b) => g.forEach((v, i) => expect(v).toBeCloseTo(without.grads[b]![i]!, 12)));
+  });
+});
+
+function gymOptions(backend: InProcessBackend, overrides: Partial<GspoTrainingOptions<GymPrompt>> = {}): GspoTrainingOptions<GymPrompt> {
+  const worker = simulatedWorker();
+  return {
+    backend,
+    prompts: train,
+    reward: gymReward({ policy: backend.policy, worker }),
+    seed: 3,
+    batches: 8,
+    groupSize: 6,
+    stepsPerBatch: 4,
+    learningRate: 0.1,
+    // Wider than the paper's 3e-4/4e-4: this small policy moves far per step (see the README).
+    epsLow: 0.2,
+    epsHigh: 0.28,
+    ...overrides,
+  };
+}
+
+async function heldOutReturn(backend: InProcessBackend): Promise<number> {
+  const reward = gymReward({ policy: backend.policy, worker: simulatedWorker() });
+  let total = 0;
+  for (const [t, prompt] of heldOut.entries()) {
+    for (const [k, s] of (await backend.sample(prompt, 3, { seed: 77 + t })).entries()) total += await reward(prompt, s.tokens, { seed: 7919 * t + k });
+  }
+  return total / (heldOut.length * 3);
+}
+
+describe("trainGspo", () => {
+  it("raises the expected return on held-out tasks over training (fixed seed)", async () => {
+    const backend = new InProcessBackend(new RubricPolicy({ seed: 1 }));
+    const before = await heldOutReturn(backend);
+    const log = await trainGspo(gymOptions(backend));
+    const after = await heldOutReturn(backend);
+    expect(after).toBeGreaterThan(before + 0.03);
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    expect(mean(log.slice(-2).map((e) => e.meanReward))).toBeGreaterThan(mean(log.slice(0, 2).map((e) => e.meanReward)));
+    // Several steps per batch: the later steps see ratios off 1, and some get clipped.
+    expect(log.some((e) => e.clippedFraction > 0)).toBe(true);
+  });
+
+  it("resumes from its latest checkpoint to the same parameters and log as an uninterrupted run", async () => {
+    const straight = new InProcessBackend(new RubricPolicy({ dim: 64, seed: 2 }));
+    const straightDir = await tempDir();
+    const options = { prompts: train.slice(0, 6), batches: 4, promptsPerBatch: 4 };
+    const full = await trainGspo(gymOptions(straight, { ...options, run: { dir: straightDir } }));
+
+    const dir = await tempDir();
+    const first = new InProcessBackend(new RubricPolicy({ dim: 64, seed: 2 }));
+    const controller = new AbortController();
+    await expect(trainGspo(gymOptions(first, { ...options, run: { dir }, signal: controller.signal, onLog: (e) => e.stage === "gspo" && e.batch === 1 && controller.abort() }))).rejects.toThrow(TrainingAbortedError);
+    // A fresh process: a new backend from a differently initialised policy, resumed from disk.
+    const second = new InProcessBackend(new RubricPolicy({ dim: 64, seed: 99 }));
+    const resumed = await trainGspo(gymOptions(second, { ...options, run: { dir, resume: true } }));
+
+    second.policy.parameters.forEach((p, b) => expect(Array.from(p)).toEqual(Array.from(straight.policy.parameters[b]!)));
+    const strip = (log: typeof full) => log.map(({ seconds, rewardSeconds, policySeconds, ...rest }) => rest);
+    expect(strip(resumed)).toEqual(strip(full));
+    const lines = (await readFile(join(dir, "training.jsonl"), "utf8")).trim().split("\n");
+    expect(lines.map((l) => JSON.parse(l).batch)).toEqual([0, 1, 2, 3]);
+    expect(JSON.parse(await readFile(join(dir, "checkpoints", "latest.json"), "utf8"))).toMatchObject({ stage: "gspo", step: 3 });
+  });
+
+  it("reports a damaged or foreign checkpoint as a CheckpointError naming the file", async () => {
+    const dir = await tempDir();
+    const backend = new InProcessBackend(new RubricPolicy({ dim: 16, seed: 1 }));
+    await backend.save(dir);
+    await expect(new InProcessBackend(new RubricPolicy({ dim: 32 })).load(dir)).rejects.toThrow(/policy\.json: written by a policy with another shape \(dim 16/);
+    const file = join(dir, "policy.json");
+    const checkpoint = JSON.parse(await readFile(file, "utf8"));
+    checkpoint.parameters[1][3] = "x";
+    await writeFile(file, JSON.stringify(checkpoint));
+    await expect(backend.load(dir)).rejects.toThrow(CheckpointError);
+    await expect(backend.load(dir)).rejects.toThrow(/policy\.json: parameters\.1\.3/);
+  });
+
+  it("round-trips parameters, reference and optimiser state through save/load", async () => {
+    const dir = await tempDir();
+    const a = new InProcessBackend(new RubricPolicy({ dim: 32, seed: 4 }));
+    await a.setReference();
+    await trainGspo(gymOptions(a, { prompts: train.slice(0, 3), batches: 1, klCoef: 0.1 }));
+    await a.save(dir);
+    const b = new InProcessBackend(new RubricPolicy({ dim: 32, seed: 8 }));
+    await b.load(dir);
+    // The same next step from both: parameters, reference (KL) and Adam moments all restored.
+    const groups = await offPolicyGroups(a, "gspo");
+    b.policy.parameters.forEach((p, i) => p.set(a.policy.parameters[i]!));
+    const step = { objective: "gspo" as const, epsLow: 0.2, epsHigh: 0.2, learningRate: 0.05, klCoef: 0.1 };
+    expect(await b.step(groups, step)).toEqual(await a.step(groups, step));
+    b.policy.parameters.forEach((p, i) => expect(Array.from(p)).toEqual(Array.from(a.policy.parameters[i]!)));
+  });
+});

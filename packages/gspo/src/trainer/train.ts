@@ -1,0 +1,231 @@
+import { appendFile, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { createRng, prioritizedReplay, shuffle } from "@rubric/core";
+import { z } from "zod";
+import type { RolloutGroup, TrainerBackend } from "./backend.js";
+import { advantagesFor, type Objective } from "./objective.js";
+
+/** One line of a run's `training.jsonl`: a Stage I epoch or a Stage II batch. */
+export const TrainingLogEntrySchema = z.discriminatedUnion("stage", [
+  z.strictObject({ stage: z.literal("sft"), epoch: z.number().int().min(0), loss: z.number(), seconds: z.number() }),
+  z.strictObject({
+    stage: z.literal("gspo"),
+    batch: z.number().int().min(0),
+    meanReward: z.number(),
+    loss: z.number(),
+    clippedFraction: z.number(),
+    kl: z.number(),
+    rollouts: z.number().int(),
+    /** Seconds spent computing rewards (worker + verifiers) and in the backend (sampling + gradient steps). */
+    rewardSeconds: z.number(),
+    policySeconds: z.number(),
+    seconds: z.number(),
+  }),
+]);
+export type TrainingLogEntry = z.infer<typeof TrainingLogEntrySchema>;
+export type GspoLogEntry = Extract<TrainingLogEntry, { stage: "gspo" }>;
+
+const LatestSchema = z.strictObject({ stage: z.enum(["sft", "gspo"]), step: z.number().int().min(0), dir: z.string() });
+
+/** Where a run keeps its log and checkpoints: `<dir>/training.jsonl`, `<dir>/checkpoints/<stage>-<n>/`, `<dir>/checkpoints/latest.json`. */
+export interface RunDirectory {
+  readonly dir: string;
+  /** Checkpoint every this many batches (and always after the last). Default 1. */
+  readonly checkpointEvery?: number;
+  /** Continue from `latest.json` when it exists. Default false: start afresh (the log is rewritten). */
+  readonly resume?: boolean;
+}
+
+export interface GspoTrainingOptions<Prompt> {
+  readonly backend: TrainerBackend<Prompt>;
+  readonly prompts: readonly Prompt[];
+  /** r(prompt, sequence): the stakeholder's true utility of the worker's output under the sequence's rubric, minus costs. */
+  readonly reward: (prompt: Prompt, tokens: readonly number[], context: { readonly seed: number }) => Promise<number>;
+  readonly seed: number;
+  readonly batches: number;
+  /** Prompts per batch, drawn without replacement in a seeded order each batch. Default: all. */
+  readonly promptsPerBatch?: number;
+  /** Sequences per prompt (the group). Default 8. */
+  readonly groupSize?: number;
+  /** Gradient steps per rollout batch; after the first, π_θ ≠ π_old and the ratios move off 1. Default 4. */
+  readonly stepsPerBatch?: number;
+  readonly objective?: Objective;
+  /** Clipping band; default the paper's 3e-4 / 4e-4. */
+  readonly epsLow?: number;
+  readonly epsHigh?: number;
+  readonly learningRate?: number;
+  /** β of the k3 KL to the backend's reference (set it with `setReference`); default 0. */
+  readonly klCoef?: number;
+  /** Replay the groups whose mean return is in this lowest percentile of the batch (0 = off). Default 20. */
+  readonly replayPercentile?: number;
+  readonly run?: RunDirectory;
+  readonly onLog?: (entry: TrainingLogEntry) => void;
+  readonly signal?: AbortSignal;
+}
+
+/** A run was asked to stop; every finished batch is in its log and checkpoint. */
+export class TrainingAbortedError extends Error {
+  override readonly name = "TrainingAbortedError";
+}
+
+interface Run {
+  readonly log: TrainingLogEntry[];
+  readonly start: number;
+}
+
+/** Opens a run directory: afresh, or resumed from its latest checkpoint of `stage` (the log is cut back to it). */
+async function openRun<P>(backend: TrainerBackend<P>, run: RunDirectory | undefined, stage: "sft" | "gspo"): Promise<Run> {
+  if (!run) return { log: [], start: 0 };
+  await mkdir(join(run.dir, "checkpoints"), { recursive: true });
+  const logFile = join(run.dir, "training.jsonl");
+  const previous = await readLog(logFile);
+  const latest = run.resume ? await readLatest(run.dir) : undefined;
+  // Entries of other stages are kept; this stage's are kept up to the checkpoint resumed from.
+  const resumed = latest?.stage === stage ? latest : undefined;
+  if (resumed) await backend.load(join(run.dir, resumed.dir));
+  const log = previous.filter((e) => e.stage !== stage || (resumed !== undefined && stepOf(e) <= resumed.step));
+  await writeFile(logFile, log.map((e) => `${JSON.stringify(e)}\n`).join(""));
+  return { log, start: resumed ? resumed.step + 1 : 0 };
+}
+
+function stepOf(entry: TrainingLogEntry): number {
+  return entry.stage === "sft" ? entry.epoch : entry.batch;
+}
+
+async function readLog(file: string): Promise<TrainingLogEntry[]> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch {
+    return [];
+  }
+  return text
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((line, i) => {
+      const parsed = TrainingLogEntrySchema.safeParse(JSON.parse(line));
+      if (!parsed.success) throw new Error(`${file}:${i + 1}: ${parsed.error.issues[0]!.path.join(".")}: ${parsed.error.issues[0]!.message}`);
+      return parsed.data;
+    });
+}
+
+async function readLatest(dir: string): Promise<z.infer<typeof LatestSchema> | undefined> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, "checkpoints", "latest.json"), "utf8");
+  } catch {
+    return undefined;
+  }
+  return LatestSchema.parse(JSON.parse(text));
+}
+
+/** Saves a checkpoint and then points latest.json at it (written atomically: a crash leaves the previous one). */
+async function checkpoint<P>(backend: TrainerBackend<P>, run: RunDirectory, stage: "sft" | "gspo", step: number): Promise<void> {
+  const dir = join("checkpoints", `${stage}-${String(step).padStart(5, "0")}`);
+  await backend.save(join(run.dir, dir));
+  const latest = join(run.dir, "checkpoints", "latest.json");
+  await writeFile(`${latest}.tmp`, JSON.stringify({ stage, step, dir }));
+  await rename(`${latest}.tmp`, latest);
+}
+
+async function record<P>(entry: TrainingLogEntry, state: Run, options: { run?: RunDirectory; onLog?: (e: TrainingLogEntry) => void; backend: TrainerBackend<P> }, last: boolean): Promise<void> {
+  state.log.push(entry);
+  if (options.run) {
+    await appendFile(join(options.run.dir, "training.jsonl"), `${JSON.stringify(entry)}\n`);
+    const every = options.run.checkpointEvery ?? 1;
+    if (last || (stepOf(entry) + 1) % every === 0) await checkpoint(options.backend, options.run, entry.stage, stepOf(entry));
+  }
+  options.onLog?.(entry);
+}
+
+/**
+ * Stage II: `batches` rounds of — K sequences per prompt from π_old, a reward for each, group
+ * advantages (@rubric/core), prioritized replay of the worst groups, then `stepsPerBatch` clipped
+ * policy-gradient steps in the backend. Writes a JSONL log line and a checkpoint per batch when
+ * given a run directory, and resumes from its latest checkpoint with `resume`: a resumed run ends
+ * with the same parameters and log as an uninterrupted one (every random choice is keyed by seed
+ * and batch). Returns the whole log of the stage.
+ */
+export async function trainGspo<Prompt>(options: GspoTrainingOptions<Prompt>): Promise<GspoLogEntry[]> {
+  const { backend, prompts } = options;
+  if (prompts.length === 0) throw new RangeError("trainGspo needs at least one prompt");
+  const K = options.groupSize ?? 8;
+  const objective = options.objective ?? "gspo";
+  const step = {
+    objective,
+    epsLow: options.epsLow ?? 3e-4,
+    epsHigh: options.epsHigh ?? 4e-4,
+    learningRate: options.learningRate ?? 0.05,
+    klCoef: options.klCoef ?? 0,
+  };
+  const state = await openRun(backend, options.run, "gspo");
+  for (let batch = state.start; batch < options.batches; batch++) {
+    if (options.signal?.aborted) throw new TrainingAbortedError(`stopped before batch ${batch} of ${options.batches}`);
+    const started = performance.now();
+    let rewardMs = 0;
+    const rng = createRng(options.seed).fork(`gspo-batch:${batch}`);
+    const chosen = shuffle(prompts, rng.fork("prompts")).slice(0, options.promptsPerBatch ?? prompts.length);
+    const groups: (RolloutGroup<Prompt> & { meanReward: number })[] = [];
+    const rewards: number[] = [];
+    for (const [i, prompt] of chosen.entries()) {
+      const sampled = await backend.sample(prompt, K, { seed: rng.fork(`sample:${i}`).int(2 ** 31) });
+      const r: number[] = [];
+      for (const [k, s] of sampled.entries()) {
+        const t0 = performance.now();
+        r.push(await options.reward(prompt, s.tokens, { seed: rng.fork(`reward:${i}:${k}`).int(2 ** 31) }));
+        rewardMs += performance.now() - t0;
+      }
+      const advantages = advantagesFor(objective, r);
+      groups.push({ prompt, meanReward: r.reduce((a, b) => a + b, 0) / K, sequences: sampled.map((s, k) => ({ tokens: s.tokens, logpOld: s.logprobs, advantage: advantages[k]! })) });
+      rewards.push(...r);
+    }
+    const percentile = options.replayPercentile ?? 20;
+    const training = percentile > 0 ? [...groups, ...prioritizedReplay(groups, percentile, (g) => g.meanReward)] : groups;
+    let metrics = { loss: 0, clippedFraction: 0, kl: 0 };
+    for (let s = 0; s < (options.stepsPerBatch ?? 4); s++) metrics = await backend.step(training, step);
+    const seconds = (performance.now() - started) / 1000;
+    const entry: GspoLogEntry = {
+      stage: "gspo",
+      batch,
+      meanReward: rewards.reduce((a, b) => a + b, 0) / rewards.length,
+      ...metrics,
+      rollouts: rewards.length,
+      rewardSeconds: rewardMs / 1000,
+      policySeconds: seconds - rewardMs / 1000,
+      seconds,
+    };
+    await record(entry, state, options, batch === options.batches - 1);
+  }
+  return state.log.filter((e): e is GspoLogEntry => e.stage === "gspo");
+}
+
+export interface SftTrainingOptions<Prompt> {
+  readonly backend: TrainerBackend<Prompt>;
+  readonly examples: readonly { readonly prompt: Prompt; readonly tokens: readonly number[] }[];
+  readonly epochs: number;
+  readonly seed: number;
+  readonly batchSize?: number;
+  readonly learningRate?: number;
+  readonly run?: RunDirectory;
+  readonly onLog?: (entry: TrainingLogEntry) => void;
+  readonly signal?: AbortSignal;
+}
+
+/** Stage I through a backend: minibatch cross-entropy steps in a seeded order per epoch; logged and checkpointed per epoch like Stage II. */
+export async function trainSftStage<Prompt>(options: SftTrainingOptions<Prompt>): Promise<Extract<TrainingLogEntry, { stage: "sft" }>[]> {
+  const state = await openRun(options.backend, options.run, "sft");
+  const batchSize = options.batchSize ?? 16;
+  for (let epoch = state.start; epoch < options.epochs; epoch++) {
+    if (options.signal?.aborted) throw new TrainingAbortedError(`stopped before epoch ${epoch} of ${options.epochs}`);
+    const started = performance.now();
+    const order = shuffle(options.examples, createRng(options.seed).fork(`sft-epoch:${epoch}`));
+    let nll = 0;
+    for (let i = 0; i < order.length; i += batchSize) {
+      const batch = order.slice(i, i + batchSize);
+      nll += (await options.backend.sftStep(batch, { learningRate: options.learningRate ?? 0.05 })) * batch.length;
+    }
+    await record({ stage: "sft", epoch, loss: nll / order.length, seconds: (performance.now() - started) / 1000 }, state, options, epoch === options.epochs - 1);
+  }
+  return state.log.filter((e): e is Extract<TrainingLogEntry, { stage: "sft" }> => e.stage === "sft");
+}
