@@ -21,3 +21,9 @@ export { TrainingAbortedError, TrainingLogEntrySchema, trainGspo, trainSftStage,
 
 // the rubric gym as a training environment
 export { gymPrompt, gymReward, proxyScores, teacherSequence, trueUtility, type GymPrompt, type GymRewardOptions } from "./arcane/gym.js";
+
+// the ARCANE reproduction (`rubric repro arcane`)
+export { arcaneConfig, runArcane, writeArcaneOutputs, type ArcaneConfig, type ArcaneProgress, type ArcaneRunOptions } from "./arcane/experiment.js";
+export { scalingSvg } from "./arcane/plot.js";
+export { ARCANE_METHODS, ArcaneTableSchema, arcaneMarkdown, METHOD_LABELS, PAPER, type ArcaneMethod, type ArcaneTable, type MeanStd } from "./arcane/table.js";
+export { ArcaneLlmTableSchema, arcaneLlmMarkdown, runArcaneWithModel, type ArcaneLlmOptions, type ArcaneLlmTable } from "./arcane/llm.js";

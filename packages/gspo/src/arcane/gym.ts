@@ -1,3 +1,4 @@
+import { performance } from "node:perf_hooks";
 import type { FlatRubric } from "@rubric/core";
 import { policyManager, runEpisode, simulatedStakeholder, type GymTask, type Worker } from "@rubric/autointeract";
 import { createVerifierRegistry, scoreOutputs } from "@rubric/verifiers";
@@ -45,6 +46,8 @@ export interface GymRewardOptions {
   readonly clarifyCost?: number;
   /** λ_compute: cost per rubric criterion (what verifying it costs). Default 0.002. */
   readonly computeCost?: number;
+  /** Milliseconds spent in the worker and in the verifiers are added here, when given. */
+  readonly timings?: { worker: number; verifiers: number };
 }
 
 /**
@@ -57,8 +60,15 @@ export function gymReward(options: GymRewardOptions): (prompt: GymPrompt, tokens
   return async (prompt, tokens, { seed }) => {
     const { questions } = options.policy.decode(tokens);
     const rubric = options.policy.toRubric(tokens, `${prompt.task.id}-rubric`);
+    const t0 = performance.now();
     const [output] = await options.worker.produce(prompt.task, rubric, 1, { seed });
-    return (await trueUtility(prompt, output!.text)) - clarify * questions.length - compute * rubric.criteria.length;
+    const t1 = performance.now();
+    const utility = await trueUtility(prompt, output!.text);
+    if (options.timings) {
+      options.timings.worker += t1 - t0;
+      options.timings.verifiers += performance.now() - t1;
+    }
+    return utility - clarify * questions.length - compute * rubric.criteria.length;
   };
 }
 

@@ -192,9 +192,14 @@ export class RubricPolicy {
     return out;
   }
 
-  /** Samples a sequence (questions, done, criteria with weights, stop); `temperature` scales the logits. */
-  sample(prompt: PolicyPrompt, rng: Rng, temperature = 1): number[] {
-    return this.#walk(prompt, (logps) => draw(logps, rng, temperature));
+  /**
+   * Samples a sequence (questions, done, criteria with weights, stop); `temperature` scales the
+   * logits. With `questions`, the dialogue is fixed to those (e.g. `[]`: write the rubric without
+   * asking anything) and only the rubric is sampled.
+   */
+  sample(prompt: PolicyPrompt, rng: Rng, temperature = 1, options: { readonly questions?: readonly number[] } = {}): number[] {
+    const forced = options.questions;
+    return this.#walk(prompt, (logps, t, block) => (block === 0 && forced ? (forced[t] ?? this.done) : draw(logps, rng, temperature)));
   }
 
   /**

@@ -1,0 +1,373 @@
+import { access, mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { approximateTokens, createRng, ndcgAtK, wilcoxonSignedRank, type FlatRubric } from "@rubric/core";
+import { gymTask, loadGdpval, simulatedStakeholder, simulatedWorker, type Worker } from "@rubric/autointeract";
+import { QUESTION_REPERTOIRE, RubricPolicy } from "../policy/rubric-policy.js";
+import { InProcessBackend } from "../trainer/in-process.js";
+import type { Objective } from "../trainer/objective.js";
+import { trainGspo, trainSftStage, type TrainingLogEntry } from "../trainer/train.js";
+import { gymPrompt, gymReward, proxyScores, teacherSequence, type GymPrompt } from "./gym.js";
+import { scalingSvg } from "./plot.js";
+import { ARCANE_METHODS, ArcaneTableSchema, arcaneMarkdown, PAPER, type ArcaneMethod, type ArcaneTable, type MeanStd } from "./table.js";
+
+/** Everything an ARCANE reproduction run is configured by; `arcaneConfig` fills the defaults. */
+export interface ArcaneConfig {
+  readonly quick: boolean;
+  readonly seeds: readonly number[];
+  readonly sftEpochs: number;
+  readonly sftLearningRate: number;
+  readonly gspoBatches: number;
+  readonly promptsPerBatch: number;
+  readonly groupSize: number;
+  readonly stepsPerBatch: number;
+  readonly learningRate: number;
+  readonly objective: Objective;
+  readonly epsLow: number;
+  readonly epsHigh: number;
+  readonly klCoef: number;
+  readonly clarifyCost: number;
+  readonly computeCost: number;
+  /** Best-of-N sizes evaluated; the candidates of a smaller N are a prefix of the largest's. */
+  readonly ns: readonly number[];
+  /** Limit the tasks (for demonstrations); default all 175 / 44. */
+  readonly trainTasks?: number;
+  readonly evalTasks?: number;
+}
+
+/**
+ * Defaults of a run. Quick (under a minute here): 2 seeds, 6 SFT epochs, 12 GSPO batches of 16
+ * tasks. Full: 5 seeds, 12 epochs, 40 batches of 32 tasks. The clipping band is the paper's
+ * 3e-4 / 4e-4: after the first step of a batch, most sequences of this small policy fall outside
+ * it (their log-probabilities move by percents per step), so each batch is close to one
+ * on-policy step; a wider band (e.g. 0.2 / 0.28) lets the later steps count — the README
+ * reports both, measured.
+ */
+export function arcaneConfig(options: { quick?: boolean; seeds?: number } & Partial<Omit<ArcaneConfig, "quick" | "seeds">> = {}): ArcaneConfig {
+  const quick = options.quick ?? false;
+  const count = options.seeds ?? (quick ? 2 : 5);
+  const { seeds: _, quick: __, ...rest } = options;
+  return {
+    quick,
+    seeds: Array.from({ length: count }, (_, i) => i + 1),
+    sftEpochs: quick ? 6 : 12,
+    sftLearningRate: 0.05,
+    gspoBatches: quick ? 12 : 40,
+    promptsPerBatch: quick ? 16 : 32,
+    groupSize: 8,
+    stepsPerBatch: 4,
+    learningRate: 0.05,
+    objective: "gspo",
+    epsLow: 3e-4,
+    epsHigh: 4e-4,
+    klCoef: 0.01,
+    clarifyCost: 0.01,
+    computeCost: 0.002,
+    ns: [1, 2, 4, 8, 16],
+    ...rest,
+  };
+}
+
+export type ArcaneProgress =
+  | { readonly phase: "prepare"; readonly seed: number }
+  | { readonly phase: "sft" | "gspo"; readonly seed: number; readonly done: number; readonly total: number; readonly entry: TrainingLogEntry }
+  | { readonly phase: "evaluate"; readonly seed: number; readonly done: number; readonly total: number };
+
+export interface ArcaneRunOptions {
+  readonly gdpvalDir: string;
+  readonly config: ArcaneConfig;
+  /** Where each seed keeps its training log and checkpoints (`seed-<n>/`); none → nothing written. */
+  readonly runDir?: string;
+  /** Continue each seed from its latest checkpoint under `runDir`. */
+  readonly resume?: boolean;
+  readonly onProgress?: (event: ArcaneProgress) => void;
+  readonly signal?: AbortSignal;
+}
+
+/** One eval task's outcome for one seed. */
+interface TaskResult {
+  readonly taskId: string;
+  readonly sector: string;
+  /** U* of the selected output, per method, per N (aligned with config.ns). */
+  readonly returns: Record<ArcaneMethod, number[]>;
+  readonly ndcg8: { noDialogue: number; sft: number; gspo: number };
+  readonly rubrics: { sft: FlatRubric; gspo: FlatRubric; oracle: FlatRubric };
+  readonly questions: { sft: number; gspo: number };
+}
+
+interface SeedResult {
+  readonly seed: number;
+  readonly tasks: TaskResult[];
+  readonly log: TrainingLogEntry[];
+  readonly timing: { trainingSeconds: number; rollouts: number; workerMs: number; verifierMs: number; policyMs: number; evaluationSeconds: number };
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Index of the highest score among the first n (ties → the first). */
+function argmaxPrefix(scores: readonly number[], n: number): number {
+  let best = 0;
+  for (let i = 1; i < n; i++) if (scores[i]! > scores[best]!) best = i;
+  return best;
+}
+
+async function runSeed(seed: number, gdpval: Awaited<ReturnType<typeof loadGdpval>>, options: ArcaneRunOptions): Promise<SeedResult> {
+  const { config } = options;
+  options.onProgress?.({ phase: "prepare", seed });
+  const prompts = (entries: typeof gdpval.train) => Promise.all(entries.map((e) => gymPrompt(gymTask(e.task), seed, QUESTION_REPERTOIRE)));
+  const train = await prompts(gdpval.train.slice(0, config.trainTasks));
+  const evaluation = await prompts(gdpval.eval.slice(0, config.evalTasks));
+  const worker = simulatedWorker();
+  const seedDir = options.runDir === undefined ? undefined : join(options.runDir, `seed-${seed}`);
+  const run = (stage: string) => (seedDir === undefined ? undefined : { dir: join(seedDir, stage), resume: options.resume ?? false });
+  const started = performance.now();
+
+  // Stage I: SFT on the teacher's sequences. A finished SFT stage is kept as `sft/final`.
+  const backend = new InProcessBackend(new RubricPolicy({ seed }), { learningRate: config.learningRate });
+  const sftFinal = seedDir === undefined ? undefined : join(seedDir, "sft", "final");
+  const log: TrainingLogEntry[] = [];
+  if (sftFinal !== undefined && options.resume && (await exists(join(sftFinal, "policy.json")))) await backend.load(sftFinal);
+  else {
+    const examples: { prompt: GymPrompt; tokens: number[] }[] = [];
+    for (const prompt of train) {
+      const tokens = await teacherSequence(backend.policy, prompt);
+      if (tokens) examples.push({ prompt, tokens });
+    }
+    const sftRun = run("sft");
+    log.push(
+      ...(await trainSftStage({
+        backend,
+        examples,
+        epochs: config.sftEpochs,
+        seed,
+        learningRate: config.sftLearningRate,
+        ...(sftRun ? { run: sftRun } : {}),
+        onLog: (entry) => options.onProgress?.({ phase: "sft", seed, done: (entry.stage === "sft" ? entry.epoch : 0) + 1, total: config.sftEpochs, entry }),
+        ...(options.signal ? { signal: options.signal } : {}),
+      })),
+    );
+    if (sftFinal !== undefined) await backend.save(sftFinal);
+  }
+  const sftPolicy = backend.policy.clone();
+
+  // Stage II: GSPO from the SFT policy, with k3 KL to it.
+  await backend.setReference();
+  await backend.resetOptimizer();
+  const timings = { worker: 0, verifiers: 0 };
+  const gspoRun = run("gspo");
+  const gspoLog = await trainGspo({
+    backend,
+    prompts: train,
+    reward: gymReward({ policy: backend.policy, worker, clarifyCost: config.clarifyCost, computeCost: config.computeCost, timings }),
+    seed,
+    batches: config.gspoBatches,
+    promptsPerBatch: config.promptsPerBatch,
+    groupSize: config.groupSize,
+    stepsPerBatch: config.stepsPerBatch,
+    objective: config.objective,
+    epsLow: config.epsLow,
+    epsHigh: config.epsHigh,
+    learningRate: config.learningRate,
+    klCoef: config.klCoef,
+    ...(gspoRun ? { run: gspoRun } : {}),
+    onLog: (entry) => options.onProgress?.({ phase: "gspo", seed, done: (entry.stage === "gspo" ? entry.batch : 0) + 1, total: config.gspoBatches, entry }),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  log.push(...gspoLog);
+  const trainingSeconds = (performance.now() - started) / 1000;
+  const gspoPolicy = backend.policy;
+
+  // Evaluation on the held-out tasks: each method's rubric guides the worker and selects among
+  // its N outputs; the return is U* of the pick. The candidates of N are the first N of 16.
+  const evalStarted = performance.now();
+  const maxN = Math.max(...config.ns);
+  const tasks: TaskResult[] = [];
+  for (const [i, prompt] of evaluation.entries()) {
+    const task = prompt.task;
+    const rubricRng = createRng(seed).fork(`eval-rubric:${task.id}`);
+    // SFT and GSPO rubrics drawn with the same random stream, so they differ only by the policy.
+    const sftTokens = sftPolicy.sample(prompt, rubricRng.fork("policy"));
+    const gspoTokens = gspoPolicy.sample(prompt, rubricRng.fork("policy"));
+    const rubrics = {
+      sft: sftPolicy.toRubric(sftTokens, `${task.id}-sft`),
+      gspo: gspoPolicy.toRubric(gspoTokens, `${task.id}-gspo`),
+      oracle: simulatedStakeholder(task, seed).utility,
+    };
+    const noDialogue = sftPolicy.toRubric(sftPolicy.sample(prompt, rubricRng.fork("no-dialogue"), 1, { questions: [] }), `${task.id}-no-dialogue`);
+    const outputSeed = seed * 100_003 + i;
+    const returns = {} as Record<ArcaneMethod, number[]>;
+    let pool: string[] = [];
+    let poolUtility: number[] = [];
+    for (const method of ARCANE_METHODS) {
+      const guide = method === "noRubric" ? undefined : rubrics[method];
+      const outputs = (await produce(worker, prompt, guide, maxN, outputSeed)).map((o) => o.text);
+      const utility = await proxyScores(rubrics.oracle, prompt, outputs);
+      if (method === "noRubric") {
+        pool = outputs.slice(0, 8);
+        poolUtility = utility.slice(0, 8);
+        returns.noRubric = config.ns.map((n) => utility[createRng(seed).fork(`pick:${task.id}:${n}`).int(n)]!);
+      } else {
+        const proxy = await proxyScores(guide!, prompt, outputs);
+        returns[method] = config.ns.map((n) => utility[argmaxPrefix(proxy, n)]!);
+      }
+    }
+    // NDCG@8: how each rubric ranks 8 unguided candidates against U*.
+    const ndcg = async (rubric: FlatRubric) => ndcgAtK(await proxyScores(rubric, prompt, pool), poolUtility, 8);
+    tasks.push({
+      taskId: task.id,
+      sector: task.sector,
+      returns,
+      ndcg8: { noDialogue: await ndcg(noDialogue), sft: await ndcg(rubrics.sft), gspo: await ndcg(rubrics.gspo) },
+      rubrics,
+      questions: { sft: sftPolicy.decode(sftTokens).questions.length, gspo: gspoPolicy.decode(gspoTokens).questions.length },
+    });
+    options.onProgress?.({ phase: "evaluate", seed, done: i + 1, total: evaluation.length });
+  }
+  const gspoEntries = gspoLog;
+  return {
+    seed,
+    tasks,
+    log,
+    timing: {
+      trainingSeconds,
+      rollouts: gspoEntries.reduce((n, e) => n + e.rollouts, 0),
+      workerMs: timings.worker,
+      verifierMs: timings.verifiers,
+      policyMs: gspoEntries.reduce((n, e) => n + e.policySeconds * 1000, 0),
+      evaluationSeconds: (performance.now() - evalStarted) / 1000,
+    },
+  };
+}
+
+function produce(worker: Worker, prompt: GymPrompt, rubric: FlatRubric | undefined, n: number, seed: number) {
+  return worker.produce(prompt.task, rubric, n, { seed });
+}
+
+function meanStd(values: readonly number[]): MeanStd {
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  // Sample standard deviation over seeds; one seed has none to report.
+  const std = values.length > 1 ? Math.sqrt(values.reduce((s, v) => s + (v - mean) ** 2, 0) / (values.length - 1)) : 0;
+  return { mean, std };
+}
+
+const average = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+
+/** Least-squares slope of mean return against log2 N: the gain per doubling of N. */
+function slopePerDoubling(ns: readonly number[], values: readonly number[]): number {
+  const x = ns.map((n) => Math.log2(n));
+  const mx = average(x);
+  const my = average(values);
+  const sxx = x.reduce((s, v) => s + (v - mx) ** 2, 0);
+  return x.reduce((s, v, i) => s + (v - mx) * (values[i]! - my), 0) / sxx;
+}
+
+/**
+ * The ARCANE reproduction in the rubric gym: for each seed, a world of simulated stakeholders,
+ * SFT of the in-process manager on the teacher's sequences over the 175 training tasks, GSPO on
+ * the stakeholders' true utility, then best-of-N on the 44 eval tasks for no rubric, SFT, GSPO
+ * and the oracle rubric, NDCG@8 of each rubric's ranking, and a Wilcoxon test of GSPO vs SFT.
+ * A simulation: its numbers are the gym's, measured, beside the paper's.
+ */
+export async function runArcane(options: ArcaneRunOptions): Promise<ArcaneTable> {
+  const { config } = options;
+  const started = performance.now();
+  const gdpval = await loadGdpval(options.gdpvalDir);
+  const results: SeedResult[] = [];
+  for (const seed of config.seeds) results.push(await runSeed(seed, gdpval, options));
+  return summarize(results, config, (performance.now() - started) / 1000);
+}
+
+function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds: number): ArcaneTable {
+  const n1 = config.ns.indexOf(1);
+  const n8 = config.ns.indexOf(8);
+  const perSeed = (f: (t: TaskResult) => number) => results.map((r) => average(r.tasks.map(f)));
+  const methodReturn = (method: ArcaneMethod, at: number) => meanStd(perSeed((t) => t.returns[method][at]!));
+  const meanReturn = Object.fromEntries(ARCANE_METHODS.map((m) => [m, { n1: methodReturn(m, n1), n8: methodReturn(m, n8) }])) as ArcaneTable["meanReturn"];
+  const curves = Object.fromEntries(ARCANE_METHODS.map((m) => [m, config.ns.map((_, k) => methodReturn(m, k))])) as ArcaneTable["scaling"]["curves"];
+  const slopes = Object.fromEntries(ARCANE_METHODS.map((m) => [m, slopePerDoubling(config.ns, curves[m].map((c) => c.mean))])) as ArcaneTable["scaling"]["slopePerDoubling"];
+  // Per task at N = 8, averaged over seeds: the paired samples of the Wilcoxon test.
+  const taskIds = results[0]!.tasks.map((t) => t.taskId);
+  const perTask = (method: ArcaneMethod) => taskIds.map((_, i) => average(results.map((r) => r.tasks[i]!.returns[method][n8]!)));
+  const test = wilcoxonSignedRank(perTask("gspo"), perTask("sft"));
+  const stats = (pick: (t: TaskResult) => FlatRubric, questions?: (t: TaskResult) => number) => {
+    const all = results.flatMap((r) => r.tasks);
+    const criteria = all.flatMap((t) => pick(t).criteria);
+    return {
+      criteriaPerRubric: average(all.map((t) => pick(t).criteria.length)),
+      tokensPerCriterion: criteria.length > 0 ? average(criteria.map((c) => approximateTokens(c.text))) : 0,
+      ...(questions ? { questionsAsked: average(all.map(questions)) } : {}),
+    };
+  };
+  const sectors = [...new Set(results[0]!.tasks.map((t) => t.sector))].sort();
+  const perSector = sectors.map((sector) => {
+    const rows = results.flatMap((r) => r.tasks.filter((t) => t.sector === sector));
+    return {
+      sector,
+      tasks: rows.length / results.length,
+      ...(Object.fromEntries(ARCANE_METHODS.map((m) => [m, average(rows.map((t) => t.returns[m][n8]!))])) as Record<ArcaneMethod, number>),
+    };
+  });
+  const timing = results.map((r) => r.timing);
+  const rewardMs = timing.reduce((s, t) => s + t.workerMs + t.verifierMs, 0);
+  const policyMs = timing.reduce((s, t) => s + t.policyMs, 0);
+  const gspo = results.map((r) => r.log.filter((e) => e.stage === "gspo"));
+  const sft = results.map((r) => r.log.filter((e) => e.stage === "sft"));
+  const gspoWins = meanReturn.gspo.n8.mean > meanReturn.sft.n8.mean;
+  return {
+    kind: "arcane-gym",
+    simulation: "These numbers come from the rubric gym — simulated stakeholders, a simulated worker and a log-linear manager trained on this machine — not from the paper's LLMs; the paper's column is for orientation only.",
+    config: { ...config, seeds: [...config.seeds], ns: [...config.ns] },
+    tasks: { train: config.trainTasks ?? 175, eval: taskIds.length },
+    meanReturn,
+    scaling: { ns: [...config.ns], curves, slopePerDoubling: slopes },
+    ndcg8: {
+      noDialogue: meanStd(perSeed((t) => t.ndcg8.noDialogue)),
+      sft: meanStd(perSeed((t) => t.ndcg8.sft)),
+      gspo: meanStd(perSeed((t) => t.ndcg8.gspo)),
+    },
+    wilcoxon: { gspoVsSft: { statistic: test.statistic, pValue: test.pValue, n: test.n, method: test.method, meanDifference: average(perTask("gspo")) - average(perTask("sft")) } },
+    rubricStats: {
+      sft: stats((t) => t.rubrics.sft, (t) => t.questions.sft),
+      gspo: stats((t) => t.rubrics.gspo, (t) => t.questions.gspo),
+      oracle: stats((t) => t.rubrics.oracle),
+    },
+    perSector,
+    training: results.map((r, i) => ({
+      seed: r.seed,
+      sftLoss: sft[i]!.length > 0 ? { first: (sft[i]![0] as { loss: number }).loss, last: (sft[i]!.at(-1) as { loss: number }).loss } : null,
+      gspoReward: gspo[i]!.length > 0 ? { first: (gspo[i]![0] as { meanReward: number }).meanReward, last: (gspo[i]!.at(-1) as { meanReward: number }).meanReward } : null,
+    })),
+    timing: {
+      seconds,
+      trainingRollouts: timing.reduce((s, t) => s + t.rollouts, 0),
+      rolloutsPerSecond: timing.reduce((s, t) => s + t.rollouts, 0) / ((rewardMs + policyMs) / 1000),
+      verifierShare: timing.reduce((s, t) => s + t.verifierMs, 0) / (rewardMs + policyMs),
+      workerShare: timing.reduce((s, t) => s + t.workerMs, 0) / (rewardMs + policyMs),
+      policyShare: policyMs / (rewardMs + policyMs),
+    },
+    paper: PAPER,
+    notes: [
+      gspoWins
+        ? `GSPO beats SFT at N=8 by ${(meanReturn.gspo.n8.mean - meanReturn.sft.n8.mean).toFixed(3)} (Wilcoxon p = ${test.pValue.toPrecision(2)} over ${taskIds.length} tasks).`
+        : `GSPO does not beat SFT at N=8 here (${meanReturn.gspo.n8.mean.toFixed(3)} vs ${meanReturn.sft.n8.mean.toFixed(3)}, Wilcoxon p = ${test.pValue.toPrecision(2)}).`,
+      `Clipping band ε = ${config.epsLow} / ${config.epsHigh}${config.epsLow === 3e-4 && config.epsHigh === 4e-4 ? " (the paper's)" : " (the paper's is 3e-4 / 4e-4)"}; ${(100 * average(gspo.flat().map((e) => (e as { clippedFraction: number }).clippedFraction))).toFixed(0)}% of sequences were clipped at the last step of a batch, on average.`,
+      "No Rubric picks one of the worker's N unguided outputs at random, so its return does not grow with N.",
+      "The SFT targets are the gym's default policy manager's rubrics — a teacher's imperfect reconstruction of what the stakeholder said, not the oracle.",
+    ],
+  };
+}
+
+/** Writes `table.json` (validated against its schema), `table.md` and `scaling.svg` into `dir`; returns their paths. */
+export async function writeArcaneOutputs(table: ArcaneTable, dir: string): Promise<{ json: string; markdown: string; svg: string }> {
+  await mkdir(dir, { recursive: true });
+  const paths = { json: join(dir, "table.json"), markdown: join(dir, "table.md"), svg: join(dir, "scaling.svg") };
+  await writeFile(paths.json, `${JSON.stringify(ArcaneTableSchema.parse(table), null, 2)}\n`);
+  await writeFile(paths.markdown, arcaneMarkdown(table));
+  await writeFile(paths.svg, scalingSvg(table));
+  return paths;
+}
