@@ -94,13 +94,17 @@ say(`wall time at concurrency 32 (median of 3 warm runs): ${wall.toFixed(0)} ms 
 {
   const body = JSON.stringify({ model: "bench-judge", messages: [{ role: "user", content: "answer" }] });
   const fetchWalls: number[] = [];
+  const fetchCpus: number[] = [];
   for (let r = 0; r < 3; r++) {
     let next = 0;
+    const cpu = process.cpuUsage();
     const start = performance.now();
     await Promise.all(Array.from({ length: 32 }, async () => { while (next++ < 500) await (await fetch(`${serverUrl}/v1/chat/completions`, { method: "POST", body })).text(); }));
     fetchWalls.push(performance.now() - start);
+    const used = process.cpuUsage(cpu);
+    fetchCpus.push((used.user + used.system) / 1000);
   }
-  say(`baseline, 500 bare fetch() calls at concurrency 32: ${median(fetchWalls).toFixed(0)} ms = ${(median(fetchWalls) / ideal).toFixed(2)}× ideal — Node 20's fetch alone costs about 1 ms of CPU per request, and the judge server's process shares this machine's 2 cores`);
+  say(`baseline, 500 bare fetch() calls at concurrency 32: ${median(fetchWalls).toFixed(0)} ms = ${(median(fetchWalls) / ideal).toFixed(2)}× ideal; client CPU ${(median(fetchCpus) / 500).toFixed(2)} ms per request (Node 20's fetch; the judge path uses node:http keep-alive instead), and the judge server's process shares this machine's cores`);
 }
 const before = await requestCount();
 await scoreOutputs(judged, judgeOutputs, { registry: judgeRegistry(), concurrency: 32, cache: fileCache(cacheDir) });

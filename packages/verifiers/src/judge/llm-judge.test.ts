@@ -13,7 +13,7 @@ import { judgePairwise } from "./pairwise.js";
 
 /**
  * The judge against a real HTTP server speaking the OpenAI wire format, through the real
- * @huggingface/inference client (openAICompatible), with scripted replies and faults.
+ * openAICompatible client (its keep-alive node:http transport), with scripted replies and faults.
  */
 let server: OpenAIChatServer;
 beforeAll(async () => {

@@ -8,7 +8,22 @@ import { extractJson } from "./extract-json.js";
  * and OpenAI itself all speak: our request → its body, its response → our response.
  */
 
-/** The body fields we send (the `model` field is added by the client). */
+/**
+ * Where a server's chat completions are, from the base URL a user gives: `…/v1` gets
+ * `/chat/completions`, a full `…/chat/completions` URL stays, anything else gets
+ * `/v1/chat/completions` (the rule `InferenceClient` applies to an `endpointUrl`).
+ *
+ * @example
+ * chatCompletionsUrl("http://127.0.0.1:8080");    // "http://127.0.0.1:8080/v1/chat/completions"
+ * chatCompletionsUrl("https://api.openai.com/v1"); // "https://api.openai.com/v1/chat/completions"
+ */
+export function chatCompletionsUrl(baseUrl: string): string {
+  const url = baseUrl.trim().replace(/\/+$/, "");
+  if (url.endsWith("/v1")) return `${url}/chat/completions`;
+  return url.endsWith("/chat/completions") ? url : `${url}/v1/chat/completions`;
+}
+
+/** The body fields we send (the sender adds `model`). */
 export interface ChatCompletionBody {
   readonly messages: { role: string; content: string }[];
   readonly max_tokens?: number;

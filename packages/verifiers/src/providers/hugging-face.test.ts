@@ -8,7 +8,8 @@ import {
   ProviderResponseError,
   ProviderTimeoutError,
 } from "./errors.js";
-import { huggingFace, openAICompatible, parseRetryAfter } from "./hugging-face.js";
+import { InferenceClient } from "@huggingface/inference";
+import { huggingFace, openAICompatible, overInferenceClient } from "./hugging-face.js";
 
 const ask: GenerateRequest = { messages: [{ role: "user", content: "Rate this answer." }] };
 const scoreFormat = {
@@ -246,7 +247,7 @@ describe("retries and faults", () => {
 });
 
 describe("huggingFace", () => {
-  it("reaches an endpoint through the real InferenceClient, reported as hf", async () => {
+  it("reaches an endpoint over the keep-alive transport, reported as hf", async () => {
     server.enqueue(chatReply.json({ score: 1 }));
     const model = huggingFace({ endpointUrl: server.url, model: "tgi-model", apiKeyEnv: false, retry: fastRetry });
     const response = await model.generate({ ...ask, responseFormat: scoreFormat });
@@ -281,12 +282,32 @@ describe("huggingFace", () => {
   });
 });
 
-describe("parseRetryAfter", () => {
-  it("reads delta-seconds and HTTP dates", () => {
-    expect(parseRetryAfter("2")).toBe(2_000);
-    expect(parseRetryAfter("0.5")).toBe(500);
-    expect(parseRetryAfter(new Date(10_000).toUTCString(), 4_000)).toBe(6_000);
-    expect(parseRetryAfter("soon")).toBeUndefined();
-    expect(parseRetryAfter(null)).toBeUndefined();
+describe("overInferenceClient (the Inference Providers path), through a real InferenceClient", () => {
+  // Inference Providers live behind the HF router; an endpointUrl client runs the same client
+  // code (request building, our checked fetch, error translation) against the local server.
+  const viaClient = () => {
+    const send = overInferenceClient(new InferenceClient("", { endpointUrl: server.url }), { model: "tgi-model" });
+    return (signal?: AbortSignal) => send({ messages: [{ role: "user", content: "hi" }] }, signal);
+  };
+
+  it("sends the model and body, and validates the completion", async () => {
+    server.enqueue(chatReply.completion("hello", { model: "tgi-model" }));
+    const response = await viaClient()();
+    expect(response.choices[0]?.message.content).toBe("hello");
+    expect(server.requests[0]?.path).toBe("/v1/chat/completions");
+    expect(server.requests[0]?.body).toMatchObject({ model: "tgi-model", messages: [{ role: "user", content: "hi" }] });
+  });
+
+  it("keeps status, body and Retry-After of an error answer", async () => {
+    server.enqueue(chatReply.rateLimited(2));
+    const error = await viaClient()().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderHttpError);
+    expect(error).toMatchObject({ status: 429, retryAfterMs: 2_000 });
+  });
+
+  it("types a malformed body and a dropped connection", async () => {
+    server.enqueue(chatReply.malformedJson(), chatReply.dropConnection());
+    await expect(viaClient()()).rejects.toBeInstanceOf(ProviderResponseError);
+    await expect(viaClient()()).rejects.toBeInstanceOf(ProviderNetworkError);
   });
 });

@@ -11,9 +11,11 @@ import {
 } from "@huggingface/inference";
 import { z } from "zod";
 import {
+  chatCompletionsUrl,
   fromChatCompletion,
   parseChatCompletion,
   toChatCompletionBody,
+  type ChatCompletionBody,
   type ChatCompletionResponse,
 } from "./chat-completion-wire.js";
 import {
@@ -22,6 +24,7 @@ import {
   ProviderNetworkError,
   ProviderResponseError,
 } from "./errors.js";
+import { jsonEndpoint, parseRetryAfter } from "./http-transport.js";
 import { withRetries, type RetryOptions } from "./retry.js";
 
 interface CommonOptions {
@@ -107,10 +110,12 @@ const OpenAICompatibleOptionsSchema = z.strictObject({
 });
 
 /**
- * A `LanguageModel` over `@huggingface/inference`'s `InferenceClient` chat completions: either a
- * Hub model through Inference Providers (token from `HF_TOKEN`), or any OpenAI-compatible server
- * through `endpointUrl`. JSON formats go out as `response_format: json_schema` (strict); the
- * reply's JSON is recovered even from fenced or commented text (`choice.json`, else undefined).
+ * A `LanguageModel` for Hugging Face: a Hub model through Inference Providers, over
+ * `@huggingface/inference`'s `InferenceClient` (token from `HF_TOKEN`), or any server speaking the
+ * OpenAI chat format through `endpointUrl` (TGI, vLLM, an Inference Endpoint), also through
+ * `InferenceClient` (`openAICompatible` reaches such servers over a leaner keep-alive transport). JSON formats go out as `response_format: json_schema`
+ * (strict); the reply's JSON is recovered even from fenced or commented text (`choice.json`,
+ * else undefined).
  *
  * @example
  * const judge = huggingFace({ model: "Qwen/Qwen2.5-72B-Instruct", provider: "novita" });
@@ -124,12 +129,15 @@ export function huggingFace(options: HuggingFaceOptions): LanguageModel {
 
   if (o.endpointUrl !== undefined) {
     const token = o.apiKeyEnv === undefined && !isHuggingFaceHost(o.endpointUrl) ? undefined : apiKeyFromEnv(o.apiKeyEnv, "HF_TOKEN");
+    const model = o.model ?? o.endpointUrl;
+    // Through @huggingface/inference, as its users expect of `huggingFace`; `openAICompatible`
+    // reaches the same servers over the lean keep-alive transport when client CPU matters.
     return withRetryLayer(
       chatCompletionModel({
         provider: "hf",
-        modelId: o.model ?? o.endpointUrl,
-        client: new InferenceClient(token ?? "", { endpointUrl: o.endpointUrl }),
-        args: o.model === undefined ? {} : { model: o.model },
+        modelId: model,
+        requestedModel: model,
+        send: overInferenceClient(new InferenceClient(token ?? "", { endpointUrl: o.endpointUrl }), o.model === undefined ? {} : { model: o.model }),
       }),
       options.retry,
     );
@@ -143,8 +151,11 @@ export function huggingFace(options: HuggingFaceOptions): LanguageModel {
       provider: "hf",
       // The spec form `model@provider`, so `hf:${modelId}` names the same deployment again.
       modelId: routed ? `${model}@${o.provider}` : model,
-      client: new InferenceClient(token),
-      args: { model, ...(o.provider === undefined ? {} : { provider: o.provider }) },
+      requestedModel: model,
+      send: overInferenceClient(new InferenceClient(token), {
+        model,
+        ...(o.provider === undefined ? {} : { provider: o.provider }),
+      }),
     }),
     options.retry,
   );
@@ -152,8 +163,9 @@ export function huggingFace(options: HuggingFaceOptions): LanguageModel {
 
 /**
  * A `LanguageModel` for any server speaking the OpenAI chat-completions API (OpenAI, vLLM, TGI,
- * llama.cpp's server, Together, …): `huggingFace` with an `endpointUrl`, reported as
- * `openai-compatible`, keyed by `OPENAI_API_KEY` unless told otherwise.
+ * llama.cpp's server, Together, …), over a keep-alive `node:http(s)` pool: `huggingFace` with an
+ * `endpointUrl`, reported as `openai-compatible`, keyed by `OPENAI_API_KEY` unless told otherwise.
+ * `/v1/chat/completions` is appended to `baseUrl` as needed.
  *
  * @example
  * const model = openAICompatible({ baseUrl: "http://127.0.0.1:8000/v1", model: "Qwen/Qwen2.5-7B-Instruct" });
@@ -167,8 +179,8 @@ export function openAICompatible(options: OpenAICompatibleOptions): LanguageMode
     chatCompletionModel({
       provider: "openai-compatible",
       modelId: o.model,
-      client: new InferenceClient(token ?? "", { endpointUrl: o.baseUrl }),
-      args: { model: o.model },
+      requestedModel: o.model,
+      send: overHttp(o.baseUrl, o.model, token),
     }),
     options.retry,
   );
@@ -178,14 +190,14 @@ function withRetryLayer(model: LanguageModel, retry: RetryOptions | false | unde
   return retry === false ? model : withRetries(model, retry ?? {});
 }
 
-/**
- * API keys come from the environment only, never from files or spec strings. A variable the
- * user named must be set; the default one is used when set; `false` means no key.
- */
 function isHuggingFaceHost(url: string): boolean {
   return /(^|\.)(huggingface\.co|huggingface\.cloud|hf\.space)$/.test(new URL(url).hostname);
 }
 
+/**
+ * API keys come from the environment only, never from files or spec strings. A variable the
+ * user named must be set; the default one is used when set; `false` means no key.
+ */
 function apiKeyFromEnv(setting: string | false | undefined, defaultName: string): string | undefined {
   if (setting === false) return undefined;
   if (setting === undefined) return process.env[defaultName] || undefined;
@@ -200,35 +212,21 @@ function requiredEnv(name: string): string {
   return value;
 }
 
+/** One chat-completions call: a request body out, the validated response back, failures typed. */
+export type SendChatCompletion = (body: ChatCompletionBody, signal: AbortSignal | undefined) => Promise<ChatCompletionResponse>;
+
 interface ChatCompletionModelParts {
   readonly provider: string;
   readonly modelId: string;
-  readonly client: InferenceClient;
-  /** `model` / `provider` routing arguments for `chatCompletion`. */
-  readonly args: { model?: string; provider?: InferenceProviderOrPolicy };
+  /** The model the request names; a response naming another is reported as `modelId`. */
+  readonly requestedModel: string;
+  readonly send: SendChatCompletion;
 }
 
 /** The bare model: one HTTP call (or a few, see below), errors typed, no retries. */
 function chatCompletionModel(parts: ChatCompletionModelParts): LanguageModel {
-  const { client, args } = parts;
-  const requestedModel = args.model ?? parts.modelId;
-
-  async function call(request: GenerateRequest): Promise<ChatCompletionResponse> {
-    try {
-      const output: unknown = await client.chatCompletion(
-        { ...args, ...toChatCompletionBody(request) },
-        {
-          ...(request.signal === undefined ? {} : { signal: request.signal }),
-          fetch: checkedFetch,
-          // The client would otherwise re-send on 503 at once and forever; our retry layer backs off.
-          retry_on_error: false,
-        },
-      );
-      return parseChatCompletion(output);
-    } catch (error) {
-      throw translateClientError(error);
-    }
-  }
+  const { send, requestedModel } = parts;
+  const call = (request: GenerateRequest): Promise<ChatCompletionResponse> => send(toChatCompletionBody(request), request.signal);
 
   return {
     provider: parts.provider,
@@ -264,6 +262,46 @@ function chatCompletionModel(parts: ChatCompletionModelParts): LanguageModel {
 }
 
 /**
+ * Sends straight to one server's chat-completions URL over the keep-alive transport: the same
+ * body and headers `InferenceClient` would send to an endpoint, without its per-call work or
+ * `fetch`'s (see http-transport.ts).
+ */
+function overHttp(baseUrl: string, model: string, token: string | undefined): SendChatCompletion {
+  const endpoint = jsonEndpoint(chatCompletionsUrl(baseUrl), token === undefined ? {} : { authorization: `Bearer ${token}` });
+  return async (body, signal) => {
+    const reply = await endpoint.post(JSON.stringify({ model, ...body }), signal);
+    return parseChatCompletion(reply.value, reply.text);
+  };
+}
+
+/**
+ * Sends through `@huggingface/inference`, which resolves Inference Providers and their routing
+ * for a Hub model id. Exported for the tests, which reach it through an `endpointUrl` client.
+ */
+export function overInferenceClient(
+  client: InferenceClient,
+  /** `model` / `provider` routing arguments for `chatCompletion`. */
+  args: { model?: string; provider?: InferenceProviderOrPolicy },
+): SendChatCompletion {
+  return async (body, signal) => {
+    try {
+      const output: unknown = await client.chatCompletion(
+        { ...args, ...body },
+        {
+          ...(signal === undefined ? {} : { signal }),
+          fetch: checkedFetch,
+          // The client would otherwise re-send on 503 at once and forever; our retry layer backs off.
+          retry_on_error: false,
+        },
+      );
+      return parseChatCompletion(output);
+    } catch (error) {
+      throw translateClientError(error);
+    }
+  };
+}
+
+/**
  * The `fetch` handed to `InferenceClient`. The client's own errors drop the response headers
  * (so `Retry-After` would be lost) and surface a malformed body as a bare `SyntaxError`; reading
  * the response here keeps status, `Retry-After` and body, and types every failure.
@@ -294,15 +332,6 @@ async function checkedFetch(input: string | URL | Request, init?: RequestInit): 
     );
   }
   return new Response(text, { status: response.status, headers: { "content-type": "application/json" } });
-}
-
-/** `Retry-After` is either delta-seconds or an HTTP date (RFC 9110 §10.2.3). */
-export function parseRetryAfter(value: string | null, now: number = Date.now()): number | undefined {
-  if (value === null || value.trim() === "") return undefined;
-  const seconds = Number(value.trim());
-  if (Number.isFinite(seconds)) return Math.max(0, Math.round(seconds * 1000));
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 function translateClientError(error: unknown): unknown {

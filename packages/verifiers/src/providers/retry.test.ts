@@ -1,6 +1,6 @@
 import type { GenerateRequest, GenerateResponse, LanguageModel } from "@rubric/core";
 import { describe, expect, it } from "vitest";
-import { ProviderConfigError, ProviderHttpError, ProviderResponseError } from "./errors.js";
+import { ProviderConfigError, ProviderHttpError, ProviderResponseError, ProviderTimeoutError } from "./errors.js";
 import { isRetryableProviderError, withRetries } from "./retry.js";
 
 const ask: GenerateRequest = { messages: [{ role: "user", content: "hi" }] };
@@ -61,5 +61,53 @@ describe("withRetries", () => {
   it("rejects invalid options by name", () => {
     expect(() => withRetries(flaky([]), { retries: -1 })).toThrow(ProviderConfigError);
     expect(() => withRetries(flaky([]), { retries: -1 })).toThrow(/retries/);
+  });
+
+  it("aborts an attempt's signal when its budget runs out, and retries", async () => {
+    const signals: AbortSignal[] = [];
+    const hanging: LanguageModel = {
+      provider: "test",
+      modelId: "hangs",
+      generate: ({ signal }) =>
+        new Promise((_, reject) => {
+          signals.push(signal!);
+          signal!.addEventListener("abort", () => reject(signal!.reason));
+        }),
+    };
+    const error = await withRetries(hanging, { retries: 1, baseDelayMs: 1, timeoutMs: 30 }).generate(ask).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderTimeoutError);
+    expect(error).toMatchObject({ timeoutMs: 30, attempt: 2, maxAttempts: 2 });
+    expect(signals.map((s) => s.aborted)).toEqual([true, true]);
+  });
+
+  it("treats a synchronous throw as a failed attempt", async () => {
+    let calls = 0;
+    const model: LanguageModel = {
+      provider: "test",
+      modelId: "throws",
+      generate: () => {
+        if (calls++ === 0) throw new ProviderHttpError("u", 503, "");
+        return Promise.resolve(ok);
+      },
+    };
+    await expect(withRetries(model, { baseDelayMs: 1 }).generate(ask)).resolves.toEqual(ok);
+    expect(calls).toBe(2);
+  });
+
+  it("cancels the attempt in flight when the caller aborts", async () => {
+    let inner: AbortSignal | undefined;
+    const model: LanguageModel = {
+      provider: "test",
+      modelId: "slow",
+      generate: ({ signal }) => {
+        inner = signal;
+        return new Promise(() => {});
+      },
+    };
+    const controller = new AbortController();
+    const pending = withRetries(model).generate({ ...ask, signal: controller.signal });
+    setTimeout(() => controller.abort(new Error("stop")), 20);
+    await expect(pending).rejects.toThrow("stop");
+    expect(inner?.aborted).toBe(true);
   });
 });

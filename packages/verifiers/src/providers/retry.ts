@@ -53,7 +53,7 @@ export function isRetryableProviderError(error: unknown): boolean {
  * everything, including a pending backoff sleep.
  *
  * @example
- * const model = withRetries(openAICompatible({ baseUrl, model: "qwen" }, { retry: false }), {
+ * const model = withRetries(openAICompatible({ baseUrl, model: "qwen", retry: false }), {
  *   retries: 2,
  *   timeoutMs: 10_000,
  * });
@@ -68,26 +68,92 @@ export function withRetries(model: LanguageModel, options: RetryOptions = {}): L
   return {
     provider: model.provider,
     modelId: model.modelId,
-    generate: (request: GenerateRequest): Promise<GenerateResponse> => {
-      let attempt = 0;
-      const oneAttempt = Effect.suspend(() => {
-        attempt++;
-        const thisAttempt = attempt;
-        return Effect.tryPromise({
-          // Effect aborts this signal when the timeout (or the caller's signal) interrupts the fiber.
-          try: (signal) => model.generate({ ...request, signal }),
-          catch: (error): unknown => error,
-        }).pipe(
-          Effect.timeoutFail({
-            duration: Duration.millis(settings.timeoutMs),
-            onTimeout: (): unknown =>
-              new ProviderTimeoutError(settings.timeoutMs, thisAttempt, settings.retries + 1),
-          }),
+    generate: async (request: GenerateRequest): Promise<GenerateResponse> => {
+      const attempt = (n: number, signal: AbortSignal | undefined): Promise<GenerateResponse> =>
+        withDeadline(
+          settings.timeoutMs,
+          (attemptSignal) => model.generate({ ...request, signal: attemptSignal }),
+          () => new ProviderTimeoutError(settings.timeoutMs, n, settings.retries + 1),
+          signal,
         );
+      // The first attempt runs as a plain promise: almost every call succeeds at once, and a
+      // fiber per call cost ≈30 µs of client CPU warm, several times that before the JIT has
+      // warmed up (measured on Node 20): a sizeable share of a judge request at concurrency 32.
+      let firstError: unknown;
+      try {
+        return await attempt(1, request.signal);
+      } catch (error) {
+        if (request.signal?.aborted || settings.retries === 0 || !isRetryableProviderError(error)) throw error;
+        firstError = error;
+      }
+      // The schedule decides the later attempts, starting from the failure that already happened:
+      // the program's first run replays it (so backoff, Retry-After and the count see it), later
+      // runs attempt again.
+      let attempts = 1;
+      const replayThenAttempt = Effect.suspend(() => {
+        if (attempts === 1) {
+          attempts++;
+          return Effect.fail(firstError);
+        }
+        const n = attempts++;
+        return Effect.tryPromise({ try: (signal) => attempt(n, signal), catch: (error): unknown => error });
       });
-      return runEffect(oneAttempt.pipe(Effect.retry(schedule)), request.signal);
+      return runEffect(replayThenAttempt.pipe(Effect.retry(schedule)), request.signal);
     },
   };
+}
+
+/** setTimeout's longest delay; a budget beyond it (24.8 days) means no deadline at all. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * One attempt with a deadline, cancelled by `outer` too. `Effect.timeoutFail` would say the
+ * same, but it forks a racing fiber per attempt: ≈90 µs of CPU each on Node 20 (measured), a
+ * fifth of what a judge request costs the client at concurrency 32. The call's signal aborts on
+ * the deadline and on `outer`, so the request is cancelled either way; whatever settles first
+ * wins, later outcomes are ignored.
+ */
+function withDeadline<A>(
+  timeoutMs: number,
+  call: (signal: AbortSignal) => Promise<A>,
+  onTimeout: () => unknown,
+  outer: AbortSignal | undefined,
+): Promise<A> {
+  // A promise settles once: whichever of result, deadline and abort comes first wins.
+  return new Promise<A>((resolve, reject) => {
+    if (outer?.aborted) {
+      reject(outer.reason);
+      return;
+    }
+    const controller = new AbortController();
+    const stop = (reason: unknown): void => {
+      cleanUp();
+      reject(reason);
+      controller.abort(reason);
+    };
+    const onOuterAbort = (): void => stop(outer!.reason);
+    const timer = timeoutMs > MAX_TIMER_MS ? undefined : setTimeout(() => stop(onTimeout()), timeoutMs);
+    const cleanUp = (): void => {
+      clearTimeout(timer);
+      outer?.removeEventListener("abort", onOuterAbort);
+    };
+    outer?.addEventListener("abort", onOuterAbort, { once: true });
+    try {
+      call(controller.signal).then(
+        (value) => {
+          cleanUp();
+          resolve(value);
+        },
+        (error: unknown) => {
+          cleanUp();
+          reject(error);
+        },
+      );
+    } catch (error) {
+      cleanUp();
+      reject(error);
+    }
+  });
 }
 
 function retrySchedule(settings: Required<RetryOptions>): Schedule.Schedule<unknown, unknown> {

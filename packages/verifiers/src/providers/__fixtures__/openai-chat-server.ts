@@ -52,6 +52,19 @@ export type ChatServerReply =
       readonly contentType?: string;
       readonly headers?: Readonly<Record<string, string>>;
     })
+  /**
+   * The body's bytes in `pieces` writes `gapMs` apart (chunked transfer encoding, pieces cut
+   * regardless of UTF-8 boundaries); with `cut`, the socket is destroyed instead of ending the
+   * response (a connection lost mid-body).
+   */
+  | (ReplyTiming & {
+      readonly kind: "chunked";
+      readonly status: number;
+      readonly body: string;
+      readonly pieces: number;
+      readonly gapMs: number;
+      readonly cut?: boolean;
+    })
   /** Never answers; the connection stays open until the client gives up or the server closes. */
   | { readonly kind: "hang" }
   /** Destroys the socket without an HTTP answer (a network error for the client). */
@@ -64,6 +77,8 @@ export interface RecordedRequest {
   readonly method: string;
   readonly path: string;
   readonly headers: IncomingHttpHeaders;
+  /** The client's port: requests sharing one are on one (kept-alive) connection. */
+  readonly remotePort: number | undefined;
   readonly rawBody: string;
   /** The parsed JSON body, or `undefined` when it was not JSON. */
   readonly body: ChatRequestBody | undefined;
@@ -110,6 +125,8 @@ export interface OpenAIChatServer {
   enqueue(...replies: ChatServerReply[]): void;
   /** Replaces the handler used once the queue is empty. */
   setHandler(handler: ChatServerHandler | undefined): void;
+  /** Closes kept-alive connections that carry no request now, as servers do after their keep-alive timeout. */
+  closeIdleConnections(): void;
   /** Forgets recorded requests and queued replies. */
   reset(): void;
   /** Stops the server, cutting hanging connections. */
@@ -135,6 +152,7 @@ export async function startOpenAIChatServer(options: OpenAIChatServerOptions = {
         method: req.method ?? "",
         path: (req.url ?? "").split("?")[0] ?? "",
         headers: req.headers,
+        remotePort: req.socket.remotePort,
         rawBody,
         body: parseBody(rawBody),
         receivedAt: performance.now(),
@@ -172,6 +190,10 @@ export async function startOpenAIChatServer(options: OpenAIChatServerOptions = {
       });
     }
     if (res.destroyed) return;
+    if (reply.kind === "chunked") {
+      await writeInPieces(res, reply);
+      return;
+    }
     if (reply.kind === "raw") {
       res.writeHead(reply.status, { "content-type": reply.contentType ?? "application/json", ...reply.headers });
       res.end(reply.body);
@@ -196,6 +218,7 @@ export async function startOpenAIChatServer(options: OpenAIChatServerOptions = {
     setHandler: (next) => {
       handler = next;
     },
+    closeIdleConnections: () => server.closeIdleConnections(),
     reset: () => {
       requests.length = 0;
       queue.length = 0;
@@ -259,6 +282,10 @@ export const chatReply = {
   raw(status: number, body: string, contentType = "application/json"): ChatServerReply {
     return { kind: "raw", status, body, contentType };
   },
+  /** `body` written in `pieces` chunks `gapMs` apart; `cut` loses the connection instead of ending. */
+  chunked(body: string, pieces: number, gapMs = 5, extra: { status?: number; cut?: boolean } = {}): ChatServerReply {
+    return { kind: "chunked", status: extra.status ?? 200, body, pieces, gapMs, ...(extra.cut ? { cut: true } : {}) };
+  },
   hang(): ChatServerReply {
     return { kind: "hang" };
   },
@@ -315,6 +342,19 @@ function renderCompletion(reply: Extract<ChatServerReply, { kind: "completion" }
           },
         }),
   };
+}
+
+async function writeInPieces(res: ServerResponse, reply: Extract<ChatServerReply, { kind: "chunked" }>): Promise<void> {
+  const bytes = Buffer.from(reply.body, "utf8");
+  const size = Math.ceil(bytes.length / reply.pieces);
+  res.writeHead(reply.status, { "content-type": "application/json", "transfer-encoding": "chunked" });
+  for (let at = 0; at < bytes.length; at += size) {
+    if (res.destroyed) return;
+    res.write(bytes.subarray(at, at + size));
+    await new Promise((resolve) => setTimeout(resolve, reply.gapMs));
+  }
+  if (reply.cut) res.socket?.destroy();
+  else res.end();
 }
 
 function parseBody(raw: string): ChatRequestBody | undefined {
