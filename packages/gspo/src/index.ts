@@ -2,9 +2,9 @@
  * @rubric/gspo — SFT + GSPO training of the rubric manager, and test-time guidance by rubrics.
  * This file is the package's only public door.
  *
- * So far: test-time guidance (best-of-K, importance resampling, beam search), the in-process
- * rubric policy with exact per-token log-probabilities, SFT, and GSPO batches in the gym. The
- * trainer loop (checkpoints, logs), the sidecar backend and the ARCANE reproduction land with issue #5.
+ * Test-time guidance, the in-process manager policy, one TrainerBackend interface (in-process and the
+ * Python sidecar), Stage I/II training loops with checkpoints, and the ARCANE reproduction.
+ *
  */
 export { beamSearch, bestOfK, importanceResample, resampleIndex, scoreCandidates, splitSegments, type GuidanceOptions, type ScoredCandidate } from "./guidance/guidance.js";
 
@@ -27,3 +27,9 @@ export { arcaneConfig, runArcane, writeArcaneOutputs, type ArcaneConfig, type Ar
 export { scalingSvg } from "./arcane/plot.js";
 export { ARCANE_METHODS, ArcaneTableSchema, arcaneMarkdown, METHOD_LABELS, PAPER, type ArcaneMethod, type ArcaneTable, type MeanStd } from "./arcane/table.js";
 export { ArcaneLlmTableSchema, arcaneLlmMarkdown, runArcaneWithModel, type ArcaneLlmOptions, type ArcaneLlmTable } from "./arcane/llm.js";
+
+// sidecar: the Python training sidecar (python/rubric-trainer) behind JSON lines over stdio
+export { SidecarBackend, type SidecarBackendOptions, type TokenPrompt } from "./sidecar/backend.js";
+export { SidecarClient, defaultPython, defaultTrainerPath, runSidecarEffect, sidecarCommand, type CallOptions, type SidecarOptions } from "./sidecar/client.js";
+export { SidecarClosedError, SidecarCrashedError, SidecarError, SidecarProtocolError, SidecarStartError, SidecarTimeoutError, type SidecarFailure } from "./sidecar/errors.js";
+export { ModelSpecSchema, PolicyInitParamsSchema, SIDECAR_ERROR_CODES, SIDECAR_METHODS, type ModelSpec, type ParamsOf, type PolicyInitParams, type ResultOf, type SidecarErrorCode, type SidecarMethod, type SidecarNotification, type TrainingMetrics } from "./sidecar/protocol.js";

@@ -1,0 +1,230 @@
+import { existsSync } from "node:fs";
+import { delimiter, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Cause, Effect, Exit, Option } from "effect";
+import { SidecarClosedError, SidecarCrashedError, type SidecarFailure } from "./errors.js";
+import { SidecarProcess, type SidecarLaunch } from "./process.js";
+import type { ParamsOf, PolicyInitParams, ResultOf, SidecarMethod, TrainingMetrics } from "./protocol.js";
+
+export interface SidecarOptions {
+  /** The Python interpreter. Default `/usr/bin/python3` when it exists (Debian's, where python3-torch installs), else `python3` on PATH. */
+  readonly python?: string;
+  /**
+   * The folder that holds the `rubric_trainer` package, put first on PYTHONPATH. Default: this
+   * repository's `python/rubric-trainer/src` when it is found above this module, else nothing
+   * (the package must then be installed in the interpreter: `pip install python/rubric-trainer`).
+   */
+  readonly trainerPath?: string;
+  /**
+   * Run under torchrun (`python -m torch.distributed.run`) with DDP over `nprocPerNode` processes.
+   * `args` are torchrun's rendezvous flags, `["--standalone"]` (one machine) by default; for several
+   * machines use a static rendezvous so that global rank 0, which speaks the protocol, is here:
+   * `["--nnodes", "2", "--node_rank", "0", "--master_addr", host, "--master_port", "29500"]`.
+   */
+  readonly torchrun?: { readonly nprocPerNode: number; readonly args?: readonly string[] };
+  /** torch's intra-op threads in the sidecar (default: torch's own choice). */
+  readonly threads?: number;
+  /** Extra environment for the sidecar (CUDA_VISIBLE_DEVICES, …). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Default 120 000: importing torch is slow on a busy machine. */
+  readonly startupTimeoutMs?: number;
+  /** Default time limit of a request, overridable per call. Default 600 000. */
+  readonly requestTimeoutMs?: number;
+  /** After a timeout or abort, how long the sidecar may take to answer the cancel before it is killed (and restarted on the next call). Default 30 000. */
+  readonly cancelGraceMs?: number;
+  /** How long `close()` waits for a clean exit before SIGTERM, then SIGKILL. Default 10 000. */
+  readonly shutdownGraceMs?: number;
+  /** Restarts after crashes before giving up. Default 3. */
+  readonly maxRestarts?: number;
+  /** Called with each training step's metrics as the sidecar streams them. */
+  readonly onMetrics?: (metrics: TrainingMetrics) => void;
+  /** Each line the sidecar writes to stderr (its logs), and the client's own notes. Default: dropped (a crash error carries the tail). */
+  readonly onLog?: (line: string) => void;
+  /** Called after a crashed sidecar was restarted and its policy restored. */
+  readonly onRestart?: (restart: { readonly attempt: number; readonly restoredFrom: "checkpoint" | "init" | "nothing"; readonly checkpoint?: string }) => void;
+}
+
+export interface CallOptions {
+  readonly timeoutMs?: number;
+  /** Aborting fails the call with the signal's reason and asks the sidecar to cancel the request. */
+  readonly signal?: AbortSignal;
+}
+
+/** The folder to put on PYTHONPATH: this repository's python/rubric-trainer/src, found by walking up from this module. */
+export function defaultTrainerPath(): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = join(dir, "python", "rubric-trainer", "src");
+    if (existsSync(join(candidate, "rubric_trainer", "__init__.py"))) return candidate;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/** `/usr/bin/python3` when it exists (Debian's python3-torch lives there), else `python3` from PATH. */
+export function defaultPython(): string {
+  return existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+}
+
+/** The sidecar's command line for these options. */
+export function sidecarCommand(options: SidecarOptions): { command: string; args: string[] } {
+  const serve = ["-m", "rubric_trainer", "serve", ...(options.threads === undefined ? [] : ["--threads", String(options.threads)])];
+  const python = options.python ?? defaultPython();
+  if (options.torchrun === undefined) return { command: python, args: serve };
+  const { nprocPerNode, args = ["--standalone"] } = options.torchrun;
+  if (!Number.isInteger(nprocPerNode) || nprocPerNode < 1) throw new RangeError(`torchrun.nprocPerNode must be an integer ≥ 1, got ${nprocPerNode}`);
+  // --redirects/--tee 2: torch 1.13's parser of the default "0" breaks on Python 3.11 (its enum
+  // iteration skips the zero flag); 2 sends the ranks' stderr to files and on to this stderr.
+  return { command: python, args: ["-m", "torch.distributed.run", ...args, "--nproc_per_node", String(nprocPerNode), "--redirects", "2", "--tee", "2", ...serve] };
+}
+
+/**
+ * A client of the Python training sidecar (python/rubric-trainer): starts it, sends requests
+ * with time limits and cancellation, streams its training metrics, and restarts it after a crash
+ * with the policy of the last checkpoint it saved or loaded (or, before any, the last
+ * `policy.init`). Every method has an Effect form and a promise form.
+ *
+ * @example
+ * const client = await SidecarClient.start({ threads: 1 });
+ * await client.request("policy.init", { model: { kind: "tiny", vocab_size: 16 }, seed: 1 });
+ * const { sequences } = await client.request("policy.sample", { prompt: [0], n: 4, seed: 7 });
+ * await client.close();
+ */
+export class SidecarClient {
+  readonly #options: SidecarOptions;
+  readonly #launch: SidecarLaunch;
+  readonly #lock = Effect.unsafeMakeSemaphore(1);
+  #process: SidecarProcess | undefined;
+  #init: PolicyInitParams | undefined;
+  #checkpoint: string | undefined;
+  #restarts = 0;
+  #closed = false;
+
+  private constructor(options: SidecarOptions) {
+    this.#options = options;
+    const { command, args } = sidecarCommand(options);
+    const trainerPath = options.trainerPath ?? defaultTrainerPath();
+    const pythonPath = [trainerPath, process.env.PYTHONPATH].filter((p): p is string => Boolean(p)).join(delimiter);
+    this.#launch = {
+      command,
+      args,
+      env: { ...process.env, ...options.env, ...(pythonPath ? { PYTHONPATH: pythonPath } : {}), PYTHONUNBUFFERED: "1" },
+      startupTimeoutMs: options.startupTimeoutMs ?? 120_000,
+      cancelGraceMs: options.cancelGraceMs ?? 30_000,
+      onNotification: (notification) => {
+        if (notification.method === "metrics") options.onMetrics?.(notification.params);
+      },
+      onLog: options.onLog ?? (() => undefined),
+    };
+  }
+
+  /** Starts a sidecar and waits until it is ready. */
+  static startEffect(options: SidecarOptions = {}): Effect.Effect<SidecarClient, SidecarFailure> {
+    return Effect.suspend(() => {
+      const client = new SidecarClient(options);
+      return Effect.as(client.#ensureProcess(), client);
+    });
+  }
+
+  /** {@link SidecarClient.startEffect} as a promise. */
+  static start(options: SidecarOptions = {}, signal?: AbortSignal): Promise<SidecarClient> {
+    return runSidecarEffect(SidecarClient.startEffect(options), signal);
+  }
+
+  /** The process id of the running sidecar (torchrun's, under torchrun); undefined between a crash and the restart. */
+  get pid(): number | undefined {
+    return this.#process?.alive ? this.#process.pid : undefined;
+  }
+
+  /** How many times the sidecar has been restarted after a crash. */
+  get restarts(): number {
+    return this.#restarts;
+  }
+
+  /** The checkpoint a restart restores: the last one saved or loaded since the last policy.init. */
+  get checkpoint(): string | undefined {
+    return this.#checkpoint;
+  }
+
+  /** One request, typed by method; fails with a {@link SidecarFailure}. */
+  requestEffect<M extends SidecarMethod>(method: M, params: ParamsOf<M>, options: { readonly timeoutMs?: number } = {}): Effect.Effect<ResultOf<M>, SidecarFailure> {
+    const timeoutMs = options.timeoutMs ?? this.#options.requestTimeoutMs ?? 600_000;
+    return this.#ensureProcess().pipe(
+      Effect.flatMap((sidecar) => sidecar.request(method, params, timeoutMs)),
+      Effect.tap(() => this.#remember(method, params)),
+    );
+  }
+
+  /** {@link SidecarClient.requestEffect} as a promise; rejects with the failure, or the signal's reason when aborted. */
+  request<M extends SidecarMethod>(method: M, params: ParamsOf<M>, options: CallOptions = {}): Promise<ResultOf<M>> {
+    return runSidecarEffect(this.requestEffect(method, params, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }), options.signal);
+  }
+
+  /** Shuts the sidecar down (waiting for it to exit, killing it if it will not). Safe to call twice. */
+  close(): Promise<void> {
+    this.#closed = true;
+    // Under the start lock: a sidecar being started (or restarted) right now is shut down too.
+    return Effect.runPromise(
+      this.#lock.withPermits(1)(Effect.suspend(() => (this.#process === undefined ? Effect.void : this.#process.shutdown(this.#options.shutdownGraceMs ?? 10_000)))),
+    );
+  }
+
+  #remember<M extends SidecarMethod>(method: M, params: ParamsOf<M>): Effect.Effect<void> {
+    return Effect.sync(() => {
+      if (method === "policy.init") {
+        this.#init = params as PolicyInitParams;
+        this.#checkpoint = undefined; // a new policy: older checkpoints are another model's
+      } else if (method === "checkpoint.save" || method === "checkpoint.load") {
+        this.#checkpoint = (params as ParamsOf<"checkpoint.save">).dir;
+      }
+    });
+  }
+
+  /** The live sidecar: the current one, or a new one (restoring the policy) after a crash. One caller at a time starts it. */
+  #ensureProcess(): Effect.Effect<SidecarProcess, SidecarFailure> {
+    return this.#lock.withPermits(1)(
+      Effect.gen(this, function* () {
+        if (this.#closed) return yield* new SidecarClosedError({ message: "the sidecar client was closed" });
+        if (this.#process?.alive) return this.#process;
+        const previous = this.#process;
+        if (previous !== undefined) {
+          if (this.#restarts >= (this.#options.maxRestarts ?? 3))
+            return yield* new SidecarCrashedError({
+              message: `the sidecar crashed again after ${this.#restarts} restarts; giving up`,
+              exitCode: null,
+              signal: null,
+              stderr: previous.stderrTail,
+            });
+          this.#restarts++;
+          this.#launch.onLog(`rubric-sidecar: the sidecar died; restarting it (restart ${this.#restarts})`);
+        }
+        const sidecar = yield* SidecarProcess.start(this.#launch);
+        this.#process = sidecar;
+        if (previous !== undefined) yield* this.#restore(sidecar);
+        return sidecar;
+      }),
+    );
+  }
+
+  #restore(sidecar: SidecarProcess): Effect.Effect<void, SidecarFailure> {
+    const timeoutMs = this.#options.requestTimeoutMs ?? 600_000;
+    const attempt = this.#restarts;
+    if (this.#checkpoint !== undefined) {
+      const checkpoint = this.#checkpoint;
+      return sidecar.request("checkpoint.load", { dir: checkpoint }, timeoutMs).pipe(Effect.andThen(() => this.#options.onRestart?.({ attempt, restoredFrom: "checkpoint", checkpoint })));
+    }
+    if (this.#init !== undefined) return sidecar.request("policy.init", this.#init, timeoutMs).pipe(Effect.andThen(() => this.#options.onRestart?.({ attempt, restoredFrom: "init" })));
+    return Effect.sync(() => this.#options.onRestart?.({ attempt, restoredFrom: "nothing" }));
+  }
+}
+
+/** Runs a sidecar Effect as a promise: resolves with its value, rejects with its failure, or with the signal's reason when aborted. */
+export async function runSidecarEffect<A>(effect: Effect.Effect<A, SidecarFailure>, signal?: AbortSignal): Promise<A> {
+  const exit = await Effect.runPromiseExit(effect, signal ? { signal } : undefined);
+  if (Exit.isSuccess(exit)) return exit.value;
+  const failure = Cause.failureOption(exit.cause);
+  if (Option.isSome(failure)) throw failure.value;
+  if (Cause.isInterruptedOnly(exit.cause) && signal?.aborted) throw signal.reason;
+  throw Cause.squash(exit.cause);
+}

@@ -1,0 +1,209 @@
+import { z } from "zod";
+
+/**
+ * The sidecar's wire (python/rubric-trainer/src/rubric_trainer/protocol.py holds the same schemas
+ * in Python): newline-delimited JSON over the child's stdio, snake_case field names.
+ *
+ * Client → sidecar: `{id, method, params}`, or the notification `{method: "$/cancel", params: {id}}`.
+ * Sidecar → client: `{id, result}` or `{id, error: {code, message, data}}` for every request, and
+ * notifications without an id: `ready` once at start, `metrics` after each training step.
+ */
+
+export const SIDECAR_ERROR_CODES = [
+  "parse_error",
+  "invalid_request",
+  "unknown_method",
+  "invalid_params",
+  "no_policy",
+  "non_finite",
+  "out_of_memory",
+  "unavailable",
+  "cancelled",
+  "checkpoint",
+  "internal",
+] as const;
+export type SidecarErrorCode = (typeof SIDECAR_ERROR_CODES)[number];
+
+const RequestIdSchema = z.union([z.number(), z.string()]);
+
+export const ReplySchema = z.union([
+  z.strictObject({ id: RequestIdSchema, result: z.unknown() }),
+  z.strictObject({
+    id: RequestIdSchema.nullable(),
+    error: z.strictObject({ code: z.enum(SIDECAR_ERROR_CODES), message: z.string(), data: z.record(z.string(), z.unknown()) }),
+  }),
+]);
+
+const PolicySummarySchema = z.object({
+  parameters: z.number().int(),
+  vocab_size: z.number().int(),
+  max_seq_len: z.number().int(),
+  device: z.string(),
+  dtype: z.string(),
+  steps: z.number().int(),
+  reference: z.boolean(),
+});
+
+export const ReadySchema = z.object({ pid: z.number().int(), version: z.string(), torch: z.string(), world_size: z.number().int().positive() });
+
+const StepMetricsSchema = z.object({
+  loss: z.number(),
+  clipped_fraction: z.number(),
+  kl: z.number(),
+  tokens: z.number().int(),
+  grad_norm: z.number(),
+  step: z.number().int(),
+  compute_ms: z.number(),
+});
+
+const SftMetricsSchema = z.object({ nll: z.number(), tokens: z.number().int(), grad_norm: z.number(), step: z.number().int(), compute_ms: z.number() });
+
+export const NotificationSchema = z.discriminatedUnion("method", [
+  z.strictObject({ method: z.literal("ready"), params: ReadySchema }),
+  z.strictObject({ method: z.literal("metrics"), params: z.discriminatedUnion("method", [StepMetricsSchema.extend({ method: z.literal("policy.step") }), SftMetricsSchema.extend({ method: z.literal("policy.sft_step") })]) }),
+]);
+export type SidecarNotification = z.infer<typeof NotificationSchema>;
+/** A `metrics` notification's params: what one training step measured, streamed as it happens. */
+export type TrainingMetrics = Extract<SidecarNotification, { method: "metrics" }>["params"];
+
+const Tokens = z.array(z.number().int().nonnegative()).min(1);
+const Row = z.array(z.number()).min(1);
+const Matrix = z.array(Row).min(1);
+const Positive = z.number().positive();
+const ObjectiveSchema = z.enum(["gspo", "grpo", "dr-grpo"]);
+
+/** A model the sidecar can build: its small causal transformer, or a Hugging Face model by name (needs transformers there). */
+export const ModelSpecSchema = z.discriminatedUnion("kind", [
+  z.strictObject({
+    kind: z.literal("tiny"),
+    vocab_size: z.number().int().min(2),
+    d_model: z.number().int().positive().optional(),
+    n_heads: z.number().int().positive().optional(),
+    n_layers: z.number().int().nonnegative().optional(),
+    d_ff: z.number().int().positive().optional(),
+    max_seq_len: z.number().int().min(2).optional(),
+  }),
+  z.strictObject({
+    kind: z.literal("transformers"),
+    name: z.string().min(1),
+    lora: z.strictObject({ r: z.number().int().positive(), lora_alpha: Positive.optional(), lora_dropout: z.number().nonnegative().optional(), target_modules: z.array(z.string().min(1)).min(1).optional() }).optional(),
+  }),
+]);
+export type ModelSpec = z.infer<typeof ModelSpecSchema>;
+
+export const PolicyInitParamsSchema = z.strictObject({
+  model: ModelSpecSchema,
+  seed: z.number().int().nonnegative().optional(),
+  dtype: z.enum(["float32", "float64", "bfloat16", "float16"]).optional(),
+  /** "auto" (default): the rank's GPU when CUDA is there, else the CPU. */
+  device: z.string().min(1).optional(),
+  learning_rate: Positive.optional(),
+  max_new_tokens: z.number().int().positive().optional(),
+  eos_token_id: z.number().int().nonnegative().optional(),
+});
+export type PolicyInitParams = z.infer<typeof PolicyInitParamsSchema>;
+
+/** Every method: the schema of its params (checked before sending) and of its result (checked on arrival). */
+export const SIDECAR_METHODS = {
+  health: {
+    params: z.strictObject({}),
+    result: z.object({
+      ok: z.literal(true),
+      version: z.string(),
+      pid: z.number().int(),
+      torch: z.string(),
+      cuda: z.boolean(),
+      world_size: z.number().int(),
+      transformers: z.boolean(),
+      policy: PolicySummarySchema.nullable(),
+    }),
+  },
+  shutdown: { params: z.strictObject({}), result: z.object({ ok: z.literal(true) }) },
+  "gspo.loss": {
+    params: z.strictObject({
+      objective: ObjectiveSchema.optional(),
+      logp_new: Matrix,
+      logp_old: Matrix,
+      mask: z.array(z.array(z.union([z.literal(0), z.literal(1), z.boolean()])).min(1)).min(1).optional(),
+      advantages: z.array(z.number()).min(1),
+      eps_low: z.number().nonnegative().optional(),
+      eps_high: z.number().nonnegative().optional(),
+      beta: z.number().nonnegative().optional(),
+      logp_ref: Matrix.optional(),
+      max_tokens: Positive.optional(),
+      /** false skips ∂loss/∂logp_new (half the reply). Default true. */
+      gradient: z.boolean().optional(),
+    }),
+    result: z.object({
+      loss: z.number(),
+      ratios: z.union([z.array(z.number()), z.array(z.array(z.number()))]),
+      clipped_fraction: z.number(),
+      grad_logp_new: z.array(z.array(z.number())).optional(),
+      kl: z.number().optional(),
+      compute_ms: z.number(),
+    }),
+  },
+  "policy.init": { params: PolicyInitParamsSchema, result: PolicySummarySchema },
+  "policy.sample": {
+    params: z.strictObject({
+      prompt: Tokens,
+      n: z.number().int().min(1).max(4096),
+      seed: z.number().int().nonnegative(),
+      temperature: Positive.optional(),
+      max_new_tokens: z.number().int().positive().optional(),
+      eos_token_id: z.number().int().nonnegative().optional(),
+    }),
+    result: z.object({ sequences: z.array(z.object({ tokens: z.array(z.number().int()), logprobs: z.array(z.number()) })) }),
+  },
+  "policy.logprobs": {
+    params: z.strictObject({ prompt: Tokens, sequences: z.array(Tokens).min(1) }),
+    result: z.object({ logprobs: z.array(z.array(z.number())) }),
+  },
+  "policy.step": {
+    params: z.strictObject({
+      objective: ObjectiveSchema.optional(),
+      eps_low: z.number().nonnegative().optional(),
+      eps_high: z.number().nonnegative().optional(),
+      learning_rate: Positive,
+      kl_coef: z.number().nonnegative().optional(),
+      max_tokens: Positive.optional(),
+      max_grad_norm: Positive.optional(),
+      groups: z
+        .array(z.strictObject({ prompt: Tokens, sequences: z.array(z.strictObject({ tokens: Tokens, logp_old: Row, advantage: z.number() })).min(1) }))
+        .min(1),
+    }),
+    result: StepMetricsSchema,
+  },
+  "policy.sft_step": {
+    params: z.strictObject({ examples: z.array(z.strictObject({ prompt: Tokens, tokens: Tokens })).min(1), learning_rate: Positive, max_grad_norm: Positive.optional() }),
+    result: SftMetricsSchema,
+  },
+  "policy.set_reference": { params: z.strictObject({}), result: z.object({ ok: z.literal(true) }) },
+  "policy.reset_optimizer": { params: z.strictObject({}), result: z.object({ ok: z.literal(true) }) },
+  "policy.fingerprint": {
+    params: z.strictObject({}),
+    result: z.object({ world_size: z.number().int(), fingerprints: z.array(z.string()), steps: z.number().int() }),
+  },
+  "checkpoint.save": { params: z.strictObject({ dir: z.string().min(1) }), result: z.object({ path: z.string(), steps: z.number().int() }) },
+  "checkpoint.load": { params: z.strictObject({ dir: z.string().min(1) }), result: PolicySummarySchema },
+  "export.onnx": {
+    params: z.strictObject({
+      path: z.string().min(1),
+      opset: z.number().int().min(7).optional(),
+      /** Token ids [batch][sequence]; the result then holds torch's logits for them, to check a runtime against. */
+      probe: z.array(Tokens).min(1).optional(),
+    }),
+    result: z.object({
+      path: z.string(),
+      opset: z.number().int(),
+      inputs: z.array(z.string()),
+      outputs: z.array(z.string()),
+      bytes: z.number().int(),
+      probe_logits: z.array(z.array(z.array(z.number()))).optional(),
+    }),
+  },
+} as const satisfies Record<string, { params: z.ZodType; result: z.ZodType }>;
+
+export type SidecarMethod = keyof typeof SIDECAR_METHODS;
+export type ParamsOf<M extends SidecarMethod> = z.input<(typeof SIDECAR_METHODS)[M]["params"]>;
+export type ResultOf<M extends SidecarMethod> = z.output<(typeof SIDECAR_METHODS)[M]["result"]>;

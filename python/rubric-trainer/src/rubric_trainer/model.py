@@ -1,0 +1,117 @@
+"""The policies the sidecar can hold: a small causal transformer built from a config (plain torch,
+trains on a CPU in seconds, exports to ONNX), or a Hugging Face causal LM by name when
+transformers is installed (optionally with a peft LoRA adapter). Both map token ids [batch, seq]
+to next-token logits [batch, seq, vocab].
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from typing import Any
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .faults import Unavailable
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, d_model: int, n_heads: int, max_seq_len: int) -> None:
+        super().__init__()
+        # Widths are Python constants, not read off the input: the ONNX trace then keeps only the
+        # batch and sequence axes dynamic.
+        self.n_heads = n_heads
+        self.width = d_model
+        self.head = d_model // n_heads
+        self.scale = 1.0 / math.sqrt(self.head)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out = nn.Linear(d_model, d_model)
+        # An additive mask (−inf above the diagonal) sliced to the input's length: exports to ONNX
+        # with a dynamic sequence axis. Floating point, not bool: DDP broadcasts buffers when it
+        # wraps the model, and gloo cannot broadcast bools. Not persistent: the config defines it.
+        self.register_buffer("causal_bias", torch.full((max_seq_len, max_seq_len), float("-inf")).triu(1), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch, length = x.shape[0], x.shape[1]
+        q, k, v = self.qkv(x).chunk(3, dim=2)
+        q, k, v = (t.reshape(batch, length, self.n_heads, self.head).transpose(1, 2) for t in (q, k, v))
+        scores = (q @ k.transpose(2, 3)) * self.scale + self.causal_bias[:length, :length]
+        mixed = F.softmax(scores, dim=-1) @ v
+        return self.out(mixed.transpose(1, 2).reshape(batch, length, self.width))
+
+
+class Block(nn.Module):
+    """A pre-norm transformer block."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, max_seq_len: int) -> None:
+        super().__init__()
+        self.norm1 = nn.LayerNorm(d_model)
+        self.attention = CausalSelfAttention(d_model, n_heads, max_seq_len)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.mlp = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attention(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+class TinyCausalLM(nn.Module):
+    """A small GPT: token and position embeddings, pre-norm blocks, a final norm and an LM head."""
+
+    def __init__(self, vocab_size: int, d_model: int, n_heads: int, n_layers: int, d_ff: int, max_seq_len: int) -> None:
+        super().__init__()
+        if d_model % n_heads != 0:
+            raise ValueError(f"d_model ({d_model}) must be a multiple of n_heads ({n_heads})")
+        self.vocab_size = vocab_size
+        self.max_seq_len = max_seq_len
+        self.tokens = nn.Embedding(vocab_size, d_model)
+        self.positions = nn.Embedding(max_seq_len, d_model)
+        self.blocks = nn.ModuleList(Block(d_model, n_heads, d_ff, max_seq_len) for _ in range(n_layers))
+        self.norm = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab_size)
+        self.register_buffer("position_ids", torch.arange(max_seq_len), persistent=False)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        x = self.tokens(input_ids) + self.positions(self.position_ids[: input_ids.shape[1]])
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.norm(x))
+
+
+class TransformersCausalLM(nn.Module):
+    """A Hugging Face causal LM (``AutoModelForCausalLM.from_pretrained(name)``) returning logits."""
+
+    def __init__(self, name: str, dtype: torch.dtype, lora: dict | None) -> None:
+        super().__init__()
+        transformers = optional_import("transformers", "policy.init with model.kind 'transformers'")
+        self.inner = transformers.AutoModelForCausalLM.from_pretrained(name, torch_dtype=dtype)
+        if lora is not None:
+            peft = optional_import("peft", "a LoRA adapter (model.lora)")
+            self.inner = peft.get_peft_model(self.inner, peft.LoraConfig(task_type="CAUSAL_LM", **lora))
+        config = self.inner.config
+        self.vocab_size = int(config.vocab_size)
+        self.max_seq_len = int(getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", 2048))
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        # Right padding only: a causal model's logits before the padding never see it, so no attention mask.
+        return self.inner(input_ids=input_ids, use_cache=False).logits
+
+
+def optional_import(module: str, needed_for: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise Unavailable(f"{module} is not installed in this interpreter, and {needed_for} needs it: pip install {module} (or use model.kind 'tiny')") from error
+
+
+def build_model(spec: dict, dtype: torch.dtype, seed: int) -> nn.Module:
+    """The model of a validated ``model`` spec, its random initialisation drawn from ``seed``
+    (so every rank of a distributed run, and every restart, builds the same parameters)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        if spec["kind"] == "transformers":
+            return TransformersCausalLM(spec["name"], dtype, spec["lora"])
+        model = TinyCausalLM(spec["vocab_size"], spec["d_model"], spec["n_heads"], spec["n_layers"], spec["d_ff"] or 4 * spec["d_model"], spec["max_seq_len"])
+        return model.to(dtype)

@@ -1,0 +1,229 @@
+"""The wire: newline-delimited JSON over stdio, and the schema of every method's params.
+
+Client → sidecar: a request ``{"id", "method", "params"}`` (id a number or string), or the
+notification ``{"method": "$/cancel", "params": {"id"}}``. Sidecar → client: a reply
+``{"id", "result"}`` or ``{"id", "error": {"code", "message", "data"}}`` for every request, and
+notifications without an id: ``ready`` once at start, ``metrics`` after each training step.
+The TypeScript client (packages/gspo/src/sidecar/protocol.ts) holds the same schemas in zod.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import BinaryIO, Optional, Union
+
+import torch
+
+from .faults import InvalidRequest, NonFinite, ParseError
+from .objectives import OBJECTIVES
+from .policy import DTYPES
+from .schema import Boolean, Field, Integer, ListOf, MaskRow, Number, Numbers, ParamError, Record, Tagged, Text
+
+RequestId = Union[int, str]
+
+
+@dataclass
+class Request:
+    id: Optional[RequestId]
+    """None for a notification."""
+    method: str
+    params: dict = field(default_factory=dict)
+
+
+def parse_message(line: bytes) -> Request:
+    """One line from the client as a request or notification; ParseError / InvalidRequest otherwise."""
+    try:
+        message = json.loads(line)
+    except ValueError as error:
+        raise ParseError(f"not JSON: {error}") from error
+    if not isinstance(message, dict):
+        raise ParseError(f"expected a JSON object, got {type(message).__name__}")
+    unknown = set(message) - {"id", "method", "params"}
+    if unknown:
+        raise InvalidRequest(f"unknown field {sorted(unknown)[0]!r} (a request has id, method, params)", {"id": message.get("id")})
+    request_id = message.get("id")
+    if "id" in message and (isinstance(request_id, bool) or not isinstance(request_id, (int, str))):
+        raise InvalidRequest(f"id: expected a number or a string, got {json.dumps(request_id)}")
+    method = message.get("method")
+    if not isinstance(method, str) or not method:
+        raise InvalidRequest(f"method: expected a non-empty string, got {json.dumps(method)}", {"id": request_id})
+    params = message.get("params", {})
+    if not isinstance(params, dict):
+        raise InvalidRequest(f"params: expected an object, got {json.dumps(params)[:40]}", {"id": request_id})
+    return Request(request_id, method, params)
+
+
+class Channel:
+    """The protocol's output stream; one writer at a time, one JSON document per line."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self.stream = stream
+        self.lock = threading.Lock()
+
+    def send(self, message: dict) -> None:
+        # allow_nan=False: NaN and Infinity are not JSON, and the client's JSON.parse would choke on them.
+        try:
+            text = json.dumps(message, allow_nan=False, separators=(",", ":"))
+        except ValueError as error:
+            raise NonFinite(f"the result holds a NaN or infinite number: {error}") from error
+        with self.lock:
+            self.stream.write(text.encode("utf-8") + b"\n")
+            self.stream.flush()
+
+    def notify(self, method: str, params: dict) -> None:
+        self.send({"method": method, "params": params})
+
+
+# --- params of each method ------------------------------------------------------------------
+
+TOKENS = ListOf(Integer(0), min_length=1)
+ROW = Numbers(min_length=1)
+MATRIX = ListOf(ROW, min_length=1)
+POSITIVE = Number(exclusive_minimum=0)
+
+
+def same_shape(rows: list, reference: list, path: str, reference_path: str) -> None:
+    if len(rows) != len(reference):
+        raise ParamError(path, f"expected {len(reference)} sequences (as {reference_path}), got {len(rows)}")
+    for k, (row, ref) in enumerate(zip(rows, reference)):
+        if len(row) != len(ref):
+            raise ParamError(f"{path}[{k}]", f"expected {len(ref)} tokens (as {reference_path}[{k}]), got {len(row)}")
+
+
+def check_loss_params(p: dict, path: str) -> None:
+    same_shape(p["logp_old"], p["logp_new"], f"{path}.logp_old", "logp_new")
+    if p["mask"] is not None:
+        same_shape(p["mask"], p["logp_new"], f"{path}.mask", "logp_new")
+        for k, row in enumerate(p["mask"]):
+            if not any(row):
+                raise ParamError(f"{path}.mask[{k}]", "every token is masked out; a sequence needs at least one unmasked token")
+    if p["logp_ref"] is not None:
+        same_shape(p["logp_ref"], p["logp_new"], f"{path}.logp_ref", "logp_new")
+    elif p["beta"] > 0:
+        raise ParamError(f"{path}.logp_ref", f"required when beta > 0 (beta is {p['beta']}), got nothing")
+    if len(p["advantages"]) != len(p["logp_new"]):
+        raise ParamError(f"{path}.advantages", f"expected {len(p['logp_new'])} values (one per sequence of logp_new), got {len(p['advantages'])}")
+
+
+def check_rollout(p: dict, path: str) -> None:
+    if len(p["logp_old"]) != len(p["tokens"]):
+        raise ParamError(f"{path}.logp_old", f"expected {len(p['tokens'])} log-probs (one per token), got {len(p['logp_old'])}")
+
+
+def max_onnx_opset() -> int:
+    # torch 1.13 exports opsets up to 17; newer torch more. Older torch has no such constant.
+    constants = getattr(torch.onnx, "_constants", None)
+    return int(getattr(constants, "ONNX_MAX_OPSET", 17))
+
+
+def check_heads(p: dict, path: str) -> None:
+    if p["d_model"] % p["n_heads"] != 0:
+        raise ParamError(f"{path}.n_heads", f"must divide d_model ({p['d_model']}), got {p['n_heads']}")
+
+
+MODEL = Tagged(
+    "kind",
+    {
+        "tiny": Record(
+            {
+                "kind": Text(["tiny"]),
+                "vocab_size": Integer(2),
+                "d_model": Field(Integer(1), 64),
+                "n_heads": Field(Integer(1), 4),
+                "n_layers": Field(Integer(0), 2),
+                "d_ff": Field(Integer(1), None),
+                "max_seq_len": Field(Integer(2), 128),
+            },
+            check=check_heads,
+        ),
+        "transformers": Record(
+            {
+                "kind": Text(["transformers"]),
+                "name": Text(min_length=1),
+                "lora": Field(
+                    Record({"r": Integer(1), "lora_alpha": Field(POSITIVE, 16.0), "lora_dropout": Field(Number(minimum=0), 0.0), "target_modules": Field(ListOf(Text(min_length=1), min_length=1), None)}),
+                    None,
+                ),
+            }
+        ),
+    },
+)
+
+
+PARAMS: dict[str, Record] = {
+    "health": Record({}),
+    "shutdown": Record({}),
+    "gspo.loss": Record(
+        {
+            "objective": Field(Text(OBJECTIVES), "gspo"),
+            "logp_new": MATRIX,
+            "logp_old": MATRIX,
+            "mask": Field(ListOf(MaskRow(min_length=1), min_length=1), None),
+            "advantages": Numbers(min_length=1),
+            "eps_low": Field(Number(minimum=0), None),
+            "eps_high": Field(Number(minimum=0), None),
+            "beta": Field(Number(minimum=0), 0.0),
+            "logp_ref": Field(MATRIX, None),
+            "max_tokens": Field(POSITIVE, None),
+            "gradient": Field(Boolean(), True),
+        },
+        check=check_loss_params,
+    ),
+    "policy.init": Record(
+        {
+            "model": MODEL,
+            "seed": Field(Integer(0), 0),
+            "dtype": Field(Text(list(DTYPES)), "float32"),
+            "device": Field(Text(min_length=1), "auto"),
+            "learning_rate": Field(POSITIVE, 1e-3),
+            "max_new_tokens": Field(Integer(1), 32),
+            "eos_token_id": Field(Integer(0), None),
+        }
+    ),
+    "policy.sample": Record(
+        {
+            "prompt": TOKENS,
+            "n": Integer(1, 4096),
+            "seed": Integer(0),
+            "temperature": Field(POSITIVE, 1.0),
+            "max_new_tokens": Field(Integer(1), None),
+            "eos_token_id": Field(Integer(0), None),
+        }
+    ),
+    "policy.logprobs": Record({"prompt": TOKENS, "sequences": ListOf(TOKENS, min_length=1)}),
+    "policy.step": Record(
+        {
+            "objective": Field(Text(OBJECTIVES), "gspo"),
+            "eps_low": Field(Number(minimum=0), None),
+            "eps_high": Field(Number(minimum=0), None),
+            "learning_rate": POSITIVE,
+            "kl_coef": Field(Number(minimum=0), 0.0),
+            "max_tokens": Field(POSITIVE, None),
+            "max_grad_norm": Field(POSITIVE, None),
+            "groups": ListOf(
+                Record(
+                    {
+                        "prompt": TOKENS,
+                        "sequences": ListOf(Record({"tokens": TOKENS, "logp_old": ROW, "advantage": Number()}, check=check_rollout), min_length=1),
+                    }
+                ),
+                min_length=1,
+            ),
+        }
+    ),
+    "policy.sft_step": Record(
+        {
+            "examples": ListOf(Record({"prompt": TOKENS, "tokens": TOKENS}), min_length=1),
+            "learning_rate": POSITIVE,
+            "max_grad_norm": Field(POSITIVE, None),
+        }
+    ),
+    "policy.set_reference": Record({}),
+    "policy.reset_optimizer": Record({}),
+    "policy.fingerprint": Record({}),
+    "checkpoint.save": Record({"dir": Text(min_length=1)}),
+    "checkpoint.load": Record({"dir": Text(min_length=1)}),
+    "export.onnx": Record({"path": Text(min_length=1), "opset": Field(Integer(7, max_onnx_opset()), 17), "probe": Field(ListOf(TOKENS, min_length=1), None)}),
+}
