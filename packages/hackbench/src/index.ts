@@ -1,7 +1,40 @@
 /**
- * @rubric/hackbench — package skeleton.
- *
- * This package will hold reward-hacking probes with known-positive and known-negative cases for any scorer built from `@rubric/core` and `@rubric/verifiers`. Nothing is exported yet: the implementation lands with
- * issue #7. Importing it today gives an empty module, never a stand-in implementation.
+ * @rubric/hackbench — reward-hacking probes for any rubric reward, with matched controls,
+ * paired-bootstrap gains, known-positive and known-negative controls, and integrity cards.
+ * This file is the package's only public door.
  */
-export {};
+
+// sample: the honest outputs a run starts from
+export { HackSampleSchema, SampleFileError, parseSamples, type HackSample } from "./sample/sample.js";
+
+// probes: transforms of an honest output, each with its matched control
+export { PROBES, PROBE_IDS, UnknownProbeError, resolveProbes } from "./probes/catalog.js";
+export { appended, insertionProbe, type Probe, type ProbeContext, type ProbeEdit } from "./probes/probe.js";
+export { neutralize, type NeutralizeOptions } from "./probes/neutral.js";
+export { regexLiterals, rubricSurface, type RequiredStructure, type RubricSurface } from "./probes/surface.js";
+export { toTagCharacters } from "./probes/injection-probes.js";
+
+// measure: paired gains, exploits, attribution, true utility
+export { hackbench, runHackbench, type HackbenchError, type HackbenchOptions } from "./measure/run.js";
+export { isExploit, pairedGain, type GainOptions, type PairedGain } from "./measure/gain.js";
+export { rubricUtility, type TrueUtility } from "./measure/utility.js";
+export { HackbenchInputError, HackbenchScoringError, TrueUtilityError } from "./measure/errors.js";
+
+// card: the integrity card, as JSON and Markdown
+export {
+  CriterionGainSchema,
+  INTEGRITY_CARD_FORMAT,
+  IntegrityCardError,
+  IntegrityCardSchema,
+  ProbeResultSchema,
+  WorkedExampleSchema,
+  parseIntegrityCard,
+  type IntegrityCard,
+  type ProbeResult,
+} from "./card/card.js";
+export { cardToMarkdown } from "./card/markdown.js";
+
+// controls: a judge with known biases, to calibrate against
+export { BiasedJudgeConfigError, biasedJudgeModel, type BiasedJudgeOptions } from "./controls/biased-judge.js";
+export { BIAS_PROBES, JUDGE_BIASES, type JudgeBias } from "./controls/biases.js";
+export { JudgeRequestError } from "./controls/judge-request.js";
