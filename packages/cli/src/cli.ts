@@ -13,6 +13,8 @@ Usage:
   rubric score --rubric <file> --outputs <file>   run the verifiers on outputs and score them
   rubric schema <flat|staged|staged-record>       print a JSON Schema
   rubric elicit --task <id> --manager <kind> --out <file>   a manager–stakeholder dialogue
+  rubric repro arcane [--quick] --out <dir>       reproduce the ARCANE tables (gym, or --provider)
+  rubric hackbench --rubric <file> --samples <file> --out <card.json>   probe a rubric reward for hacks
   rubric help <command>                           details of one command
 
 Exit codes: 0 success, 1 invalid input or unscorable verdicts, 2 usage error or error verdicts.`;
@@ -29,6 +31,8 @@ const INPUT_ERRORS = new Set([
   "CriterionErrorsError",
   "ScoringError",
   "InputFileError",
+  "CheckpointError",
+  "GdpvalDataError",
 ]);
 
 function version(): string {
@@ -51,6 +55,8 @@ export async function runCli(argv: readonly string[], io: CliIO, options: { isTT
       case "-h": {
         const topic = rest[0];
         if (topic === "elicit") return (io.out(`${(await import("./commands/elicit.js")).elicitHelp}\n`), 0);
+        if (topic === "repro") return (io.out(`${(await import("./commands/repro.js")).reproHelp}\n`), 0);
+        if (topic === "hackbench") return (io.out(`${(await import("./commands/hackbench.js")).hackbenchHelp}\n`), 0);
         io.out(`${topic !== undefined && helps[topic] ? helps[topic] : help}\n`);
         return 0;
       }
@@ -131,6 +137,71 @@ export async function runCli(argv: readonly string[], io: CliIO, options: { isTT
         if (values.help) return (io.out(`${elicitHelp}\n`), 0);
         const { help: _help, "context-size": contextSize, ...rest2 } = values;
         return await elicit({ ...rest2, ...(contextSize === undefined ? {} : { contextSize }), json: values.json ?? false } as Parameters<typeof elicit>[0], io);
+      }
+      case "repro": {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          allowPositionals: true,
+          options: {
+            out: { type: "string" },
+            quick: { type: "boolean", default: false },
+            seeds: { type: "string" },
+            objective: { type: "string" },
+            "eps-low": { type: "string" },
+            "eps-high": { type: "string" },
+            batches: { type: "string" },
+            resume: { type: "boolean", default: false },
+            gdpval: { type: "string" },
+            provider: { type: "string" },
+            tasks: { type: "string" },
+            "max-n": { type: "string" },
+            "context-size": { type: "string" },
+            help: { type: "boolean", short: "h" },
+          },
+        });
+        // Loaded on demand: training and the gym are not needed by the other commands.
+        const { repro, reproHelp } = await import("./commands/repro.js");
+        if (values.help) return (io.out(`${reproHelp}\n`), 0);
+        if (positionals.length > 1) throw new UsageError(`repro takes one experiment, got ${positionals.join(" ")}`);
+        const { help: _h, "eps-low": epsLow, "eps-high": epsHigh, "context-size": contextSize, "max-n": maxN, ...flags } = values;
+        return await repro(
+          {
+            ...flags,
+            ...(positionals[0] === undefined ? {} : { experiment: positionals[0] }),
+            ...(epsLow === undefined ? {} : { epsLow }),
+            ...(epsHigh === undefined ? {} : { epsHigh }),
+            ...(contextSize === undefined ? {} : { contextSize }),
+            ...(maxN === undefined ? {} : { maxN }),
+            quick: values.quick ?? false,
+            resume: values.resume ?? false,
+          },
+          io,
+          options.isTTY ?? false,
+        );
+      }
+      case "hackbench": {
+        const { values } = parseArgs({
+          args: rest,
+          allowPositionals: false,
+          options: {
+            rubric: { type: "string" },
+            task: { type: "string" },
+            samples: { type: "string" },
+            judge: { type: "string" },
+            probes: { type: "string" },
+            threshold: { type: "string" },
+            seed: { type: "string" },
+            cache: { type: "string" },
+            concurrency: { type: "string" },
+            out: { type: "string" },
+            help: { type: "boolean", short: "h" },
+          },
+        });
+        // Loaded on demand: the probes and the verifiers are not needed by the other commands.
+        const { hackbench, hackbenchHelp } = await import("./commands/hackbench.js");
+        if (values.help) return (io.out(`${hackbenchHelp}\n`), 0);
+        const { help: _help, ...flags } = values;
+        return await hackbench(flags, io);
       }
       default:
         throw new UsageError(`unknown command ${JSON.stringify(command)}`);

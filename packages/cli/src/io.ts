@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 
 /** Where a command writes; injected so tests run commands in-process and read what they printed. */
 export interface CliIO {
@@ -32,4 +33,21 @@ export function readJson(path: string): unknown {
   } catch (error) {
     throw new InputFileError(`${path}: invalid JSON: ${(error as Error).message}`);
   }
+}
+
+/** An integer flag ≥ `min`, or `fallback` when absent. @throws UsageError naming the flag. */
+export function integer(value: string | undefined, flag: string, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be an integer ≥ ${min}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** The GDPval data directory: the flag, else $RUBRIC_SHARED_DIR/data/gdpval, else ../shared beside the working directory. */
+export function gdpvalDir(given: string | undefined): string {
+  if (given) return given;
+  const candidates = [process.env["RUBRIC_SHARED_DIR"] && join(process.env["RUBRIC_SHARED_DIR"], "data/gdpval"), resolve("../shared/data/gdpval"), resolve("../../shared/data/gdpval")];
+  const found = candidates.find((c): c is string => typeof c === "string" && existsSync(join(c, "tasks.jsonl")));
+  if (!found) throw new InputFileError("cannot find the GDPval data: pass --gdpval <dir> or set RUBRIC_SHARED_DIR");
+  return found;
 }

@@ -108,7 +108,8 @@ describe("rubric score --outputs", () => {
     const code = await runCli(["score", "--rubric", rulesOnly, "--outputs", outputsFile, "--json"], { out: () => {}, err: (t) => (err += t) }, { isTTY: true });
     expect(code).toBe(0);
     expect(err).toContain("\r[###############...............] 1/2 outputs");
-    expect(err).toContain("\r[##############################] 2/2 outputs\n");
+    // Each redraw clears what a longer previous line left behind (ESC [K).
+    expect(err).toContain("\r[##############################] 2/2 outputs\x1b[K\n");
   });
 
   it("names the line of a bad outputs file", async () => {

@@ -1,5 +1,3 @@
-import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
 import {
   DEFAULT_POLICY,
   appendTurnsTo,
@@ -16,7 +14,7 @@ import {
   type Stakeholder,
 } from "@rubric/autointeract";
 import { providerFromSpec, type SpecifiedModel } from "@rubric/verifiers";
-import { InputFileError, UsageError, type CliIO } from "../io.js";
+import { InputFileError, UsageError, gdpvalDir, integer, type CliIO } from "../io.js";
 
 export const elicitHelp = `rubric elicit --task <task_id> --manager <kind> --out <transcript.jsonl> [options]
 
@@ -46,21 +44,6 @@ export interface ElicitArgs {
   readonly gdpval?: string;
   readonly contextSize?: string;
   readonly json: boolean;
-}
-
-function integer(value: string | undefined, flag: string, fallback: number, min: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be an integer ≥ ${min}, got ${JSON.stringify(value)}`);
-  return n;
-}
-
-function gdpvalDir(given: string | undefined): string {
-  if (given) return given;
-  const candidates = [process.env["RUBRIC_SHARED_DIR"] && join(process.env["RUBRIC_SHARED_DIR"], "data/gdpval"), resolve("../shared/data/gdpval"), resolve("../../shared/data/gdpval")];
-  const found = candidates.find((c): c is string => typeof c === "string" && existsSync(join(c, "tasks.jsonl")));
-  if (!found) throw new InputFileError("cannot find the GDPval data: pass --gdpval <dir> or set RUBRIC_SHARED_DIR");
-  return found;
 }
 
 export async function elicit(args: ElicitArgs, io: CliIO): Promise<number> {

@@ -2,6 +2,7 @@ import { formatRubricIssue, type ErrorPolicy, type LoadedRubric, type RubricIssu
 import { createVerifierRegistry, fileCache, llmJudge, providerFromSpec, scoreOutputs, scoredOutputToJson, type OutputToScore, type ScoredOutput } from "@rubric/verifiers";
 import { z } from "zod";
 import { InputFileError, UsageError, readText, type CliIO } from "../io.js";
+import { progressBar } from "../progress.js";
 
 /** One line of an outputs file. */
 const OutputLineSchema = z.strictObject({
@@ -66,21 +67,6 @@ function positiveInt(value: string | undefined, flag: string, fallback: number):
   return n;
 }
 
-/** A progress bar on a terminal; nothing when stderr is piped. */
-function progressBar(io: CliIO, isTTY: boolean) {
-  if (!isTTY) return { update: () => {}, done: () => {} };
-  return {
-    update(done: number, total: number) {
-      const width = 30;
-      const filled = Math.round((done / total) * width);
-      io.err(`\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} outputs`);
-    },
-    done() {
-      io.err("\n");
-    },
-  };
-}
-
 export function resultsToJson(results: readonly ScoredOutput[], errorsAs: ErrorPolicy) {
   return { errorsAs, errors: results.reduce((n, r) => n + r.errors, 0), results: results.map(scoredOutputToJson) };
 }
@@ -110,7 +96,7 @@ export async function scoreOutputsCommand(rubric: LoadedRubric, args: ScoreOutpu
       errorsAs,
       ignoreGates: args.ignoreGates,
       ...(args.cache === undefined ? {} : { cache: fileCache(args.cache) }),
-      onProgress: (done, total) => bar.update(done, total),
+      onProgress: (done, total) => bar.update(done, total, "outputs"),
     });
     bar.done();
     const report = resultsToJson(results, errorsAs);

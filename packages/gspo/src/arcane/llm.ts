@@ -77,7 +77,7 @@ export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<Arc
     const progress = (step: string) => options.onProgress?.({ task: task.id, done: i, total: examples.length, step });
     /** Normalised scores of outputs under a rubric; null for an output whose score could not be computed. */
     const scores = async (rubric: AnyRubric, outputs: readonly string[], what: string): Promise<(number | null)[]> => {
-      const scored = await scoreOutputs(rubric, outputs.map((output, k) => ({ id: `${what}-${k}`, input: task.prompt, output })), { registry, ...signal });
+      const scored = await scoreOutputs(rubric, outputs.map((output, k) => ({ id: `${what}-${k}`, input: task.prompt, output })), { registry, errorsAs: "fail", ...signal });
       return scored.map((s) => {
         const errored = s.verdicts.filter((v) => v.status === "error");
         if (errored.length > 0) errors.push(`${s.id}: ${errored.length} error verdict(s), first: ${(errored[0] as { error?: { message?: string } }).error?.message ?? "unknown"}`);
@@ -111,7 +111,15 @@ export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<Arc
       }
       // The LLM worker reads a flat list of criteria; the gold staged rubric is shown as its rules.
       const flatGuide = guide && "stages" in guide ? stagedToFlat(guide).rubric : (guide as FlatRubric | undefined);
-      const outputs = (await worker.produce(task, flatGuide, maxN, { seed: seed * 1009 + i, ...signal })).map((o) => o.text);
+      let outputs: string[];
+      try {
+        outputs = (await worker.produce(task, flatGuide, maxN, { seed: seed * 1009 + i, ...signal })).map((o) => o.text);
+      } catch (error) {
+        // A worker that fails leaves this method without a return for the task; the others go on.
+        errors.push(`worker (${method}): ${(error as Error).name}: ${(error as Error).message}`);
+        returns[method] = ns.map(() => null);
+        continue;
+      }
       progress(`scoring: ${method}`);
       const utility = await scores(example.rubric, outputs, `${method}-gold`);
       const proxy = method === "noRubric" ? undefined : method === "oracle" ? utility : await scores(guide!, outputs, `${method}-proxy`);

@@ -1,0 +1,121 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { OBJECTIVES, arcaneConfig, arcaneLlmMarkdown, runArcane, runArcaneWithModel, writeArcaneOutputs, type Objective } from "@rubric/gspo";
+import { providerFromSpec } from "@rubric/verifiers";
+import { UsageError, gdpvalDir, integer, type CliIO } from "../io.js";
+import { progressBar } from "../progress.js";
+
+export const reproHelp = `rubric repro arcane --out <dir> [options]
+
+Reproduces the ARCANE tables. By default in the rubric gym: SFT then GSPO of the in-process manager
+on the 175 training tasks, best-of-N on the 44 eval tasks for No Rubric / SFT / GSPO / Oracle.
+Writes <dir>/table.json, <dir>/table.md, <dir>/scaling.svg, and per seed <dir>/runs/seed-<n>/
+(training.jsonl logs and checkpoints).
+
+  --quick                 2 seeds, 6 SFT epochs, 12 GSPO batches (about a minute here)
+  --seeds <n>             seeds 1..n (default 5; 2 with --quick)
+  --objective <name>      gspo (default) | grpo | dr-grpo
+  --eps-low <x>           clipping band below 1 (default 3e-4, the paper's)
+  --eps-high <x>          clipping band above 1 (default 4e-4, the paper's)
+  --batches <n>           GSPO batches per seed (default 40; 12 with --quick)
+  --resume                continue each seed from its latest checkpoint in <dir>/runs
+  --gdpval <dir>          GDPval data (default $RUBRIC_SHARED_DIR/data/gdpval or ../shared/data/gdpval)
+
+With LLM roles on real GDPval eval tasks and their gold rubrics (nothing is trained):
+  --provider <spec>       llama-cpp:<file.gguf> | hf:<model>[@<provider>] | openai-compatible:<baseUrl>#<model>
+  --tasks <n>             eval tasks (default 2)
+  --max-n <n>             largest best-of-N (default 8; N runs over 1, 2, 4, … up to it)
+  --context-size <n>      context window for llama-cpp models (GDPval prompts need several thousand tokens)
+
+Exit codes: 0 done, 1 bad input, 2 usage error or (with --provider) some scores could not be computed.`;
+
+export interface ReproArgs {
+  readonly experiment?: string;
+  readonly out?: string;
+  readonly quick: boolean;
+  readonly seeds?: string;
+  readonly objective?: string;
+  readonly epsLow?: string;
+  readonly epsHigh?: string;
+  readonly batches?: string;
+  readonly resume: boolean;
+  readonly gdpval?: string;
+  readonly provider?: string;
+  readonly tasks?: string;
+  readonly maxN?: string;
+  readonly contextSize?: string;
+}
+
+function positiveNumber(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!(Number.isFinite(n) && n > 0)) throw new UsageError(`${flag} must be a positive number, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** 1, 2, 4, … up to and including `max` (added when it is not a power of two). */
+function powersOfTwo(max: number): number[] {
+  const ns: number[] = [];
+  for (let n = 1; n < max; n *= 2) ns.push(n);
+  return [...ns, max];
+}
+
+/** `rubric repro arcane`: the gym reproduction, or with `--provider` the LLM-roles pipeline. */
+export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise<number> {
+  if (args.experiment !== "arcane") throw new UsageError(`repro knows one experiment, arcane; got ${JSON.stringify(args.experiment ?? "")}`);
+  if (!args.out) throw new UsageError("repro arcane needs --out <dir>");
+  const data = gdpvalDir(args.gdpval);
+  const bar = progressBar(io, isTTY, { lines: true });
+  await mkdir(args.out, { recursive: true });
+  if (args.provider !== undefined) {
+    const contextSize = args.contextSize === undefined ? undefined : integer(args.contextSize, "--context-size", 0, 256);
+    const model = providerFromSpec(args.provider, contextSize === undefined ? {} : { llamaCpp: { contextSize } });
+    try {
+      const table = await runArcaneWithModel({ gdpvalDir: data, model, tasks: integer(args.tasks, "--tasks", 2, 1), ns: powersOfTwo(integer(args.maxN, "--max-n", 8, 1)), onProgress: (e) => bar.update(e.done, e.total, "tasks", `${e.task.slice(0, 8)} ${e.step}`) });
+      bar.done();
+      await writeFile(join(args.out, "table.json"), `${JSON.stringify(table, null, 2)}\n`);
+      const markdown = arcaneLlmMarkdown(table);
+      await writeFile(join(args.out, "table.md"), markdown);
+      io.out(markdown);
+      io.out(`\nwrote ${join(args.out, "table.json")} and ${join(args.out, "table.md")}\n`);
+      const errors = table.tasks.reduce((n, t) => n + t.errors.length, 0);
+      if (errors > 0) io.err(`${errors} score(s) could not be computed; they are listed in table.md and never counted as 0.\n`);
+      return errors > 0 ? 2 : 0;
+    } finally {
+      await model.dispose?.();
+    }
+  }
+  const objective = args.objective ?? "gspo";
+  if (!OBJECTIVES.includes(objective as Objective)) throw new UsageError(`--objective must be one of ${OBJECTIVES.join(", ")}, got ${JSON.stringify(objective)}`);
+  const seeds = args.seeds === undefined ? undefined : integer(args.seeds, "--seeds", 1, 1);
+  const batches = args.batches === undefined ? undefined : integer(args.batches, "--batches", 1, 1);
+  const epsLow = positiveNumber(args.epsLow, "--eps-low");
+  const epsHigh = positiveNumber(args.epsHigh, "--eps-high");
+  const config = arcaneConfig({
+    quick: args.quick,
+    objective: objective as Objective,
+    ...(seeds === undefined ? {} : { seeds }),
+    ...(batches === undefined ? {} : { gspoBatches: batches }),
+    ...(epsLow === undefined ? {} : { epsLow }),
+    ...(epsHigh === undefined ? {} : { epsHigh }),
+  });
+  io.err(`ARCANE in the rubric gym: ${config.seeds.length} seed(s), ${config.sftEpochs} SFT epochs, ${config.gspoBatches} ${config.objective.toUpperCase()} batches of ${config.promptsPerBatch} tasks × ${config.groupSize} rubrics, ε = ${config.epsLow}/${config.epsHigh}\n`);
+  const table = await runArcane({
+    gdpvalDir: data,
+    config,
+    runDir: join(args.out, "runs"),
+    resume: args.resume,
+    onProgress: (e) => {
+      if (e.phase === "prepare") return;
+      const detail = e.phase === "evaluate" ? undefined : e.entry.stage === "sft" ? `loss ${e.entry.loss.toFixed(3)}` : `reward ${e.entry.meanReward.toFixed(3)} clipped ${(100 * e.entry.clippedFraction).toFixed(0)}%`;
+      bar.update(e.done, e.total, `seed ${e.seed} ${e.phase === "sft" ? "SFT epochs" : e.phase === "gspo" ? `${config.objective.toUpperCase()} batches` : "eval tasks"}`, detail);
+    },
+  });
+  bar.done();
+  const paths = await writeArcaneOutputs(table, args.out);
+  const m = table.meanReturn;
+  io.out(`Mean return at N=8 (N=1): No Rubric ${m.noRubric.n8.mean.toFixed(3)} (${m.noRubric.n1.mean.toFixed(3)}), SFT ${m.sft.n8.mean.toFixed(3)} (${m.sft.n1.mean.toFixed(3)}), GSPO ${m.gspo.n8.mean.toFixed(3)} (${m.gspo.n1.mean.toFixed(3)}), Oracle ${m.oracle.n8.mean.toFixed(3)} (${m.oracle.n1.mean.toFixed(3)})\n`);
+  io.out(`NDCG@8: no dialogue ${table.ndcg8.noDialogue.mean.toFixed(3)}, SFT ${table.ndcg8.sft.mean.toFixed(3)}, GSPO ${table.ndcg8.gspo.mean.toFixed(3)}; Wilcoxon GSPO vs SFT p = ${table.wilcoxon.gspoVsSft.pValue.toPrecision(3)}\n`);
+  io.out(`wrote ${paths.json}, ${paths.markdown}, ${paths.svg} (${table.timing.seconds.toFixed(0)} s)\n`);
+  return 0;
+}

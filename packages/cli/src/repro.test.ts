@@ -1,0 +1,158 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ArcaneLlmTableSchema, ArcaneTableSchema } from "@rubric/gspo";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
+import { runRubric } from "./__fixtures__/run-cli.js";
+
+/** `rubric repro arcane` as a user runs it: the built binary on the real GDPval data. */
+const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../shared/", import.meta.url));
+const GDPVAL = join(SHARED, "data/gdpval");
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "rubric-repro-"));
+});
+
+const gspoBatches = (out: string) =>
+  readFileSync(join(out, "runs", "seed-1", "gspo", "training.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+
+describe("rubric repro arcane (gym)", () => {
+  it("trains, evaluates and writes table.json / table.md / scaling.svg; --resume continues the same run", { timeout: 300_000 }, async () => {
+    const out = join(dir, "quick");
+    const run = await runRubric(["repro", "arcane", "--quick", "--seeds", "1", "--batches", "3", "--gdpval", GDPVAL, "--out", out]);
+    expect(run.code, run.stderr).toBe(0);
+    // Progress reaches a piped stderr as plain lines.
+    expect(run.stderr).toMatch(/3\/3 seed 1 GSPO batches {2}reward \d\.\d{3} clipped \d+%/);
+    expect(run.stdout).toMatch(/wrote .*table\.json/);
+
+    const table = ArcaneTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));
+    for (const m of ["noRubric", "sft", "gspo", "oracle"] as const)
+      for (const n of ["n1", "n8"] as const) {
+        expect(table.meanReturn[m][n].mean).toBeGreaterThan(0);
+        expect(table.meanReturn[m][n].mean).toBeLessThanOrEqual(1);
+      }
+    expect(table.tasks).toEqual({ train: 175, eval: 44 });
+    expect(table.scaling.ns).toEqual([1, 2, 4, 8, 16]);
+    // Selecting by the oracle rubric can only help as N grows; at N=1 every method is one output.
+    const oracle = table.scaling.curves.oracle.map((c) => c.mean);
+    expect(oracle.at(-1)!).toBeGreaterThan(oracle[0]!);
+    expect(table.wilcoxon.gspoVsSft.pValue).toBeGreaterThan(0);
+    expect(table.perSector.reduce((n, s) => n + s.tasks, 0)).toBe(44);
+    expect(table.rubricStats.sft.questionsAsked).toBeGreaterThanOrEqual(0);
+
+    const markdown = readFileSync(join(out, "table.md"), "utf8");
+    expect(markdown).toContain("| No Rubric |");
+    expect(markdown).toContain("| 0.58 | 0.58 |"); // the paper's column beside ours
+    expect(markdown).toContain("0.8722");
+    expect(markdown).toMatch(/simulat/i);
+    const svg = readFileSync(join(out, "scaling.svg"), "utf8");
+    expect(svg.startsWith("<svg")).toBe(true);
+    expect(svg.match(/<polyline /g)?.length).toBe(4);
+
+    const first = gspoBatches(out);
+    expect(first.map((e) => e.batch)).toEqual([0, 1, 2]);
+    // Two more batches, resumed from the checkpoint of batch 2: the first three lines are kept as they were.
+    const resumed = await runRubric(["repro", "arcane", "--quick", "--seeds", "1", "--batches", "5", "--resume", "--gdpval", GDPVAL, "--out", out]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).not.toMatch(/\d\/6 seed 1 SFT epochs/);
+    const after = gspoBatches(out);
+    expect(after.map((e) => e.batch)).toEqual([0, 1, 2, 3, 4]);
+    expect(after.slice(0, 3)).toEqual(first);
+  });
+
+  it("usage errors exit 2 and bad input exits 1, with a clear message", { timeout: 120_000 }, async () => {
+    const bad = await runRubric(["repro", "arcane", "--objective", "ppo", "--gdpval", GDPVAL, "--out", join(dir, "x")]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--objective must be one of gspo, grpo, dr-grpo/);
+    expect((await runRubric(["repro", "arcane", "--gdpval", GDPVAL])).stderr).toMatch(/needs --out/);
+    expect((await runRubric(["repro", "other", "--out", join(dir, "y")])).code).toBe(2);
+    const missing = await runRubric(["repro", "arcane", "--quick", "--gdpval", join(dir, "nowhere"), "--out", join(dir, "z")]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/nowhere/);
+  });
+});
+
+/**
+ * A minimal valid instance of a JSON schema (objects, arrays, enums, strings, numbers), with
+ * enum choices drawn by a counter so that judges' scores vary: enough for every structured
+ * reply the roles ask for (questions, rubrics, per-criterion verdicts).
+ */
+function instance(schema: Record<string, unknown>, counter: { n: number }): unknown {
+  if (Array.isArray(schema["enum"])) {
+    const values = schema["enum"] as unknown[];
+    return values[counter.n++ % values.length];
+  }
+  switch (schema["type"]) {
+    case "object": {
+      const properties = (schema["properties"] ?? {}) as Record<string, Record<string, unknown>>;
+      return Object.fromEntries(Object.entries(properties).map(([k, s]) => [k, instance(s, counter)]));
+    }
+    case "array":
+      return Array.from({ length: Math.max(1, Number(schema["minItems"] ?? 1)) + (counter.n++ % 2) }, () => instance(schema["items"] as Record<string, unknown>, counter));
+    case "number":
+    case "integer":
+      return Number(schema["minimum"] ?? 1);
+    default:
+      return `The report covers the schedule, the budget and the main risks of item ${counter.n++}.`;
+  }
+}
+
+describe("rubric repro arcane --provider (OpenAI-compatible server)", () => {
+  let server: OpenAIChatServer;
+  beforeAll(async () => {
+    const counter = { n: 0 };
+    server = await startOpenAIChatServer({
+      handler: (request) => {
+        const schema = request.body?.response_format?.json_schema?.schema as Record<string, unknown> | undefined;
+        if (schema) return chatReply.json(instance(schema, counter));
+        return chatReply.completion(`# Report ${counter.n++}\n\n| Item | Cost |\n|---|---|\n| Staff | $1,200 |\n\nWe recommend proceeding; see [1].`);
+      },
+    });
+  });
+  afterAll(() => server.close());
+
+  it("runs the LLM-roles pipeline on a real GDPval task: dialogue, guided best-of-N, gold-rubric U*", { timeout: 300_000 }, async () => {
+    const out = join(dir, "llm");
+    const run = await runRubric(["repro", "arcane", "--provider", `openai-compatible:${server.url}#judge-model`, "--tasks", "1", "--max-n", "4", "--gdpval", GDPVAL, "--out", out]);
+    const table = ArcaneLlmTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));
+    const errors = table.tasks.flatMap((t) => t.errors);
+    // Scores that could not be computed are listed and make the exit code 2; nothing else does.
+    expect(run.code, run.stderr).toBe(errors.length > 0 ? 2 : 0);
+    expect(table.ns).toEqual([1, 2, 4]);
+    expect(table.tasks).toHaveLength(1);
+    const [task] = table.tasks;
+    expect(task!.questions).toBe(2);
+    expect(task!.rubric).not.toBeNull();
+    for (const method of ["noRubric", "manager", "oracle"] as const) expect(task!.returns[method]).toHaveLength(3);
+    // Every structured request the run made was answered by the server: dialogue, worker, judge.
+    const systems = server.requests.map((r) => r.body?.messages?.[0]?.content ?? "");
+    expect(systems.some((s) => s.startsWith("You are a manager."))).toBe(true);
+    expect(systems.some((s) => s.startsWith("You commissioned a piece of work"))).toBe(true);
+    expect(systems.some((s) => s.startsWith("You are a careful professional."))).toBe(true);
+    expect(readFileSync(join(out, "table.md"), "utf8")).toContain("| SFT / GSPO | not trained here |");
+  });
+
+  it("a judge that always fails yields exit 2 and listed errors, never zeros", { timeout: 300_000 }, async () => {
+    const counter = { n: 0 };
+    server.setHandler((request) => {
+      const schema = request.body?.response_format?.json_schema?.schema as Record<string, unknown> | undefined;
+      const judging = request.body?.messages?.[0]?.content?.startsWith("You are a strict, fair evaluator.") ?? false;
+      if (judging) return chatReply.error(400, "judge refused");
+      if (schema) return chatReply.json(instance(schema, counter));
+      return chatReply.completion("A plain report.");
+    });
+    const out = join(dir, "llm-failing");
+    const run = await runRubric(["repro", "arcane", "--provider", `openai-compatible:${server.url}#judge-model`, "--tasks", "1", "--max-n", "2", "--gdpval", GDPVAL, "--out", out]);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(/could not be computed.*never counted as 0/);
+    const table = ArcaneLlmTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));
+    expect(table.tasks[0]!.errors.length).toBeGreaterThan(0);
+    expect(table.tasks[0]!.returns.oracle.every((r) => r === null)).toBe(true);
+  });
+});
