@@ -21,7 +21,9 @@ import {
 } from "@rubric/core";
 import { loadGdpval } from "@rubric/autointeract";
 
+// pnpm passes the "--" that separates its own arguments through; it is not ours.
 const { values: args } = parseArgs({
+  args: process.argv.slice(2).filter((a) => a !== "--"),
   options: {
     seed: { type: "string", default: "42" },
     samples: { type: "string", default: "20" },

@@ -12,7 +12,9 @@ import { parseArgs } from "node:util";
 import { bootstrapCI, wilcoxonSignedRank } from "@rubric/core";
 import { bestOfN, gymTask, loadGdpval, policyManager, runEpisode, simulatedStakeholder, simulatedWorker } from "@rubric/autointeract";
 
-const { values: args } = parseArgs({ options: { seed: { type: "string", default: "2026" }, n: { type: "string", default: "8" }, budget: { type: "string", default: "5" } } });
+// pnpm passes the "--" that separates its own arguments through; it is not ours.
+const { values: args } = parseArgs({
+  args: process.argv.slice(2).filter((a) => a !== "--"), options: { seed: { type: "string", default: "2026" }, n: { type: "string", default: "8" }, budget: { type: "string", default: "5" } } });
 const seed = Number(args.seed);
 const n = Number(args.n);
 const shared = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../shared/", import.meta.url));

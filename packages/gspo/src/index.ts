@@ -15,7 +15,7 @@ export { Adam, AdamStateSchema, sftLoss, sftStep, trainSft, type AdamState, type
 
 // trainer: one interface over backends, the in-process backend, Stage I/II loops with checkpoints and logs
 export type { RolloutGroup, SampledSequence, StepMetrics, StepOptions, TrainerBackend } from "./trainer/backend.js";
-export { CheckpointError, InProcessBackend } from "./trainer/in-process.js";
+export { CheckpointError, InProcessBackend, type TokenPolicy } from "./trainer/in-process.js";
 export { advantagesFor, clippedObjective, OBJECTIVES, type Objective } from "./trainer/objective.js";
 export { TrainingAbortedError, TrainingLogEntrySchema, trainGspo, trainSftStage, type GspoLogEntry, type GspoTrainingOptions, type RunDirectory, type SftTrainingOptions, type TrainingLogEntry } from "./trainer/train.js";
 

@@ -229,10 +229,17 @@ export class RubricPolicy {
   }
 
   /** A copy with the same parameters (for π_old snapshots and KL references). */
-  clone(): RubricPolicy {
+  clone(): this {
     const copy = new RubricPolicy({ dim: this.dim, maxCriteria: this.maxCriteria, vocab: this.vocab, questions: this.questions });
     this.parameters.forEach((p, b) => copy.parameters[b]!.set(p));
-    return copy;
+    return copy as this;
+  }
+
+  /** Shape and vocabulary, as checkpoints record them: a checkpoint loads only into a policy with the same signature. */
+  signature(): string {
+    let h = 2166136261;
+    for (const ch of [...this.vocab.map((c) => c.id), ...this.questions, String(this.maxCriteria)].join("\n")) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
+    return `RubricPolicy(dim ${this.dim}, ${this.vocab.length} criteria, ${this.questions.length} questions, max ${this.maxCriteria}; vocabulary ${(h >>> 0).toString(16)})`;
   }
 }
 

@@ -1,6 +1,7 @@
 import { createRng, shuffle } from "@rubric/core";
 import { z } from "zod";
 import type { PolicyPrompt, RubricPolicy } from "./rubric-policy.js";
+import type { TokenPolicy } from "../trainer/in-process.js";
 
 /** One supervised example: what the policy sees, and the sequence to imitate (questions asked, then the reference rubric). */
 export interface SftItem {
@@ -24,7 +25,7 @@ export function sftLoss(policy: RubricPolicy, items: readonly SftItem[]): number
  * One Stage I step on a minibatch: ascend the mean per-token log-likelihood. Returns the batch's
  * mean NLL per token before the step.
  */
-export function sftStep(policy: RubricPolicy, adam: Adam, batch: readonly SftItem[], learningRate?: number): number {
+export function sftStep<Prompt>(policy: TokenPolicy<Prompt>, adam: Adam, batch: readonly { readonly prompt: Prompt; readonly tokens: readonly number[] }[], learningRate?: number): number {
   const grads = policy.parameters.map((p) => new Float64Array(p.length));
   const perItem = batch.map((d) => policy.tokenLogProbs(d.prompt, d.tokens));
   const tokens = perItem.reduce((n, lps) => n + lps.length, 0);

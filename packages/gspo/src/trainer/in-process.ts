@@ -1,18 +1,30 @@
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createRng, klK3 } from "@rubric/core";
+import { createRng, klK3, type Rng } from "@rubric/core";
 import { z } from "zod";
 import { Adam, AdamStateSchema, sftStep } from "../policy/sft.js";
-import { RubricPolicy, type PolicyPrompt } from "../policy/rubric-policy.js";
 import type { RolloutGroup, SampledSequence, StepMetrics, StepOptions, TrainerBackend } from "./backend.js";
 import { clippedObjective } from "./objective.js";
 
+/**
+ * What the in-process backend needs of a policy: parameter blocks, exact per-token log-probs and
+ * their gradients, sampling, a copy, and a signature naming its shape and vocabulary (a checkpoint
+ * loads only into a policy with the same signature). `RubricPolicy` is one; any small token
+ * policy written against this interface trains with `trainGspo` / `trainSftStage` the same way.
+ */
+export interface TokenPolicy<Prompt> {
+  readonly parameters: readonly Float64Array[];
+  tokenLogProbs(prompt: Prompt, tokens: readonly number[]): number[];
+  sample(prompt: Prompt, rng: Rng, temperature?: number): number[];
+  /** Adds Σ_t coefs[t] · ∂ log π(token_t)/∂θ into `grads` (one buffer per parameter block). */
+  accumulateGradient(prompt: Prompt, tokens: readonly number[], coefs: readonly number[], grads: readonly Float64Array[]): void;
+  clone(): this;
+  signature(): string;
+}
+
 const CheckpointSchema = z.strictObject({
-  format: z.literal("rubric-policy/1"),
-  dim: z.number().int().positive(),
-  maxCriteria: z.number().int().positive(),
-  vocab: z.array(z.string()),
-  questions: z.array(z.string()),
+  format: z.literal("token-policy/1"),
+  signature: z.string(),
   parameters: z.array(z.array(z.number())),
   reference: z.array(z.array(z.number())).optional(),
   optimizer: AdamStateSchema,
@@ -24,23 +36,22 @@ export class CheckpointError extends Error {
 }
 
 /**
- * The in-process backend: the log-linear {@link RubricPolicy}, Adam, and an optional frozen KL
- * reference, all in this process. Sequences are the policy's own tokens (questions, criteria,
- * weight bins); a prompt is a task with the stakeholder's replies.
+ * The in-process backend: a {@link TokenPolicy} (e.g. the log-linear `RubricPolicy`), Adam, and an
+ * optional frozen KL reference, all in this process. Sequences are the policy's own tokens.
  */
-export class InProcessBackend implements TrainerBackend<PolicyPrompt> {
+export class InProcessBackend<Prompt, Policy extends TokenPolicy<Prompt> = TokenPolicy<Prompt>> implements TrainerBackend<Prompt> {
   readonly kind = "in-process";
   #adam: Adam;
-  #reference: RubricPolicy | undefined;
+  #reference: Policy | undefined;
 
   constructor(
-    readonly policy: RubricPolicy,
+    readonly policy: Policy,
     options: { learningRate?: number } = {},
   ) {
     this.#adam = new Adam(policy.parameters, options.learningRate ?? 0.05);
   }
 
-  async sample(prompt: PolicyPrompt, n: number, options: { seed: number; temperature?: number }): Promise<SampledSequence[]> {
+  async sample(prompt: Prompt, n: number, options: { seed: number; temperature?: number }): Promise<SampledSequence[]> {
     const rng = createRng(options.seed);
     return Array.from({ length: n }, () => {
       const tokens = this.policy.sample(prompt, rng, options.temperature ?? 1);
@@ -48,7 +59,7 @@ export class InProcessBackend implements TrainerBackend<PolicyPrompt> {
     });
   }
 
-  async logprobs(prompt: PolicyPrompt, sequences: readonly (readonly number[])[]): Promise<number[][]> {
+  async logprobs(prompt: Prompt, sequences: readonly (readonly number[])[]): Promise<number[][]> {
     return sequences.map((s) => this.policy.tokenLogProbs(prompt, s));
   }
 
@@ -58,7 +69,7 @@ export class InProcessBackend implements TrainerBackend<PolicyPrompt> {
    * ∂(−loss)/∂θ: each token's coefficient is −∂loss/∂logp_new, chained through the policy's exact
    * per-token gradients.
    */
-  gradient(groups: readonly RolloutGroup<PolicyPrompt>[], options: Omit<StepOptions, "learningRate">): StepMetrics & { readonly grads: Float64Array[] } {
+  gradient(groups: readonly RolloutGroup<Prompt>[], options: Omit<StepOptions, "learningRate">): StepMetrics & { readonly grads: Float64Array[] } {
     const grads = this.policy.parameters.map((p) => new Float64Array(p.length));
     let loss = 0;
     let clipped = 0;
@@ -89,13 +100,13 @@ export class InProcessBackend implements TrainerBackend<PolicyPrompt> {
   }
 
   /** One Adam step along {@link gradient}. */
-  async step(groups: readonly RolloutGroup<PolicyPrompt>[], options: StepOptions): Promise<StepMetrics> {
+  async step(groups: readonly RolloutGroup<Prompt>[], options: StepOptions): Promise<StepMetrics> {
     const { grads, ...metrics } = this.gradient(groups, options);
     this.#adam.ascend(grads, options.learningRate);
     return metrics;
   }
 
-  async sftStep(examples: readonly { prompt: PolicyPrompt; tokens: readonly number[] }[], options: { learningRate: number }): Promise<number> {
+  async sftStep(examples: readonly { prompt: Prompt; tokens: readonly number[] }[], options: { learningRate: number }): Promise<number> {
     return sftStep(this.policy, this.#adam, examples, options.learningRate);
   }
 
@@ -111,11 +122,8 @@ export class InProcessBackend implements TrainerBackend<PolicyPrompt> {
   async save(dir: string): Promise<void> {
     await mkdir(dir, { recursive: true });
     const checkpoint: z.input<typeof CheckpointSchema> = {
-      format: "rubric-policy/1",
-      dim: this.policy.dim,
-      maxCriteria: this.policy.maxCriteria,
-      vocab: this.policy.vocab.map((c) => c.id),
-      questions: [...this.policy.questions],
+      format: "token-policy/1",
+      signature: this.policy.signature(),
       parameters: this.policy.parameters.map((p) => Array.from(p)),
       ...(this.#reference ? { reference: this.#reference.parameters.map((p) => Array.from(p)) } : {}),
       optimizer: this.#adam.state(),
@@ -140,9 +148,8 @@ export class InProcessBackend implements TrainerBackend<PolicyPrompt> {
     }
     const c = parsed.data;
     const p = this.policy;
-    if (c.dim !== p.dim || c.vocab.join("\n") !== p.vocab.map((v) => v.id).join("\n") || c.questions.join("\n") !== p.questions.join("\n"))
-      throw new CheckpointError(`${file}: written by a policy with another shape (dim ${c.dim}, ${c.vocab.length} criteria, ${c.questions.length} questions; this one has ${p.dim}, ${p.vocab.length}, ${p.questions.length})`);
-    const assign = (target: RubricPolicy, blocks: number[][]) => {
+    if (c.signature !== p.signature()) throw new CheckpointError(`${file}: written by a policy with another shape (${c.signature}); this one is ${p.signature()}`);
+    const assign = (target: Policy, blocks: number[][]) => {
       if (blocks.length !== target.parameters.length || blocks.some((b, i) => b.length !== target.parameters[i]!.length)) throw new CheckpointError(`${file}: parameter blocks do not match the policy's`);
       blocks.forEach((b, i) => target.parameters[i]!.set(b));
     };

@@ -32,7 +32,7 @@ async function tempDir(): Promise<string> {
 }
 
 /** Rollout groups from the current policy, then θ moved off θ_old so the ratios differ from 1. */
-async function offPolicyGroups(backend: InProcessBackend, objective: (typeof OBJECTIVES)[number]): Promise<RolloutGroup<GymPrompt>[]> {
+async function offPolicyGroups(backend: InProcessBackend<GymPrompt, RubricPolicy>, objective: (typeof OBJECTIVES)[number]): Promise<RolloutGroup<GymPrompt>[]> {
   const groups: RolloutGroup<GymPrompt>[] = [];
   for (const [i, prompt] of train.slice(0, 3).entries()) {
     const sampled = await backend.sample(prompt, 4, { seed: 100 + i });
@@ -87,7 +87,7 @@ describe("InProcessBackend.gradient", () => {
   });
 });
 
-function gymOptions(backend: InProcessBackend, overrides: Partial<GspoTrainingOptions<GymPrompt>> = {}): GspoTrainingOptions<GymPrompt> {
+function gymOptions(backend: InProcessBackend<GymPrompt, RubricPolicy>, overrides: Partial<GspoTrainingOptions<GymPrompt>> = {}): GspoTrainingOptions<GymPrompt> {
   const worker = simulatedWorker();
   return {
     backend,
@@ -105,7 +105,7 @@ function gymOptions(backend: InProcessBackend, overrides: Partial<GspoTrainingOp
   };
 }
 
-async function heldOutReturn(backend: InProcessBackend): Promise<number> {
+async function heldOutReturn(backend: InProcessBackend<GymPrompt, RubricPolicy>): Promise<number> {
   const reward = gymReward({ policy: backend.policy, worker: simulatedWorker() });
   let total = 0;
   for (const [t, prompt] of heldOut.entries()) {
@@ -153,7 +153,7 @@ describe("trainGspo", () => {
     const dir = await tempDir();
     const backend = new InProcessBackend(new RubricPolicy({ dim: 16, seed: 1 }));
     await backend.save(dir);
-    await expect(new InProcessBackend(new RubricPolicy({ dim: 32 })).load(dir)).rejects.toThrow(/policy\.json: written by a policy with another shape \(dim 16/);
+    await expect(new InProcessBackend(new RubricPolicy({ dim: 32 })).load(dir)).rejects.toThrow(/policy\.json: written by a policy with another shape \(RubricPolicy\(dim 16, .*this one is RubricPolicy\(dim 32/);
     const file = join(dir, "policy.json");
     const checkpoint = JSON.parse(await readFile(file, "utf8"));
     checkpoint.parameters[1][3] = "x";
