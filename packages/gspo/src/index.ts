@@ -25,7 +25,7 @@ export { gymPrompt, gymReward, proxyScores, teacherSequence, trueUtility, type G
 // the ARCANE reproduction (`rubric repro arcane`)
 export { arcaneConfig, runArcane, writeArcaneOutputs, type ArcaneConfig, type ArcaneProgress, type ArcaneRunOptions } from "./arcane/experiment.js";
 export { scalingSvg } from "./arcane/plot.js";
-export { ARCANE_METHODS, ArcaneTableSchema, arcaneMarkdown, METHOD_LABELS, PAPER, type ArcaneMethod, type ArcaneTable, type MeanStd } from "./arcane/table.js";
+export { ARCANE_METHODS, ArcaneTableSchema, arcaneMarkdown, METHOD_LABELS, methodLabels, PAPER, type ArcaneMethod, type ArcaneTable, type MeanStd } from "./arcane/table.js";
 export { ArcaneLlmTableSchema, arcaneLlmMarkdown, runArcaneWithModel, type ArcaneLlmOptions, type ArcaneLlmTable } from "./arcane/llm.js";
 
 // sidecar: the Python training sidecar (python/rubric-trainer) behind JSON lines over stdio

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { OBJECTIVES, arcaneConfig, arcaneLlmMarkdown, runArcane, runArcaneWithModel, writeArcaneOutputs, type Objective } from "@rubric/gspo";
+import { OBJECTIVES, arcaneConfig, methodLabels, arcaneLlmMarkdown, runArcane, runArcaneWithModel, writeArcaneOutputs, type Objective } from "@rubric/gspo";
 import { providerFromSpec } from "@rubric/verifiers";
 import { UsageError, gdpvalDir, integer, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
@@ -114,8 +114,9 @@ export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise
   bar.done();
   const paths = await writeArcaneOutputs(table, args.out);
   const m = table.meanReturn;
-  io.out(`Mean return at N=8 (N=1): No Rubric ${m.noRubric.n8.mean.toFixed(3)} (${m.noRubric.n1.mean.toFixed(3)}), SFT ${m.sft.n8.mean.toFixed(3)} (${m.sft.n1.mean.toFixed(3)}), GSPO ${m.gspo.n8.mean.toFixed(3)} (${m.gspo.n1.mean.toFixed(3)}), Oracle ${m.oracle.n8.mean.toFixed(3)} (${m.oracle.n1.mean.toFixed(3)})\n`);
-  io.out(`NDCG@8: no dialogue ${table.ndcg8.noDialogue.mean.toFixed(3)}, SFT ${table.ndcg8.sft.mean.toFixed(3)}, GSPO ${table.ndcg8.gspo.mean.toFixed(3)}; Wilcoxon GSPO vs SFT p = ${table.wilcoxon.gspoVsSft.pValue.toPrecision(3)}\n`);
+  const trained = methodLabels(table).gspo;
+  io.out(`Mean return at N=8 (N=1): No Rubric ${m.noRubric.n8.mean.toFixed(3)} (${m.noRubric.n1.mean.toFixed(3)}), SFT ${m.sft.n8.mean.toFixed(3)} (${m.sft.n1.mean.toFixed(3)}), ${trained} ${m.gspo.n8.mean.toFixed(3)} (${m.gspo.n1.mean.toFixed(3)}), Oracle ${m.oracle.n8.mean.toFixed(3)} (${m.oracle.n1.mean.toFixed(3)})\n`);
+  io.out(`NDCG@8: no dialogue ${table.ndcg8.noDialogue.mean.toFixed(3)}, SFT ${table.ndcg8.sft.mean.toFixed(3)}, ${trained} ${table.ndcg8.gspo.mean.toFixed(3)}; Wilcoxon ${trained} vs SFT p = ${table.wilcoxon.gspoVsSft.pValue.toPrecision(3)}\n`);
   io.out(`wrote ${paths.json}, ${paths.markdown}, ${paths.svg} (${table.timing.seconds.toFixed(0)} s)\n`);
   return 0;
 }

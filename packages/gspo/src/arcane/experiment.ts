@@ -9,7 +9,7 @@ import type { Objective } from "../trainer/objective.js";
 import { trainGspo, trainSftStage, type TrainingLogEntry } from "../trainer/train.js";
 import { gymPrompt, gymReward, proxyScores, teacherSequence, type GymPrompt } from "./gym.js";
 import { scalingSvg } from "./plot.js";
-import { ARCANE_METHODS, ArcaneTableSchema, arcaneMarkdown, PAPER, type ArcaneMethod, type ArcaneTable, type MeanStd } from "./table.js";
+import { ARCANE_METHODS, ArcaneTableSchema, arcaneMarkdown, methodLabels, PAPER, type ArcaneMethod, type ArcaneTable, type MeanStd } from "./table.js";
 
 /** Everything an ARCANE reproduction run is configured by; `arcaneConfig` fills the defaults. */
 export interface ArcaneConfig {
@@ -318,6 +318,7 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
   const gspo = results.map((r) => r.log.filter((e) => e.stage === "gspo"));
   const sft = results.map((r) => r.log.filter((e) => e.stage === "sft"));
   const gspoWins = meanReturn.gspo.n8.mean > meanReturn.sft.n8.mean;
+  const trained = methodLabels({ config: { objective: config.objective } }).gspo;
   return {
     kind: "arcane-gym",
     simulation: "These numbers come from the rubric gym — simulated stakeholders, a simulated worker and a log-linear manager trained on this machine — not from the paper's LLMs; the paper's column is for orientation only.",
@@ -353,8 +354,8 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
     paper: PAPER,
     notes: [
       gspoWins
-        ? `GSPO beats SFT at N=8 by ${(meanReturn.gspo.n8.mean - meanReturn.sft.n8.mean).toFixed(3)} (Wilcoxon p = ${test.pValue.toPrecision(2)} over ${taskIds.length} tasks).`
-        : `GSPO does not beat SFT at N=8 here (${meanReturn.gspo.n8.mean.toFixed(3)} vs ${meanReturn.sft.n8.mean.toFixed(3)}, Wilcoxon p = ${test.pValue.toPrecision(2)}).`,
+        ? `${trained} beats SFT at N=8 by ${(meanReturn.gspo.n8.mean - meanReturn.sft.n8.mean).toFixed(3)} (Wilcoxon p = ${test.pValue.toPrecision(2)} over ${taskIds.length} tasks).`
+        : `${trained} does not beat SFT at N=8 here (${meanReturn.gspo.n8.mean.toFixed(3)} vs ${meanReturn.sft.n8.mean.toFixed(3)}, Wilcoxon p = ${test.pValue.toPrecision(2)}).`,
       `Clipping band ε = ${config.epsLow} / ${config.epsHigh}${config.epsLow === 3e-4 && config.epsHigh === 4e-4 ? " (the paper's)" : " (the paper's is 3e-4 / 4e-4)"}; ${(100 * average(gspo.flat().map((e) => (e as { clippedFraction: number }).clippedFraction))).toFixed(0)}% of sequences were clipped at the last step of a batch, on average.`,
       "No Rubric picks one of the worker's N unguided outputs at random, so its return does not grow with N.",
       "The SFT targets are the gym's default policy manager's rubrics — a teacher's imperfect reconstruction of what the stakeholder said, not the oracle.",

@@ -1,4 +1,4 @@
-import { ARCANE_METHODS, METHOD_LABELS, PAPER, type ArcaneTable } from "./table.js";
+import { ARCANE_METHODS, PAPER, methodLabels, type ArcaneTable } from "./table.js";
 
 const COLORS = { noRubric: "#7f7f7f", sft: "#1f77b4", gspo: "#d62728", oracle: "#2ca02c" } as const;
 
@@ -53,7 +53,7 @@ export function scalingSvg(table: ArcaneTable): string {
     const ly = margin.top + 10 + i * 22;
     const lx = margin.left + plotW + 16;
     parts.push(`<line x1="${lx}" x2="${lx + 22}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"/>`);
-    parts.push(`<text x="${lx + 28}" y="${ly + 4}">${escape(METHOD_LABELS[m])} (${table.scaling.slopePerDoubling[m] >= 0 ? "+" : ""}${table.scaling.slopePerDoubling[m].toFixed(3)}/×2)</text>`);
+    parts.push(`<text x="${lx + 28}" y="${ly + 4}">${escape(methodLabels(table)[m])} (${table.scaling.slopePerDoubling[m] >= 0 ? "+" : ""}${table.scaling.slopePerDoubling[m].toFixed(3)}/×2)</text>`);
   }
   parts.push("</svg>");
   return `${parts.join("\n")}\n`;

@@ -5,6 +5,13 @@ export type ArcaneMethod = (typeof ARCANE_METHODS)[number];
 
 export const METHOD_LABELS: Record<ArcaneMethod, string> = { noRubric: "No Rubric", sft: "SFT", gspo: "GSPO", oracle: "Oracle rubric" };
 
+const OBJECTIVE_LABELS: Record<string, string> = { gspo: "GSPO", grpo: "GRPO", "dr-grpo": "Dr.GRPO" };
+
+/** Row labels of a run: the trained row (key `gspo`) is named after the objective it was trained with. */
+export function methodLabels(table: { config: Record<string, unknown> }): Record<ArcaneMethod, string> {
+  return { ...METHOD_LABELS, gspo: OBJECTIVE_LABELS[String(table.config["objective"] ?? "gspo")] ?? "GSPO" };
+}
+
 /** The paper's numbers (ARCANE, arXiv 2512.06196, GDPVal): mean return at N=1 and N=8, NDCG@8. */
 export const PAPER = {
   meanReturn: { noRubric: { n1: 0.58, n8: 0.58 }, sft: { n1: 0.59, n8: 0.68 }, gspo: { n1: 0.62, n8: 0.74 }, oracle: { n1: 0.7, n8: 0.81 } },
@@ -51,29 +58,30 @@ const ms = (v: MeanStd, seeds: number) => (seeds > 1 ? `${f3(v.mean)} ± ${f3(v.
 /** `table.md`: the tables of a run, the paper's numbers beside ours, and the notes. */
 export function arcaneMarkdown(table: ArcaneTable): string {
   const seeds = (table.config["seeds"] as number[]).length;
+  const labels = methodLabels(table);
   const lines: string[] = [];
   lines.push(`# ARCANE in the rubric gym${table.config["quick"] ? " (quick)" : ""}`, "", `> ${table.simulation}`, "");
   lines.push(`${table.tasks.train} training tasks, ${table.tasks.eval} eval tasks, ${seeds} seed${seeds === 1 ? "" : "s"}${seeds > 1 ? " (± is the standard deviation over seeds)" : ""}; ${table.timing.seconds.toFixed(0)} s.`, "");
   lines.push("## Mean return (U* of the selected output)", "", "| Method | N=1 | N=8 | paper N=1 | paper N=8 |", "|---|---|---|---|---|");
-  for (const [m, label] of Object.entries(METHOD_LABELS) as [keyof typeof METHOD_LABELS, string][])
+  for (const [m, label] of Object.entries(labels) as [ArcaneMethod, string][])
     lines.push(`| ${label} | ${ms(table.meanReturn[m].n1, seeds)} | ${ms(table.meanReturn[m].n8, seeds)} | ${PAPER.meanReturn[m].n1.toFixed(2)} | ${PAPER.meanReturn[m].n8.toFixed(2)} |`);
   lines.push("", "## Best-of-N scaling", "", `| Method | ${table.scaling.ns.map((n) => `N=${n}`).join(" | ")} | slope per doubling |`, `|---|${table.scaling.ns.map(() => "---|").join("")}---|`);
-  for (const [m, label] of Object.entries(METHOD_LABELS) as [keyof typeof METHOD_LABELS, string][])
+  for (const [m, label] of Object.entries(labels) as [ArcaneMethod, string][])
     lines.push(`| ${label} | ${table.scaling.curves[m].map((c) => f3(c.mean)).join(" | ")} | ${table.scaling.slopePerDoubling[m] >= 0 ? "+" : ""}${f3(table.scaling.slopePerDoubling[m])} |`);
   lines.push("", "## NDCG@8 of each rubric's ranking of 8 candidates against U*", "", "| Rubric | NDCG@8 | paper |", "|---|---|---|");
   lines.push(`| No dialogue (SFT policy, no questions) | ${ms(table.ndcg8.noDialogue, seeds)} | ${PAPER.ndcg8.noDialogue} |`);
   lines.push(`| SFT | ${ms(table.ndcg8.sft, seeds)} | ${PAPER.ndcg8.sft} |`);
-  lines.push(`| GSPO | ${ms(table.ndcg8.gspo, seeds)} | ${PAPER.ndcg8.gspo} |`);
+  lines.push(`| ${labels.gspo} | ${ms(table.ndcg8.gspo, seeds)} | ${PAPER.ndcg8.gspo} |`);
   const w = table.wilcoxon.gspoVsSft;
-  lines.push("", "## GSPO vs SFT", "", `Wilcoxon signed-rank over ${table.tasks.eval} eval tasks at N=8 (per-task returns averaged over seeds): statistic ${w.statistic}, p = ${w.pValue.toPrecision(3)} (${w.method}, ${w.n} non-zero differences), mean difference ${w.meanDifference >= 0 ? "+" : ""}${f3(w.meanDifference)}.`);
+  lines.push("", `## ${labels.gspo} vs SFT`, "", `Wilcoxon signed-rank over ${table.tasks.eval} eval tasks at N=8 (per-task returns averaged over seeds): statistic ${w.statistic}, p = ${w.pValue.toPrecision(3)} (${w.method}, ${w.n} non-zero differences), mean difference ${w.meanDifference >= 0 ? "+" : ""}${f3(w.meanDifference)}.`);
   lines.push("", "## Rubrics", "", "| Rubric | criteria per rubric | tokens per criterion | questions asked |", "|---|---|---|---|");
   for (const m of ["sft", "gspo", "oracle"] as const) {
     const s = table.rubricStats[m];
-    lines.push(`| ${METHOD_LABELS[m]} | ${s.criteriaPerRubric.toFixed(1)} | ${s.tokensPerCriterion.toFixed(1)} | ${s.questionsAsked === undefined ? "—" : s.questionsAsked.toFixed(2)} |`);
+    lines.push(`| ${labels[m]} | ${s.criteriaPerRubric.toFixed(1)} | ${s.tokensPerCriterion.toFixed(1)} | ${s.questionsAsked === undefined ? "—" : s.questionsAsked.toFixed(2)} |`);
   }
-  lines.push("", "## Per sector (N=8)", "", "| Sector | tasks | No Rubric | SFT | GSPO | Oracle |", "|---|---|---|---|---|---|");
+  lines.push("", "## Per sector (N=8)", "", `| Sector | tasks | No Rubric | SFT | ${labels.gspo} | Oracle |`, "|---|---|---|---|---|---|");
   for (const s of table.perSector) lines.push(`| ${s.sector} | ${s.tasks} | ${f3(s.noRubric)} | ${f3(s.sft)} | ${f3(s.gspo)} | ${f3(s.oracle)} |`);
-  lines.push("", "## Training", "", "| Seed | SFT loss first → last | GSPO batch reward first → last |", "|---|---|---|");
+  lines.push("", "## Training", "", `| Seed | SFT loss first → last | ${labels.gspo} batch reward first → last |`, "|---|---|---|");
   for (const t of table.training) lines.push(`| ${t.seed} | ${t.sftLoss ? `${f3(t.sftLoss.first)} → ${f3(t.sftLoss.last)}` : "resumed"} | ${t.gspoReward ? `${f3(t.gspoReward.first)} → ${f3(t.gspoReward.last)}` : "—"} |`);
   const tm = table.timing;
   lines.push("", `Training: ${tm.trainingRollouts} rollouts, ${tm.rolloutsPerSecond.toFixed(0)} rollouts/s; time shares — verifiers ${(100 * tm.verifierShare).toFixed(0)}%, worker ${(100 * tm.workerShare).toFixed(0)}%, policy math ${(100 * tm.policyShare).toFixed(0)}%.`);
