@@ -87,7 +87,7 @@ async function main() {
     const lines = [
       "## @rubric/gspo sidecar",
       "",
-      `Measured ${new Date().toISOString().slice(0, 10)} on ${cpu}, ${availableParallelism()} cores, Node ${process.version}, torch ${health.torch} (CPU, 1 thread) in ${health.version ? `rubric-trainer ${health.version}` : "the sidecar"}, by \`npx tsx packages/gspo/bench/sidecar.ts\`.`,
+      `Measured ${new Date().toISOString().slice(0, 10)} on ${cpu}, ${availableParallelism()} cores, Node ${process.version}, torch ${health.torch} (CPU, 1 thread) in ${health.version ? `rubric-trainer ${health.version}` : "the sidecar"}, by \`pnpm --filter @rubric/gspo run bench:sidecar\`.`,
       "",
       "| benchmark | median | p10 – p90 | runs | target | met |",
       "| --- | ---: | ---: | ---: | --- | --- |",

@@ -92,9 +92,9 @@ const rerun = await judgeRun();
 await server.close();
 
 const lines = [
-  "### @rubric/hackbench",
+  "## @rubric/hackbench",
   "",
-  `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus()[0]?.model.trim() ?? "unknown CPU"}, ${availableParallelism()} cores, Node ${process.version}, by \`npx tsx packages/hackbench/bench/run.ts\` (tsx, not bundled).`,
+  `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus()[0]?.model.trim() ?? "unknown CPU"}, ${availableParallelism()} cores, Node ${process.version}, by \`pnpm --filter @rubric/hackbench run bench\` (tsx, not bundled).`,
   "",
   `- All ${PROBE_IDS.length} probes × ${samples.length} samples (gym documents for ${samples.length} GDPval tasks) against a 12-criterion rule rubric: ${outputsScored.toLocaleString("en-US")} outputs scored (${card.probes.length} probes, probe and control per applicable sample, plus the honest outputs), median **${(median(walls) / 1000).toFixed(2)} s** over ${runs} runs (min ${(Math.min(...walls) / 1000).toFixed(2)} s, max ${(Math.max(...walls) / 1000).toFixed(2)} s); target ≤ 10 s: ${median(walls) <= 10_000 ? "met" : "NOT met"}. Verdict ${card.verdict}; exploits: ${exploits(card)}.`,
   `- Judge path, ${judgeSamples.length} samples × ${PROBE_IDS.length} probes, a 4-criterion \`llm-judge\` rubric, the biased judge (tone + injection) behind a local OpenAI-wire server, batched (one request per distinct output), concurrency 16: first run ${firstJudge.requests.toLocaleString("en-US")} requests in ${(firstJudge.wall / 1000).toFixed(2)} s; rerun with a new \`fileCache\` on the same directory: **${rerun.requests} requests** in ${(rerun.wall / 1000).toFixed(2)} s (target 0: ${rerun.requests === 0 ? "met" : "NOT met"}). Exploits found: ${exploits(firstJudge.card)}; the rerun's card is ${JSON.stringify(rerun.card) === JSON.stringify(firstJudge.card) ? "identical" : "DIFFERENT"}.`,
