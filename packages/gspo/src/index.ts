@@ -20,7 +20,7 @@ export { advantagesFor, clippedObjective, OBJECTIVES, type Objective } from "./t
 export { TrainingAbortedError, TrainingLogEntrySchema, trainGspo, trainSftStage, type GspoLogEntry, type GspoTrainingOptions, type RunDirectory, type SftTrainingOptions, type TrainingLogEntry } from "./trainer/train.js";
 
 // the rubric gym as a training environment
-export { gymPrompt, gymReward, proxyScores, teacherSequence, trueUtility, type GymPrompt, type GymRewardOptions } from "./arcane/gym.js";
+export { gymPrompt, gymReward, proxyScores, sftSequence, teacherSequence, trueUtility, type GymPrompt, type GymRewardOptions } from "./arcane/gym.js";
 
 // the ARCANE reproduction (`rubric repro arcane`)
 export { arcaneConfig, runArcane, writeArcaneOutputs, type ArcaneConfig, type ArcaneProgress, type ArcaneRunOptions } from "./arcane/experiment.js";

@@ -34,6 +34,22 @@ describe("SFT corpus", () => {
     expect(JSON.parse(first.messages.at(-1)!.content).criteria).toEqual(utility.criteria.map((c) => ({ text: c.text, weight: c.weight })));
   });
 
+  it("with reference: elicited, the target is the rubric the manager wrote, not the utility", async () => {
+    const gdpval = await loadGdpval(GDPVAL);
+    const tasks = gdpval.train.slice(0, 6).map((e) => gymTask(e.task));
+    const corpus = await gymSftCorpus(tasks, { seed: 4, reference: "elicited" });
+    let differs = 0;
+    for (const [i, task] of tasks.entries()) {
+      const episode = await runEpisode({ task, manager: policyManager(), stakeholder: simulatedStakeholder(task, 4), questionBudget: 5 });
+      const target = JSON.parse(corpus[i]!.messages.at(-1)!.content).criteria;
+      expect(target).toEqual(episode.rubric!.criteria.map((c) => ({ text: c.text, weight: c.weight })));
+      const utility = simulatedStakeholder(task, 4).utility.criteria.map((c) => ({ text: c.text, weight: c.weight }));
+      if (JSON.stringify(target) !== JSON.stringify(utility)) differs++;
+    }
+    // An imperfect teacher: its rubrics are not the stakeholder's utility.
+    expect(differs).toBeGreaterThan(3);
+  });
+
   it("turns any episode into an example", async () => {
     const task = { id: "t", prompt: "Write a memo about revenue forecasting.", sector: "Finance", occupation: "Analyst" };
     const episode = await runEpisode({ task, manager: policyManager(), stakeholder: simulatedStakeholder(task, 1), questionBudget: 2 });

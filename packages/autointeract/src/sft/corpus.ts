@@ -35,16 +35,18 @@ export function sftExample(transcript: readonly Turn[], reference: FlatRubric, s
 
 /**
  * An SFT corpus from the gym: for each task an episode between a questioning manager (the
- * default policy unless given) and the task's simulated stakeholder, with the stakeholder's own
- * utility as the reference rubric — the rubric a perfect manager would have written.
+ * default policy unless given) and the task's simulated stakeholder. The reference rubric is the
+ * stakeholder's own utility by default — the rubric a perfect manager would have written — or,
+ * with `reference: "elicited"`, the rubric the manager itself wrote from the replies: a teacher's
+ * imperfect reconstruction, which is what ARCANE's Stage I imitates.
  */
-export async function gymSftCorpus(tasks: readonly GymTask[], options: { seed: number; questionBudget?: number; manager?: Manager }): Promise<SftExample[]> {
+export async function gymSftCorpus(tasks: readonly GymTask[], options: { seed: number; questionBudget?: number; manager?: Manager; reference?: "utility" | "elicited" }): Promise<SftExample[]> {
   const examples: SftExample[] = [];
   for (const task of tasks) {
     const stakeholder = simulatedStakeholder(task, options.seed);
     const episode = await runEpisode({ task, manager: options.manager ?? policyManager(), stakeholder, questionBudget: options.questionBudget ?? 5 });
     if (episode.error) throw new Error(`task ${task.id}: ${episode.error.name}: ${episode.error.message}`);
-    examples.push(sftExample(episode.transcript, stakeholder.utility, "gym"));
+    examples.push(sftExample(episode.transcript, options.reference === "elicited" ? episode.rubric! : stakeholder.utility, "gym"));
   }
   return examples;
 }

@@ -1,8 +1,9 @@
 import { performance } from "node:perf_hooks";
 import type { FlatRubric } from "@rubric/core";
-import { policyManager, runEpisode, simulatedStakeholder, type GymTask, type Worker } from "@rubric/autointeract";
+import { gymSftCorpus, simulatedStakeholder, type GymTask, type SftExample, type Worker } from "@rubric/autointeract";
+import { z } from "zod";
 import { createVerifierRegistry, scoreOutputs } from "@rubric/verifiers";
-import type { PolicyPrompt, RubricPolicy } from "../policy/rubric-policy.js";
+import { PolicySequenceError, type PolicyPrompt, type RubricPolicy } from "../policy/rubric-policy.js";
 
 /** A gym task as the in-process policy sees it, with the world seed its stakeholder was drawn from. */
 export interface GymPrompt extends PolicyPrompt {
@@ -73,16 +74,37 @@ export function gymReward(options: GymRewardOptions): (prompt: GymPrompt, tokens
 }
 
 /**
- * Stage I's target for a prompt: the sequence the gym's default policy manager produces — its
- * questions, then the rubric it reconstructs from the replies. A teacher's imperfect
- * reconstruction of what the stakeholder values, not the oracle. Undefined when none of the
- * teacher's criteria is in the policy's vocabulary (nothing to imitate).
+ * A chat-format SFT example of @rubric/autointeract (`gymSftCorpus`, `sftExample`) as the
+ * policy's tokens: the manager's questions (assistant turns `{"question"}`, matched to the
+ * repertoire), then the final assistant turn's rubric `{"criteria": [{text, weight}]}`.
+ * Undefined when none of its criteria is in the policy's vocabulary (nothing to imitate).
+ * @throws PolicySequenceError for a question outside the repertoire or a malformed rubric turn.
+ */
+export function sftSequence(policy: RubricPolicy, example: SftExample): number[] | undefined {
+  const assistant = example.messages.filter((m) => m.role === "assistant");
+  const questions = assistant.slice(0, -1).map((m, i) => {
+    const q = policy.questions.indexOf(QuestionTurnSchema.parse(JSON.parse(m.content)).question);
+    if (q < 0) throw new PolicySequenceError(`${example.metadata.taskId}: question ${i + 1} is not in the policy's repertoire`);
+    return q;
+  });
+  const final = RubricTurnSchema.safeParse(JSON.parse(assistant.at(-1)?.content ?? "null"));
+  if (!final.success) throw new PolicySequenceError(`${example.metadata.taskId}: the last assistant turn is not a rubric: ${final.error.issues[0]!.message}`);
+  const criteria = final.data.criteria.flatMap((c) => {
+    const known = policy.vocab.find((v) => v.text === c.text);
+    return known ? [{ id: known.id, text: c.text, weight: c.weight, polarity: "reward" as const, verifier: known.verifier }] : [];
+  });
+  return criteria.length > 0 ? policy.encode(questions, { id: `${example.metadata.taskId}-reference`, criteria }) : undefined;
+}
+
+const QuestionTurnSchema = z.object({ question: z.string() });
+const RubricTurnSchema = z.object({ criteria: z.array(z.object({ text: z.string(), weight: z.number() })) });
+
+/**
+ * Stage I's target for a prompt, from @rubric/autointeract's SFT corpus: the default policy
+ * manager's questions and the rubric it reconstructs from the replies (`reference: "elicited"`)
+ * — a teacher's imperfect reconstruction of what the stakeholder values, not the oracle.
  */
 export async function teacherSequence(policy: RubricPolicy, prompt: GymPrompt, questionBudget = 5): Promise<number[] | undefined> {
-  const episode = await runEpisode({ task: prompt.task, manager: policyManager(), stakeholder: simulatedStakeholder(prompt.task, prompt.stakeholderSeed), questionBudget });
-  if (!episode.rubric) throw new Error(`${prompt.task.id}: the teacher wrote no rubric (${episode.error?.message ?? "no reason given"})`);
-  const asked = episode.transcript.flatMap((t) => (t.type === "question" ? [policy.questions.indexOf(t.text)] : []));
-  if (asked.some((q) => q < 0)) throw new Error(`${prompt.task.id}: the teacher asked a question outside the policy's repertoire`);
-  const known = episode.rubric.criteria.filter((c) => policy.vocab.some((v) => v.text === c.text));
-  return known.length > 0 ? policy.encode(asked, episode.rubric) : undefined;
+  const [example] = await gymSftCorpus([prompt.task], { seed: prompt.stakeholderSeed, questionBudget, reference: "elicited" });
+  return sftSequence(policy, example!);
 }

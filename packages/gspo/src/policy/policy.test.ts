@@ -1,8 +1,8 @@
 import { fileURLToPath } from "node:url";
 import { createRng } from "@rubric/core";
-import { gymTask, loadGdpval } from "@rubric/autointeract";
+import { gymSftCorpus, gymTask, loadGdpval } from "@rubric/autointeract";
 import { beforeAll, describe, expect, it } from "vitest";
-import { gymPrompt, teacherSequence, type GymPrompt } from "../arcane/gym.js";
+import { gymPrompt, sftSequence, teacherSequence, type GymPrompt } from "../arcane/gym.js";
 import { PolicySequenceError, QUESTION_REPERTOIRE, RubricPolicy } from "./rubric-policy.js";
 import { sftLoss, trainSft, type SftItem } from "./sft.js";
 
@@ -91,6 +91,20 @@ describe("RubricPolicy", () => {
     expect(() => policy.tokenLogProbs(prompt, [policy.done, policy.criterionToken(0)])).toThrow(/ended at token 2/);
     // "stop" before any criterion is not allowed: a rubric has at least one.
     expect(() => policy.tokenLogProbs(prompt, [policy.done, policy.stop])).toThrow(/token 1/);
+  });
+
+  it("reads @rubric/autointeract's chat-format SFT examples as token sequences, and names what it cannot read", async () => {
+    const policy = new RubricPolicy({ dim: 8 });
+    const [example] = await gymSftCorpus([prompt.task], { seed: 11, reference: "elicited" });
+    const tokens = sftSequence(policy, example!)!;
+    expect(tokens).toEqual(train[0]!.tokens);
+    expect(policy.decode(tokens).questions).toEqual([0, 1, 2, 3, 4]);
+    const rubricTurn = JSON.parse(example!.messages.at(-1)!.content) as { criteria: { text: string; weight: number }[] };
+    expect(policy.toRubric(tokens, "r").criteria.map((c) => c.text)).toEqual(rubricTurn.criteria.filter((c) => policy.vocab.some((v) => v.text === c.text)).map((c) => c.text));
+    const foreign = { ...example!, messages: example!.messages.map((m, i) => (i === 2 ? { ...m, content: JSON.stringify({ question: "What is your budget?" }) } : m)) };
+    expect(() => sftSequence(policy, foreign)).toThrow(/question 1 is not in the policy's repertoire/);
+    const broken = { ...example!, messages: [...example!.messages.slice(0, -1), { role: "assistant" as const, content: JSON.stringify({ rubric: [] }) }] };
+    expect(() => sftSequence(policy, broken)).toThrow(PolicySequenceError);
   });
 
   it("SFT lowers the loss on training and held-out sequences, and learns to write what it heard", () => {
