@@ -10,7 +10,7 @@ export { beamSearch, bestOfK, importanceResample, resampleIndex, scoreCandidates
 
 // policy: the in-process manager (questions, then the rubric) and Stage I (SFT)
 export { featurize, type Features } from "./policy/features.js";
-export { PolicySequenceError, QUESTION_REPERTOIRE, RubricPolicy, WEIGHT_BINS, type DecodedSequence, type PolicyPrompt } from "./policy/rubric-policy.js";
+export { PolicySequenceError, QUESTION_REPERTOIRE, RubricPolicy, WEIGHT_BINS, type DecodedSequence, type PolicyPrompt, type PolicyTrace } from "./policy/rubric-policy.js";
 export { Adam, AdamStateSchema, sftLoss, sftStep, trainSft, type AdamState, type SftItem } from "./policy/sft.js";
 
 // trainer: one interface over backends, the in-process backend, Stage I/II loops with checkpoints and logs

@@ -198,8 +198,19 @@ export class RubricPolicy {
    * asking anything) and only the rubric is sampled.
    */
   sample(prompt: PolicyPrompt, rng: Rng, temperature = 1, options: { readonly questions?: readonly number[] } = {}): number[] {
+    return this.sampleWithLogProbs(prompt, rng, temperature, options).tokens;
+  }
+
+  /** {@link sample}, with each token's log-probability under the policy (at temperature 1) read off the same walk. */
+  sampleWithLogProbs(prompt: PolicyPrompt, rng: Rng, temperature = 1, options: { readonly questions?: readonly number[] } = {}): { tokens: number[]; logprobs: number[] } {
     const forced = options.questions;
-    return this.#walk(prompt, (logps, t, block) => (block === 0 && forced ? (forced[t] ?? this.done) : draw(logps, rng, temperature)));
+    const logprobs: number[] = [];
+    const tokens = this.#walk(
+      prompt,
+      (logps, t, block) => (block === 0 && forced ? (forced[t] ?? this.done) : draw(logps, rng, temperature)),
+      (c) => logprobs.push(c.logps[c.chosen]!),
+    );
+    return { tokens, logprobs };
   }
 
   /**
@@ -207,25 +218,38 @@ export class RubricPolicy {
    * block): for a softmax choice of a, ∂ log p(a)/∂logit_k = [k = a] − p_k.
    */
   accumulateGradient(prompt: PolicyPrompt, tokens: readonly number[], coefs: readonly number[], grads: readonly Float64Array[]): void {
-    this.#walk(
-      prompt,
-      (logps, t, block) => this.#choiceOf(tokens, t, logps, block),
-      (c, t) => {
-        const coef = coefs[t]!;
-        if (coef === 0) return;
-        const g = grads[c.block]!;
-        if (c.block === 2) {
-          for (let b = 0; b < c.rows; b++) g[c.row! * c.rows + b]! += coef * ((b === c.chosen ? 1 : 0) - Math.exp(c.logps[b]!));
-          return;
-        }
-        for (let k = 0; k < c.rows; k++) {
-          if (!c.mask[k]) continue;
-          const d = coef * ((k === c.chosen ? 1 : 0) - Math.exp(c.logps[k]!));
-          const row = k * this.dim;
-          for (let j = 0; j < c.x.indices.length; j++) g[row + c.x.indices[j]!]! += d * c.x.values[j]!;
-        }
-      },
-    );
+    this.accumulateTrace(this.trace(prompt, tokens), coefs, grads);
+  }
+
+  /**
+   * One walk of a sequence, kept: its per-token log-probabilities now, and what
+   * {@link accumulateTrace} needs to add its gradient later without walking it again (a clipped
+   * objective needs every log-prob of a group before any token's coefficient is known).
+   * Valid until the parameters change.
+   */
+  trace(prompt: PolicyPrompt, tokens: readonly number[]): PolicyTrace {
+    const choices: Choice[] = [];
+    this.#walk(prompt, (logps, t, block) => this.#choiceOf(tokens, t, logps, block), (c) => choices.push(c));
+    return { logprobs: choices.map((c) => c.logps[c.chosen]!), choices };
+  }
+
+  /** Adds coef_t · ∂ log π(token_t)/∂θ for a traced sequence into `grads`. */
+  accumulateTrace(trace: PolicyTrace, coefs: readonly number[], grads: readonly Float64Array[]): void {
+    (trace.choices as Choice[]).forEach((c, t) => {
+      const coef = coefs[t]!;
+      if (coef === 0) return;
+      const g = grads[c.block]!;
+      if (c.block === 2) {
+        for (let b = 0; b < c.rows; b++) g[c.row! * c.rows + b]! += coef * ((b === c.chosen ? 1 : 0) - Math.exp(c.logps[b]!));
+        return;
+      }
+      for (let k = 0; k < c.rows; k++) {
+        if (!c.mask[k]) continue;
+        const d = coef * ((k === c.chosen ? 1 : 0) - Math.exp(c.logps[k]!));
+        const row = k * this.dim;
+        for (let j = 0; j < c.x.indices.length; j++) g[row + c.x.indices[j]!]! += d * c.x.values[j]!;
+      }
+    });
   }
 
   /** A copy with the same parameters (for π_old snapshots and KL references). */
@@ -241,6 +265,12 @@ export class RubricPolicy {
     for (const ch of [...this.vocab.map((c) => c.id), ...this.questions, String(this.maxCriteria)].join("\n")) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
     return `RubricPolicy(dim ${this.dim}, ${this.vocab.length} criteria, ${this.questions.length} questions, max ${this.maxCriteria}; vocabulary ${(h >>> 0).toString(16)})`;
   }
+}
+
+/** A walked sequence: its per-token log-probabilities, and the choices behind them (opaque). */
+export interface PolicyTrace {
+  readonly logprobs: readonly number[];
+  readonly choices: readonly unknown[];
 }
 
 /** A token sequence that the policy's grammar cannot produce. */

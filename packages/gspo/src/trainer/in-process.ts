@@ -16,6 +16,14 @@ export interface TokenPolicy<Prompt> {
   readonly parameters: readonly Float64Array[];
   tokenLogProbs(prompt: Prompt, tokens: readonly number[]): number[];
   sample(prompt: Prompt, rng: Rng, temperature?: number): number[];
+  /**
+   * Optional: walk a sequence once for its log-probs and keep what adding its gradient needs
+   * (`accumulateTrace`), so a training step walks each sequence once instead of twice.
+   */
+  trace?(prompt: Prompt, tokens: readonly number[]): { readonly logprobs: readonly number[] };
+  accumulateTrace?(trace: { readonly logprobs: readonly number[] }, coefs: readonly number[], grads: readonly Float64Array[]): void;
+  /** Optional: a sample with its log-probabilities (at temperature 1) from one pass, saving a second. */
+  sampleWithLogProbs?(prompt: Prompt, rng: Rng, temperature?: number): { tokens: number[]; logprobs: number[] };
   /** Adds Σ_t coefs[t] · ∂ log π(token_t)/∂θ into `grads` (one buffer per parameter block). */
   accumulateGradient(prompt: Prompt, tokens: readonly number[], coefs: readonly number[], grads: readonly Float64Array[]): void;
   clone(): this;
@@ -43,6 +51,8 @@ export class InProcessBackend<Prompt, Policy extends TokenPolicy<Prompt> = Token
   readonly kind = "in-process";
   #adam: Adam;
   #reference: Policy | undefined;
+  /** Reference log-probs per rollout group: π_ref is frozen, so a batch's several steps share them. */
+  #referenceLogprobs = new WeakMap<RolloutGroup<Prompt>, number[][]>();
 
   constructor(
     readonly policy: Policy,
@@ -54,6 +64,7 @@ export class InProcessBackend<Prompt, Policy extends TokenPolicy<Prompt> = Token
   async sample(prompt: Prompt, n: number, options: { seed: number; temperature?: number }): Promise<SampledSequence[]> {
     const rng = createRng(options.seed);
     return Array.from({ length: n }, () => {
+      if (this.policy.sampleWithLogProbs) return this.policy.sampleWithLogProbs(prompt, rng, options.temperature ?? 1);
       const tokens = this.policy.sample(prompt, rng, options.temperature ?? 1);
       return { tokens, logprobs: this.policy.tokenLogProbs(prompt, tokens) };
     });
@@ -75,8 +86,11 @@ export class InProcessBackend<Prompt, Policy extends TokenPolicy<Prompt> = Token
     let clipped = 0;
     let kl = 0;
     const G = groups.length;
+    const policy = this.policy;
+    const traced = policy.trace !== undefined && policy.accumulateTrace !== undefined;
     for (const group of groups) {
-      const logpNew = group.sequences.map((s) => this.policy.tokenLogProbs(group.prompt, s.tokens));
+      const traces = group.sequences.map((s) => (traced ? policy.trace!(group.prompt, s.tokens) : { logprobs: policy.tokenLogProbs(group.prompt, s.tokens) }));
+      const logpNew = traces.map((t) => [...t.logprobs]);
       const result = clippedObjective(options.objective, {
         logpNew,
         logpOld: group.sequences.map((s) => [...s.logpOld]),
@@ -89,12 +103,14 @@ export class InProcessBackend<Prompt, Policy extends TokenPolicy<Prompt> = Token
       clipped += result.clippedFraction / G;
       if (options.klCoef > 0 && this.#reference) {
         const reference = this.#reference;
-        const penalty = klK3({ logp: logpNew, logpRef: group.sequences.map((s) => reference.tokenLogProbs(group.prompt, s.tokens)) });
+        let logpRef = this.#referenceLogprobs.get(group);
+        if (!logpRef) this.#referenceLogprobs.set(group, (logpRef = group.sequences.map((s) => reference.tokenLogProbs(group.prompt, s.tokens))));
+        const penalty = klK3({ logp: logpNew, logpRef });
         penalty.gradLogp.forEach((row, k) => row.forEach((g, t) => (coefs[k]![t]! -= (options.klCoef * g) / G)));
         loss += (options.klCoef * penalty.mean) / G;
         kl += penalty.mean / G;
       }
-      group.sequences.forEach((s, k) => this.policy.accumulateGradient(group.prompt, s.tokens, coefs[k]!, grads));
+      group.sequences.forEach((s, k) => (traced ? policy.accumulateTrace!(traces[k]!, coefs[k]!, grads) : policy.accumulateGradient(group.prompt, s.tokens, coefs[k]!, grads)));
     }
     return { loss, clippedFraction: clipped, kl, grads };
   }
@@ -112,6 +128,7 @@ export class InProcessBackend<Prompt, Policy extends TokenPolicy<Prompt> = Token
 
   async setReference(): Promise<void> {
     this.#reference = this.policy.clone();
+    this.#referenceLogprobs = new WeakMap();
   }
 
   async resetOptimizer(): Promise<void> {
@@ -154,6 +171,7 @@ export class InProcessBackend<Prompt, Policy extends TokenPolicy<Prompt> = Token
       blocks.forEach((b, i) => target.parameters[i]!.set(b));
     };
     assign(p, c.parameters);
+    this.#referenceLogprobs = new WeakMap();
     if (c.reference) {
       const reference = p.clone();
       assign(reference, c.reference);
