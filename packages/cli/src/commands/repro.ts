@@ -71,7 +71,7 @@ export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise
     const contextSize = args.contextSize === undefined ? undefined : integer(args.contextSize, "--context-size", 0, 256);
     const model = providerFromSpec(args.provider, contextSize === undefined ? {} : { llamaCpp: { contextSize } });
     try {
-      const table = await runArcaneWithModel({ gdpvalDir: data, model, tasks: integer(args.tasks, "--tasks", 2, 1), ns: powersOfTwo(integer(args.maxN, "--max-n", 8, 1)), onProgress: (e) => bar.update(e.done, e.total, "tasks", `${e.task.slice(0, 8)} ${e.step}`) });
+      const table = await runArcaneWithModel({ gdpvalDir: data, model, tasks: integer(args.tasks, "--tasks", 2, 1), ns: powersOfTwo(integer(args.maxN, "--max-n", 8, 1)), onProgress: (e) => bar.update(e.done, e.total, `tasks — ${e.task.slice(0, 8)}: ${e.step}`) });
       bar.done();
       await writeFile(join(args.out, "table.json"), `${JSON.stringify(table, null, 2)}\n`);
       const markdown = arcaneLlmMarkdown(table);
