@@ -54,6 +54,7 @@ export {
   type RubricIssue,
 } from "./rubric/errors.js";
 export { pythonRound } from "./rubric/python-round.js";
+export { readJsonLines, type JsonLine } from "./records/json-lines.js";
 export { lintStagedRubric } from "./rubric/lint.js";
 export {
   approximateTokens,

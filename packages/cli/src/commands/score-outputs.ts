@@ -1,4 +1,4 @@
-import { formatRubricIssue, type ErrorPolicy, type LoadedRubric, type RubricIssue } from "@rubric/core";
+import { formatRubricIssue, readJsonLines, type ErrorPolicy, type LoadedRubric } from "@rubric/core";
 import { createVerifierRegistry, fileCache, llmJudge, providerFromSpec, scoreOutputs, scoredOutputToJson, type OutputToScore, type ScoredOutput } from "@rubric/verifiers";
 import { z } from "zod";
 import { InputFileError, UsageError, readText, type CliIO } from "../io.js";
@@ -26,35 +26,13 @@ export interface ScoreOutputsArgs {
 }
 
 function readOutputs(path: string): OutputToScore[] {
-  const issues: RubricIssue[] = [];
-  const outputs: OutputToScore[] = [];
-  const seen = new Set<string>();
   const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/") + 1) : "";
-  readText(path)
-    .split("\n")
-    .forEach((raw, index) => {
-      if (raw.trim() === "") return;
-      const line = index + 1;
-      let value: unknown;
-      try {
-        value = JSON.parse(raw);
-      } catch (error) {
-        issues.push({ source: path, line, path: "(root)", message: `invalid JSON: ${(error as Error).message}` });
-        return;
-      }
-      const parsed = OutputLineSchema.safeParse(value);
-      if (!parsed.success) {
-        for (const issue of parsed.error.issues) issues.push({ source: path, line, path: issue.path.join(".") || "(root)", message: issue.message });
-        return;
-      }
-      if (seen.has(parsed.data.id)) issues.push({ source: path, line, path: "id", message: `duplicate id ${JSON.stringify(parsed.data.id)}` });
-      seen.add(parsed.data.id);
-      const { files, ...rest } = parsed.data;
-      outputs.push({
-        ...rest,
-        ...(files ? { files: files.map((f) => ({ ...f, path: f.path.startsWith("/") ? f.path : `${dir}${f.path}` })) } : {}),
-      });
-    });
+  const { records, issues } = readJsonLines(readText(path), OutputLineSchema, { source: path, idOf: (output) => output.id });
+  // File paths in a line are relative to the outputs file.
+  const outputs: OutputToScore[] = records.map(({ value: { files, ...rest } }) => ({
+    ...rest,
+    ...(files ? { files: files.map((f) => ({ ...f, path: f.path.startsWith("/") ? f.path : `${dir}${f.path}` })) } : {}),
+  }));
   if (issues.length > 0) throw new InputFileError(`${path}: ${issues.length} problem(s)\n${issues.map((i) => `  ${formatRubricIssue(i)}`).join("\n")}`);
   if (outputs.length === 0) throw new InputFileError(`${path}: no outputs (expected one {"id", "input"?, "output"} per line)`);
   return outputs;

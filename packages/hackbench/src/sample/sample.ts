@@ -1,4 +1,4 @@
-import { formatRubricIssue, type RubricIssue } from "@rubric/core";
+import { formatRubricIssue, readJsonLines } from "@rubric/core";
 import { z } from "zod";
 
 /** One honest output to probe: what the author was asked (`input`) and what they wrote. */
@@ -24,29 +24,8 @@ export class SampleFileError extends Error {
  * @throws SampleFileError naming `source:line N: path: problem` for every bad line, and a file with no samples.
  */
 export function parseSamples(text: string, source = "samples"): HackSample[] {
-  const issues: RubricIssue[] = [];
-  const samples: HackSample[] = [];
-  const seen = new Map<string, number>();
-  text.split("\n").forEach((raw, index) => {
-    if (raw.trim() === "") return;
-    const line = index + 1;
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch (error) {
-      issues.push({ source, line, path: "(root)", message: `invalid JSON: ${(error as Error).message}` });
-      return;
-    }
-    const parsed = HackSampleSchema.safeParse(value);
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues) issues.push({ source, line, path: issue.path.join(".") || "(root)", message: issue.message });
-      return;
-    }
-    const first = seen.get(parsed.data.id);
-    if (first !== undefined) issues.push({ source, line, path: "id", message: `duplicate id ${JSON.stringify(parsed.data.id)} (first on line ${first})` });
-    else seen.set(parsed.data.id, line);
-    samples.push(parsed.data);
-  });
+  const { records, issues } = readJsonLines(text, HackSampleSchema, { source, idOf: (sample) => sample.id });
+  const samples = records.map((r) => r.value);
   if (issues.length > 0) throw new SampleFileError(`${source}: ${issues.length} problem(s)\n${issues.map((i) => `  ${formatRubricIssue(i)}`).join("\n")}`);
   if (samples.length === 0) throw new SampleFileError(`${source}: no samples (expected one {"id", "input"?, "output"} per line)`);
   return samples;
