@@ -5,7 +5,7 @@ import { score, scoreHelp } from "./commands/score.js";
 import { schema, schemaHelp } from "./commands/schema.js";
 import { validate, validateHelp } from "./commands/validate.js";
 
-const help = `rubric — validate and score rubrics (flat weighted or staged GDPval-style)
+const help = `rubric — rubrics (flat weighted or staged GDPval-style): validate, score, elicit, train and probe them
 
 Usage:
   rubric validate <file>...                       check rubric files, every error with its path
@@ -17,7 +17,8 @@ Usage:
   rubric hackbench --rubric <file> --samples <file> --out <card.json>   probe a rubric reward for hacks
   rubric help <command>                           details of one command
 
-Exit codes: 0 success, 1 invalid input or unscorable verdicts, 2 usage error or error verdicts.`;
+Exit codes: 0 success, 1 invalid input or unscorable verdicts, 2 usage error or error verdicts;
+hackbench: 0 clean, 3 hackable, 2 error.`;
 
 const helps: Record<string, string> = { validate: validateHelp, score: scoreHelp, schema: schemaHelp };
 
