@@ -8,6 +8,7 @@ a finite number, got NaN``. The standard library only: the sidecar must start wh
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from typing import Any, Callable, Mapping, Sequence
 
 
@@ -37,9 +38,11 @@ def describe(value: Any) -> str:
     return "an object" if isinstance(value, dict) else type(value).__name__
 
 
-class Schema:
-    def parse(self, value: Any, path: str) -> Any:
-        raise NotImplementedError
+class Schema(ABC):
+    """A validator of one JSON value; `path` names it in error messages."""
+
+    @abstractmethod
+    def parse(self, value: Any, path: str) -> Any: ...
 
 
 class Integer(Schema):
@@ -86,8 +89,8 @@ class ScalarRow(Schema):
         self.min_length = min_length
 
     @staticmethod
-    def accepts(item: Any) -> bool:
-        raise NotImplementedError
+    @abstractmethod
+    def accepts(item: Any) -> bool: ...
 
     def convert(self, row: list) -> list:
         return row
