@@ -35,12 +35,20 @@ export function readJson(path: string): unknown {
   }
 }
 
-/** An integer flag ≥ `min`, or `fallback` when absent. @throws UsageError naming the flag. */
-export function integer(value: string | undefined, flag: string, fallback: number, min: number): number {
+/**
+ * A numeric flag, or `fallback` when absent. @throws UsageError naming the flag and what it
+ * expects (`expected`, e.g. "a number ≥ 0") when the value is empty or fails `check`.
+ */
+export function numberFlag(value: string | undefined, flag: string, fallback: number, check: (n: number) => boolean, expected: string): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be an integer ≥ ${min}, got ${JSON.stringify(value)}`);
+  if (value.trim() === "" || !check(n)) throw new UsageError(`${flag} must be ${expected}, got ${JSON.stringify(value)}`);
   return n;
+}
+
+/** An integer flag ≥ `min`, or `fallback` when absent. @throws UsageError naming the flag. */
+export function integer(value: string | undefined, flag: string, fallback: number, min: number): number {
+  return numberFlag(value, flag, fallback, (n) => Number.isInteger(n) && n >= min, min === 1 ? "a positive integer" : `an integer ≥ ${min}`);
 }
 
 /** The GDPval data directory: the flag, else $RUBRIC_SHARED_DIR/data/gdpval, else ../shared beside the working directory. */

@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import { loadRubrics, type LoadedRubric } from "@rubric/core";
 import { PROBE_IDS, cardToMarkdown, parseSamples, runHackbench, type IntegrityCard } from "@rubric/hackbench";
 import { createVerifierRegistry, fileCache, llmJudge, providerFromSpec, type SpecifiedModel } from "@rubric/verifiers";
-import { InputFileError, UsageError, readText, type CliIO } from "../io.js";
+import { InputFileError, UsageError, numberFlag, readText, type CliIO } from "../io.js";
 
 export const hackbenchHelp = `rubric hackbench --rubric <file> --samples <file.jsonl> --out <card.json> [options]
 
@@ -55,13 +55,6 @@ const RUN_ERRORS = new Set([
   "TrueUtilityError",
   "UnknownProbeError",
 ]);
-
-function numberFlag(value: string | undefined, flag: string, fallback: number, check: (n: number) => boolean, expected: string): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (value.trim() === "" || !check(n)) throw new UsageError(`${flag} must be ${expected}, got ${JSON.stringify(value)}`);
-  return n;
-}
 
 function chooseRubric(rubrics: readonly LoadedRubric[], task: string | undefined, file: string): LoadedRubric {
   const names = (r: LoadedRubric) => (r.kind === "flat" ? [r.rubric.id] : [r.rubric.taskId, r.rubric.category_name]);

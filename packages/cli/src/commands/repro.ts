@@ -2,7 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { OBJECTIVES, arcaneConfig, methodLabels, arcaneLlmMarkdown, runArcane, runArcaneWithModel, writeArcaneOutputs, type Objective } from "@rubric/gspo";
 import { providerFromSpec } from "@rubric/verifiers";
-import { UsageError, gdpvalDir, integer, type CliIO } from "../io.js";
+import { UsageError, gdpvalDir, integer, numberFlag, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
 
 export const reproHelp = `rubric repro arcane --out <dir> [options]
@@ -46,13 +46,6 @@ export interface ReproArgs {
   readonly contextSize?: string;
 }
 
-function positiveNumber(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!(Number.isFinite(n) && n > 0)) throw new UsageError(`${flag} must be a positive number, got ${JSON.stringify(value)}`);
-  return n;
-}
-
 /** 1, 2, 4, … up to and including `max` (added when it is not a power of two). */
 function powersOfTwo(max: number): number[] {
   const ns: number[] = [];
@@ -89,8 +82,9 @@ export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise
   if (!OBJECTIVES.includes(objective as Objective)) throw new UsageError(`--objective must be one of ${OBJECTIVES.join(", ")}, got ${JSON.stringify(objective)}`);
   const seeds = args.seeds === undefined ? undefined : integer(args.seeds, "--seeds", 1, 1);
   const batches = args.batches === undefined ? undefined : integer(args.batches, "--batches", 1, 1);
-  const epsLow = positiveNumber(args.epsLow, "--eps-low");
-  const epsHigh = positiveNumber(args.epsHigh, "--eps-high");
+  const positive = (value: string | undefined, flag: string) => (value === undefined ? undefined : numberFlag(value, flag, 0, (n) => Number.isFinite(n) && n > 0, "a positive number"));
+  const epsLow = positive(args.epsLow, "--eps-low");
+  const epsHigh = positive(args.epsHigh, "--eps-high");
   const config = arcaneConfig({
     quick: args.quick,
     objective: objective as Objective,

@@ -1,7 +1,7 @@
 import { formatRubricIssue, readJsonLines, type ErrorPolicy, type LoadedRubric } from "@rubric/core";
 import { createVerifierRegistry, fileCache, llmJudge, providerFromSpec, scoreOutputs, scoredOutputToJson, type OutputToScore, type ScoredOutput } from "@rubric/verifiers";
 import { z } from "zod";
-import { InputFileError, UsageError, readText, type CliIO } from "../io.js";
+import { InputFileError, UsageError, integer, readText, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
 
 /** One line of an outputs file. */
@@ -38,13 +38,6 @@ function readOutputs(path: string): OutputToScore[] {
   return outputs;
 }
 
-function positiveInt(value: string | undefined, flag: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer, got ${JSON.stringify(value)}`);
-  return n;
-}
-
 export function resultsToJson(results: readonly ScoredOutput[], errorsAs: ErrorPolicy) {
   return { errorsAs, errors: results.reduce((n, r) => n + r.errors, 0), results: results.map(scoredOutputToJson) };
 }
@@ -65,12 +58,12 @@ export async function scoreOutputsCommand(rubric: LoadedRubric, args: ScoreOutpu
     const registry = createVerifierRegistry(
       model === undefined
         ? {}
-        : { judge: llmJudge(model, { mode: (args.judgeMode ?? "batched") as "batched" | "per-criterion", samples: positiveInt(args.samples, "--samples", 1) }) },
+        : { judge: llmJudge(model, { mode: (args.judgeMode ?? "batched") as "batched" | "per-criterion", samples: integer(args.samples, "--samples", 1, 1) }) },
     );
     const bar = progressBar(io, isTTY);
     const results = await scoreOutputs(rubric.rubric, outputs, {
       registry,
-      concurrency: positiveInt(args.concurrency, "--concurrency", 8),
+      concurrency: integer(args.concurrency, "--concurrency", 8, 1),
       errorsAs,
       ignoreGates: args.ignoreGates,
       ...(args.cache === undefined ? {} : { cache: fileCache(args.cache) }),

@@ -2,7 +2,8 @@ import { performance } from "node:perf_hooks";
 import type { FlatRubric } from "@rubric/core";
 import { gymSftCorpus, simulatedStakeholder, type GymTask, type SftExample, type Worker } from "@rubric/autointeract";
 import { z } from "zod";
-import { createVerifierRegistry, scoreOutputs } from "@rubric/verifiers";
+import { createVerifierRegistry } from "@rubric/verifiers";
+import { scoreCandidates } from "../guidance/guidance.js";
 import { PolicySequenceError, type PolicyPrompt, type RubricPolicy } from "../policy/rubric-policy.js";
 
 /** A gym task as the in-process policy sees it, with the world seed its stakeholder was drawn from. */
@@ -29,15 +30,13 @@ const registry = createVerifierRegistry({ python: false, js: false });
 
 /** U*(y): the stakeholder's true utility of an output, normalised to [0, 1], scored by the real verifiers. */
 export async function trueUtility(prompt: GymPrompt, output: string): Promise<number> {
-  const [scored] = await scoreOutputs(simulatedStakeholder(prompt.task, prompt.stakeholderSeed).utility, [{ id: "y", input: prompt.task.prompt, output }], { registry });
-  return scored!.score!.normalized;
+  return (await proxyScores(simulatedStakeholder(prompt.task, prompt.stakeholderSeed).utility, prompt, [output]))[0]!;
 }
 
-/** Proxy scores û of outputs under a rubric (normalised weighted sums of the rubric's verifier verdicts). */
+/** Scores û of outputs under a rubric (normalised weighted sums of the rubric's verifier verdicts); an empty rubric scores 0. */
 export async function proxyScores(rubric: FlatRubric, prompt: GymPrompt, outputs: readonly string[]): Promise<number[]> {
   if (rubric.criteria.length === 0) return outputs.map(() => 0);
-  const scored = await scoreOutputs(rubric, outputs.map((output, i) => ({ id: String(i), input: prompt.task.prompt, output })), { registry });
-  return scored.map((s) => s.score!.normalized);
+  return (await scoreCandidates(rubric, prompt.task, outputs, { registry })).map((c) => c.score.normalized);
 }
 
 export interface GymRewardOptions {
