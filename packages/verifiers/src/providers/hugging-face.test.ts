@@ -162,7 +162,15 @@ describe("openAICompatible response mapping", () => {
   });
 });
 
-describe("retries and faults", () => {
+/** The same server reached through `huggingFace({endpointUrl})`, i.e. through the real @huggingface/inference client. */
+function viaHf(retry: typeof fastRetry | false = fastRetry) {
+  return huggingFace({ endpointUrl: server.url, model: "judge-7b", apiKeyEnv: false, retry });
+}
+
+describe.each([
+  ["openAICompatible (keep-alive transport)", local],
+  ["huggingFace({endpointUrl}) (@huggingface/inference)", viaHf],
+])("retries and faults: %s", (_, local) => {
   it("retries a 500 and returns the later success", async () => {
     server.enqueue(chatReply.serverError(), chatReply.completion("fine"));
     const response = await local().generate(ask);
@@ -247,7 +255,7 @@ describe("retries and faults", () => {
 });
 
 describe("huggingFace", () => {
-  it("reaches an endpoint over the keep-alive transport, reported as hf", async () => {
+  it("reaches an endpoint through @huggingface/inference, reported as hf", async () => {
     server.enqueue(chatReply.json({ score: 1 }));
     const model = huggingFace({ endpointUrl: server.url, model: "tgi-model", apiKeyEnv: false, retry: fastRetry });
     const response = await model.generate({ ...ask, responseFormat: scoreFormat });
