@@ -61,7 +61,8 @@ function transcriptMessages(state: DialogueState): ChatMessage[] {
 }
 
 function addUsage(a: TokenUsage | undefined, b: TokenUsage): TokenUsage {
-  return { inputTokens: (a?.inputTokens ?? 0) + b.inputTokens, outputTokens: (a?.outputTokens ?? 0) + b.outputTokens };
+  const cached = a?.cachedInputTokens === undefined && b.cachedInputTokens === undefined ? undefined : (a?.cachedInputTokens ?? 0) + (b.cachedInputTokens ?? 0);
+  return { inputTokens: (a?.inputTokens ?? 0) + b.inputTokens, outputTokens: (a?.outputTokens ?? 0) + b.outputTokens, ...(cached === undefined ? {} : { cachedInputTokens: cached }) };
 }
 
 /**

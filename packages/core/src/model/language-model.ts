@@ -51,6 +51,8 @@ export interface GeneratedChoice {
 export const TokenUsageSchema = z.strictObject({
   inputTokens: z.number().int().min(0),
   outputTokens: z.number().int().min(0),
+  /** Prompt tokens served from the provider's prompt cache (a reused prefix) rather than evaluated; part of `inputTokens`. */
+  cachedInputTokens: z.number().int().min(0).optional(),
 });
 export type TokenUsage = Readonly<z.infer<typeof TokenUsageSchema>>;
 

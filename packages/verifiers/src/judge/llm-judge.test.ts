@@ -89,6 +89,21 @@ describe("llmJudge, batched (one call per output)", () => {
     expect(result!.score).toBeNull();
   });
 
+  it("rationaleMaxLength puts maxLength on every rationale of the schema it sends, and only then", async () => {
+    const reply = chatReply.json({ clear: { rationale: "ok", score: 3 }, tone: { rationale: "ok", score: 7 } });
+    server.enqueue(reply, reply);
+    const outputs = [{ id: "a", input: "Write a memo", output: "Revenue rose." }];
+    await scoreOutputs(rubric, outputs, { registry: registryWith(llmJudge(model(), { rationaleMaxLength: 80 })) });
+    await scoreOutputs(rubric, outputs, { registry: registryWith(llmJudge(model())) });
+    const rationales = (i: number) => {
+      const schema = (server.requests[i]?.body as { response_format: { json_schema: { schema: { properties: Record<string, { properties: { rationale: unknown } }> } } } }).response_format.json_schema.schema;
+      return Object.values(schema.properties).map((p) => p.properties.rationale);
+    };
+    expect(rationales(0)).toEqual([{ type: "string", maxLength: 80 }, { type: "string", maxLength: 80 }]);
+    expect(rationales(1)).toEqual([{ type: "string" }, { type: "string" }]);
+    expect(() => llmJudge(model(), { rationaleMaxLength: 0 })).toThrow(RangeError);
+  });
+
   it("a cached rerun makes no requests", async () => {
     const dir = mkdtempSync(join(tmpdir(), "rubric-judge-cache-"));
     server.setHandler(() => chatReply.json({ clear: { rationale: "ok", score: 2 }, tone: { rationale: "ok", score: 6 } }));

@@ -31,6 +31,13 @@ export interface LlmJudgeOptions {
   readonly logprobWeighted?: boolean;
   /** Re-asks when no sample of a reply parses; after that the verdict is an error carrying the raw text. Default 2. */
   readonly parseRetries?: number;
+  /**
+   * Caps each rationale at this many characters through the verdict schema (`maxLength`). For
+   * local grammar-constrained models (`llamaCpp`), whose rationale can otherwise run past
+   * `maxTokens` and leave no score; hosted strict structured-output modes may reject length
+   * keywords, so it is off by default.
+   */
+  readonly rationaleMaxLength?: number;
   /** USD per million tokens, for cost accounting when the provider reports none. */
   readonly pricing?: { readonly inputPerMillion: number; readonly outputPerMillion: number };
 }
@@ -118,6 +125,8 @@ export function llmJudge(model: LanguageModel, options: LlmJudgeOptions = {}): V
   const seed = options.seed ?? 0;
   const parseRetries = options.parseRetries ?? 2;
   const logprobWeighted = options.logprobWeighted ?? true;
+  if (options.rationaleMaxLength !== undefined && !(Number.isInteger(options.rationaleMaxLength) && options.rationaleMaxLength >= 1))
+    throw new RangeError(`rationaleMaxLength must be an integer ≥ 1, got ${options.rationaleMaxLength}`);
 
   async function ask(userPrompt: string, schema: Record<string, unknown>, maxTokens: number, wantLogprobs: boolean, signal: AbortSignal | undefined) {
     return model.generate({
@@ -144,7 +153,7 @@ export function llmJudge(model: LanguageModel, options: LlmJudgeOptions = {}): V
     const batched = criteria.length > 1;
     const wantLogprobs = !batched && logprobWeighted;
     const prompt = batched ? batchedPrompt(criteria, input) : singleCriterionPrompt(criteria[0]!, input);
-    const schema = batched ? batchedSchema(criteria) : verdictSchema(criteria[0]!.scale);
+    const schema = batched ? batchedSchema(criteria, options.rationaleMaxLength) : verdictSchema(criteria[0]!.scale, options.rationaleMaxLength);
     const maxTokens = options.maxTokens ?? 200 + 300 * criteria.length;
     const raws: string[] = [];
     let tokens = 0;
@@ -192,7 +201,7 @@ export function llmJudge(model: LanguageModel, options: LlmJudgeOptions = {}): V
   return {
     kind: "llm-judge",
     specSchema: LlmJudgeSpecSchema,
-    cacheIdentity: () => ({ provider: model.provider, model: model.modelId, mode, samples, aggregate, temperature, seed, logprobWeighted, maxTokens: options.maxTokens ?? null }),
+    cacheIdentity: () => ({ provider: model.provider, model: model.modelId, mode, samples, aggregate, temperature, seed, logprobWeighted, maxTokens: options.maxTokens ?? null, ...(options.rationaleMaxLength === undefined ? {} : { rationaleMaxLength: options.rationaleMaxLength }) }),
     async verify(criterion, spec, input, verifyOptions) {
       const [draft] = await judge([judged(criterion, spec)], input, verifyOptions);
       return draft!;

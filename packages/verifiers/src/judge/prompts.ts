@@ -48,11 +48,15 @@ export function batchedPrompt(criteria: readonly JudgedCriterion[], input: Verif
   return `${describeOutput(input)}\n\n## Criteria\n${list}\n\nReply with JSON: an object with one key per criterion id, each {"rationale": "<one or two sentences>", "score": <number>}.`;
 }
 
-/** JSON schema of a single verdict; `score` last so the model reasons before it grades. */
-export function verdictSchema(scale: Scale): Record<string, unknown> {
+/**
+ * JSON schema of a single verdict; `score` last so the model reasons before it grades.
+ * `rationaleMaxLength` bounds the rationale (see `LlmJudgeOptions.rationaleMaxLength`).
+ */
+export function verdictSchema(scale: Scale, rationaleMaxLength?: number): Record<string, unknown> {
+  const rationale = rationaleMaxLength === undefined ? { type: "string" } : { type: "string", maxLength: rationaleMaxLength };
   return {
     type: "object",
-    properties: { rationale: { type: "string" }, score: { enum: scaleValues(scale) } },
+    properties: { rationale, score: { enum: scaleValues(scale) } },
     required: ["rationale", "score"],
     additionalProperties: false,
   };
@@ -61,20 +65,20 @@ export function verdictSchema(scale: Scale): Record<string, unknown> {
 // The same rubric is judged on every output: its schema is built once.
 const batchedSchemas = new Map<string, Record<string, unknown>>();
 
-export function batchedSchema(criteria: readonly JudgedCriterion[]): Record<string, unknown> {
-  const key = JSON.stringify(criteria.map((c) => [c.id, c.scale.min, c.scale.max, c.scale.step ?? null]));
+export function batchedSchema(criteria: readonly JudgedCriterion[], rationaleMaxLength?: number): Record<string, unknown> {
+  const key = JSON.stringify([rationaleMaxLength ?? null, criteria.map((c) => [c.id, c.scale.min, c.scale.max, c.scale.step ?? null])]);
   let schema = batchedSchemas.get(key);
   if (!schema) {
-    schema = buildBatchedSchema(criteria);
+    schema = buildBatchedSchema(criteria, rationaleMaxLength);
     if (batchedSchemas.size < 1000) batchedSchemas.set(key, schema);
   }
   return schema;
 }
 
-function buildBatchedSchema(criteria: readonly JudgedCriterion[]): Record<string, unknown> {
+function buildBatchedSchema(criteria: readonly JudgedCriterion[], rationaleMaxLength: number | undefined): Record<string, unknown> {
   return {
     type: "object",
-    properties: Object.fromEntries(criteria.map((c) => [c.id, verdictSchema(c.scale)])),
+    properties: Object.fromEntries(criteria.map((c) => [c.id, verdictSchema(c.scale, rationaleMaxLength)])),
     required: criteria.map((c) => c.id),
     additionalProperties: false,
   };

@@ -3,6 +3,10 @@ import { fileURLToPath } from "node:url";
 import type { GenerateRequest } from "@rubric/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { parseFlatRubric } from "@rubric/core";
+import { scoreOutputs } from "../engine/engine.js";
+import { llmJudge } from "../judge/llm-judge.js";
+import { rulesRegistry } from "../rules/registry.js";
 import { ProviderConfigError, ProviderRequestError } from "./errors.js";
 import { llamaCpp } from "./llama-cpp.js";
 
@@ -108,6 +112,100 @@ describe("llamaCpp with stories260K", () => {
     const again = await model.generate({ ...story, seed: 7 });
     expect(a.choices[0]?.text).toBe(again.choices[0]?.text);
     expect(b.choices[0]?.text.length).toBeGreaterThan(0);
+  });
+});
+
+describe("llamaCpp prompt cache", () => {
+  // Requests that share long prefixes, as a judge's calls share the task before each response.
+  const opening = "Once upon a time there was a little girl named Lily. She loved to play in the park with her dog. ";
+  const request = (i: number, prefixSentences: number): GenerateRequest => ({
+    messages: [
+      { role: "system", content: "Tell stories." },
+      { role: "user", content: `${opening.repeat(prefixSentences)}Then story ${i} began:` },
+    ],
+    temperature: 1,
+    seed: i,
+    maxTokens: 24,
+  });
+  const calls = [request(0, 6), request(1, 6), request(2, 3), request(3, 6), request(4, 1), request(5, 6)];
+
+  it("gives the same text from a reused prefix as from an empty context, and reports what it reused", async () => {
+    const cached = llamaCpp({ modelPath: MODEL_PATH, threads: 1, promptCache: 2 });
+    const fresh = llamaCpp({ modelPath: MODEL_PATH, threads: 1, promptCache: 0 });
+    try {
+      for (const call of calls) {
+        const [a, b] = [await cached.generate(call), await fresh.generate(call)];
+        expect(a.choices[0]?.text).toBe(b.choices[0]?.text);
+        expect(a.usage.inputTokens).toBe(b.usage.inputTokens);
+        expect(b.usage.cachedInputTokens).toBeUndefined();
+      }
+      // The second six-sentence request finds the first one's state: all but its tail is reused.
+      const again = await cached.generate(request(9, 6));
+      expect(again.usage.cachedInputTokens).toBeGreaterThan(again.usage.inputTokens * 0.8);
+    } finally {
+      await Promise.all([cached.dispose(), fresh.dispose()]);
+    }
+  });
+
+  it("reads log-probs from the kept prompt: greedy tokens are the argmax, and a reused prefix changes nothing", async () => {
+    const cached = llamaCpp({ modelPath: MODEL_PATH, threads: 1, promptCache: 2 });
+    const fresh = llamaCpp({ modelPath: MODEL_PATH, threads: 1, promptCache: 0 });
+    try {
+      const greedy: GenerateRequest = { ...request(7, 6), temperature: 0, maxTokens: 12, topLogprobs: 2 };
+      await cached.generate(request(8, 6)); // leaves a state sharing most of the prompt
+      const [a, b] = [await cached.generate(greedy), await fresh.generate(greedy)];
+      expect(a.usage.cachedInputTokens).toBeGreaterThan(100);
+      const logprobs = a.choices[0]?.logprobs ?? [];
+      expect(logprobs.length).toBeGreaterThan(0);
+      // Greedy decoding takes the likeliest token at every step: an off-by-one position would not.
+      for (const t of logprobs) expect(t.logprob).toBe(t.top![0]!.logprob);
+      expect(logprobs).toEqual(b.choices[0]?.logprobs);
+    } finally {
+      await Promise.all([cached.dispose(), fresh.dispose()]);
+    }
+  });
+
+  it("keeps one state per slot: with two slots an interleaved short prompt does not evict the long one", async () => {
+    const long = request(0, 8);
+    const other: GenerateRequest = { messages: [{ role: "user", content: "A dog ran." }], seed: 1, maxTokens: 8 };
+    const reusedAfterInterleaving = async (promptCache: number) => {
+      const model = llamaCpp({ modelPath: MODEL_PATH, threads: 1, promptCache });
+      try {
+        await model.generate(long);
+        await model.generate(other);
+        return (await model.generate(request(1, 8))).usage.cachedInputTokens ?? 0;
+      } finally {
+        await model.dispose();
+      }
+    };
+    const [one, two] = [await reusedAfterInterleaving(1), await reusedAfterInterleaving(2)];
+    expect(one).toBeLessThan(5); // only what "A dog ran." shares with it
+    expect(two).toBeGreaterThan(100);
+  });
+});
+
+describe("llmJudge on stories260K", () => {
+  it("with rationaleMaxLength, the grammar holds the rationale to it and the verdict still scores", async () => {
+    const model = llamaCpp({ modelPath: MODEL_PATH, threads: 1 });
+    try {
+      const rubric = parseFlatRubric({
+        id: "story",
+        criteria: [
+          { id: "cat", text: "The story has a cat", weight: 1, verifier: { kind: "llm-judge", scale: { min: 0, max: 4 } } },
+          { id: "ending", text: "The story ends happily", weight: 1, verifier: { kind: "llm-judge" } },
+        ],
+      });
+      const registry = rulesRegistry().register(llmJudge(model, { rationaleMaxLength: 5, maxTokens: 120, parseRetries: 0 }));
+      const outputs = [0, 1].map((i) => ({ id: `o${i}`, input: "Write a story about a cat.", output: `Once upon a time there was a cat number ${i}.` }));
+      const results = await scoreOutputs(rubric, outputs, { registry });
+      for (const result of results) {
+        expect(result.verdicts.map((v) => v.status)).toEqual(["ok", "ok"]);
+        for (const verdict of result.verdicts) expect((verdict as { rationale?: string }).rationale?.length ?? 99).toBeLessThanOrEqual(5); // unbound, it writes 11–16 characters here
+        expect(result.score?.normalized).toBeGreaterThanOrEqual(0);
+      }
+    } finally {
+      await model.dispose();
+    }
   });
 });
 
