@@ -157,6 +157,9 @@ export async function runCli(argv: readonly string[], io: CliIO, options: { isTT
             tasks: { type: "string" },
             "max-n": { type: "string" },
             "context-size": { type: "string" },
+            "task-ids": { type: "string" },
+            "errors-as": { type: "string" },
+            threads: { type: "string" },
             help: { type: "boolean", short: "h" },
           },
         });
@@ -164,7 +167,7 @@ export async function runCli(argv: readonly string[], io: CliIO, options: { isTT
         const { repro, reproHelp } = await import("./commands/repro.js");
         if (values.help) return (io.out(`${reproHelp}\n`), 0);
         if (positionals.length > 1) throw new UsageError(`repro takes one experiment, got ${positionals.join(" ")}`);
-        const { help: _h, "eps-low": epsLow, "eps-high": epsHigh, "context-size": contextSize, "max-n": maxN, ...flags } = values;
+        const { help: _h, "eps-low": epsLow, "eps-high": epsHigh, "context-size": contextSize, "max-n": maxN, "task-ids": taskIds, "errors-as": errorsAs, ...flags } = values;
         return await repro(
           {
             ...flags,
@@ -173,6 +176,8 @@ export async function runCli(argv: readonly string[], io: CliIO, options: { isTT
             ...(epsHigh === undefined ? {} : { epsHigh }),
             ...(contextSize === undefined ? {} : { contextSize }),
             ...(maxN === undefined ? {} : { maxN }),
+            ...(taskIds === undefined ? {} : { taskIds }),
+            ...(errorsAs === undefined ? {} : { errorsAs }),
             quick: values.quick ?? false,
             resume: values.resume ?? false,
           },

@@ -117,25 +117,39 @@ describe("rubric repro arcane --provider (OpenAI-compatible server)", () => {
   });
   afterAll(() => server.close());
 
-  it("runs the LLM-roles pipeline on a real GDPval task: dialogue, guided best-of-N, gold-rubric U*", { timeout: 300_000 }, async () => {
+  it("trains the managers in the gym, then runs the LLM-roles pipeline on a real GDPval task: dialogue, guided best-of-N, gold-rubric U*", { timeout: 300_000 }, async () => {
     const out = join(dir, "llm");
-    const run = await runRubric(["repro", "arcane", "--provider", `openai-compatible:${server.url}#judge-model`, "--tasks", "1", "--max-n", "4", "--gdpval", GDPVAL, "--out", out]);
+    const run = await runRubric(["repro", "arcane", "--provider", `openai-compatible:${server.url}#judge-model`, "--quick", "--batches", "2", "--task-ids", "b57efde3", "--max-n", "4", "--gdpval", GDPVAL, "--out", out]);
     const table = ArcaneLlmTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));
     const errors = table.tasks.flatMap((t) => t.errors);
     // Scores that could not be computed are listed and make the exit code 2; nothing else does.
     expect(run.code, run.stderr).toBe(errors.length > 0 ? 2 : 0);
+    expect(run.stderr).toMatch(/seed 1 GSPO batches/);
+    expect(table.training).toMatchObject({ seed: 1, gspoBatches: 2, objective: "gspo" });
     expect(table.ns).toEqual([1, 2, 4]);
-    expect(table.tasks).toHaveLength(1);
+    expect(table.tasks.map((t) => t.taskId.slice(0, 8))).toEqual(["b57efde3"]);
     const [task] = table.tasks;
-    expect(task!.questions).toBe(2);
-    expect(task!.rubric).not.toBeNull();
-    for (const method of ["noRubric", "manager", "oracle"] as const) expect(task!.returns[method]).toHaveLength(3);
-    // Every structured request the run made was answered by the server: dialogue, worker, judge.
+    expect(task!.questions.manager).toBe(2);
+    expect(task!.rubrics.manager).not.toBeNull();
+    // The gym-trained managers wrote rubrics over the criteria bank for this real task.
+    for (const method of ["sft", "gspo"] as const) expect((task!.rubrics[method] as { criteria: unknown[] } | null)?.criteria.length).toBeGreaterThan(0);
+    for (const method of ["noRubric", "manager", "sft", "gspo", "oracle"] as const) expect(task!.returns[method]).toHaveLength(3);
+    // The trained managers' rubrics are rules: their NDCG needs no judge and is always computed here.
+    expect(task!.ndcg8.sft).not.toBeNull();
+    // Every role was played by the server: manager, stakeholder (also answering the trained managers' repertoire), worker, judge.
     const systems = server.requests.map((r) => r.body?.messages?.[0]?.content ?? "");
     expect(systems.some((s) => s.startsWith("You are a manager."))).toBe(true);
-    expect(systems.some((s) => s.startsWith("You commissioned a piece of work"))).toBe(true);
+    expect(systems.filter((s) => s.startsWith("You commissioned a piece of work")).length).toBeGreaterThanOrEqual(2 + 6);
     expect(systems.some((s) => s.startsWith("You are a careful professional."))).toBe(true);
-    expect(readFileSync(join(out, "table.md"), "utf8")).toContain("| SFT / GSPO | not trained here |");
+    expect(systems.some((s) => s.startsWith("You are a strict, fair evaluator."))).toBe(true);
+    expect(readFileSync(join(out, "table.md"), "utf8")).toContain("| GSPO (gym-trained) |");
+    // A task id that matches nothing is bad input, named.
+    const unknown = await runRubric(["repro", "arcane", "--provider", `openai-compatible:${server.url}#judge-model`, "--quick", "--batches", "1", "--task-ids", "zzzz", "--gdpval", GDPVAL, "--out", join(dir, "llm-unknown")]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/ArcaneTaskSelectionError|no GDPval eval task has an id starting with "zzzz"/);
+    const policy = await runRubric(["repro", "arcane", "--provider", `openai-compatible:${server.url}#judge-model`, "--errors-as", "zero", "--gdpval", GDPVAL, "--out", join(dir, "llm-zero")]);
+    expect(policy.code).toBe(2);
+    expect(policy.stderr).toMatch(/--errors-as must be fail or renormalize/);
   });
 
   it("a judge that always fails yields exit 2 and listed errors, never zeros", { timeout: 300_000 }, async () => {
@@ -148,11 +162,12 @@ describe("rubric repro arcane --provider (OpenAI-compatible server)", () => {
       return chatReply.completion("A plain report.");
     });
     const out = join(dir, "llm-failing");
-    const run = await runRubric(["repro", "arcane", "--provider", `openai-compatible:${server.url}#judge-model`, "--tasks", "1", "--max-n", "2", "--gdpval", GDPVAL, "--out", out]);
+    const run = await runRubric(["repro", "arcane", "--provider", `openai-compatible:${server.url}#judge-model`, "--quick", "--batches", "1", "--tasks", "1", "--max-n", "2", "--gdpval", GDPVAL, "--out", out]);
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toMatch(/could not be computed.*never counted as 0/);
     const table = ArcaneLlmTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));
     expect(table.tasks[0]!.errors.length).toBeGreaterThan(0);
-    expect(table.tasks[0]!.returns.oracle.every((r) => r === null)).toBe(true);
+    // Every gold score needs the judge: no method has a return, and none is a 0.
+    for (const method of ["noRubric", "manager", "sft", "gspo", "oracle"] as const) expect(table.tasks[0]!.returns[method].every((r) => r === null)).toBe(true);
   });
 });

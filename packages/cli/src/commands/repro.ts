@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { OBJECTIVES, arcaneConfig, methodLabels, arcaneLlmMarkdown, runArcane, runArcaneWithModel, writeArcaneOutputs, type Objective } from "@rubric/gspo";
-import { providerFromSpec } from "@rubric/verifiers";
+import { OBJECTIVES, arcaneConfig, methodLabels, arcaneLlmMarkdown, runArcane, runArcaneWithModel, trainArcaneManagers, writeArcaneOutputs, type ArcaneConfig, type ArcaneProgress, type Objective } from "@rubric/gspo";
+import { parseProviderSpec, providerFromSpec } from "@rubric/verifiers";
 import { UsageError, gdpvalDir, integer, numberFlag, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
 
@@ -21,11 +21,18 @@ Writes <dir>/table.json, <dir>/table.md, <dir>/scaling.svg, and per seed <dir>/r
   --resume                continue each seed from its latest checkpoint in <dir>/runs
   --gdpval <dir>          GDPval data (default $RUBRIC_SHARED_DIR/data/gdpval or ../shared/data/gdpval)
 
-With LLM roles on real GDPval eval tasks and their gold rubrics (nothing is trained):
+With LLM roles on real GDPval eval tasks and their gold rubrics: one seed of SFT + GSPO managers is
+trained in the gym first (the options above apply; --quick trains the quick way), then the model
+plays stakeholder, an untrained manager, worker and judge beside the trained managers.
   --provider <spec>       llama-cpp:<file.gguf> | hf:<model>[@<provider>] | openai-compatible:<baseUrl>#<model>
-  --tasks <n>             eval tasks (default 2)
+  --tasks <n>             the first n eval tasks (default 2)
+  --task-ids <a,b,…>      eval tasks by id or unique id prefix instead
   --max-n <n>             largest best-of-N (default 8; N runs over 1, 2, 4, … up to it)
-  --context-size <n>      context window for llama-cpp models (GDPval prompts need several thousand tokens)
+  --errors-as <policy>    fail (default: an output with an error verdict has no U*) | renormalize
+  --context-size <n>      llama-cpp context window (default 8192: GDPval prompts run to several thousand tokens)
+  --threads <n>           llama-cpp CPU threads (default half the cores)
+  A llama-cpp model keeps 3 prompt states for prefix reuse, and its judge's rationales are held
+  to 200 characters so that a grammar-bound verdict always fits its token budget.
 
 Exit codes: 0 done, 1 bad input, 2 usage error or (with --provider) some scores could not be computed.`;
 
@@ -44,6 +51,9 @@ export interface ReproArgs {
   readonly tasks?: string;
   readonly maxN?: string;
   readonly contextSize?: string;
+  readonly taskIds?: string;
+  readonly errorsAs?: string;
+  readonly threads?: string;
 }
 
 /** 1, 2, 4, … up to and including `max` (added when it is not a power of two). */
@@ -53,58 +63,19 @@ function powersOfTwo(max: number): number[] {
   return [...ns, max];
 }
 
+type Bar = ReturnType<typeof progressBar>;
+
 /** `rubric repro arcane`: the gym reproduction, or with `--provider` the LLM-roles pipeline. */
 export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise<number> {
   if (args.experiment !== "arcane") throw new UsageError(`repro knows one experiment, arcane; got ${JSON.stringify(args.experiment ?? "")}`);
   if (!args.out) throw new UsageError("repro arcane needs --out <dir>");
   const data = gdpvalDir(args.gdpval);
+  const config = gymConfig(args);
   const bar = progressBar(io, isTTY, { lines: true });
   await mkdir(args.out, { recursive: true });
-  if (args.provider !== undefined) {
-    const contextSize = args.contextSize === undefined ? undefined : integer(args.contextSize, "--context-size", 0, 256);
-    const model = providerFromSpec(args.provider, contextSize === undefined ? {} : { llamaCpp: { contextSize } });
-    try {
-      const table = await runArcaneWithModel({ gdpvalDir: data, model, tasks: integer(args.tasks, "--tasks", 2, 1), ns: powersOfTwo(integer(args.maxN, "--max-n", 8, 1)), onProgress: (e) => bar.update(e.done, e.total, `tasks — ${e.task.slice(0, 8)}: ${e.step}`) });
-      bar.done();
-      await writeFile(join(args.out, "table.json"), `${JSON.stringify(table, null, 2)}\n`);
-      const markdown = arcaneLlmMarkdown(table);
-      await writeFile(join(args.out, "table.md"), markdown);
-      io.out(markdown);
-      io.out(`\nwrote ${join(args.out, "table.json")} and ${join(args.out, "table.md")}\n`);
-      const errors = table.tasks.reduce((n, t) => n + t.errors.length, 0);
-      if (errors > 0) io.err(`${errors} score(s) could not be computed; they are listed in table.md and never counted as 0.\n`);
-      return errors > 0 ? 2 : 0;
-    } finally {
-      await model.dispose?.();
-    }
-  }
-  const objective = args.objective ?? "gspo";
-  if (!OBJECTIVES.includes(objective as Objective)) throw new UsageError(`--objective must be one of ${OBJECTIVES.join(", ")}, got ${JSON.stringify(objective)}`);
-  const seeds = args.seeds === undefined ? undefined : integer(args.seeds, "--seeds", 1, 1);
-  const batches = args.batches === undefined ? undefined : integer(args.batches, "--batches", 1, 1);
-  const positive = (value: string | undefined, flag: string) => (value === undefined ? undefined : numberFlag(value, flag, 0, (n) => Number.isFinite(n) && n > 0, "a positive number"));
-  const epsLow = positive(args.epsLow, "--eps-low");
-  const epsHigh = positive(args.epsHigh, "--eps-high");
-  const config = arcaneConfig({
-    quick: args.quick,
-    objective: objective as Objective,
-    ...(seeds === undefined ? {} : { seeds }),
-    ...(batches === undefined ? {} : { gspoBatches: batches }),
-    ...(epsLow === undefined ? {} : { epsLow }),
-    ...(epsHigh === undefined ? {} : { epsHigh }),
-  });
+  if (args.provider !== undefined) return reproWithProvider(args, args.provider, config, data, args.out, io, bar);
   io.err(`ARCANE in the rubric gym: ${config.seeds.length} seed(s), ${config.sftEpochs} SFT epochs, ${config.gspoBatches} ${config.objective.toUpperCase()} batches of ${config.promptsPerBatch} tasks × ${config.groupSize} rubrics, ε = ${config.epsLow}/${config.epsHigh}\n`);
-  const table = await runArcane({
-    gdpvalDir: data,
-    config,
-    runDir: join(args.out, "runs"),
-    resume: args.resume,
-    onProgress: (e) => {
-      if (e.phase === "prepare") return;
-      const detail = e.phase === "evaluate" ? undefined : e.entry.stage === "sft" ? `loss ${e.entry.loss.toFixed(3)}` : `reward ${e.entry.meanReward.toFixed(3)} clipped ${(100 * e.entry.clippedFraction).toFixed(0)}%`;
-      bar.update(e.done, e.total, `seed ${e.seed} ${e.phase === "sft" ? "SFT epochs" : e.phase === "gspo" ? `${config.objective.toUpperCase()} batches` : "eval tasks"}`, detail);
-    },
-  });
+  const table = await runArcane({ gdpvalDir: data, config, runDir: join(args.out, "runs"), resume: args.resume, onProgress: trainingProgress(bar, config) });
   bar.done();
   const paths = await writeArcaneOutputs(table, args.out);
   const m = table.meanReturn;
@@ -113,4 +84,78 @@ export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise
   io.out(`NDCG@8: no dialogue ${table.ndcg8.noDialogue.mean.toFixed(3)}, SFT ${table.ndcg8.sft.mean.toFixed(3)}, ${trained} ${table.ndcg8.gspo.mean.toFixed(3)}; Wilcoxon ${trained} vs SFT p = ${table.wilcoxon.gspoVsSft.pValue.toPrecision(3)}\n`);
   io.out(`wrote ${paths.json}, ${paths.markdown}, ${paths.svg} (${table.timing.seconds.toFixed(0)} s)\n`);
   return 0;
+}
+
+/** The gym configuration from the flags (also what `--provider` trains its managers with). */
+function gymConfig(args: ReproArgs): ArcaneConfig {
+  const objective = args.objective ?? "gspo";
+  if (!OBJECTIVES.includes(objective as Objective)) throw new UsageError(`--objective must be one of ${OBJECTIVES.join(", ")}, got ${JSON.stringify(objective)}`);
+  const seeds = args.seeds === undefined ? undefined : integer(args.seeds, "--seeds", 1, 1);
+  const batches = args.batches === undefined ? undefined : integer(args.batches, "--batches", 1, 1);
+  const positive = (value: string | undefined, flag: string) => (value === undefined ? undefined : numberFlag(value, flag, 0, (n) => Number.isFinite(n) && n > 0, "a positive number"));
+  const epsLow = positive(args.epsLow, "--eps-low");
+  const epsHigh = positive(args.epsHigh, "--eps-high");
+  return arcaneConfig({
+    quick: args.quick,
+    objective: objective as Objective,
+    ...(seeds === undefined ? {} : { seeds }),
+    ...(batches === undefined ? {} : { gspoBatches: batches }),
+    ...(epsLow === undefined ? {} : { epsLow }),
+    ...(epsHigh === undefined ? {} : { epsHigh }),
+  });
+}
+
+/** Gym training and evaluation on the bar: loss per SFT epoch, reward and clipping per batch. */
+function trainingProgress(bar: Bar, config: ArcaneConfig): (e: ArcaneProgress) => void {
+  return (e) => {
+    if (e.phase === "prepare") return;
+    const detail = e.phase === "evaluate" ? undefined : e.entry.stage === "sft" ? `loss ${e.entry.loss.toFixed(3)}` : `reward ${e.entry.meanReward.toFixed(3)} clipped ${(100 * e.entry.clippedFraction).toFixed(0)}%`;
+    bar.update(e.done, e.total, `seed ${e.seed} ${e.phase === "sft" ? "SFT epochs" : e.phase === "gspo" ? `${config.objective.toUpperCase()} batches` : "eval tasks"}`, detail);
+  };
+}
+
+/** `--provider`: one seed's managers trained in the gym, then the LLM-roles pipeline on real eval tasks. */
+async function reproWithProvider(args: ReproArgs, spec: string, gym: ArcaneConfig, data: string, out: string, io: CliIO, bar: Bar): Promise<number> {
+  const local = parseProviderSpec(spec).kind === "llama-cpp";
+  const contextSize = integer(args.contextSize, "--context-size", 8192, 256);
+  const threads = args.threads === undefined ? undefined : integer(args.threads, "--threads", 1, 1);
+  const errorsAs = args.errorsAs ?? "fail";
+  if (errorsAs !== "fail" && errorsAs !== "renormalize") throw new UsageError(`--errors-as must be fail or renormalize, got ${JSON.stringify(errorsAs)} (an error is never counted as 0)`);
+  const taskIds = args.taskIds?.split(",").map((id) => id.trim()).filter((id) => id !== "");
+  if (taskIds !== undefined && taskIds.length === 0) throw new UsageError("--task-ids needs at least one id");
+  const tasks = integer(args.tasks, "--tasks", 2, 1);
+  const maxN = integer(args.maxN, "--max-n", 8, 1);
+  // One seed: the LLM stage is the expensive part, and a second seed would double it.
+  const config = { ...gym, seeds: gym.seeds.slice(0, 1) };
+  const seed = config.seeds[0]!;
+  io.err(`Training the managers in the rubric gym (seed ${seed}: ${config.sftEpochs} SFT epochs, ${config.gspoBatches} ${config.objective.toUpperCase()} batches)\n`);
+  const managers = await trainArcaneManagers(seed, { gdpvalDir: data, config, runDir: join(out, "runs"), resume: args.resume, onProgress: trainingProgress(bar, config) });
+  bar.done();
+  // A local model keeps a prompt state per role (manager, stakeholder, worker and judge) so that
+  // shared prefixes — the task brief above all — are evaluated once.
+  const model = providerFromSpec(spec, local ? { llamaCpp: { contextSize, promptCache: 3, ...(threads === undefined ? {} : { threads }) } } : {});
+  try {
+    io.err(`LLM roles: ${model.modelId} on ${taskIds ? taskIds.join(", ") : `the first ${tasks} eval task(s)`}, N up to ${maxN}\n`);
+    const table = await runArcaneWithModel({
+      gdpvalDir: data,
+      model,
+      ...(taskIds ? { taskIds } : { tasks }),
+      ns: powersOfTwo(maxN),
+      errorsAs,
+      managers,
+      ...(local ? { judge: { rationaleMaxLength: 200 } } : {}),
+      onProgress: (e) => bar.update(e.done, e.total, `tasks — ${e.task.slice(0, 8)}: ${e.step}`),
+    });
+    bar.done();
+    await writeFile(join(out, "table.json"), `${JSON.stringify(table, null, 2)}\n`);
+    const markdown = arcaneLlmMarkdown(table);
+    await writeFile(join(out, "table.md"), markdown);
+    io.out(markdown);
+    io.out(`\nwrote ${join(out, "table.json")} and ${join(out, "table.md")}\n`);
+    const errors = table.tasks.reduce((n, t) => n + t.errors.length, 0);
+    if (errors > 0) io.err(`${errors} score(s) could not be computed; they are listed in table.md and never counted as 0.\n`);
+    return errors > 0 ? 2 : 0;
+  } finally {
+    await model.dispose?.();
+  }
 }

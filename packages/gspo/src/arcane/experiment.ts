@@ -6,7 +6,7 @@ import { gymTask, loadGdpval, simulatedStakeholder, simulatedWorker, type Worker
 import { QUESTION_REPERTOIRE, RubricPolicy } from "../policy/rubric-policy.js";
 import { InProcessBackend } from "../trainer/in-process.js";
 import type { Objective } from "../trainer/objective.js";
-import { trainGspo, trainSftStage, type TrainingLogEntry } from "../trainer/train.js";
+import { trainGspo, trainSftStage, type GspoLogEntry, type TrainingLogEntry } from "../trainer/train.js";
 import { gymPrompt, gymReward, proxyScores, teacherSequence, type GymPrompt } from "./gym.js";
 import { scalingSvg } from "./plot.js";
 import { ARCANE_METHODS, ArcaneTableSchema, arcaneMarkdown, methodLabels, PAPER, type ArcaneMethod, type ArcaneTable, type MeanStd } from "./table.js";
@@ -116,12 +116,31 @@ function argmaxPrefix(scores: readonly number[], n: number): number {
   return best;
 }
 
-async function runSeed(seed: number, gdpval: Awaited<ReturnType<typeof loadGdpval>>, options: ArcaneRunOptions): Promise<SeedResult> {
+/** The two managers of one seed, trained in the gym, and how training went. */
+export interface TrainedManagers {
+  readonly seed: number;
+  readonly config: ArcaneConfig;
+  /** After Stage I (SFT on the teacher's sequences). */
+  readonly sft: RubricPolicy;
+  /** After Stage II (GSPO, or the configured objective, from the SFT policy). */
+  readonly gspo: RubricPolicy;
+  readonly log: readonly TrainingLogEntry[];
+  readonly trainingSeconds: number;
+  /** Worker and verifier time spent inside GSPO rewards. */
+  readonly rewardMs: { readonly worker: number; readonly verifiers: number };
+}
+
+/**
+ * Stage I then Stage II of one seed on the gym's training tasks (ARCHITECTURE §4): SFT on the
+ * teacher's reconstructions, then GSPO on the stakeholder's true utility with k3 KL to the SFT
+ * policy. With a `runDir`, the seed's log and checkpoints go to `<runDir>/seed-<n>/` and
+ * `resume` continues from them.
+ */
+export async function trainArcaneManagers(seed: number, options: Omit<ArcaneRunOptions, "onProgress"> & { readonly gdpval?: Awaited<ReturnType<typeof loadGdpval>>; readonly onProgress?: (event: ArcaneProgress) => void }): Promise<TrainedManagers> {
   const { config } = options;
+  const gdpval = options.gdpval ?? (await loadGdpval(options.gdpvalDir));
   options.onProgress?.({ phase: "prepare", seed });
-  const prompts = (entries: typeof gdpval.train) => Promise.all(entries.map((e) => gymPrompt(gymTask(e.task), seed, QUESTION_REPERTOIRE)));
-  const train = await prompts(gdpval.train.slice(0, config.trainTasks));
-  const evaluation = await prompts(gdpval.eval.slice(0, config.evalTasks));
+  const train = await Promise.all(gdpval.train.slice(0, config.trainTasks).map((e) => gymPrompt(gymTask(e.task), seed, QUESTION_REPERTOIRE)));
   const worker = simulatedWorker();
   const seedDir = options.runDir === undefined ? undefined : join(options.runDir, `seed-${seed}`);
   const run = (stage: string) => (seedDir === undefined ? undefined : { dir: join(seedDir, stage), resume: options.resume ?? false });
@@ -179,8 +198,16 @@ async function runSeed(seed: number, gdpval: Awaited<ReturnType<typeof loadGdpva
     ...(options.signal ? { signal: options.signal } : {}),
   });
   log.push(...gspoLog);
-  const trainingSeconds = (performance.now() - started) / 1000;
-  const gspoPolicy = backend.policy;
+  return { seed, config, sft: sftPolicy, gspo: backend.policy, log, trainingSeconds: (performance.now() - started) / 1000, rewardMs: timings };
+}
+
+async function runSeed(seed: number, gdpval: Awaited<ReturnType<typeof loadGdpval>>, options: ArcaneRunOptions): Promise<SeedResult> {
+  const { config } = options;
+  const managers = await trainArcaneManagers(seed, { ...options, gdpval });
+  const { sft: sftPolicy, gspo: gspoPolicy, log, trainingSeconds } = managers;
+  const gspoLog = log.filter((e): e is GspoLogEntry => e.stage === "gspo");
+  const worker = simulatedWorker();
+  const evaluation = await Promise.all(gdpval.eval.slice(0, config.evalTasks).map((e) => gymPrompt(gymTask(e.task), seed, QUESTION_REPERTOIRE)));
 
   // Evaluation on the held-out tasks: each method's rubric guides the worker and selects among
   // its N outputs; the return is U* of the pick. The candidates of N are the first N of 16.
@@ -228,17 +255,16 @@ async function runSeed(seed: number, gdpval: Awaited<ReturnType<typeof loadGdpva
     });
     options.onProgress?.({ phase: "evaluate", seed, done: i + 1, total: evaluation.length });
   }
-  const gspoEntries = gspoLog;
   return {
     seed,
     tasks,
-    log,
+    log: [...log],
     timing: {
       trainingSeconds,
-      rollouts: gspoEntries.reduce((n, e) => n + e.rollouts, 0),
-      workerMs: timings.worker,
-      verifierMs: timings.verifiers,
-      policyMs: gspoEntries.reduce((n, e) => n + e.policySeconds * 1000, 0),
+      rollouts: gspoLog.reduce((n, e) => n + e.rollouts, 0),
+      workerMs: managers.rewardMs.worker,
+      verifierMs: managers.rewardMs.verifiers,
+      policyMs: gspoLog.reduce((n, e) => n + e.policySeconds * 1000, 0),
       evaluationSeconds: (performance.now() - evalStarted) / 1000,
     },
   };

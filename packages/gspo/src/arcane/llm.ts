@@ -1,9 +1,18 @@
 import { createRng, ndcgAtK, stagedToFlat, type FlatRubric, type LanguageModel, type StagedRubric } from "@rubric/core";
 import { gymTask, llmManager, llmStakeholder, llmWorker, loadGdpval, runEpisode, type GymTask } from "@rubric/autointeract";
-import { createVerifierRegistry, llmJudge, scoreOutputs } from "@rubric/verifiers";
+import { createVerifierRegistry, llmJudge, scoreOutputs, type LlmJudgeOptions } from "@rubric/verifiers";
 import { z } from "zod";
+import { QUESTION_REPERTOIRE } from "../policy/rubric-policy.js";
+import type { TrainedManagers } from "./experiment.js";
+import { PAPER } from "./table.js";
+
+/** The methods of an LLM-roles run, in table order. */
+export const ARCANE_LLM_METHODS = ["noRubric", "manager", "sft", "gspo", "oracle"] as const;
+export type ArcaneLlmMethod = (typeof ARCANE_LLM_METHODS)[number];
 
 const nullableNumbers = z.array(z.number().nullable());
+const perMethod = <T extends z.ZodType>(schema: T) => z.strictObject({ noRubric: schema, manager: schema, sft: schema, gspo: schema, oracle: schema });
+const N1N8 = z.strictObject({ n1: z.number().nullable(), n8: z.number().nullable() });
 
 /** `table.json` of `rubric repro arcane --provider`: LLM roles on real GDPval eval tasks, scored against the gold rubrics. */
 export const ArcaneLlmTableSchema = z.strictObject({
@@ -11,104 +20,168 @@ export const ArcaneLlmTableSchema = z.strictObject({
   model: z.string(),
   seed: z.number().int(),
   ns: z.array(z.number().int().positive()),
+  /** How error verdicts of the gold rubric count: `fail` (no U*) or `renormalize` (dropped, weights rescaled). */
+  errorsAs: z.enum(["fail", "renormalize"]),
+  /** The gym-trained managers deployed here (null when none were given). */
+  training: z
+    .strictObject({ seed: z.number().int(), sftEpochs: z.number().int(), gspoBatches: z.number().int(), objective: z.string(), seconds: z.number() })
+    .nullable(),
   tasks: z.array(
     z.strictObject({
       taskId: z.string(),
       sector: z.string(),
-      questions: z.number().int(),
-      rubric: z.unknown().nullable(),
+      /** Questions each manager asked. */
+      questions: z.strictObject({ manager: z.number().int(), sft: z.number().int().nullable(), gspo: z.number().int().nullable() }),
+      /** The rubrics the managers wrote (null where none was written). */
+      rubrics: z.strictObject({ manager: z.unknown().nullable(), sft: z.unknown().nullable(), gspo: z.unknown().nullable() }),
       /** U* (the gold rubric's normalised score) of the selected output per N; null where it could not be scored. */
-      returns: z.strictObject({ noRubric: nullableNumbers, manager: nullableNumbers, oracle: nullableNumbers }),
-      ndcg8: z.strictObject({ noDialogue: z.number().nullable(), manager: z.number().nullable() }),
+      returns: perMethod(nullableNumbers),
+      ndcg8: z.strictObject({ noDialogue: z.number().nullable(), manager: z.number().nullable(), sft: z.number().nullable(), gspo: z.number().nullable() }),
       errors: z.array(z.string()),
+      /** What is worth knowing about a task's numbers that is not an error (e.g. why an NDCG is undefined). */
+      notes: z.array(z.string()),
+      seconds: z.number(),
     }),
   ),
-  meanReturn: z.strictObject({
-    noRubric: z.strictObject({ n1: z.number().nullable(), n8: z.number().nullable() }),
-    manager: z.strictObject({ n1: z.number().nullable(), n8: z.number().nullable() }),
-    oracle: z.strictObject({ n1: z.number().nullable(), n8: z.number().nullable() }),
-  }),
+  meanReturn: perMethod(N1N8),
   notes: z.array(z.string()),
 });
 export type ArcaneLlmTable = z.infer<typeof ArcaneLlmTableSchema>;
+type TaskRow = ArcaneLlmTable["tasks"][number];
 
 export interface ArcaneLlmOptions {
   readonly gdpvalDir: string;
   /** Plays stakeholder, manager, worker and judge. */
   readonly model: LanguageModel;
-  /** The first this many eval tasks with a gold rubric. Default 2. */
+  /** The first this many eval tasks with a gold rubric. Default 2. Ignored when `taskIds` is given. */
   readonly tasks?: number;
+  /** Eval tasks by id or unique id prefix, in this order. */
+  readonly taskIds?: readonly string[];
   readonly ns?: readonly number[];
   readonly seed?: number;
-  /** Questions the manager may ask. Default 2. */
+  /** Questions the LLM manager may ask. Default 2. */
   readonly questionBudget?: number;
   /** Tokens per worker output. Default 256. */
   readonly maxTokens?: number;
+  /** Judge settings (default batched mode). */
+  readonly judge?: LlmJudgeOptions;
+  /** How error verdicts of a rubric count. Default `fail`: no score unless every needed criterion was verified. */
+  readonly errorsAs?: "fail" | "renormalize";
+  /**
+   * Managers trained by SFT and GSPO in the rubric gym (`trainArcaneManagers`), deployed here
+   * with the LLM stakeholder answering their questions. Without them the SFT and GSPO rows are empty.
+   */
+  readonly managers?: TrainedManagers;
   readonly onProgress?: (event: { task: string; done: number; total: number; step: string }) => void;
   readonly signal?: AbortSignal;
 }
 
-/** The manager rubric flattened into the gold rubric's terms, or the gold staged rubric itself. */
+/** Raised when `taskIds` names no eval task, or more than one. */
+export class ArcaneTaskSelectionError extends Error {
+  override readonly name = "ArcaneTaskSelectionError";
+}
+
 type AnyRubric = FlatRubric | StagedRubric;
+
+/** Index of the best proxy score among the first n that could be scored (ties → the first); -1 when none. */
+function bestScored(proxy: readonly (number | null)[], n: number): number {
+  let best = -1;
+  for (let k = 0; k < n; k++) if (proxy[k] !== null && (best < 0 || proxy[k]! > proxy[best]!)) best = k;
+  return best;
+}
+
+const message = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
 
 /**
  * The ARCANE pipeline with LLM roles on the real GDPval eval tasks: an LLM stakeholder holding
- * the gold rubric (as an outline), an untrained LLM manager that asks and writes a rubric, an LLM
- * worker producing N candidates — unguided (No Rubric, a seeded random pick), guided and selected
- * by the manager's rubric, or by the gold rubric (Oracle) — and U* from the gold rubric scored by
- * the real verifiers (sandboxed Python rules, the model as judge). NDCG@8 ranks 8 unguided
- * candidates by the manager's rubric with and without dialogue. Nothing is trained: SFT and GSPO
- * of an LLM manager need the Python sidecar on a GPU. A score that cannot be computed is null
- * and its reason is listed, never a 0.
+ * the gold rubric (as an outline); managers that ask and write a rubric — an untrained LLM
+ * manager, and (given `managers`) the SFT and GSPO policies trained in the gym, whose questions
+ * the LLM stakeholder answers; an LLM worker producing N candidates — unguided (No Rubric, a
+ * seeded random pick), or guided and selected by a manager's rubric, or by the gold rubric
+ * (Oracle); U* from the gold rubric scored by the real verifiers (sandboxed Python rules, the
+ * model as judge). NDCG@8 ranks 8 unguided candidates by each rubric against U*. A score that
+ * cannot be computed is null and its reason is listed, never a 0.
  */
 export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<ArcaneLlmTable> {
   const seed = options.seed ?? 0;
   const ns = [...(options.ns ?? [1, 2, 4, 8])].sort((a, b) => a - b);
   const maxN = ns.at(-1)!;
+  const errorsAs = options.errorsAs ?? "fail";
   const gdpval = await loadGdpval(options.gdpvalDir);
-  const examples = gdpval.eval.slice(0, options.tasks ?? 2);
-  const registry = createVerifierRegistry({ judge: llmJudge(options.model, { mode: "batched" }) });
+  const examples = options.taskIds ? options.taskIds.map((id) => selectTask(gdpval.eval, id)) : gdpval.eval.slice(0, options.tasks ?? 2);
+  const registry = createVerifierRegistry({ judge: llmJudge(options.model, { mode: "batched", ...options.judge }) });
   const worker = llmWorker(options.model, { maxTokens: options.maxTokens ?? 256 });
   const signal = options.signal ? { signal: options.signal } : {};
-  const tasks: ArcaneLlmTable["tasks"] = [];
+  const managers = options.managers;
+  const tasks: TaskRow[] = [];
   for (const [i, example] of examples.entries()) {
+    const started = performance.now();
     const task: GymTask = gymTask(example.task);
     const errors: string[] = [];
+    const notes: string[] = [];
+    /** Gold-rubric scorings of this task, and how many a failed gate stopped (by stage name). */
+    const gold = { scored: 0, stopped: new Map<string, number>() };
     const progress = (step: string) => options.onProgress?.({ task: task.id, done: i, total: examples.length, step });
     /** Normalised scores of outputs under a rubric; null for an output whose score could not be computed. */
     const scores = async (rubric: AnyRubric, outputs: readonly string[], what: string): Promise<(number | null)[]> => {
-      const scored = await scoreOutputs(rubric, outputs.map((output, k) => ({ id: `${what}-${k}`, input: task.prompt, output })), { registry, errorsAs: "fail", ...signal });
+      const scored = await scoreOutputs(rubric, outputs.map((output, k) => ({ id: `${what}-${k}`, input: task.prompt, output })), { registry, errorsAs, ...signal });
       return scored.map((s) => {
-        const errored = s.verdicts.filter((v) => v.status === "error");
-        if (errored.length > 0) errors.push(`${s.id}: ${errored.length} error verdict(s), first: ${(errored[0] as { error?: { message?: string } }).error?.message ?? "unknown"}`);
-        if (s.score === null) return null;
+        const errored = s.verdicts.flatMap((v) => (v.status === "error" ? [v] : []));
+        if (errored.length > 0) errors.push(`${s.id}: ${errored.length} error verdict(s), first ${errored[0]!.criterionId}: ${errored[0]!.error}`);
+        if (s.score === null) {
+          if (errored.length === 0) errors.push(`${s.id}: no score (${s.scoreError ?? "unknown"})`);
+          return null;
+        }
+        if (rubric === example.rubric) {
+          gold.scored += 1;
+          if (s.score.kind === "staged" && s.score.stoppedAt !== null) gold.stopped.set(s.score.stoppedAt, (gold.stopped.get(s.score.stoppedAt) ?? 0) + 1);
+        }
         return s.score.normalized;
       });
     };
+    const stakeholder = llmStakeholder(options.model, { rubric: example.rubric, seed });
     const elicit = async (budget: number): Promise<{ rubric?: FlatRubric; questions: number }> => {
-      const episode = await runEpisode({ task, manager: llmManager(options.model, { questions: budget, seed }), stakeholder: llmStakeholder(options.model, { rubric: example.rubric, seed }), questionBudget: budget, ...signal });
+      const episode = await runEpisode({ task, manager: llmManager(options.model, { questions: budget, seed }), stakeholder, questionBudget: budget, ...signal });
       if (!episode.rubric) errors.push(`manager (budget ${budget}): ${episode.error?.name ?? "Error"}: ${episode.error?.message ?? "no rubric"}`);
       return { ...(episode.rubric ? { rubric: episode.rubric } : {}), questions: episode.costs.questions };
     };
     progress("dialogue");
     const withDialogue = await elicit(options.questionBudget ?? 2);
     const noDialogue = await elicit(0);
-    const returns = { noRubric: [] as (number | null)[], manager: [] as (number | null)[], oracle: [] as (number | null)[] };
-    const pick = (utility: readonly (number | null)[], proxy: readonly (number | null)[] | undefined, n: number) => {
-      if (!proxy) return utility[createRng(seed).fork(`pick:${task.id}:${n}`).int(n)] ?? null;
-      // Best by the rubric among candidates it could score; none scorable → no return, not a 0.
-      let best = -1;
-      for (let k = 0; k < n; k++) if (proxy[k] !== null && (best < 0 || proxy[k]! > proxy[best]!)) best = k;
-      return best < 0 ? null : utility[best]!;
-    };
-    let ndcg8 = { noDialogue: null as number | null, manager: null as number | null };
-    for (const method of ["noRubric", "manager", "oracle"] as const) {
-      progress(`worker: ${method}`);
-      const guide = method === "noRubric" ? undefined : method === "manager" ? withDialogue.rubric : example.rubric;
-      if (method === "manager" && !guide) {
-        returns.manager = ns.map(() => null);
-        continue;
+
+    // The gym-trained managers: the LLM stakeholder answers the repertoire (each question the same
+    // way whenever asked, as in the gym), and each policy sees only the replies to the questions it chose.
+    const trained = { sft: undefined as FlatRubric | undefined, gspo: undefined as FlatRubric | undefined };
+    const trainedQuestions = { sft: null as number | null, gspo: null as number | null };
+    if (managers) {
+      progress("trained managers: stakeholder replies");
+      const replies: string[] = [];
+      try {
+        for (const text of QUESTION_REPERTOIRE) {
+          const answer = await stakeholder.answer({ text }, { task, exchanges: [], questionsLeft: QUESTION_REPERTOIRE.length, turnsLeft: QUESTION_REPERTOIRE.length + 1, ...signal });
+          replies.push(answer.text);
+        }
+        const rng = createRng(managers.seed).fork(`eval-rubric:${task.id}`);
+        for (const method of ["sft", "gspo"] as const) {
+          const policy = managers[method];
+          // Both policies draw with the same random stream, so their rubrics differ only by training.
+          const tokens = policy.sample({ task, replies }, rng.fork("policy"));
+          trained[method] = policy.toRubric(tokens, `${task.id}-${method}`);
+          trainedQuestions[method] = policy.decode(tokens).questions.length;
+        }
+      } catch (error) {
+        // Without every reply the trained managers would see a different dialogue: no rubric, listed.
+        errors.push(`stakeholder (trained managers' questions): ${message(error)}`);
       }
+    }
+
+    const guides: Record<Exclude<ArcaneLlmMethod, "noRubric">, AnyRubric | undefined> = { manager: withDialogue.rubric, sft: trained.sft, gspo: trained.gspo, oracle: example.rubric };
+    const returns = Object.fromEntries(ARCANE_LLM_METHODS.map((m) => [m, ns.map(() => null)])) as unknown as Record<ArcaneLlmMethod, (number | null)[]>;
+    const ndcg8: TaskRow["ndcg8"] = { noDialogue: null, manager: null, sft: null, gspo: null };
+    for (const method of ARCANE_LLM_METHODS) {
+      const guide = method === "noRubric" ? undefined : guides[method];
+      if (method !== "noRubric" && !guide) continue; // its manager wrote no rubric: listed above
+      progress(`worker: ${method}`);
       // The LLM worker reads a flat list of criteria; the gold staged rubric is shown as its rules.
       const flatGuide = guide && "stages" in guide ? stagedToFlat(guide).rubric : (guide as FlatRubric | undefined);
       let outputs: string[];
@@ -116,59 +189,115 @@ export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<Arc
         outputs = (await worker.produce(task, flatGuide, maxN, { seed: seed * 1009 + i, ...signal })).map((o) => o.text);
       } catch (error) {
         // A worker that fails leaves this method without a return for the task; the others go on.
-        errors.push(`worker (${method}): ${(error as Error).name}: ${(error as Error).message}`);
-        returns[method] = ns.map(() => null);
+        errors.push(`worker (${method}): ${message(error)}`);
         continue;
       }
       progress(`scoring: ${method}`);
       const utility = await scores(example.rubric, outputs, `${method}-gold`);
-      const proxy = method === "noRubric" ? undefined : method === "oracle" ? utility : await scores(guide!, outputs, `${method}-proxy`);
-      returns[method] = ns.map((n) => pick(utility, proxy, n));
       if (method === "noRubric") {
+        returns.noRubric = ns.map((n) => utility[createRng(seed).fork(`pick:${task.id}:${n}`).int(n)] ?? null);
+        // NDCG@8: how each rubric ranks 8 unguided candidates against U*.
         const pool = outputs.slice(0, 8);
         const truth = utility.slice(0, 8);
-        const ndcg = async (rubric: FlatRubric | undefined, what: string) => {
-          if (!rubric || truth.some((u) => u === null) || pool.length < 2) return null;
-          const predicted = await scores(rubric, pool, what);
-          return predicted.some((p) => p === null) ? null : ndcgAtK(predicted as number[], truth as number[], 8);
-        };
-        ndcg8 = { noDialogue: await ndcg(noDialogue.rubric, "ndcg-no-dialogue"), manager: await ndcg(withDialogue.rubric, "ndcg-manager") };
+        if (pool.length >= 2 && truth.every((u) => u !== null) && truth.some((u) => u! > 0)) {
+          const rankers: [keyof TaskRow["ndcg8"], FlatRubric | undefined][] = [["noDialogue", noDialogue.rubric], ["manager", withDialogue.rubric], ["sft", trained.sft], ["gspo", trained.gspo]];
+          for (const [name, rubric] of rankers) {
+            if (!rubric) continue;
+            progress(`ndcg: ${name}`);
+            const predicted = await scores(rubric, pool, `ndcg-${name}`);
+            ndcg8[name] = predicted.some((p) => p === null) ? null : ndcgAtK(predicted as number[], truth as number[], 8);
+          }
+        } else if (pool.length >= 2 && truth.every((u) => u === 0)) {
+          // Every candidate has U* 0: no ranking is better than another, and NDCG (0/0) is undefined.
+          notes.push("NDCG@8 undefined: every unguided candidate has U* 0");
+        }
+        continue;
       }
+      const proxy = method === "oracle" ? utility : await scores(guide!, outputs, `${method}-proxy`);
+      // Best by the rubric among candidates it could score; none scorable → no return, not a 0.
+      returns[method] = ns.map((n) => {
+        const best = bestScored(proxy, n);
+        return best < 0 ? null : utility[best]!;
+      });
     }
-    tasks.push({ taskId: task.id, sector: task.sector, questions: withDialogue.questions, rubric: withDialogue.rubric ?? null, returns, ndcg8, errors });
+    for (const [stage, count] of gold.stopped) notes.push(`gold gate ${JSON.stringify(stage)} failed for ${count} of ${gold.scored} scored outputs, stopping their U* at the gate's failure score`);
+    tasks.push({
+      taskId: task.id,
+      sector: task.sector,
+      questions: { manager: withDialogue.questions, ...trainedQuestions },
+      rubrics: { manager: withDialogue.rubric ?? null, sft: trained.sft ?? null, gspo: trained.gspo ?? null },
+      returns,
+      ndcg8,
+      errors,
+      notes,
+      seconds: (performance.now() - started) / 1000,
+    });
     options.onProgress?.({ task: task.id, done: i + 1, total: examples.length, step: "done" });
   }
-  const at = (method: keyof ArcaneLlmTable["tasks"][number]["returns"], n: number) => {
+  const at = (method: ArcaneLlmMethod, n: number) => {
     const k = ns.indexOf(n);
     const values = tasks.map((t) => (k < 0 ? null : t.returns[method][k]!)).filter((v): v is number => v !== null);
     return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
   };
-  const meanReturn = Object.fromEntries((["noRubric", "manager", "oracle"] as const).map((m) => [m, { n1: at(m, 1), n8: at(m, 8) }])) as ArcaneLlmTable["meanReturn"];
+  const meanReturn = Object.fromEntries(ARCANE_LLM_METHODS.map((m) => [m, { n1: at(m, 1), n8: at(m, 8) }])) as ArcaneLlmTable["meanReturn"];
   return {
     kind: "arcane-llm",
     model: options.model.modelId,
     seed,
     ns,
+    errorsAs,
+    training: managers ? { seed: managers.seed, sftEpochs: managers.config.sftEpochs, gspoBatches: managers.config.gspoBatches, objective: managers.config.objective, seconds: managers.trainingSeconds } : null,
     tasks,
     meanReturn,
     notes: [
       `LLM roles (${options.model.modelId}) on ${tasks.length} real GDPval eval task(s) with their gold rubrics; means are over the tasks whose pick could be scored.`,
-      "The manager is untrained: SFT and GSPO of an LLM manager run in the Python sidecar (python/rubric-trainer) on a GPU, so those rows are not measured here.",
-      "Error verdicts are listed per task and never counted as 0.",
+      managers
+        ? `SFT and GSPO are the in-process managers trained in the rubric gym (seed ${managers.seed}, ${managers.trainingSeconds.toFixed(0)} s on the 175 training tasks), deployed here: the LLM stakeholder answers their questions and the LLM worker follows their rubrics. The LLM manager is the model itself, untrained; training an LLM manager is the Python sidecar's job on a GPU.`
+        : "No trained managers were given, so the SFT and GSPO rows are empty; the LLM manager is the model itself, untrained.",
+      errorsAs === "renormalize"
+        ? "Error verdicts of a rubric are dropped and its weights renormalised (--errors-as renormalize); a stage with nothing left to score still gives no score."
+        : "Error verdicts are listed per task and never counted as 0; an output with one has no U*.",
+      "The paper's column is GDPval with frontier models; this is a different model and two tasks, not a replication.",
     ],
   };
 }
 
+/** The eval task whose id is `id` or starts with it (exactly one). */
+function selectTask<T extends { task: { task_id: string } }>(pool: readonly T[], id: string): T {
+  const exact = pool.find((e) => e.task.task_id === id);
+  if (exact) return exact;
+  const matches = pool.filter((e) => e.task.task_id.startsWith(id));
+  if (matches.length === 1) return matches[0]!;
+  throw new ArcaneTaskSelectionError(
+    matches.length === 0 ? `no GDPval eval task has an id starting with ${JSON.stringify(id)}` : `${JSON.stringify(id)} matches ${matches.length} eval tasks: ${matches.map((m) => m.task.task_id.slice(0, 12)).join(", ")}`,
+  );
+}
+
+const LABELS: Record<ArcaneLlmMethod, string> = {
+  noRubric: "No Rubric",
+  manager: "LLM manager (untrained)",
+  sft: "SFT (gym-trained)",
+  gspo: "GSPO (gym-trained)",
+  oracle: "Oracle (gold rubric)",
+};
+
 /** Markdown for an LLM-roles run. */
 export function arcaneLlmMarkdown(table: ArcaneLlmTable): string {
   const f = (v: number | null) => (v === null ? "—" : v.toFixed(3));
-  const lines = [`# ARCANE with LLM roles (${table.model})`, "", ...table.notes.map((n) => `> ${n}`), "", "## Mean return (gold-rubric U* of the selected output)", "", "| Method | N=1 | N=8 |", "|---|---|---|"];
-  lines.push(`| No Rubric | ${f(table.meanReturn.noRubric.n1)} | ${f(table.meanReturn.noRubric.n8)} |`);
-  lines.push(`| LLM manager (untrained) | ${f(table.meanReturn.manager.n1)} | ${f(table.meanReturn.manager.n8)} |`);
-  lines.push(`| SFT / GSPO | not trained here | not trained here |`);
-  lines.push(`| Oracle (gold rubric) | ${f(table.meanReturn.oracle.n1)} | ${f(table.meanReturn.oracle.n8)} |`);
-  lines.push("", "## Per task", "", `| Task | sector | questions | ${table.ns.map((n) => `manager N=${n}`).join(" | ")} | NDCG@8 no dialogue | NDCG@8 manager | errors |`, `|---|---|---|${table.ns.map(() => "---|").join("")}---|---|---|`);
-  for (const t of table.tasks) lines.push(`| ${t.taskId.slice(0, 8)} | ${t.sector} | ${t.questions} | ${t.returns.manager.map(f).join(" | ")} | ${f(t.ndcg8.noDialogue)} | ${f(t.ndcg8.manager)} | ${t.errors.length} |`);
+  const paper = (m: ArcaneLlmMethod, n: "n1" | "n8") => (m === "manager" ? "—" : PAPER.meanReturn[m][n].toFixed(2));
+  const lines = [`# ARCANE with LLM roles (${table.model})`, "", ...table.notes.map((n) => `> ${n}`), "", "## Mean return (gold-rubric U* of the selected output)", "", "| Method | N=1 | N=8 | paper N=1 | paper N=8 |", "|---|---|---|---|---|"];
+  for (const m of ARCANE_LLM_METHODS) lines.push(`| ${LABELS[m]} | ${f(table.meanReturn[m].n1)} | ${f(table.meanReturn[m].n8)} | ${paper(m, "n1")} | ${paper(m, "n8")} |`);
+  lines.push("", "## Per task (U* per N)", "", `| Task | sector | method | questions | ${table.ns.map((n) => `N=${n}`).join(" | ")} | NDCG@8 |`, `|---|---|---|---|${table.ns.map(() => "---|").join("")}---|`);
+  for (const t of table.tasks) {
+    for (const m of ARCANE_LLM_METHODS) {
+      const questions = m === "manager" || m === "sft" || m === "gspo" ? String(t.questions[m] ?? "—") : "";
+      const ndcg = m === "noRubric" ? `${f(t.ndcg8.noDialogue)} (no dialogue)` : m === "oracle" ? "" : f(t.ndcg8[m]);
+      lines.push(`| ${t.taskId.slice(0, 8)} | ${t.sector} | ${LABELS[m]} | ${questions} | ${t.returns[m].map(f).join(" | ")} | ${ndcg} |`);
+    }
+  }
+  lines.push("", `Seconds per task: ${table.tasks.map((t) => `${t.taskId.slice(0, 8)} ${t.seconds.toFixed(0)}`).join(", ")}.`);
+  const notes = table.tasks.flatMap((t) => t.notes.map((n) => `- ${t.taskId.slice(0, 8)}: ${n}`));
+  if (notes.length > 0) lines.push("", "## Notes", "", ...notes);
   const errors = table.tasks.flatMap((t) => t.errors.map((e) => `- ${t.taskId.slice(0, 8)}: ${e}`));
   if (errors.length > 0) lines.push("", "## Errors", "", ...errors);
   return `${lines.join("\n")}\n`;
