@@ -26,7 +26,7 @@ export { gymPrompt, gymReward, proxyScores, sftSequence, teacherSequence, trueUt
 export { arcaneConfig, runArcane, trainArcaneManagers, writeArcaneOutputs, type ArcaneConfig, type ArcaneProgress, type ArcaneRunOptions, type TrainedManagers } from "./arcane/experiment.js";
 export { scalingSvg } from "./arcane/plot.js";
 export { ARCANE_METHODS, ArcaneTableSchema, arcaneMarkdown, METHOD_LABELS, methodLabels, PAPER, type ArcaneMethod, type ArcaneTable, type MeanStd } from "./arcane/table.js";
-export { ARCANE_LLM_METHODS, ArcaneLlmTableSchema, ArcaneTaskSelectionError, arcaneLlmMarkdown, runArcaneWithModel, type ArcaneLlmMethod, type ArcaneLlmOptions, type ArcaneLlmTable } from "./arcane/llm.js";
+export { ARCANE_LLM_METHODS, ArcaneLlmTableSchema, ArcaneTaskSelectionError, arcaneLlmMarkdown, pairedMeans, runArcaneWithModel, type ArcaneLlmMethod, type ArcaneLlmOptions, type ArcaneLlmTable } from "./arcane/llm.js";
 
 // sidecar: the Python training sidecar (python/rubric-trainer) behind JSON lines over stdio
 export { SidecarBackend, type SidecarBackendOptions, type TokenPrompt } from "./sidecar/backend.js";

@@ -12,6 +12,10 @@
  * 2. The judge path against a local OpenAI-wire server with 50 ms latency: requests per
  *    (output, rubric) when batched, 500 requests at concurrency 32 vs the ideal 500/32 × 50 ms
  *    (target ≤ 1.25×), and the requests a cached rerun makes (target 0).
+ * 3. A local judge (llamaCpp on ../shared/models/stories260K.gguf, one thread) grading 6 outputs
+ *    of a real GDPval task (a prompt of ≈3,000 tokens before the output): per-call latency with
+ *    every prompt from an empty context and flash attention on (the behaviour before the prompt
+ *    cache), with flash attention off, and with the default prompt cache. `--skip-llama` skips it.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -21,9 +25,10 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { parseFlatRubric } from "@rubric/core";
-import { createVerifierRegistry, fileCache, llmJudge, openAICompatible, scoreOutputs } from "@rubric/verifiers";
+import { createVerifierRegistry, fileCache, llamaCpp, llmJudge, openAICompatible, scoreOutputs, type LlamaCppOptions } from "@rubric/verifiers";
+import { readFileSync } from "node:fs";
 
-const { values: args } = parseArgs({ options: { append: { type: "string" }, "skip-promptfoo": { type: "boolean", default: false }, runs: { type: "string", default: "7" }, "judge-warmups": { type: "string", default: "5" } } });
+const { values: args } = parseArgs({ options: { append: { type: "string" }, "skip-promptfoo": { type: "boolean", default: false }, "skip-llama": { type: "boolean", default: false }, runs: { type: "string", default: "7" }, "judge-warmups": { type: "string", default: "5" } } });
 const runs = Number(args.runs);
 const lines: string[] = [];
 const say = (line = "") => {
@@ -154,6 +159,41 @@ const oursMs = await time(() => scoreOutputs(rubric, outputs, { registry, concur
 say("### Rule verifiers: 1,000 outputs × 12 criteria");
 say();
 say(`@rubric/verifiers scoreOutputs: median ${median(oursMs).toFixed(1)} ms over ${runs} runs (${((1000 * 12) / (median(oursMs) / 1000) / 1e3).toFixed(0)} k verdicts/s)`);
+
+// --- 3. a local judge on a long GDPval prompt ---------------------------------------------------------------------------------------------------------------------------
+if (!args["skip-llama"]) {
+  const shared = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../shared/", import.meta.url));
+  const firstTask = JSON.parse(readFileSync(join(shared, "data/gdpval/tasks.jsonl"), "utf8").split("\n")[0]!) as { task_id: string; prompt: string };
+  const criterion = parseFlatRubric({ id: "bench-local", criteria: [{ id: "fit", text: "The response delivers what the task asks for", weight: 1, verifier: { kind: "llm-judge", scale: { min: 0, max: 4 } } }] });
+  const localOutputs = Array.from({ length: 6 }, (_, i) => ({ id: `o${i}`, input: firstTask.prompt, output: `Draft ${i}: ${"The sample of metrics was tested against the source data and the exceptions are listed below. ".repeat(4)}` }));
+  say();
+  say(`### Local judge: llamaCpp + stories260K on GDPval task ${firstTask.task_id.slice(0, 8)} (6 outputs, one call each, 1 thread)`);
+  say();
+  const variants: [string, Partial<LlamaCppOptions>][] = [
+    ["every prompt from an empty context, flash attention on (before)", { promptCache: 0, flashAttention: true }],
+    ["every prompt from an empty context, flash attention off", { promptCache: 0 }],
+    ["prompt cache (default: 1 state), flash attention off (default)", {}],
+  ];
+  const medians: number[] = [];
+  for (const [label, settings] of variants) {
+    const model = llamaCpp({ modelPath: join(shared, "models/stories260K.gguf"), contextSize: 8192, threads: 1, ...settings });
+    await model.generate({ messages: [{ role: "user", content: "Once" }], maxTokens: 1 }); // load outside the timings
+    const calls: { ms: number; input: number; cached: number }[] = [];
+    const timed = { ...model, provider: model.provider, modelId: model.modelId, async generate(request: Parameters<typeof model.generate>[0]) {
+      const t = performance.now();
+      const response = await model.generate(request);
+      calls.push({ ms: performance.now() - t, input: response.usage.inputTokens, cached: response.usage.cachedInputTokens ?? 0 });
+      return response;
+    } };
+    const judge = createVerifierRegistry({ python: false, judge: llmJudge(timed, { rationaleMaxLength: 200, parseRetries: 0 }) });
+    await scoreOutputs(criterion, localOutputs, { registry: judge });
+    await model.dispose();
+    const ms = calls.map((c) => c.ms);
+    medians.push(median(ms));
+    say(`${label}: median ${median(ms).toFixed(0)} ms per call (first ${ms[0]!.toFixed(0)} ms; ${calls[0]!.input} prompt tokens, median ${median(calls.map((c) => c.cached))} reused)`);
+  }
+  say(`ratio: the default is ${(medians[0]! / medians[2]!).toFixed(1)}× faster per call than before (flash attention alone: ${(medians[0]! / medians[1]!).toFixed(1)}×)`);
+}
 
 say();
 say("### Rule verifiers against promptfoo");

@@ -43,7 +43,10 @@ export const ArcaneLlmTableSchema = z.strictObject({
       seconds: z.number(),
     }),
   ),
+  /** Mean U* per method over the paired tasks (null for a method that did not run, or no paired task). */
   meanReturn: perMethod(N1N8),
+  /** How many tasks the means are over: those where every method that ran has a return at that N. */
+  pairedTasks: z.strictObject({ n1: z.number().int(), n8: z.number().int() }),
   notes: z.array(z.string()),
 });
 export type ArcaneLlmTable = z.infer<typeof ArcaneLlmTableSchema>;
@@ -127,7 +130,7 @@ export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<Arc
       const scored = await scoreOutputs(rubric, outputs.map((output, k) => ({ id: `${what}-${k}`, input: task.prompt, output })), { registry, errorsAs, ...signal });
       return scored.map((s) => {
         const errored = s.verdicts.flatMap((v) => (v.status === "error" ? [v] : []));
-        if (errored.length > 0) errors.push(`${s.id}: ${errored.length} error verdict(s), first ${errored[0]!.criterionId}: ${errored[0]!.error}`);
+        if (errored.length > 0) errors.push(`${s.id}: ${errored.length} error verdict(s), first ${errored[0]!.criterionId}: ${(errored[0]!.error ?? "unknown").split("\n")[0]}`);
         if (s.score === null) {
           if (errored.length === 0) errors.push(`${s.id}: no score (${s.scoreError ?? "unknown"})`);
           return null;
@@ -234,12 +237,7 @@ export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<Arc
     });
     options.onProgress?.({ task: task.id, done: i + 1, total: examples.length, step: "done" });
   }
-  const at = (method: ArcaneLlmMethod, n: number) => {
-    const k = ns.indexOf(n);
-    const values = tasks.map((t) => (k < 0 ? null : t.returns[method][k]!)).filter((v): v is number => v !== null);
-    return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
-  };
-  const meanReturn = Object.fromEntries(ARCANE_LLM_METHODS.map((m) => [m, { n1: at(m, 1), n8: at(m, 8) }])) as ArcaneLlmTable["meanReturn"];
+  const { meanReturn, pairedTasks } = pairedMeans(tasks, ns, managers ? ARCANE_LLM_METHODS : ARCANE_LLM_METHODS.filter((m) => m !== "sft" && m !== "gspo"));
   return {
     kind: "arcane-llm",
     model: options.model.modelId,
@@ -249,17 +247,39 @@ export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<Arc
     training: managers ? { seed: managers.seed, sftEpochs: managers.config.sftEpochs, gspoBatches: managers.config.gspoBatches, objective: managers.config.objective, seconds: managers.trainingSeconds } : null,
     tasks,
     meanReturn,
+    pairedTasks,
     notes: [
-      `LLM roles (${options.model.modelId}) on ${tasks.length} real GDPval eval task(s) with their gold rubrics; means are over the tasks whose pick could be scored.`,
+      `LLM roles (${options.model.modelId}) on ${tasks.length} real GDPval eval task(s) with their gold rubrics. Means are paired: over the tasks where every method's pick could be scored at that N (${pairedTasks.n1} at N=1, ${pairedTasks.n8} at N=8).`,
       managers
         ? `SFT and GSPO are the in-process managers trained in the rubric gym (seed ${managers.seed}, ${managers.trainingSeconds.toFixed(0)} s on the 175 training tasks), deployed here: the LLM stakeholder answers their questions and the LLM worker follows their rubrics. The LLM manager is the model itself, untrained; training an LLM manager is the Python sidecar's job on a GPU.`
         : "No trained managers were given, so the SFT and GSPO rows are empty; the LLM manager is the model itself, untrained.",
       errorsAs === "renormalize"
         ? "Error verdicts of a rubric are dropped and its weights renormalised (--errors-as renormalize); a stage with nothing left to score still gives no score."
         : "Error verdicts are listed per task and never counted as 0; an output with one has no U*.",
-      "The paper's column is GDPval with frontier models; this is a different model and two tasks, not a replication.",
+      `The paper's column is GDPval with frontier models; this is ${options.model.modelId} on ${tasks.length} task(s), not a replication.`,
     ],
   };
+}
+
+/**
+ * Mean return per method at N=1 and N=8 over the tasks where every method in `methods` has a
+ * return at that N: a task one method could not score leaves every method's mean, so that no
+ * method looks better for having skipped a hard task. Methods not in `methods` are null.
+ */
+export function pairedMeans(
+  tasks: readonly Pick<TaskRow, "returns">[],
+  ns: readonly number[],
+  methods: readonly ArcaneLlmMethod[],
+): { meanReturn: ArcaneLlmTable["meanReturn"]; pairedTasks: ArcaneLlmTable["pairedTasks"] } {
+  const at = (n: number) => {
+    const k = ns.indexOf(n);
+    const paired = k < 0 ? [] : tasks.filter((t) => methods.every((m) => t.returns[m][k] !== null && t.returns[m][k] !== undefined));
+    const mean = (m: ArcaneLlmMethod) => (!methods.includes(m) || paired.length === 0 ? null : paired.reduce((sum, t) => sum + t.returns[m][k]!, 0) / paired.length);
+    return { count: paired.length, mean };
+  };
+  const [one, eight] = [at(1), at(8)];
+  const meanReturn = Object.fromEntries(ARCANE_LLM_METHODS.map((m) => [m, { n1: one.mean(m), n8: eight.mean(m) }])) as ArcaneLlmTable["meanReturn"];
+  return { meanReturn, pairedTasks: { n1: one.count, n8: eight.count } };
 }
 
 /** The eval task whose id is `id` or starts with it (exactly one). */
@@ -287,6 +307,7 @@ export function arcaneLlmMarkdown(table: ArcaneLlmTable): string {
   const paper = (m: ArcaneLlmMethod, n: "n1" | "n8") => (m === "manager" ? "—" : PAPER.meanReturn[m][n].toFixed(2));
   const lines = [`# ARCANE with LLM roles (${table.model})`, "", ...table.notes.map((n) => `> ${n}`), "", "## Mean return (gold-rubric U* of the selected output)", "", "| Method | N=1 | N=8 | paper N=1 | paper N=8 |", "|---|---|---|---|---|"];
   for (const m of ARCANE_LLM_METHODS) lines.push(`| ${LABELS[m]} | ${f(table.meanReturn[m].n1)} | ${f(table.meanReturn[m].n8)} | ${paper(m, "n1")} | ${paper(m, "n8")} |`);
+  lines.push("", `Means over ${table.pairedTasks.n1} task(s) at N=1 and ${table.pairedTasks.n8} at N=8: those where every method's pick could be scored.`);
   lines.push("", "## Per task (U* per N)", "", `| Task | sector | method | questions | ${table.ns.map((n) => `N=${n}`).join(" | ")} | NDCG@8 |`, `|---|---|---|---|${table.ns.map(() => "---|").join("")}---|`);
   for (const t of table.tasks) {
     for (const m of ARCANE_LLM_METHODS) {

@@ -63,9 +63,11 @@ export interface LlamaCppOptions {
    * sequence of `contextSize` tokens (KV memory grows with it). A call continues from the kept
    * state that shares the longest prefix with its prompt and evaluates only the rest — the
    * worker's N samples of one brief, or the judge's outputs after one long task, pay for the
-   * shared text once. Default 1; 0 evaluates every prompt from an empty context. A reused
-   * prefix gives the same tokens as a fresh evaluation (tested), and `usage.cachedInputTokens`
-   * says how much was reused.
+   * shared text once. Default 1; 0 evaluates every prompt from an empty context.
+   * `usage.cachedInputTokens` says how much was reused. On the CPU a reused prefix gives the same
+   * tokens as a fresh evaluation (tested with stories260K); other backends may split batches
+   * differently and change the last bits of the logits, so use 0 where a request must give the
+   * same text whatever ran before it.
    */
   readonly promptCache?: number;
 }
