@@ -169,5 +169,13 @@ describe("rubric repro arcane --provider (OpenAI-compatible server)", () => {
     expect(table.tasks[0]!.errors.length).toBeGreaterThan(0);
     // Every gold score needs the judge: no method has a return, and none is a 0.
     for (const method of ["noRubric", "manager", "sft", "gspo", "oracle"] as const) expect(table.tasks[0]!.returns[method].every((r) => r === null)).toBe(true);
+    expect(table.pairedTasks).toEqual({ n1: 0, n8: 0 });
+    // Renormalising cannot score a gate made only of judge criteria either: still no U*, still listed.
+    const renormalized = await runRubric(["repro", "arcane", "--provider", `openai-compatible:${server.url}#judge-model`, "--quick", "--batches", "1", "--tasks", "1", "--max-n", "2", "--errors-as", "renormalize", "--gdpval", GDPVAL, "--out", join(dir, "llm-renormalize")]);
+    expect(renormalized.code, renormalized.stderr).toBe(2);
+    const again = ArcaneLlmTableSchema.parse(JSON.parse(readFileSync(join(dir, "llm-renormalize", "table.json"), "utf8")));
+    expect(again.errorsAs).toBe("renormalize");
+    expect(again.tasks[0]!.returns.oracle).toEqual([null, null]);
+    expect(again.tasks[0]!.errors.join("\n")).toMatch(/nothing to renormalise/);
   });
 });

@@ -130,11 +130,11 @@ export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<Arc
       const scored = await scoreOutputs(rubric, outputs.map((output, k) => ({ id: `${what}-${k}`, input: task.prompt, output })), { registry, errorsAs, ...signal });
       return scored.map((s) => {
         const errored = s.verdicts.flatMap((v) => (v.status === "error" ? [v] : []));
-        if (errored.length > 0) errors.push(`${s.id}: ${errored.length} error verdict(s), first ${errored[0]!.criterionId}: ${(errored[0]!.error ?? "unknown").split("\n")[0]}`);
-        if (s.score === null) {
-          if (errored.length === 0) errors.push(`${s.id}: no score (${s.scoreError ?? "unknown"})`);
-          return null;
-        }
+        // One line per output: its first error verdict and, when there is none, why it has no score.
+        const why = s.score === null ? `no score (${(s.scoreError ?? "unknown").split("\n")[0]})` : "scored on the rest";
+        if (errored.length > 0) errors.push(`${s.id}: ${errored.length} error verdict(s), first ${errored[0]!.criterionId}: ${(errored[0]!.error ?? "unknown").split("\n")[0]}; ${why}`);
+        else if (s.score === null) errors.push(`${s.id}: ${why}`);
+        if (s.score === null) return null;
         if (rubric === example.rubric) {
           gold.scored += 1;
           if (s.score.kind === "staged" && s.score.stoppedAt !== null) gold.stopped.set(s.score.stoppedAt, (gold.stopped.get(s.score.stoppedAt) ?? 0) + 1);
