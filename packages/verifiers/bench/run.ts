@@ -162,7 +162,7 @@ say(`@rubric/verifiers scoreOutputs: median ${median(oursMs).toFixed(1)} ms over
 
 // --- 3. a local judge on a long GDPval prompt ---------------------------------------------------------------------------------------------------------------------------
 if (!args["skip-llama"]) {
-  const shared = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../shared/", import.meta.url));
+  const shared = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url)); // from bench/.build/
   const firstTask = JSON.parse(readFileSync(join(shared, "data/gdpval/tasks.jsonl"), "utf8").split("\n")[0]!) as { task_id: string; prompt: string };
   const criterion = parseFlatRubric({ id: "bench-local", criteria: [{ id: "fit", text: "The response delivers what the task asks for", weight: 1, verifier: { kind: "llm-judge", scale: { min: 0, max: 4 } } }] });
   const localOutputs = Array.from({ length: 6 }, (_, i) => ({ id: `o${i}`, input: firstTask.prompt, output: `Draft ${i}: ${"The sample of metrics was tested against the source data and the exceptions are listed below. ".repeat(4)}` }));
@@ -186,7 +186,8 @@ if (!args["skip-llama"]) {
       return response;
     } };
     const judge = createVerifierRegistry({ python: false, judge: llmJudge(timed, { rationaleMaxLength: 200, parseRetries: 0 }) });
-    await scoreOutputs(criterion, localOutputs, { registry: judge });
+    // One call at a time: the model serialises calls anyway, and a queued call's wait is not its cost.
+    await scoreOutputs(criterion, localOutputs, { registry: judge, concurrency: 1 });
     await model.dispose();
     const ms = calls.map((c) => c.ms);
     medians.push(median(ms));
