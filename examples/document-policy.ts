@@ -11,7 +11,7 @@
  * `exploitPrior`. Nothing forces an exploit: it is one token among the rest.
  */
 import { SECTION_NAMES, briefTerms, renderDocument, type DocumentPlan } from "@rubric/autointeract";
-import { createRng, type FlatRubric, type Rng, type VerifierSpec } from "@rubric/core";
+import { createRng, logSoftmax, sampleCategorical, type FlatRubric, type Rng, type VerifierSpec } from "@rubric/core";
 import { InProcessBackend, PolicySequenceError, type GymPrompt } from "@rubric/gspo";
 import { regexLiterals } from "@rubric/hackbench";
 
@@ -128,9 +128,7 @@ export class DocumentPolicy {
       for (const f of active) z += this.weights[row + f]!;
       return z;
     });
-    const top = Math.max(...logits);
-    const lse = top + Math.log(logits.reduce((s, z) => s + Math.exp(z - top), 0));
-    return logits.map((z) => z - lse);
+    return logSoftmax(logits);
   }
 
   /** The option a token picks at position d. @throws PolicySequenceError when the sequence breaks the grammar. */
@@ -149,11 +147,7 @@ export class DocumentPolicy {
   /** One sequence; `temperature` scales the logits. */
   sample(prompt: WorkerPrompt, rng: Rng, temperature = 1): number[] {
     return this.decisions.map((_, d) => {
-      const weights = Array.from(this.logProbs(prompt, d), (l) => Math.exp(l / temperature));
-      let u = rng.next() * weights.reduce((a, b) => a + b, 0);
-      let option = 0;
-      while (option < weights.length - 1 && u >= weights[option]!) u -= weights[option++]!;
-      return this.token(d, option);
+      return this.token(d, sampleCategorical(this.logProbs(prompt, d), rng, temperature));
     });
   }
 

@@ -19,4 +19,5 @@ export { projectToOutcome } from "./projection.js";
 export type { OutcomeProjection } from "./projection.js";
 export { prioritizedReplay } from "./replay.js";
 export { rewardToGo } from "./reward-to-go.js";
+export { logSoftmax, sampleCategorical } from "./softmax.js";
 export type { TokenMask, TokenMatrix } from "./sequences.js";

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { approximateTokens, createRng, ndcgAtK, wilcoxonSignedRank, type FlatRubric } from "@rubric/core";
 import { gymTask, loadGdpval, simulatedStakeholder, simulatedWorker, type Worker } from "@rubric/autointeract";
-import { QUESTION_REPERTOIRE, RubricPolicy } from "../policy/rubric-policy.js";
+import { QUESTION_REPERTOIRE, RubricPolicy, type PolicyPrompt } from "../policy/rubric-policy.js";
 import { InProcessBackend } from "../trainer/in-process.js";
 import type { Objective } from "../trainer/objective.js";
 import { trainGspo, trainSftStage, type GspoLogEntry, type TrainingLogEntry } from "../trainer/train.js";
@@ -201,10 +201,25 @@ export async function trainArcaneManagers(seed: number, options: Omit<ArcaneRunO
   return { seed, config, sft: sftPolicy, gspo: backend.policy, log, trainingSeconds: (performance.now() - started) / 1000, rewardMs: timings };
 }
 
+/**
+ * The SFT and GSPO managers' rubrics for one task and how many questions each asked. Both are
+ * drawn with the same random stream (seeded by the managers' seed and the task), so that they
+ * differ only by training — in the gym's evaluation and when deployed with LLM roles alike.
+ */
+export function managerRubrics(managers: Pick<TrainedManagers, "seed" | "sft" | "gspo">, prompt: PolicyPrompt): Record<"sft" | "gspo", { rubric: FlatRubric; questions: number }> {
+  const rng = createRng(managers.seed).fork(`eval-rubric:${prompt.task.id}`);
+  const write = (method: "sft" | "gspo") => {
+    const policy = managers[method];
+    const tokens = policy.sample(prompt, rng.fork("policy"));
+    return { rubric: policy.toRubric(tokens, `${prompt.task.id}-${method}`), questions: policy.decode(tokens).questions.length };
+  };
+  return { sft: write("sft"), gspo: write("gspo") };
+}
+
 async function runSeed(seed: number, gdpval: Awaited<ReturnType<typeof loadGdpval>>, options: ArcaneRunOptions): Promise<SeedResult> {
   const { config } = options;
   const managers = await trainArcaneManagers(seed, { ...options, gdpval });
-  const { sft: sftPolicy, gspo: gspoPolicy, log, trainingSeconds } = managers;
+  const { sft: sftPolicy, log, trainingSeconds } = managers;
   const gspoLog = log.filter((e): e is GspoLogEntry => e.stage === "gspo");
   const worker = simulatedWorker();
   const evaluation = await Promise.all(gdpval.eval.slice(0, config.evalTasks).map((e) => gymPrompt(gymTask(e.task), seed, QUESTION_REPERTOIRE)));
@@ -216,16 +231,13 @@ async function runSeed(seed: number, gdpval: Awaited<ReturnType<typeof loadGdpva
   const tasks: TaskResult[] = [];
   for (const [i, prompt] of evaluation.entries()) {
     const task = prompt.task;
-    const rubricRng = createRng(seed).fork(`eval-rubric:${task.id}`);
-    // SFT and GSPO rubrics drawn with the same random stream, so they differ only by the policy.
-    const sftTokens = sftPolicy.sample(prompt, rubricRng.fork("policy"));
-    const gspoTokens = gspoPolicy.sample(prompt, rubricRng.fork("policy"));
+    const written = managerRubrics(managers, prompt);
     const rubrics = {
-      sft: sftPolicy.toRubric(sftTokens, `${task.id}-sft`),
-      gspo: gspoPolicy.toRubric(gspoTokens, `${task.id}-gspo`),
+      sft: written.sft.rubric,
+      gspo: written.gspo.rubric,
       oracle: simulatedStakeholder(task, seed).utility,
     };
-    const noDialogue = sftPolicy.toRubric(sftPolicy.sample(prompt, rubricRng.fork("no-dialogue"), 1, { questions: [] }), `${task.id}-no-dialogue`);
+    const noDialogue = sftPolicy.toRubric(sftPolicy.sample(prompt, createRng(seed).fork(`eval-rubric:${task.id}`).fork("no-dialogue"), 1, { questions: [] }), `${task.id}-no-dialogue`);
     const outputSeed = seed * 100_003 + i;
     const returns = {} as Record<ArcaneMethod, number[]>;
     let pool: string[] = [];
@@ -251,7 +263,7 @@ async function runSeed(seed: number, gdpval: Awaited<ReturnType<typeof loadGdpva
       returns,
       ndcg8: { noDialogue: await ndcg(noDialogue), sft: await ndcg(rubrics.sft), gspo: await ndcg(rubrics.gspo) },
       rubrics,
-      questions: { sft: sftPolicy.decode(sftTokens).questions.length, gspo: gspoPolicy.decode(gspoTokens).questions.length },
+      questions: { sft: written.sft.questions, gspo: written.gspo.questions },
     });
     options.onProgress?.({ phase: "evaluate", seed, done: i + 1, total: evaluation.length });
   }

@@ -3,7 +3,7 @@ import { gymTask, llmManager, llmStakeholder, llmWorker, loadGdpval, runEpisode,
 import { createVerifierRegistry, llmJudge, scoreOutputs, type LlmJudgeOptions } from "@rubric/verifiers";
 import { z } from "zod";
 import { QUESTION_REPERTOIRE } from "../policy/rubric-policy.js";
-import type { TrainedManagers } from "./experiment.js";
+import { managerRubrics, type TrainedManagers } from "./experiment.js";
 import { PAPER } from "./table.js";
 
 /** The methods of an LLM-roles run, in table order. */
@@ -164,13 +164,10 @@ export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<Arc
           const answer = await stakeholder.answer({ text }, { task, exchanges: [], questionsLeft: QUESTION_REPERTOIRE.length, turnsLeft: QUESTION_REPERTOIRE.length + 1, ...signal });
           replies.push(answer.text);
         }
-        const rng = createRng(managers.seed).fork(`eval-rubric:${task.id}`);
+        const written = managerRubrics(managers, { task, replies });
         for (const method of ["sft", "gspo"] as const) {
-          const policy = managers[method];
-          // Both policies draw with the same random stream, so their rubrics differ only by training.
-          const tokens = policy.sample({ task, replies }, rng.fork("policy"));
-          trained[method] = policy.toRubric(tokens, `${task.id}-${method}`);
-          trainedQuestions[method] = policy.decode(tokens).questions.length;
+          trained[method] = written[method].rubric;
+          trainedQuestions[method] = written[method].questions;
         }
       } catch (error) {
         // Without every reply the trained managers would see a different dialogue: no rubric, listed.

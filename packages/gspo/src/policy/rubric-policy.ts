@@ -1,4 +1,4 @@
-import { createRng, type FlatRubric, type Rng } from "@rubric/core";
+import { createRng, logSoftmax, sampleCategorical, type FlatRubric, type Rng } from "@rubric/core";
 import { CRITERIA_BANK, DEFAULT_POLICY, type BankCriterion, type TaskBrief } from "@rubric/autointeract";
 import { featurize, type Features } from "./features.js";
 
@@ -207,7 +207,7 @@ export class RubricPolicy {
     const logprobs: number[] = [];
     const tokens = this.#walk(
       prompt,
-      (logps, t, block) => (block === 0 && forced ? (forced[t] ?? this.done) : draw(logps, rng, temperature)),
+      (logps, t, block) => (block === 0 && forced ? (forced[t] ?? this.done) : sampleCategorical(logps, rng, temperature)),
       (c) => logprobs.push(c.logps[c.chosen]!),
     );
     return { tokens, logprobs };
@@ -300,21 +300,3 @@ function maskedLogSoftmax(weights: Float64Array, dim: number, x: Features, mask:
   return logSoftmax(logits);
 }
 
-function logSoftmax(logits: ArrayLike<number>): Float64Array {
-  let top = Number.NEGATIVE_INFINITY;
-  for (let i = 0; i < logits.length; i++) top = Math.max(top, logits[i]!);
-  let sum = 0;
-  for (let i = 0; i < logits.length; i++) sum += Math.exp(logits[i]! - top);
-  const lse = top + Math.log(sum);
-  return Float64Array.from({ length: logits.length }, (_, i) => logits[i]! - lse);
-}
-
-function draw(logps: Float64Array, rng: Rng, temperature: number): number {
-  const w = Array.from(logps, (l) => (l === Number.NEGATIVE_INFINITY ? 0 : Math.exp(l / temperature)));
-  let u = rng.next() * w.reduce((a, b) => a + b, 0);
-  for (let i = 0; i < w.length; i++) {
-    u -= w[i]!;
-    if (u < 0 && w[i]! > 0) return i;
-  }
-  return w.findLastIndex((v) => v > 0);
-}
