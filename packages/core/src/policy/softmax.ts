@@ -8,7 +8,7 @@ import { PolicyInputError } from "./errors.js";
 export function logSoftmax(logits: ArrayLike<number>): Float64Array {
   let top = Number.NEGATIVE_INFINITY;
   for (let i = 0; i < logits.length; i++) top = Math.max(top, logits[i]!);
-  if (top === Number.NEGATIVE_INFINITY || Number.isNaN(top)) throw new PolicyInputError(`logSoftmax needs at least one finite logit, got [${Array.from(logits).join(", ")}]`);
+  if (top === Number.NEGATIVE_INFINITY || Number.isNaN(top)) throw new PolicyInputError("logits", `expected at least one finite logit, got [${Array.from(logits, String).join(", ")}]`);
   let sum = 0;
   for (let i = 0; i < logits.length; i++) sum += Math.exp(logits[i]! - top);
   const lse = top + Math.log(sum);
@@ -20,7 +20,7 @@ export function logSoftmax(logits: ArrayLike<number>): Float64Array {
  * flattened by `temperature` (p ∝ exp(logp / temperature)). Choices at −∞ are never drawn.
  */
 export function sampleCategorical(logps: ArrayLike<number>, rng: Rng, temperature = 1): number {
-  if (!(temperature > 0)) throw new PolicyInputError(`temperature must be > 0, got ${temperature}`);
+  if (!(temperature > 0)) throw new PolicyInputError("temperature", `expected a number > 0, got ${temperature}`);
   const weights = Array.from(logps, (l) => (l === Number.NEGATIVE_INFINITY ? 0 : Math.exp(l / temperature)));
   let u = rng.next() * weights.reduce((a, b) => a + b, 0);
   for (let i = 0; i < weights.length; i++) {
