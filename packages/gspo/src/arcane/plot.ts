@@ -2,7 +2,7 @@ import { ARCANE_METHODS, PAPER, methodLabels, type ArcaneTable } from "./table.j
 
 const COLORS = { noRubric: "#7f7f7f", sft: "#1f77b4", gspo: "#d62728", oracle: "#2ca02c" } as const;
 
-function escape(text: string): string {
+function escapeXml(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
@@ -53,7 +53,7 @@ export function scalingSvg(table: ArcaneTable): string {
     const ly = margin.top + 10 + i * 22;
     const lx = margin.left + plotW + 16;
     parts.push(`<line x1="${lx}" x2="${lx + 22}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"/>`);
-    parts.push(`<text x="${lx + 28}" y="${ly + 4}">${escape(methodLabels(table)[m])} (${table.scaling.slopePerDoubling[m] >= 0 ? "+" : ""}${table.scaling.slopePerDoubling[m].toFixed(3)}/×2)</text>`);
+    parts.push(`<text x="${lx + 28}" y="${ly + 4}">${escapeXml(methodLabels(table)[m])} (${table.scaling.slopePerDoubling[m] >= 0 ? "+" : ""}${table.scaling.slopePerDoubling[m].toFixed(3)}/×2)</text>`);
   }
   parts.push("</svg>");
   return `${parts.join("\n")}\n`;

@@ -232,7 +232,10 @@ export class SidecarProcess {
       this.#launch.onLog(`rubric-sidecar: ignoring a line that is not JSON: ${line.slice(0, 200)}`);
       return;
     }
-    if (typeof message === "object" && message !== null && "id" in message) return this.#reply(message);
+    if (typeof message === "object" && message !== null && "id" in message) {
+      this.#reply(message);
+      return;
+    }
     const notification = NotificationSchema.safeParse(message);
     if (!notification.success) {
       this.#launch.onLog(`rubric-sidecar: ignoring an unknown notification: ${line.slice(0, 200)}`);
@@ -259,16 +262,19 @@ export class SidecarProcess {
     const { method, resume } = pending;
     if (!reply.success) {
       const issue = reply.error.issues[0]!;
-      return resume(Effect.fail(new SidecarProtocolError({ method, message: `${method}: the reply does not fit the protocol at ${issue.path.join(".") || "(root)"}: ${issue.message}` })));
+      resume(Effect.fail(new SidecarProtocolError({ method, message: `${method}: the reply does not fit the protocol at ${issue.path.join(".") || "(root)"}: ${issue.message}` })));
+      return;
     }
     if ("error" in reply.data) {
       const { code, message: text, data } = reply.data.error;
-      return resume(Effect.fail(new SidecarError({ method, code, message: `${method}: ${text}`, data })));
+      resume(Effect.fail(new SidecarError({ method, code, message: `${method}: ${text}`, data })));
+      return;
     }
     const result = SIDECAR_METHODS[method].result.safeParse(reply.data.result);
     if (!result.success) {
       const issue = result.error.issues[0]!;
-      return resume(Effect.fail(new SidecarProtocolError({ method, message: `${method}: the result does not fit its schema at ${issue.path.join(".") || "(root)"}: ${issue.message}` })));
+      resume(Effect.fail(new SidecarProtocolError({ method, message: `${method}: the result does not fit its schema at ${issue.path.join(".") || "(root)"}: ${issue.message}` })));
+      return;
     }
     resume(Effect.succeed(result.data));
   }

@@ -96,7 +96,7 @@ describe("llmJudge, batched (one call per output)", () => {
     await scoreOutputs(rubric, outputs, { registry: registryWith(llmJudge(model(), { rationaleMaxLength: 80 })) });
     await scoreOutputs(rubric, outputs, { registry: registryWith(llmJudge(model())) });
     const rationales = (i: number) => {
-      const schema = (server.requests[i]?.body as { response_format: { json_schema: { schema: { properties: Record<string, { properties: { rationale: unknown } }> } } } }).response_format.json_schema.schema;
+      const schema = (server.requests[i]!.body as { response_format: { json_schema: { schema: { properties: Record<string, { properties: { rationale: unknown } }> } } } }).response_format.json_schema.schema;
       return Object.values(schema.properties).map((p) => p.properties.rationale);
     };
     expect(rationales(0)).toEqual([{ type: "string", maxLength: 80 }, { type: "string", maxLength: 80 }]);
