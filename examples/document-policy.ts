@@ -30,7 +30,11 @@ export interface Decision {
 }
 
 const yesNo = (id: string, yes: number): Decision => ({ id, options: ["no", "yes"], prior: [1 - yes, yes] });
-const counts = (id: string, prior: readonly number[]): Decision => ({ id, options: prior.map((_, n) => String(n)), prior });
+const counts = (id: string, prior: readonly number[]): Decision => ({
+  id,
+  options: prior.map((_, n) => String(n)),
+  prior,
+});
 
 /** How many of the brief's salient terms the writer may address (as the gym's worker does). */
 export const BRIEF_TERMS = 6;
@@ -40,7 +44,8 @@ export const BRIEF_TERMS = 6;
  * probabilities (`randomPlan` in @rubric/autointeract), and the two exploits at `exploitPrior`.
  */
 export function documentDecisions(exploitPrior: number): Decision[] {
-  if (!(exploitPrior > 0 && exploitPrior < 1)) throw new RangeError(`exploitPrior must be in (0, 1), got ${exploitPrior}`);
+  if (!(exploitPrior > 0 && exploitPrior < 1))
+    throw new RangeError(`exploitPrior must be in (0, 1), got ${exploitPrior}`);
   return [
     ...SECTION_NAMES.map((name) => yesNo(`section:${name}`, 0.45)),
     { id: "paragraphs", options: ["1", "2", "3"], prior: [1 / 3, 1 / 3, 1 / 3] },
@@ -92,7 +97,9 @@ export class DocumentPolicy {
     }
     this.weights = new Float64Array(offset * this.features.length);
     // The bias row starts at the log of the prior: with no other feature on, the policy is the gym's worker.
-    this.decisions.forEach((d, i) => d.prior.forEach((p, o) => (this.weights[(this.#offsets[i]! + o) * this.features.length] = Math.log(p))));
+    this.decisions.forEach((d, i) =>
+      d.prior.forEach((p, o) => (this.weights[(this.#offsets[i]! + o) * this.features.length] = Math.log(p))),
+    );
   }
 
   get parameters(): readonly Float64Array[] {
@@ -109,7 +116,10 @@ export class DocumentPolicy {
     if (!active) {
       const indices = prompt.features.map((name) => {
         const i = this.features.indexOf(name);
-        if (i < 0) throw new RangeError(`prompt ${prompt.task.id} has feature ${JSON.stringify(name)}, which the policy does not know`);
+        if (i < 0)
+          throw new RangeError(
+            `prompt ${prompt.task.id} has feature ${JSON.stringify(name)}, which the policy does not know`,
+          );
         return i;
       });
       active = Int32Array.from(new Set([0, ...indices]));
@@ -133,9 +143,11 @@ export class DocumentPolicy {
 
   /** The option a token picks at position d. @throws PolicySequenceError when the sequence breaks the grammar. */
   #optionAt(tokens: readonly number[], d: number): number {
-    if (tokens.length !== this.decisions.length) throw new PolicySequenceError(`a sequence has ${this.decisions.length} tokens, got ${tokens.length}`);
+    if (tokens.length !== this.decisions.length)
+      throw new PolicySequenceError(`a sequence has ${this.decisions.length} tokens, got ${tokens.length}`);
     const option = tokens[d]! - this.#offsets[d]!;
-    if (!(Number.isInteger(option) && option >= 0 && option < this.decisions[d]!.options.length)) throw new PolicySequenceError(`token ${d} (${tokens[d]}) is not an option of "${this.decisions[d]!.id}"`);
+    if (!(Number.isInteger(option) && option >= 0 && option < this.decisions[d]!.options.length))
+      throw new PolicySequenceError(`token ${d} (${tokens[d]}) is not an option of "${this.decisions[d]!.id}"`);
     return option;
   }
 
@@ -152,7 +164,12 @@ export class DocumentPolicy {
   }
 
   /** Adds coef_d · ∂ log π(token_d)/∂θ into `grads`: for a softmax choice c, ∂ log p(c)/∂logit_o = [o = c] − p_o. */
-  accumulateGradient(prompt: WorkerPrompt, tokens: readonly number[], coefs: readonly number[], grads: readonly Float64Array[]): void {
+  accumulateGradient(
+    prompt: WorkerPrompt,
+    tokens: readonly number[],
+    coefs: readonly number[],
+    grads: readonly Float64Array[],
+  ): void {
     const g = grads[0]!;
     const active = this.activeFeatures(prompt);
     const F = this.features.length;
@@ -234,11 +251,21 @@ export function rubricTerms(rubric: FlatRubric): string[] {
  * The Markdown a sequence writes for a task, rendered by the gym's own renderer from `seed`.
  * With `exploits: false`, the same document without the padding and the stuffed terms.
  */
-export function writeDocument(policy: DocumentPolicy, prompt: WorkerPrompt, tokens: readonly number[], seed: number, options: { readonly exploits?: boolean } = {}): string {
+export function writeDocument(
+  policy: DocumentPolicy,
+  prompt: WorkerPrompt,
+  tokens: readonly number[],
+  seed: number,
+  options: { readonly exploits?: boolean } = {},
+): string {
   const { plan, ...chosen } = policy.writing(prompt, tokens);
   const pad = chosen.pad && options.exploits !== false;
   const stuff = chosen.stuff && options.exploits !== false;
-  let text = renderDocument(plan, createRng(seed), prompt.task.prompt.split(/[.\n]/)[0]!.slice(0, 80).trim() || prompt.task.id);
+  let text = renderDocument(
+    plan,
+    createRng(seed),
+    prompt.task.prompt.split(/[.\n]/)[0]!.slice(0, 80).trim() || prompt.task.id,
+  );
   if (pad) {
     const sentences = text.split("\n").filter((line) => line !== "" && !/^(#|-|\|)/.test(line));
     text = `${text.trimEnd()}\n\nRestated:\n\n${sentences.join(" ")}\n`;

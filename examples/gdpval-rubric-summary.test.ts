@@ -6,7 +6,11 @@ import { describe, expect, it } from "vitest";
 describe("examples/gdpval-rubric-summary.ts", () => {
   it("validates and scores all 219 GDPval rubrics reproducibly", () => {
     const script = fileURLToPath(new URL("./gdpval-rubric-summary.ts", import.meta.url));
-    const run = (seed: string) => spawnSync(process.execPath, ["--import", "tsx", script, "--seed", seed, "--samples", "3", "--json"], { encoding: "utf8", cwd: fileURLToPath(new URL(".", import.meta.url)) });
+    const run = (seed: string) =>
+      spawnSync(process.execPath, ["--import", "tsx", script, "--seed", seed, "--samples", "3", "--json"], {
+        encoding: "utf8",
+        cwd: fileURLToPath(new URL(".", import.meta.url)),
+      });
     const first = run("5");
     expect(first.status, first.stderr).toBe(0);
     const report = JSON.parse(first.stdout);

@@ -33,7 +33,8 @@ const { values: args } = parseArgs({
 const seed = Number(args.seed);
 const samples = Number(args.samples);
 if (!Number.isSafeInteger(seed)) throw new Error(`--seed must be an integer, got ${args.seed}`);
-if (!Number.isSafeInteger(samples) || samples < 1) throw new Error(`--samples must be a positive integer, got ${args.samples}`);
+if (!Number.isSafeInteger(samples) || samples < 1)
+  throw new Error(`--samples must be a positive integer, got ${args.samples}`);
 
 const shared = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../shared/", import.meta.url));
 
@@ -95,11 +96,21 @@ function summarise(split: string, examples: readonly { readonly rubric: StagedRu
     rubrics: rubrics.length,
     stages: rubrics.reduce((n, r) => n + r.stages.length, 0),
     rules: rubrics.reduce((n, r) => n + ruleIds(r).length, 0),
-    codeRules: rubrics.reduce((n, r) => n + r.stages.flatMap((s) => s.rules).filter((x) => x.type === "code").length, 0),
-    judgeRules: rubrics.reduce((n, r) => n + r.stages.flatMap((s) => s.rules).filter((x) => x.type === "llm_judge").length, 0),
-    requiredGates: rubrics.reduce((n, r) => n + r.stages.filter((s) => s.is_required && s.on_failure_action !== "continue").length, 0),
+    codeRules: rubrics.reduce(
+      (n, r) => n + r.stages.flatMap((s) => s.rules).filter((x) => x.type === "code").length,
+      0,
+    ),
+    judgeRules: rubrics.reduce(
+      (n, r) => n + r.stages.flatMap((s) => s.rules).filter((x) => x.type === "llm_judge").length,
+      0,
+    ),
+    requiredGates: rubrics.reduce(
+      (n, r) => n + r.stages.filter((s) => s.is_required && s.on_failure_action !== "continue").length,
+      0,
+    ),
     capMismatches: rubrics.reduce(
-      (n, r) => n + r.stages.filter((s) => Math.abs(s.rules.reduce((w, x) => w + x.weight, 0) - s.max_points) > 1e-9).length,
+      (n, r) =>
+        n + r.stages.filter((s) => Math.abs(s.rules.reduce((w, x) => w + x.weight, 0) - s.max_points) > 1e-9).length,
       0,
     ),
     allMet: { mean: mean(allMet), belowOne: unreachable.length, unreachable },
@@ -112,27 +123,44 @@ function summarise(split: string, examples: readonly { readonly rubric: StagedRu
       meanIgnoringGates: mean(randomNoGates),
     },
   };
-  console.error(`${split}: ${rubrics.length} rubrics scored ${rubrics.length * (2 + 2 * samples)} times in ${Date.now() - started} ms`);
+  console.error(
+    `${split}: ${rubrics.length} rubrics scored ${rubrics.length * (2 + 2 * samples)} times in ${Date.now() - started} ms`,
+  );
   return summary;
 }
 
 // Loading validates every rubric (it throws, naming the line, on any invalid one) and joins each
 // to its GDPval task in the paper's split.
 const gdpval = await loadGdpval(`${shared}/data/gdpval`);
-const summaries = [
-  summarise("train", gdpval.train),
-  summarise("eval", gdpval.eval),
-];
+const summaries = [summarise("train", gdpval.train), summarise("eval", gdpval.eval)];
 
 if (args.json) {
-  console.log(JSON.stringify({ seed, samples, tasks: gdpval.tasks.length, tasksWithoutRubric: gdpval.withoutRubric.map((t) => t.task_id), summaries }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        seed,
+        samples,
+        tasks: gdpval.tasks.length,
+        tasksWithoutRubric: gdpval.withoutRubric.map((t) => t.task_id),
+        summaries,
+      },
+      null,
+      2,
+    ),
+  );
 } else {
   const rows: [string, (s: SplitSummary) => string][] = [
     ["rubrics (all valid)", (s) => String(s.rubrics)],
     ["stages / rubric", (s) => (s.stages / s.rubrics).toFixed(2)],
-    ["criteria / rubric: mean (median)", (s) => `${s.structure.criteriaPerRubric.mean.toFixed(2)} (${s.structure.criteriaPerRubric.median})`],
+    [
+      "criteria / rubric: mean (median)",
+      (s) => `${s.structure.criteriaPerRubric.mean.toFixed(2)} (${s.structure.criteriaPerRubric.median})`,
+    ],
     ["  min – max", (s) => `${s.structure.criteriaPerRubric.min} – ${s.structure.criteriaPerRubric.max}`],
-    ["tokens / criterion: mean (median)", (s) => `${s.structure.tokensPerCriterion.mean.toFixed(1)} (${s.structure.tokensPerCriterion.median})`],
+    [
+      "tokens / criterion: mean (median)",
+      (s) => `${s.structure.tokensPerCriterion.mean.toFixed(1)} (${s.structure.tokensPerCriterion.median})`,
+    ],
     ["code : llm_judge rules", (s) => `${s.codeRules} : ${s.judgeRules}`],
     ["stopping gates", (s) => String(s.requiredGates)],
     ["stages with Σw ≠ max_points", (s) => String(s.capMismatches)],
@@ -145,14 +173,25 @@ if (args.json) {
     ["  mean with gates ignored", (s) => s.random.meanIgnoringGates.toFixed(4)],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
-  console.log(`GDPval staged rubrics (ARCANE reference data) — seed ${seed}, ${samples} random verdict sets per rubric`);
-  console.log(`${gdpval.tasks.length} tasks; ${gdpval.train.length} train + ${gdpval.eval.length} eval gold rubrics (split seed ${gdpval.split.seed}); ${gdpval.withoutRubric.length} task without one\n`);
+  console.log(
+    `GDPval staged rubrics (ARCANE reference data) — seed ${seed}, ${samples} random verdict sets per rubric`,
+  );
+  console.log(
+    `${gdpval.tasks.length} tasks; ${gdpval.train.length} train + ${gdpval.eval.length} eval gold rubrics (split seed ${gdpval.split.seed}); ${gdpval.withoutRubric.length} task without one\n`,
+  );
   console.log(`${"".padEnd(width)}  ${summaries.map((s) => s.split.padStart(16)).join("  ")}`);
-  for (const [label, cell] of rows) console.log(`${label.padEnd(width)}  ${summaries.map((s) => cell(s).padStart(16)).join("  ")}`);
-  console.log("\nTokens are GPT-2-style pre-tokens of each rule's description (a close lower bound on BPE tokens). The paper's");
+  for (const [label, cell] of rows)
+    console.log(`${label.padEnd(width)}  ${summaries.map((s) => cell(s).padStart(16)).join("  ")}`);
+  console.log(
+    "\nTokens are GPT-2-style pre-tokens of each rule's description (a close lower bound on BPE tokens). The paper's",
+  );
   console.log("learned rubrics have ≈ 12 criteria of 17–18 tokens; these gold staged rubrics are fewer, longer rules.");
-  console.log("Random verdicts are uniform fractions per rule: a baseline of how the gates cut scores, not a model's quality.");
-  const unreachable = summaries.flatMap((s) => s.allMet.unreachable.map((u) => `  ${s.split.padEnd(5)}  ${u.taskId}  best possible ${u.best.toFixed(3)}`));
+  console.log(
+    "Random verdicts are uniform fractions per rule: a baseline of how the gates cut scores, not a model's quality.",
+  );
+  const unreachable = summaries.flatMap((s) =>
+    s.allMet.unreachable.map((u) => `  ${s.split.padEnd(5)}  ${u.taskId}  best possible ${u.best.toFixed(3)}`),
+  );
   if (unreachable.length > 0) {
     console.log("\nRubrics no output can score 1 on, even with every rule met (`rubric validate` says why for each):");
     for (const line of unreachable) console.log(line);

@@ -5,8 +5,25 @@ import { CRITERIA_BANK, simulatedStakeholder } from "@rubric/autointeract";
 import { createRng } from "@rubric/core";
 import { proxyScores, type RolloutGroup } from "@rubric/gspo";
 import { beforeAll, describe, expect, it } from "vitest";
-import { DocumentPolicy, DocumentPolicyBackend, documentDecisions, presenceTerms, rubricTerms, writeDocument, type WorkerPrompt } from "./document-policy.js";
-import { DEFAULT_CONFIG, PROXY_FEATURES, onsetPrompts, presenceProxy, runHackingOnset, trainAgainstProxy, writeHackingOnset, type HackingOnsetReport } from "./hacking-onset.js";
+import {
+  DocumentPolicy,
+  DocumentPolicyBackend,
+  documentDecisions,
+  presenceTerms,
+  rubricTerms,
+  writeDocument,
+  type WorkerPrompt,
+} from "./document-policy.js";
+import {
+  DEFAULT_CONFIG,
+  PROXY_FEATURES,
+  onsetPrompts,
+  presenceProxy,
+  runHackingOnset,
+  trainAgainstProxy,
+  writeHackingOnset,
+  type HackingOnsetReport,
+} from "./hacking-onset.js";
 
 const newPolicy = () => new DocumentPolicy({ decisions: documentDecisions(0.05), features: PROXY_FEATURES });
 
@@ -36,7 +53,20 @@ describe("the presence-only proxy", () => {
     expect(terms("next-steps-last")).toEqual(["Next Steps"]);
     expect(terms("risks-before-recommendation")).toEqual(["Risks", "Recommendation"]);
     expect(terms("recommend")).toEqual(["we recommend"]);
-    for (const id of ["title", "percent", "currency", "figures-3", "cite-2", "url-1", "no-urls", "bullets-5", "words-max-250", "no-hedging", "plain-language"]) expect(terms(id), id).toEqual([]);
+    for (const id of [
+      "title",
+      "percent",
+      "currency",
+      "figures-3",
+      "cite-2",
+      "url-1",
+      "no-urls",
+      "bullets-5",
+      "words-max-250",
+      "no-hedging",
+      "plain-language",
+    ])
+      expect(terms(id), id).toEqual([]);
   });
 
   it("weighs each kept criterion as U* does and pays for its terms anywhere", () => {
@@ -55,7 +85,11 @@ describe("the document policy", () => {
   it("starts as the gym's worker: with no feature on, every choice has the worker's probabilities", () => {
     const policy = newPolicy();
     const bare = { ...prompts[0]!, features: [] };
-    policy.decisions.forEach((d, i) => expect(Array.from(policy.logProbs(bare, i), Math.exp).map((p) => p.toFixed(12))).toEqual(d.prior.map((p) => p.toFixed(12))));
+    policy.decisions.forEach((d, i) =>
+      expect(Array.from(policy.logProbs(bare, i), Math.exp).map((p) => p.toFixed(12))).toEqual(
+        d.prior.map((p) => p.toFixed(12)),
+      ),
+    );
   });
 
   it("samples each choice as often as its log-probability says", () => {
@@ -64,11 +98,14 @@ describe("the document policy", () => {
     const rng = createRng("draws");
     const n = 20_000;
     const counts = policy.decisions.map((d) => new Array<number>(d.options.length).fill(0));
-    for (let s = 0; s < n; s++) policy.sample(prompt, rng).forEach((token, d) => counts[d]![token - policy.token(d, 0)]!++);
+    for (let s = 0; s < n; s++)
+      policy.sample(prompt, rng).forEach((token, d) => counts[d]![token - policy.token(d, 0)]!++);
     policy.decisions.forEach((_, d) => {
       const logps = policy.logProbs(prompt, d);
       expect(logSumExp(logps)).toBeCloseTo(0, 12);
-      counts[d]!.forEach((c, o) => expect(Math.abs(c / n - Math.exp(logps[o]!)), `${policy.decisions[d]!.id}[${o}]`).toBeLessThan(0.015));
+      counts[d]!.forEach((c, o) =>
+        expect(Math.abs(c / n - Math.exp(logps[o]!)), `${policy.decisions[d]!.id}[${o}]`).toBeLessThan(0.015),
+      );
     });
   });
 
@@ -103,7 +140,14 @@ describe("the document policy", () => {
     for (const [g, prompt] of prompts.slice(0, 2).entries()) {
       const sampled = await backend.sample(prompt, 4, { seed: g });
       // π_old a little off π_θ, inside the band, so that the ratios are not all 1.
-      groups.push({ prompt, sequences: sampled.map((s, k) => ({ tokens: s.tokens, logpOld: s.logprobs.map((l) => l + 0.01 * rng.normal()), advantage: k - 1.5 })) });
+      groups.push({
+        prompt,
+        sequences: sampled.map((s, k) => ({
+          tokens: s.tokens,
+          logpOld: s.logprobs.map((l) => l + 0.01 * rng.normal()),
+          advantage: k - 1.5,
+        })),
+      });
     }
     const options = { objective: "gspo" as const, epsLow: 0.2, epsHigh: 0.28, klCoef: 0.1 };
     const { grads, kl } = backend.gradient(groups, options);
@@ -128,7 +172,9 @@ describe("the document policy", () => {
       const stuffed = nothing.map((t, d) => (policy.decisions[d]!.id === "stuff-keywords" ? policy.token(d, 1) : t));
       const text = writeDocument(policy, prompt, stuffed, 3);
       expect(text).toContain(`Keywords: ${rubricTerms(prompt.proxy).join(", ")}.`);
-      expect(writeDocument(policy, prompt, stuffed, 3, { exploits: false })).toBe(writeDocument(policy, prompt, nothing, 3));
+      expect(writeDocument(policy, prompt, stuffed, 3, { exploits: false })).toBe(
+        writeDocument(policy, prompt, nothing, 3),
+      );
       expect(await proxyScores(prompt.proxy, prompt, [text])).toEqual([1]);
     }
   });
@@ -136,13 +182,32 @@ describe("the document policy", () => {
   it("saves and loads its parameters, reference and optimiser", async () => {
     const a = new DocumentPolicyBackend(perturbed("save"));
     await a.setReference();
-    await a.step([{ prompt: prompts[0]!, sequences: (await a.sample(prompts[0]!, 2, { seed: 1 })).map((s, k) => ({ tokens: s.tokens, logpOld: s.logprobs, advantage: k === 0 ? 1 : -1 })) }], { objective: "gspo", epsLow: 0.2, epsHigh: 0.28, learningRate: 0.05, klCoef: 0.1 });
+    await a.step(
+      [
+        {
+          prompt: prompts[0]!,
+          sequences: (await a.sample(prompts[0]!, 2, { seed: 1 })).map((s, k) => ({
+            tokens: s.tokens,
+            logpOld: s.logprobs,
+            advantage: k === 0 ? 1 : -1,
+          })),
+        },
+      ],
+      { objective: "gspo", epsLow: 0.2, epsHigh: 0.28, learningRate: 0.05, klCoef: 0.1 },
+    );
     const dir = await mkdtemp(join(tmpdir(), "document-policy-"));
     await a.save(dir);
     const b = new DocumentPolicyBackend(newPolicy());
     await b.load(dir);
     expect(Array.from(b.policy.weights)).toEqual(Array.from(a.policy.weights));
-    const group = { prompt: prompts[1]!, sequences: (await a.sample(prompts[1]!, 3, { seed: 2 })).map((s, k) => ({ tokens: s.tokens, logpOld: s.logprobs, advantage: k - 1 })) };
+    const group = {
+      prompt: prompts[1]!,
+      sequences: (await a.sample(prompts[1]!, 3, { seed: 2 })).map((s, k) => ({
+        tokens: s.tokens,
+        logpOld: s.logprobs,
+        advantage: k - 1,
+      })),
+    };
     const options = { objective: "gspo" as const, epsLow: 0.2, epsHigh: 0.28, klCoef: 0.1 };
     expect(b.gradient([group], options)).toEqual(a.gradient([group], options));
   });

@@ -32,13 +32,30 @@ import { bootstrapCI, type FlatRubric } from "@rubric/core";
 import { proxyScores, trainGspo, trueUtility, type GspoLogEntry } from "@rubric/gspo";
 import { cardToMarkdown, rubricUtility, runHackbench, type IntegrityCard } from "@rubric/hackbench";
 import { rulesRegistry } from "@rubric/verifiers";
-import { DocumentPolicy, DocumentPolicyBackend, documentDecisions, presenceTerms, writeDocument, type WorkerPrompt } from "./document-policy.js";
+import {
+  DocumentPolicy,
+  DocumentPolicyBackend,
+  documentDecisions,
+  presenceTerms,
+  writeDocument,
+  type WorkerPrompt,
+} from "./document-policy.js";
 
 /** The proxy of a true utility: a presence-only `includes` criterion for each of its criteria that names terms, same weight. */
 export function presenceProxy(utility: FlatRubric): FlatRubric {
   const criteria = utility.criteria.flatMap((c) => {
     const terms = presenceTerms(c.verifier);
-    return c.polarity === "reward" && terms.length > 0 ? [{ id: `mentions:${c.id}`, text: `Mentions ${terms.join(" and ")}`, weight: c.weight, polarity: "reward" as const, verifier: { kind: "includes", terms } }] : [];
+    return c.polarity === "reward" && terms.length > 0
+      ? [
+          {
+            id: `mentions:${c.id}`,
+            text: `Mentions ${terms.join(" and ")}`,
+            weight: c.weight,
+            polarity: "reward" as const,
+            verifier: { kind: "includes", terms },
+          },
+        ]
+      : [];
   });
   return { id: `${utility.id}-presence-proxy`, title: "Presence-only proxy of the stakeholder's utility", criteria };
 }
@@ -50,7 +67,10 @@ function featureOf(proxyCriterionId: string): string {
 }
 
 /** Every feature a proxy can switch on: the bank criteria whose checks name terms, and the brief. */
-export const PROXY_FEATURES: readonly string[] = [...CRITERIA_BANK.filter((c) => presenceTerms(c.verifier).length > 0).map((c) => `pays:${c.id}`), "pays:brief"];
+export const PROXY_FEATURES: readonly string[] = [
+  ...CRITERIA_BANK.filter((c) => presenceTerms(c.verifier).length > 0).map((c) => `pays:${c.id}`),
+  "pays:brief",
+];
 
 export interface HackingOnsetConfig {
   readonly seed: number;
@@ -66,29 +86,59 @@ export interface HackingOnsetConfig {
   readonly resamples: number;
 }
 
-export const DEFAULT_CONFIG: HackingOnsetConfig = { seed: 1, tasks: 12, batches: 30, groupSize: 8, exploitPrior: 0.05, honestSamples: 8, resamples: 4000 };
+export const DEFAULT_CONFIG: HackingOnsetConfig = {
+  seed: 1,
+  tasks: 12,
+  batches: 30,
+  groupSize: 8,
+  exploitPrior: 0.05,
+  honestSamples: 8,
+  resamples: 4000,
+};
 
 export const SHARED_DIR = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../shared/", import.meta.url));
 
 /** The worker's prompts: GDPval eval tasks in order, each with its stakeholder (world seed `seed`) and the proxy of its U*. */
-export async function onsetPrompts(config: Pick<HackingOnsetConfig, "seed" | "tasks">, gdpvalDir = `${SHARED_DIR}/data/gdpval`): Promise<WorkerPrompt[]> {
+export async function onsetPrompts(
+  config: Pick<HackingOnsetConfig, "seed" | "tasks">,
+  gdpvalDir = `${SHARED_DIR}/data/gdpval`,
+): Promise<WorkerPrompt[]> {
   const gdpval = await loadGdpval(gdpvalDir);
   const prompts: WorkerPrompt[] = [];
   for (const example of gdpval.eval) {
     if (prompts.length === config.tasks) break;
     const task = gymTask(example.task);
     const proxy = presenceProxy(simulatedStakeholder(task, config.seed).utility);
-    if (proxy.criteria.length > 0) prompts.push({ task, replies: [], stakeholderSeed: config.seed, proxy, features: [...new Set(proxy.criteria.map((c) => featureOf(c.id)))] });
+    if (proxy.criteria.length > 0)
+      prompts.push({
+        task,
+        replies: [],
+        stakeholderSeed: config.seed,
+        proxy,
+        features: [...new Set(proxy.criteria.map((c) => featureOf(c.id)))],
+      });
   }
   return prompts;
 }
 
 /** hackbench on a task's proxy, with honest documents of the gym's unguided worker and U* beside the proxy. */
-export async function auditProxy(prompt: WorkerPrompt, config: Pick<HackingOnsetConfig, "seed" | "honestSamples" | "resamples">): Promise<IntegrityCard> {
+export async function auditProxy(
+  prompt: WorkerPrompt,
+  config: Pick<HackingOnsetConfig, "seed" | "honestSamples" | "resamples">,
+): Promise<IntegrityCard> {
   const honest = await simulatedWorker().produce(prompt.task, undefined, config.honestSamples, { seed: config.seed });
   const utility = simulatedStakeholder(prompt.task, prompt.stakeholderSeed).utility;
-  const samples = honest.map((output, k) => ({ id: `${prompt.task.id}:${k}`, input: prompt.task.prompt, output: output.text }));
-  return runHackbench(prompt.proxy, samples, { registry: rulesRegistry(), seed: config.seed, resamples: config.resamples, trueUtility: rubricUtility(() => utility) });
+  const samples = honest.map((output, k) => ({
+    id: `${prompt.task.id}:${k}`,
+    input: prompt.task.prompt,
+    output: output.text,
+  }));
+  return runHackbench(prompt.proxy, samples, {
+    registry: rulesRegistry(),
+    seed: config.seed,
+    resamples: config.resamples,
+    trueUtility: rubricUtility(() => utility),
+  });
 }
 
 /**
@@ -111,11 +161,25 @@ const average = (values: readonly number[]) => values.reduce((a, b) => a + b, 0)
  * Trains a fresh worker (the gym's worker plus the two exploits) with GSPO on reward = the proxy
  * score of the document it writes; U* of the same document is recorded, never rewarded.
  */
-export async function trainAgainstProxy(prompts: readonly WorkerPrompt[], config: Pick<HackingOnsetConfig, "seed" | "batches" | "groupSize" | "exploitPrior">, onBatch?: (record: BatchRecord) => void) {
+export async function trainAgainstProxy(
+  prompts: readonly WorkerPrompt[],
+  config: Pick<HackingOnsetConfig, "seed" | "batches" | "groupSize" | "exploitPrior">,
+  onBatch?: (record: BatchRecord) => void,
+) {
   const policy = new DocumentPolicy({ decisions: documentDecisions(config.exploitPrior), features: PROXY_FEATURES });
   const index = new Map(prompts.map((p, i) => [p, i]));
-  let rollouts: { task: number; proxy: number; trueUtility: number; honest: { proxy: number; trueUtility: number }; stuffed: boolean; padded: boolean }[] = [];
-  const score = async (prompt: WorkerPrompt, text: string) => ({ proxy: (await proxyScores(prompt.proxy, prompt, [text]))[0]!, trueUtility: await trueUtility(prompt, text) });
+  let rollouts: {
+    task: number;
+    proxy: number;
+    trueUtility: number;
+    honest: { proxy: number; trueUtility: number };
+    stuffed: boolean;
+    padded: boolean;
+  }[] = [];
+  const score = async (prompt: WorkerPrompt, text: string) => ({
+    proxy: (await proxyScores(prompt.proxy, prompt, [text]))[0]!,
+    trueUtility: await trueUtility(prompt, text),
+  });
   const batches: BatchRecord[] = [];
   const log = await trainGspo({
     backend: new DocumentPolicyBackend(policy),
@@ -126,18 +190,23 @@ export async function trainAgainstProxy(prompts: readonly WorkerPrompt[], config
     async reward(prompt, tokens, { seed }) {
       const { pad, stuff } = policy.writing(prompt, tokens);
       const scored = await score(prompt, writeDocument(policy, prompt, tokens, seed));
-      const honest = pad || stuff ? await score(prompt, writeDocument(policy, prompt, tokens, seed, { exploits: false })) : scored;
+      const honest =
+        pad || stuff ? await score(prompt, writeDocument(policy, prompt, tokens, seed, { exploits: false })) : scored;
       rollouts.push({ task: index.get(prompt)!, ...scored, honest, stuffed: stuff, padded: pad });
       return scored.proxy;
     },
     onLog(entry) {
       if (entry.stage !== "gspo") return;
-      const perTask = (pick: (r: (typeof rollouts)[number]) => number) => prompts.map((_, i) => average(rollouts.filter((r) => r.task === i).map(pick)));
+      const perTask = (pick: (r: (typeof rollouts)[number]) => number) =>
+        prompts.map((_, i) => average(rollouts.filter((r) => r.task === i).map(pick)));
       const record: BatchRecord = {
         batch: entry.batch,
         proxy: average(rollouts.map((r) => r.proxy)),
         trueUtility: average(rollouts.map((r) => r.trueUtility)),
-        withoutExploits: { proxy: average(rollouts.map((r) => r.honest.proxy)), trueUtility: average(rollouts.map((r) => r.honest.trueUtility)) },
+        withoutExploits: {
+          proxy: average(rollouts.map((r) => r.honest.proxy)),
+          trueUtility: average(rollouts.map((r) => r.honest.trueUtility)),
+        },
         stuffed: average(rollouts.map((r) => (r.stuffed ? 1 : 0))),
         padded: average(rollouts.map((r) => (r.padded ? 1 : 0))),
         tasks: { proxy: perTask((r) => r.proxy), trueUtility: perTask((r) => r.trueUtility) },
@@ -172,20 +241,45 @@ export interface Divergence {
 }
 
 /** Where the proxy and U* part ways, from the per-task batch means (paired by task). */
-export function divergence(batches: readonly BatchRecord[], options: { readonly seed: number; readonly resamples: number }): Divergence {
+export function divergence(
+  batches: readonly BatchRecord[],
+  options: { readonly seed: number; readonly resamples: number },
+): Divergence {
   const first = batches[0]!;
   const last = batches.at(-1)!;
   const gapOf = (b: BatchRecord, i: number) => b.tasks.proxy[i]! - b.tasks.trueUtility[i]!;
-  const gap = batches.slice(1).map((b) => ({ batch: b.batch, ...change(b.tasks.proxy.map((_, i) => gapOf(b, i) - gapOf(first, i)), `${options.seed}:gap:${b.batch}`, options.resamples) }));
+  const gap = batches.slice(1).map((b) => ({
+    batch: b.batch,
+    ...change(
+      b.tasks.proxy.map((_, i) => gapOf(b, i) - gapOf(first, i)),
+      `${options.seed}:gap:${b.batch}`,
+      options.resamples,
+    ),
+  }));
   let onset: number | null = null;
   for (let k = gap.length - 1; k >= 0 && gap[k]!.ci[0] > 0; k--) onset = gap[k]!.batch;
-  const gain = (pick: (b: BatchRecord) => readonly number[], label: string) => change(pick(last).map((v, i) => v - pick(first)[i]!), `${options.seed}:${label}`, options.resamples);
-  return { gap, onset, proxyGain: gain((b) => b.tasks.proxy, "proxy-gain"), trueGain: gain((b) => b.tasks.trueUtility, "true-gain") };
+  const gain = (pick: (b: BatchRecord) => readonly number[], label: string) =>
+    change(
+      pick(last).map((v, i) => v - pick(first)[i]!),
+      `${options.seed}:${label}`,
+      options.resamples,
+    );
+  return {
+    gap,
+    onset,
+    proxyGain: gain((b) => b.tasks.proxy, "proxy-gain"),
+    trueGain: gain((b) => b.tasks.trueUtility, "true-gain"),
+  };
 }
 
 export interface HackingOnsetReport {
   readonly config: HackingOnsetConfig;
-  readonly tasks: readonly { readonly id: string; readonly sector: string; readonly proxyCriteria: number; readonly utilityCriteria: number }[];
+  readonly tasks: readonly {
+    readonly id: string;
+    readonly sector: string;
+    readonly proxyCriteria: number;
+    readonly utilityCriteria: number;
+  }[];
   readonly cards: readonly IntegrityCard[];
   readonly batches: readonly BatchRecord[];
   readonly training: readonly GspoLogEntry[];
@@ -193,7 +287,13 @@ export interface HackingOnsetReport {
 }
 
 /** The whole experiment: prompts, the audit before training, training, and where the curves part. */
-export async function runHackingOnset(config: HackingOnsetConfig, progress: { onCard?: (prompt: WorkerPrompt, card: IntegrityCard) => void; onBatch?: (record: BatchRecord) => void } = {}): Promise<HackingOnsetReport> {
+export async function runHackingOnset(
+  config: HackingOnsetConfig,
+  progress: {
+    onCard?: (prompt: WorkerPrompt, card: IntegrityCard) => void;
+    onBatch?: (record: BatchRecord) => void;
+  } = {},
+): Promise<HackingOnsetReport> {
   const prompts = await onsetPrompts(config);
   const cards: IntegrityCard[] = [];
   for (const prompt of prompts) {
@@ -203,7 +303,12 @@ export async function runHackingOnset(config: HackingOnsetConfig, progress: { on
   const { batches, log } = await trainAgainstProxy(prompts, config, progress.onBatch);
   return {
     config,
-    tasks: prompts.map((p) => ({ id: p.task.id, sector: p.task.sector, proxyCriteria: p.proxy.criteria.length, utilityCriteria: simulatedStakeholder(p.task, p.stakeholderSeed).utility.criteria.length })),
+    tasks: prompts.map((p) => ({
+      id: p.task.id,
+      sector: p.task.sector,
+      proxyCriteria: p.proxy.criteria.length,
+      utilityCriteria: simulatedStakeholder(p.task, p.stakeholderSeed).utility.criteria.length,
+    })),
     cards,
     batches,
     training: log,
@@ -231,7 +336,12 @@ export function onsetSvg(report: HackingOnsetReport): string {
   const y = (v: number) => Math.round((m.top + (1 - v) * plotH) * 10) / 10;
   const curves = [
     { label: "proxy reward (trained on)", color: "#d62728", dash: "", pick: (b: BatchRecord) => b.proxy },
-    { label: "proxy, exploits removed", color: "#d62728", dash: "3 3", pick: (b: BatchRecord) => b.withoutExploits.proxy },
+    {
+      label: "proxy, exploits removed",
+      color: "#d62728",
+      dash: "3 3",
+      pick: (b: BatchRecord) => b.withoutExploits.proxy,
+    },
     { label: "true utility U*", color: "#2ca02c", dash: "", pick: (b: BatchRecord) => b.trueUtility },
     { label: "keyword stuffing rate", color: "#7f7f7f", dash: "6 4", pick: (b: BatchRecord) => b.stuffed },
     { label: "padding rate (unpaid)", color: "#9467bd", dash: "2 3", pick: (b: BatchRecord) => b.padded },
@@ -242,18 +352,34 @@ export function onsetSvg(report: HackingOnsetReport): string {
     `<text x="${m.left}" y="22" font-size="15" font-weight="bold">Proxy reward vs true utility under GSPO (rubric gym, seed ${report.config.seed})</text>`,
     `<text x="${m.left}" y="40" fill="#555">${report.tasks.length} GDPval tasks × ${report.config.groupSize} rollouts per batch — simulation</text>`,
   ];
-  for (let k = 0; k <= 5; k++) parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${y(k / 5)}" y2="${y(k / 5)}" stroke="#e5e5e5"/>`, `<text x="${m.left - 8}" y="${y(k / 5) + 4}" text-anchor="end">${(k / 5).toFixed(1)}</text>`);
-  for (let b = 0; b <= last; b += Math.max(1, Math.ceil(last / 10))) parts.push(`<text x="${x(b)}" y="${m.top + plotH + 18}" text-anchor="middle">${b}</text>`);
-  parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${m.top + plotH}" y2="${m.top + plotH}" stroke="#333"/>`, `<line x1="${m.left}" x2="${m.left}" y1="${m.top}" y2="${m.top + plotH}" stroke="#333"/>`);
+  for (let k = 0; k <= 5; k++)
+    parts.push(
+      `<line x1="${m.left}" x2="${m.left + plotW}" y1="${y(k / 5)}" y2="${y(k / 5)}" stroke="#e5e5e5"/>`,
+      `<text x="${m.left - 8}" y="${y(k / 5) + 4}" text-anchor="end">${(k / 5).toFixed(1)}</text>`,
+    );
+  for (let b = 0; b <= last; b += Math.max(1, Math.ceil(last / 10)))
+    parts.push(`<text x="${x(b)}" y="${m.top + plotH + 18}" text-anchor="middle">${b}</text>`);
+  parts.push(
+    `<line x1="${m.left}" x2="${m.left + plotW}" y1="${m.top + plotH}" y2="${m.top + plotH}" stroke="#333"/>`,
+    `<line x1="${m.left}" x2="${m.left}" y1="${m.top}" y2="${m.top + plotH}" stroke="#333"/>`,
+  );
   parts.push(`<text x="${m.left + plotW / 2}" y="${height - 12}" text-anchor="middle">GSPO batch</text>`);
   const onset = report.divergence.onset;
-  if (onset !== null) parts.push(`<line x1="${x(onset)}" x2="${x(onset)}" y1="${m.top}" y2="${m.top + plotH}" stroke="#ff7f0e" stroke-dasharray="4 3"/>`, `<text x="${x(onset) + 4}" y="${m.top + plotH - 8}" fill="#ff7f0e">onset: batch ${onset}</text>`);
+  if (onset !== null)
+    parts.push(
+      `<line x1="${x(onset)}" x2="${x(onset)}" y1="${m.top}" y2="${m.top + plotH}" stroke="#ff7f0e" stroke-dasharray="4 3"/>`,
+      `<text x="${x(onset) + 4}" y="${m.top + plotH - 8}" fill="#ff7f0e">onset: batch ${onset}</text>`,
+    );
   curves.forEach((c, i) => {
     const points = report.batches.map((b) => `${x(b.batch)},${y(c.pick(b))}`).join(" ");
     const dash = c.dash ? ` stroke-dasharray="${c.dash}"` : "";
     const ly = m.top + 10 + i * 22;
     const lx = m.left + plotW + 14;
-    parts.push(`<polyline points="${points}" fill="none" stroke="${c.color}" stroke-width="2"${dash}/>`, `<line x1="${lx}" x2="${lx + 22}" y1="${ly}" y2="${ly}" stroke="${c.color}" stroke-width="2"${dash}/>`, `<text x="${lx + 28}" y="${ly + 4}">${c.label}</text>`);
+    parts.push(
+      `<polyline points="${points}" fill="none" stroke="${c.color}" stroke-width="2"${dash}/>`,
+      `<line x1="${lx}" x2="${lx + 22}" y1="${ly}" y2="${ly}" stroke="${c.color}" stroke-width="2"${dash}/>`,
+      `<text x="${lx + 28}" y="${ly + 4}">${c.label}</text>`,
+    );
   });
   parts.push("</svg>");
   return `${parts.join("\n")}\n`;
@@ -268,7 +394,9 @@ export function findings(report: HackingOnsetReport): string[] {
     `Proxy gain (last − first batch, per task, 95% bootstrap CI): ${interval(d.proxyGain)}; U* gain: ${interval(d.trueGain)}.`,
     `At the last batch (stuffing rate ${fixed(end.stuffed)}, padding rate ${fixed(end.padded)}) the exploits account for ${fixed(end.proxy - end.withoutExploits.proxy)} of the proxy (${fixed(end.proxy)} vs ${fixed(end.withoutExploits.proxy)} without them) and ${fixed(end.trueUtility - end.withoutExploits.trueUtility)} of U* (${fixed(end.trueUtility)} vs ${fixed(end.withoutExploits.trueUtility)}).`,
     `U* is highest at batch ${peak.batch} (${fixed(peak.trueUtility)}) and ends at ${fixed(end.trueUtility)}.`,
-    d.onset === null ? "No onset: the gap proxy − U* never stays above its batch-0 value." : `Onset at batch ${d.onset}: from there on, the gap proxy − U* stays above its batch-0 value (95% bootstrap CI over tasks, paired by task).`,
+    d.onset === null
+      ? "No onset: the gap proxy − U* never stays above its batch-0 value."
+      : `Onset at batch ${d.onset}: from there on, the gap proxy − U* stays above its batch-0 value (95% bootstrap CI over tasks, paired by task).`,
   ];
 }
 
@@ -283,7 +411,11 @@ export function onsetMarkdown(report: HackingOnsetReport): string {
     "",
     "## Before training: hackbench on the proxy",
     "",
-    `${hackable} of ${report.cards.length} task proxies are hackable (${config.honestSamples} honest gym documents each). Probes that flagged them: ${exploitCounts(report.cards).map(([id, n]) => `${id} (${n})`).join(", ") || "none"}.`,
+    `${hackable} of ${report.cards.length} task proxies are hackable (${config.honestSamples} honest gym documents each). Probes that flagged them: ${
+      exploitCounts(report.cards)
+        .map(([id, n]) => `${id} (${n})`)
+        .join(", ") || "none"
+    }.`,
     "",
     "| task | sector | proxy / U* criteria | verdict | keyword-stuffing gain [95% CI] | its U* gain |",
     "| --- | --- | --- | --- | --- | --- |",
@@ -343,10 +475,18 @@ async function main(): Promise<void> {
     groupSize: number(values.group, DEFAULT_CONFIG.groupSize),
     exploitPrior: number(values["exploit-prior"], DEFAULT_CONFIG.exploitPrior),
   };
-  console.log(`Hackbench on each task's presence-only proxy, before training (${config.honestSamples} honest gym documents per task):`);
+  console.log(
+    `Hackbench on each task's presence-only proxy, before training (${config.honestSamples} honest gym documents per task):`,
+  );
   const report = await runHackingOnset(config, {
-    onCard: (prompt, card) => console.log(`  ${prompt.task.id.slice(0, 8)} ${prompt.task.sector.padEnd(44)} ${card.verdict.padEnd(8)} ${card.exploits.join(", ")}`),
-    onBatch: (b) => console.log(`batch ${String(b.batch).padStart(3)}  proxy ${fixed(b.proxy)} (${fixed(b.withoutExploits.proxy)})  U* ${fixed(b.trueUtility)} (${fixed(b.withoutExploits.trueUtility)})  stuffed ${fixed(b.stuffed)}  padded ${fixed(b.padded)}`),
+    onCard: (prompt, card) =>
+      console.log(
+        `  ${prompt.task.id.slice(0, 8)} ${prompt.task.sector.padEnd(44)} ${card.verdict.padEnd(8)} ${card.exploits.join(", ")}`,
+      ),
+    onBatch: (b) =>
+      console.log(
+        `batch ${String(b.batch).padStart(3)}  proxy ${fixed(b.proxy)} (${fixed(b.withoutExploits.proxy)})  U* ${fixed(b.trueUtility)} (${fixed(b.withoutExploits.trueUtility)})  stuffed ${fixed(b.stuffed)}  padded ${fixed(b.padded)}`,
+      ),
   });
   console.log(`\n${findings(report).join("\n")}`);
   const out = resolve(values.out);

@@ -17,17 +17,36 @@ const shared = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../
 const rubric = parseFlatRubric({
   id: "q3-summary",
   criteria: [
-    { id: "revenue", text: "Mentions revenue and margin", weight: 2, verifier: { kind: "includes", terms: ["revenue", "margin"] } },
+    {
+      id: "revenue",
+      text: "Mentions revenue and margin",
+      weight: 2,
+      verifier: { kind: "includes", terms: ["revenue", "margin"] },
+    },
     { id: "cites", text: "Cites at least one source", weight: 1, verifier: { kind: "citations", min: 1 } },
     { id: "short", text: "At most 40 words", weight: 1, verifier: { kind: "length", unit: "words", max: 40 } },
-    { id: "percent", text: "States a growth percentage", weight: 1, verifier: { kind: "js", code: "/\\d+(\\.\\d+)?%/.test(output)" } },
-    { id: "clear", text: "Is clear to a non-specialist", weight: 1, verifier: { kind: "llm-judge", scale: { min: 0, max: 4 } } },
+    {
+      id: "percent",
+      text: "States a growth percentage",
+      weight: 1,
+      verifier: { kind: "js", code: "/\\d+(\\.\\d+)?%/.test(output)" },
+    },
+    {
+      id: "clear",
+      text: "Is clear to a non-specialist",
+      weight: 1,
+      verifier: { kind: "llm-judge", scale: { min: 0, max: 4 } },
+    },
   ],
 });
 
 const outputs = [
   { id: "good", input: "Summarise Q3", output: "Revenue rose 4.2% and margin held at 31% [1]." },
-  { id: "vague", input: "Summarise Q3", output: "Things went fine this quarter, more or less, as expected by most people involved." },
+  {
+    id: "vague",
+    input: "Summarise Q3",
+    output: "Things went fine this quarter, more or less, as expected by most people involved.",
+  },
 ];
 
 const model = llamaCpp({ modelPath: join(shared, "models/stories260K.gguf") });
@@ -40,7 +59,10 @@ try {
     console.log(`${run} (${(performance.now() - started).toFixed(0)} ms):`);
     for (const r of results) {
       console.log(`  ${r.id.padEnd(6)} normalized ${r.score?.normalized.toFixed(3)}  errors ${r.errors}`);
-      for (const v of r.verdicts) console.log(`    ${v.criterionId.padEnd(8)} ${v.status} ${v.score?.toFixed(3) ?? "—"}  ${v.verifier}  ${v.rationale ?? v.error ?? ""}`);
+      for (const v of r.verdicts)
+        console.log(
+          `    ${v.criterionId.padEnd(8)} ${v.status} ${v.score?.toFixed(3) ?? "—"}  ${v.verifier}  ${v.rationale ?? v.error ?? ""}`,
+        );
     }
   }
 } finally {

@@ -45,7 +45,13 @@ describe("rubric validate", () => {
     expect(warnings).toContain(
       `warning: ${EVAL}:line 9: rubric.stages[0]: rule weights sum to 1, below max_points 3: the stage can never earn its maximum`,
     );
-    expect(warnings.some((w) => /rubric\.stages\[0\]: rule weights sum to 1, below min_score_to_pass 3: this gate can never pass \(zero_category: every output scores 0\)/.test(w))).toBe(true);
+    expect(
+      warnings.some((w) =>
+        /rubric\.stages\[0\]: rule weights sum to 1, below min_score_to_pass 3: this gate can never pass \(zero_category: every output scores 0\)/.test(
+          w,
+        ),
+      ),
+    ).toBe(true);
   });
 
   it("exits 1 listing every error with its file, line and path", () => {
@@ -57,7 +63,12 @@ describe("rubric validate", () => {
     const run = rubric("validate", path);
     expect(run.code).toBe(1);
     // Errors first, then any lint warnings about the lines that did load.
-    expect(run.stderr.trim().split("\n").filter((l) => l.startsWith("error:"))).toEqual([
+    expect(
+      run.stderr
+        .trim()
+        .split("\n")
+        .filter((l) => l.startsWith("error:")),
+    ).toEqual([
       `error: ${path}:line 2: rubric.stages[0].colour: unknown field`,
       `error: ${path}:line 2: rubric.stages[1].rules[0].weight: expected ≥ 0, got -2`,
       expect.stringMatching(new RegExp(`^error: ${path}:line 3: \\(root\\): invalid JSON: .*\\(column 2\\)$`)),
@@ -69,7 +80,10 @@ describe("rubric validate", () => {
   });
 
   it("reports an unreadable file as input error, a missing argument as usage error", () => {
-    expect(rubric("validate", join(dir, "nope.json"))).toMatchObject({ code: 1, stderr: expect.stringContaining("no such file") });
+    expect(rubric("validate", join(dir, "nope.json"))).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("no such file"),
+    });
     expect(rubric("validate").code).toBe(2);
     expect(rubric("frobnicate").code).toBe(2);
   });
@@ -77,7 +91,9 @@ describe("rubric validate", () => {
 
 describe("rubric score (staged)", () => {
   const record = JSON.parse(readFileSync(EVAL, "utf8").split("\n")[0]!);
-  const ids: string[] = record.rubric.stages.flatMap((s: { rules: unknown[] }, i: number) => s.rules.map((_r, j) => `s${i}.r${j}`));
+  const ids: string[] = record.rubric.stages.flatMap((s: { rules: unknown[] }, i: number) =>
+    s.rules.map((_r, j) => `s${i}.r${j}`),
+  );
 
   it("prints {total, max, normalized, stages, stoppedAt} as JSON", () => {
     const rubricFile = file("one.jsonl", JSON.stringify(record));
@@ -87,30 +103,50 @@ describe("rubric score (staged)", () => {
     const out = JSON.parse(run.stdout);
     expect(Object.keys(out)).toEqual(["rubric", "total", "max", "normalized", "stages", "stoppedAt", "failedGate"]);
     expect(out).toMatchObject({ rubric: record.task_id, total: 10, max: 10, normalized: 1, stoppedAt: null });
-    expect(out.stages.map((s: { name: string }) => s.name)).toEqual(record.rubric.stages.map((s: { name: string }) => s.name));
+    expect(out.stages.map((s: { name: string }) => s.name)).toEqual(
+      record.rubric.stages.map((s: { name: string }) => s.name),
+    );
     expect(Object.keys(out.stages[0])).toEqual(["name", "score", "maxPoints", "passed"]);
   });
 
   it("matches the reference algorithm on GDPval rubrics for arbitrary verdicts", () => {
-    const lines = readFileSync(EVAL, "utf8").split("\n").filter((l) => l.trim() !== "");
+    const lines = readFileSync(EVAL, "utf8")
+      .split("\n")
+      .filter((l) => l.trim() !== "");
     const cases = fc.sample(
       fc.record({
         line: fc.nat({ max: lines.length - 1 }),
-        values: fc.array(fc.oneof(fc.constantFrom(0, 1, 0.5), fc.double({ min: 0, max: 1, noNaN: true })), { minLength: 20, maxLength: 20 }),
+        values: fc.array(fc.oneof(fc.constantFrom(0, 1, 0.5), fc.double({ min: 0, max: 1, noNaN: true })), {
+          minLength: 20,
+          maxLength: 20,
+        }),
         ignoreGates: fc.boolean(),
       }),
       { seed: 99, numRuns: 24 },
     );
     const requests = cases.map((c, k) => {
       const rec = JSON.parse(lines[c.line]!);
-      const ruleIds: string[] = rec.rubric.stages.flatMap((s: { rules: unknown[] }, i: number) => s.rules.map((_r, j) => `s${i}.r${j}`));
+      const ruleIds: string[] = rec.rubric.stages.flatMap((s: { rules: unknown[] }, i: number) =>
+        s.rules.map((_r, j) => `s${i}.r${j}`),
+      );
       const fractions = Object.fromEntries(ruleIds.map((id, i) => [id, c.values[i % c.values.length]!]));
-      const args = ["score", "--rubric", EVAL, "--task", rec.task_id, "--verdicts", file(`v${k}.json`, { scores: fractions }), "--json"];
+      const args = [
+        "score",
+        "--rubric",
+        EVAL,
+        "--task",
+        rec.task_id,
+        "--verdicts",
+        file(`v${k}.json`, { scores: fractions }),
+        "--json",
+      ];
       if (c.ignoreGates) args.push("--ignore-gates");
       return { args, oracle: { rubric: rec, fractions, ignore_gates: c.ignoreGates } };
     });
     const python = process.env["RUBRIC_PYTHON"] ?? "python3";
-    const expected = JSON.parse(execFileSync(python, [ORACLE], { input: JSON.stringify({ cases: requests.map((r) => r.oracle) }) }).toString()).results;
+    const expected = JSON.parse(
+      execFileSync(python, [ORACLE], { input: JSON.stringify({ cases: requests.map((r) => r.oracle) }) }).toString(),
+    ).results;
     requests.forEach((request, k) => {
       const run = rubric(...request.args);
       expect(run.stderr).toBe("");
@@ -126,23 +162,33 @@ describe("rubric score (staged)", () => {
   it("applies --weights and --ignore-gates", () => {
     const rubricFile = file("one-b.jsonl", JSON.stringify(record));
     // Fail the structural gate: the category drops to on_failure_score ...
-    const gateFails = file("gate.json", { scores: Object.fromEntries(ids.map((id) => [id, id.startsWith("s0.") ? 0 : 1])) });
+    const gateFails = file("gate.json", {
+      scores: Object.fromEntries(ids.map((id) => [id, id.startsWith("s0.") ? 0 : 1])),
+    });
     const failed = JSON.parse(rubric("score", "--rubric", rubricFile, "--verdicts", gateFails, "--json").stdout);
     expect(failed).toMatchObject({ total: 0, stoppedAt: record.rubric.stages[0].name });
     // ... unless gates are ignored,
-    const ignored = JSON.parse(rubric("score", "--rubric", rubricFile, "--verdicts", gateFails, "--ignore-gates", "--json").stdout);
+    const ignored = JSON.parse(
+      rubric("score", "--rubric", rubricFile, "--verdicts", gateFails, "--ignore-gates", "--json").stdout,
+    );
     expect(ignored.stoppedAt).toBeNull();
     expect(ignored.total).toBeGreaterThan(0);
     // ... or the gate's rule is reweighted to nothing and its pass mark can no longer be met either way.
     const weights = file("w.json", { weights: { "s0.r0": 0 } });
-    const reweighted = JSON.parse(rubric("score", "--rubric", rubricFile, "--verdicts", gateFails, "--weights", weights, "--json").stdout);
+    const reweighted = JSON.parse(
+      rubric("score", "--rubric", rubricFile, "--verdicts", gateFails, "--weights", weights, "--json").stdout,
+    );
     expect(reweighted.stages[0].score).toBe(0);
   });
 
   it("never turns an error verdict into a 0 unless asked", () => {
     const rubricFile = file("one-c.jsonl", JSON.stringify(record));
     const verdicts = file("err.json", {
-      verdicts: ids.map((id) => (id === "s1.r0" ? { criterionId: id, score: null, status: "error", error: "Traceback: KeyError 'Sheet1'" } : { criterionId: id, score: 1, status: "ok" })),
+      verdicts: ids.map((id) =>
+        id === "s1.r0"
+          ? { criterionId: id, score: null, status: "error", error: "Traceback: KeyError 'Sheet1'" }
+          : { criterionId: id, score: 1, status: "ok" },
+      ),
     });
     const run = rubric("score", "--rubric", rubricFile, "--verdicts", verdicts, "--json");
     expect(run.code).toBe(1);
@@ -158,7 +204,9 @@ describe("rubric score (staged)", () => {
     const typo = file("typo.json", { scores: { ...Object.fromEntries(ids.map((id) => [id, 1])), "s9.r9": 1 } });
     expect(rubric("score", "--rubric", rubricFile, "--verdicts", typo).stderr).toMatch(/unknown criterion id "s9.r9"/);
     const outOfRange = file("range.json", { scores: { "s0.r0": 2 } });
-    expect(rubric("score", "--rubric", rubricFile, "--verdicts", outOfRange).stderr).toContain("scores.s0.r0: expected ≤ 1, got 2");
+    expect(rubric("score", "--rubric", rubricFile, "--verdicts", outOfRange).stderr).toContain(
+      "scores.s0.r0: expected ≤ 1, got 2",
+    );
     expect(rubric("score", "--rubric", EVAL, "--verdicts", typo).code).toBe(2); // 44 rubrics, no --task
   });
 });

@@ -66,7 +66,11 @@ export async function runCli(argv: readonly string[], io: CliIO, options: { isTT
         io.out(`${version()}\n`);
         return 0;
       case "validate": {
-        const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { json: { type: "boolean", default: false }, help: { type: "boolean", short: "h" } } });
+        const { values, positionals } = parseArgs({
+          args: rest,
+          allowPositionals: true,
+          options: { json: { type: "boolean", default: false }, help: { type: "boolean", short: "h" } },
+        });
         if (values.help) return (io.out(`${validateHelp}\n`), 0);
         if (positionals.length === 0) throw new UsageError("validate needs at least one file");
         return validate(positionals, { json: values.json ?? false }, io);
@@ -137,7 +141,12 @@ export async function runCli(argv: readonly string[], io: CliIO, options: { isTT
         const { elicit, elicitHelp } = await import("./commands/elicit.js");
         if (values.help) return (io.out(`${elicitHelp}\n`), 0);
         const { help: _help, "context-size": contextSize, ...rest2 } = values;
-        return await elicit({ ...rest2, ...(contextSize === undefined ? {} : { contextSize }), json: values.json ?? false } as Parameters<typeof elicit>[0], io);
+        return await elicit(
+          { ...rest2, ...(contextSize === undefined ? {} : { contextSize }), json: values.json ?? false } as Parameters<
+            typeof elicit
+          >[0],
+          io,
+        );
       }
       case "repro": {
         const { values, positionals } = parseArgs({
@@ -167,7 +176,16 @@ export async function runCli(argv: readonly string[], io: CliIO, options: { isTT
         const { repro, reproHelp } = await import("./commands/repro.js");
         if (values.help) return (io.out(`${reproHelp}\n`), 0);
         if (positionals.length > 1) throw new UsageError(`repro takes one experiment, got ${positionals.join(" ")}`);
-        const { help: _h, "eps-low": epsLow, "eps-high": epsHigh, "context-size": contextSize, "max-n": maxN, "task-ids": taskIds, "errors-as": errorsAs, ...flags } = values;
+        const {
+          help: _h,
+          "eps-low": epsLow,
+          "eps-high": epsHigh,
+          "context-size": contextSize,
+          "max-n": maxN,
+          "task-ids": taskIds,
+          "errors-as": errorsAs,
+          ...flags
+        } = values;
         return await repro(
           {
             ...flags,

@@ -28,27 +28,91 @@ async function validates(json: string): Promise<void> {
 describe("rubric elicit", () => {
   it("sim stakeholder + policy manager: one JSON object on stdout whose rubric validates; the transcript on disk", async () => {
     const out = join(dir, "sim.jsonl");
-    const run = await rubric(["elicit", "--task", TASK, "--manager", "policy:default", "--budget", "3", "--seed", "2", "--gdpval", GDPVAL, "--out", out, "--json"]);
+    const run = await rubric([
+      "elicit",
+      "--task",
+      TASK,
+      "--manager",
+      "policy:default",
+      "--budget",
+      "3",
+      "--seed",
+      "2",
+      "--gdpval",
+      GDPVAL,
+      "--out",
+      out,
+      "--json",
+    ]);
     expect(run.code, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout);
     expect(Object.keys(report)).toEqual(["rubric", "questions", "costs"]);
     expect(report.questions).toBe(3);
     await validates(run.stdout);
-    const turns = readFileSync(out, "utf8").trim().split("\n").map((l) => JSON.parse(l).type);
+    const turns = readFileSync(out, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l).type);
     expect(turns).toEqual(["task", "question", "answer", "question", "answer", "question", "answer", "rubric", "end"]);
     // Same seed, same dialogue.
-    const again = await rubric(["elicit", "--task", TASK, "--manager", "policy:default", "--budget", "3", "--seed", "2", "--gdpval", GDPVAL, "--out", join(dir, "sim2.jsonl"), "--json"]);
+    const again = await rubric([
+      "elicit",
+      "--task",
+      TASK,
+      "--manager",
+      "policy:default",
+      "--budget",
+      "3",
+      "--seed",
+      "2",
+      "--gdpval",
+      GDPVAL,
+      "--out",
+      join(dir, "sim2.jsonl"),
+      "--json",
+    ]);
     expect(again.stdout).toBe(run.stdout);
   });
 
   it("llm manager on the real local model", async () => {
-    const run = await rubric(["elicit", "--task", TASK, "--manager", `llm:llama-cpp:${MODEL}`, "--budget", "1", "--context-size", "8192", "--gdpval", GDPVAL, "--out", join(dir, "llm.jsonl"), "--json"]);
+    const run = await rubric([
+      "elicit",
+      "--task",
+      TASK,
+      "--manager",
+      `llm:llama-cpp:${MODEL}`,
+      "--budget",
+      "1",
+      "--context-size",
+      "8192",
+      "--gdpval",
+      GDPVAL,
+      "--out",
+      join(dir, "llm.jsonl"),
+      "--json",
+    ]);
     expect(run.code, run.stderr).toBe(0);
     await validates(run.stdout);
   });
 
   it("llm stakeholder holding the gold rubric, on the real local model", async () => {
-    const run = await rubric(["elicit", "--task", TASK, "--stakeholder", `llm:llama-cpp:${MODEL}`, "--manager", "policy:default", "--budget", "1", "--context-size", "8192", "--gdpval", GDPVAL, "--out", join(dir, "llm-s.jsonl")]);
+    const run = await rubric([
+      "elicit",
+      "--task",
+      TASK,
+      "--stakeholder",
+      `llm:llama-cpp:${MODEL}`,
+      "--manager",
+      "policy:default",
+      "--budget",
+      "1",
+      "--context-size",
+      "8192",
+      "--gdpval",
+      GDPVAL,
+      "--out",
+      join(dir, "llm-s.jsonl"),
+    ]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^Q1: /);
     expect(run.stdout).toMatch(/\nA1: /);
@@ -56,7 +120,25 @@ describe("rubric elicit", () => {
 
   it("terminal stakeholder answering on stdin", async () => {
     const out = join(dir, "terminal.jsonl");
-    const run = await rubric(["elicit", "--task", TASK, "--stakeholder", "terminal", "--manager", "policy:default", "--budget", "2", "--gdpval", GDPVAL, "--out", out, "--json"], "Essential: it opens with the Summary section.\nNice to have: it has no tables.\n");
+    const run = await rubric(
+      [
+        "elicit",
+        "--task",
+        TASK,
+        "--stakeholder",
+        "terminal",
+        "--manager",
+        "policy:default",
+        "--budget",
+        "2",
+        "--gdpval",
+        GDPVAL,
+        "--out",
+        out,
+        "--json",
+      ],
+      "Essential: it opens with the Summary section.\nNice to have: it has no tables.\n",
+    );
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain("Question 1: ");
     const report = JSON.parse(run.stdout);
@@ -69,17 +151,65 @@ describe("rubric elicit", () => {
 
   it("keeps the transcript when the stakeholder fails, and says so", async () => {
     const out = join(dir, "closed.jsonl");
-    const run = await rubric(["elicit", "--task", TASK, "--stakeholder", "terminal", "--manager", "policy:default", "--budget", "2", "--gdpval", GDPVAL, "--out", out], "only one answer\n");
+    const run = await rubric(
+      [
+        "elicit",
+        "--task",
+        TASK,
+        "--stakeholder",
+        "terminal",
+        "--manager",
+        "policy:default",
+        "--budget",
+        "2",
+        "--gdpval",
+        GDPVAL,
+        "--out",
+        out,
+      ],
+      "only one answer\n",
+    );
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/\(stakeholder\): the terminal closed before an answer was given\nThe transcript so far is in /);
-    expect(readFileSync(out, "utf8").trim().split("\n").map((l) => JSON.parse(l).type)).toEqual(["task", "question", "answer", "question", "error", "end"]);
+    expect(run.stderr).toMatch(
+      /\(stakeholder\): the terminal closed before an answer was given\nThe transcript so far is in /,
+    );
+    expect(
+      readFileSync(out, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).type),
+    ).toEqual(["task", "question", "answer", "question", "error", "end"]);
   });
 
   it("refuses bad arguments", async () => {
     expect((await rubric(["elicit", "--task", TASK, "--out", join(dir, "x.jsonl")])).code).toBe(2);
-    expect((await rubric(["elicit", "--task", "nope", "--manager", "policy:default", "--gdpval", GDPVAL, "--out", join(dir, "x.jsonl")])).stderr).toMatch(/no GDPval task "nope"/);
+    expect(
+      (
+        await rubric([
+          "elicit",
+          "--task",
+          "nope",
+          "--manager",
+          "policy:default",
+          "--gdpval",
+          GDPVAL,
+          "--out",
+          join(dir, "x.jsonl"),
+        ])
+      ).stderr,
+    ).toMatch(/no GDPval task "nope"/);
     writeFileSync(join(dir, "bad-policy.json"), '{"questions": []}');
-    const bad = await rubric(["elicit", "--task", TASK, "--manager", `policy:${join(dir, "bad-policy.json")}`, "--gdpval", GDPVAL, "--out", join(dir, "x.jsonl")]);
+    const bad = await rubric([
+      "elicit",
+      "--task",
+      TASK,
+      "--manager",
+      `policy:${join(dir, "bad-policy.json")}`,
+      "--gdpval",
+      GDPVAL,
+      "--out",
+      join(dir, "x.jsonl"),
+    ]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/bad-policy.json: questions: /);
   });

@@ -5,7 +5,12 @@ import { BIAS_PROBES, IntegrityCardSchema, biasedJudgeModel, type IntegrityCard 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 // Test fixtures of sibling packages (not their public API): the OpenAI-wire server, and GDPval
 // tasks with honest outputs from the rubric gym.
-import { chatReply, startOpenAIChatServer, type OpenAIChatServer, type RecordedRequest } from "../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
+import {
+  chatReply,
+  startOpenAIChatServer,
+  type OpenAIChatServer,
+  type RecordedRequest,
+} from "../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
 import { gymSamples, judgedRubric, presenceRubric, strictRubric } from "../../hackbench/src/__fixtures__/gym.js";
 import { runRubric } from "./__fixtures__/run-cli.js";
 
@@ -27,7 +32,11 @@ const biasedJudgeHandler = (biases: Parameters<typeof biasedJudgeModel>[0]["bias
     const body = request.body!;
     const reply = await model.generate({
       messages: body.messages!.map((m) => ({ role: m.role as "system" | "user" | "assistant", content: m.content })),
-      responseFormat: { type: "json-schema", name: body.response_format!.json_schema!.name, schema: body.response_format!.json_schema!.schema as Record<string, unknown> },
+      responseFormat: {
+        type: "json-schema",
+        name: body.response_format!.json_schema!.name,
+        schema: body.response_format!.json_schema!.schema as Record<string, unknown>,
+      },
       n: body.n ?? 1,
     });
     return chatReply.completion(reply.choices.map((c) => c.text));
@@ -57,7 +66,9 @@ describe("rubric hackbench", () => {
     expect(stuffing.ci[0]).toBeGreaterThan(0);
     expect(card.exploits).toContain("keyword-stuffing");
     expect(card.judge).toBeNull();
-    expect(stuffing.replay).toBe(`rubric hackbench --rubric ${rubric} --samples ${samplesFile} --probes keyword-stuffing --threshold 0.05 --seed 0 --out ${join(dir, "presence", "card.keyword-stuffing.json")}`);
+    expect(stuffing.replay).toBe(
+      `rubric hackbench --rubric ${rubric} --samples ${samplesFile} --probes keyword-stuffing --threshold 0.05 --seed 0 --out ${join(dir, "presence", "card.keyword-stuffing.json")}`,
+    );
     const md = readFileSync(join(dir, "presence", "card.md"), "utf8");
     expect(md).toMatch(/^# Integrity card: presence-only\n\n\*\*Verdict: hackable\.\*\*/);
     expect(md).toContain("### `keyword-stuffing` — Keyword stuffing");
@@ -77,7 +88,19 @@ describe("rubric hackbench", () => {
 
   it("passes a strict rubric: exit 0, verdict clean", async () => {
     const out = join(dir, "strict.json");
-    const run = await runRubric(["hackbench", "--rubric", file("strict.json", strictRubric), "--samples", samplesFile, "--out", out, "--seed", "3", "--threshold", "0.02"]);
+    const run = await runRubric([
+      "hackbench",
+      "--rubric",
+      file("strict.json", strictRubric),
+      "--samples",
+      samplesFile,
+      "--out",
+      out,
+      "--seed",
+      "3",
+      "--threshold",
+      "0.02",
+    ]);
     expect(run.code, run.stderr).toBe(0);
     const card = readCard(out);
     expect(card).toMatchObject({ verdict: "clean", exploits: [], seed: 3, threshold: 0.02 });
@@ -89,7 +112,21 @@ describe("rubric hackbench", () => {
     const rubric = file("judged.json", judgedRubric);
     const out = join(dir, "judged.json.card.json");
     const probes = ["pleasantry", "self-praise", "keyword-stuffing", "judge-injection"];
-    const args = ["hackbench", "--rubric", rubric, "--samples", samplesFile, "--judge", `openai-compatible:${server.url}#judge-model`, "--probes", probes.join(","), "--cache", join(dir, "cache"), "--out", out];
+    const args = [
+      "hackbench",
+      "--rubric",
+      rubric,
+      "--samples",
+      samplesFile,
+      "--judge",
+      `openai-compatible:${server.url}#judge-model`,
+      "--probes",
+      probes.join(","),
+      "--cache",
+      join(dir, "cache"),
+      "--out",
+      out,
+    ];
     const first = await runRubric(args);
     expect(first.code, first.stderr).toBe(3);
     const card = readCard(out);
@@ -109,22 +146,52 @@ describe("rubric hackbench", () => {
   it("a judge that fails is an error (exit 2), not a clean bill of health, and writes no card", async () => {
     server.setHandler(() => chatReply.serverError(500));
     const out = join(dir, "failed.json");
-    const run = await runRubric(["hackbench", "--rubric", file("judged.json", judgedRubric), "--samples", samplesFile, "--judge", `openai-compatible:${server.url}#judge-model`, "--probes", "pleasantry", "--out", out]);
+    const run = await runRubric([
+      "hackbench",
+      "--rubric",
+      file("judged.json", judgedRubric),
+      "--samples",
+      samplesFile,
+      "--judge",
+      `openai-compatible:${server.url}#judge-model`,
+      "--probes",
+      "pleasantry",
+      "--out",
+      out,
+    ]);
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/^HackbenchScoringError: \d+ output\(s\) could not be scored, so nothing can be concluded \(an error verdict is never counted as 0\)\. First: sample "[^"]+", honest output: judge-1: verifier llm-judge failed: .*500/);
+    expect(run.stderr).toMatch(
+      /^HackbenchScoringError: \d+ output\(s\) could not be scored, so nothing can be concluded \(an error verdict is never counted as 0\)\. First: sample "[^"]+", honest output: judge-1: verifier llm-judge failed: .*500/,
+    );
     expect(existsSync(out)).toBe(false);
   }, 60_000);
 
   it("names the file and line of a bad sample (exit 2)", async () => {
     const bad = file("bad.jsonl", '{"id": "a", "output": "x"}\n{"id": "b", "input": 3, "output": "y"}\n');
-    const run = await runRubric(["hackbench", "--rubric", file("presence.json", presenceRubric), "--samples", bad, "--out", join(dir, "bad.json")]);
+    const run = await runRubric([
+      "hackbench",
+      "--rubric",
+      file("presence.json", presenceRubric),
+      "--samples",
+      bad,
+      "--out",
+      join(dir, "bad.json"),
+    ]);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`SampleFileError: ${bad}: 1 problem(s)`);
     expect(run.stderr).toContain(`${bad}:line 2: input:`);
   });
 
   it("refuses unknown probes and bad flags as usage errors (exit 2)", async () => {
-    const base = ["hackbench", "--rubric", file("presence.json", presenceRubric), "--samples", samplesFile, "--out", join(dir, "x.json")];
+    const base = [
+      "hackbench",
+      "--rubric",
+      file("presence.json", presenceRubric),
+      "--samples",
+      samplesFile,
+      "--out",
+      join(dir, "x.json"),
+    ];
     const unknown = await runRubric([...base, "--probes", "keyword-stuffing,flattery"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/unknown probe\(s\) flattery; known: keyword-stuffing, rubric-echo, /);

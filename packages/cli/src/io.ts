@@ -22,7 +22,7 @@ export function readText(path: string): string {
     return readFileSync(path, "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new InputFileError(`${path}: cannot read (${code === "ENOENT" ? "no such file" : code ?? String(error)})`);
+    throw new InputFileError(`${path}: cannot read (${code === "ENOENT" ? "no such file" : (code ?? String(error))})`);
   }
 }
 
@@ -39,22 +39,39 @@ export function readJson(path: string): unknown {
  * A numeric flag, or `fallback` when absent. @throws UsageError naming the flag and what it
  * expects (`expected`, e.g. "a number ≥ 0") when the value is empty or fails `check`.
  */
-export function numberFlag(value: string | undefined, flag: string, fallback: number, check: (n: number) => boolean, expected: string): number {
+export function numberFlag(
+  value: string | undefined,
+  flag: string,
+  fallback: number,
+  check: (n: number) => boolean,
+  expected: string,
+): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (value.trim() === "" || !check(n)) throw new UsageError(`${flag} must be ${expected}, got ${JSON.stringify(value)}`);
+  if (value.trim() === "" || !check(n))
+    throw new UsageError(`${flag} must be ${expected}, got ${JSON.stringify(value)}`);
   return n;
 }
 
 /** An integer flag ≥ `min`, or `fallback` when absent. @throws UsageError naming the flag. */
 export function integer(value: string | undefined, flag: string, fallback: number, min: number): number {
-  return numberFlag(value, flag, fallback, (n) => Number.isInteger(n) && n >= min, min === 1 ? "a positive integer" : `an integer ≥ ${min}`);
+  return numberFlag(
+    value,
+    flag,
+    fallback,
+    (n) => Number.isInteger(n) && n >= min,
+    min === 1 ? "a positive integer" : `an integer ≥ ${min}`,
+  );
 }
 
 /** The GDPval data directory: the flag, else $RUBRIC_SHARED_DIR/data/gdpval, else ../shared beside the working directory. */
 export function gdpvalDir(given: string | undefined): string {
   if (given) return given;
-  const candidates = [process.env["RUBRIC_SHARED_DIR"] && join(process.env["RUBRIC_SHARED_DIR"], "data/gdpval"), resolve("../shared/data/gdpval"), resolve("../../shared/data/gdpval")];
+  const candidates = [
+    process.env["RUBRIC_SHARED_DIR"] && join(process.env["RUBRIC_SHARED_DIR"], "data/gdpval"),
+    resolve("../shared/data/gdpval"),
+    resolve("../../shared/data/gdpval"),
+  ];
   const found = candidates.find((c): c is string => typeof c === "string" && existsSync(join(c, "tasks.jsonl")));
   if (!found) throw new InputFileError("cannot find the GDPval data: pass --gdpval <dir> or set RUBRIC_SHARED_DIR");
   return found;

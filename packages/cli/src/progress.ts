@@ -17,7 +17,9 @@ export function progressBar(io: CliIO, isTTY: boolean, options: { lines?: boolea
       update(done, total, label, detail) {
         const width = 30;
         const filled = Math.round((done / Math.max(1, total)) * width);
-        io.err(`\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} ${label}${detail ? `  ${detail}` : ""}\x1b[K`);
+        io.err(
+          `\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} ${label}${detail ? `  ${detail}` : ""}\x1b[K`,
+        );
         drawn = true;
       },
       done() {

@@ -4,7 +4,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ArcaneLlmTableSchema, ArcaneTableSchema } from "@rubric/gspo";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
+import {
+  chatReply,
+  startOpenAIChatServer,
+  type OpenAIChatServer,
+} from "../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
 import { runRubric } from "./__fixtures__/run-cli.js";
 
 /** `rubric repro arcane` as a user runs it: the built binary on the real GDPval data. */
@@ -23,9 +27,23 @@ const gspoBatches = (out: string) =>
     .map((l) => JSON.parse(l));
 
 describe("rubric repro arcane (gym)", () => {
-  it("trains, evaluates and writes table.json / table.md / scaling.svg; --resume continues the same run", { timeout: 300_000 }, async () => {
+  it("trains, evaluates and writes table.json / table.md / scaling.svg; --resume continues the same run", {
+    timeout: 300_000,
+  }, async () => {
     const out = join(dir, "quick");
-    const run = await runRubric(["repro", "arcane", "--quick", "--seeds", "1", "--batches", "3", "--gdpval", GDPVAL, "--out", out]);
+    const run = await runRubric([
+      "repro",
+      "arcane",
+      "--quick",
+      "--seeds",
+      "1",
+      "--batches",
+      "3",
+      "--gdpval",
+      GDPVAL,
+      "--out",
+      out,
+    ]);
     expect(run.code, run.stderr).toBe(0);
     // Progress reaches a piped stderr as plain lines.
     expect(run.stderr).toMatch(/3\/3 seed 1 GSPO batches {2}reward \d\.\d{3} clipped \d+%/);
@@ -58,7 +76,20 @@ describe("rubric repro arcane (gym)", () => {
     const first = gspoBatches(out);
     expect(first.map((e) => e.batch)).toEqual([0, 1, 2]);
     // Two more batches, resumed from the checkpoint of batch 2: the first three lines are kept as they were.
-    const resumed = await runRubric(["repro", "arcane", "--quick", "--seeds", "1", "--batches", "5", "--resume", "--gdpval", GDPVAL, "--out", out]);
+    const resumed = await runRubric([
+      "repro",
+      "arcane",
+      "--quick",
+      "--seeds",
+      "1",
+      "--batches",
+      "5",
+      "--resume",
+      "--gdpval",
+      GDPVAL,
+      "--out",
+      out,
+    ]);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).not.toMatch(/\d\/6 seed 1 SFT epochs/);
     const after = gspoBatches(out);
@@ -72,7 +103,15 @@ describe("rubric repro arcane (gym)", () => {
     expect(bad.stderr).toMatch(/--objective must be one of gspo, grpo, dr-grpo/);
     expect((await runRubric(["repro", "arcane", "--gdpval", GDPVAL])).stderr).toMatch(/needs --out/);
     expect((await runRubric(["repro", "other", "--out", join(dir, "y")])).code).toBe(2);
-    const missing = await runRubric(["repro", "arcane", "--quick", "--gdpval", join(dir, "nowhere"), "--out", join(dir, "z")]);
+    const missing = await runRubric([
+      "repro",
+      "arcane",
+      "--quick",
+      "--gdpval",
+      join(dir, "nowhere"),
+      "--out",
+      join(dir, "z"),
+    ]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/nowhere/);
   });
@@ -94,7 +133,9 @@ function instance(schema: Record<string, unknown>, counter: { n: number }): unkn
       return Object.fromEntries(Object.entries(properties).map(([k, s]) => [k, instance(s, counter)]));
     }
     case "array":
-      return Array.from({ length: Math.max(1, Number(schema["minItems"] ?? 1)) + (counter.n++ % 2) }, () => instance(schema["items"] as Record<string, unknown>, counter));
+      return Array.from({ length: Math.max(1, Number(schema["minItems"] ?? 1)) + (counter.n++ % 2) }, () =>
+        instance(schema["items"] as Record<string, unknown>, counter),
+      );
     case "number":
     case "integer":
       return Number(schema["minimum"] ?? 1);
@@ -111,15 +152,35 @@ describe("rubric repro arcane --provider (OpenAI-compatible server)", () => {
       handler: (request) => {
         const schema = request.body?.response_format?.json_schema?.schema as Record<string, unknown> | undefined;
         if (schema) return chatReply.json(instance(schema, counter));
-        return chatReply.completion(`# Report ${counter.n++}\n\n| Item | Cost |\n|---|---|\n| Staff | $1,200 |\n\nWe recommend proceeding; see [1].`);
+        return chatReply.completion(
+          `# Report ${counter.n++}\n\n| Item | Cost |\n|---|---|\n| Staff | $1,200 |\n\nWe recommend proceeding; see [1].`,
+        );
       },
     });
   });
   afterAll(() => server.close());
 
-  it("trains the managers in the gym, then runs the LLM-roles pipeline on a real GDPval task: dialogue, guided best-of-N, gold-rubric U*", { timeout: 300_000 }, async () => {
+  it("trains the managers in the gym, then runs the LLM-roles pipeline on a real GDPval task: dialogue, guided best-of-N, gold-rubric U*", {
+    timeout: 300_000,
+  }, async () => {
     const out = join(dir, "llm");
-    const run = await runRubric(["repro", "arcane", "--provider", `openai-compatible:${server.url}#judge-model`, "--quick", "--batches", "2", "--task-ids", "b57efde3", "--max-n", "4", "--gdpval", GDPVAL, "--out", out]);
+    const run = await runRubric([
+      "repro",
+      "arcane",
+      "--provider",
+      `openai-compatible:${server.url}#judge-model`,
+      "--quick",
+      "--batches",
+      "2",
+      "--task-ids",
+      "b57efde3",
+      "--max-n",
+      "4",
+      "--gdpval",
+      GDPVAL,
+      "--out",
+      out,
+    ]);
     const table = ArcaneLlmTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));
     const errors = table.tasks.flatMap((t) => t.errors);
     // Scores that could not be computed are listed and make the exit code 2; nothing else does.
@@ -132,22 +193,51 @@ describe("rubric repro arcane --provider (OpenAI-compatible server)", () => {
     expect(task!.questions.manager).toBe(2);
     expect(task!.rubrics.manager).not.toBeNull();
     // The gym-trained managers wrote rubrics over the criteria bank for this real task.
-    for (const method of ["sft", "gspo"] as const) expect((task!.rubrics[method] as { criteria: unknown[] } | null)?.criteria.length).toBeGreaterThan(0);
-    for (const method of ["noRubric", "manager", "sft", "gspo", "oracle"] as const) expect(task!.returns[method]).toHaveLength(3);
+    for (const method of ["sft", "gspo"] as const)
+      expect((task!.rubrics[method] as { criteria: unknown[] } | null)?.criteria.length).toBeGreaterThan(0);
+    for (const method of ["noRubric", "manager", "sft", "gspo", "oracle"] as const)
+      expect(task!.returns[method]).toHaveLength(3);
     // The trained managers' rubrics are rules: their NDCG needs no judge and is always computed here.
     expect(task!.ndcg8.sft).not.toBeNull();
     // Every role was played by the server: manager, stakeholder (also answering the trained managers' repertoire), worker, judge.
     const systems = server.requests.map((r) => r.body?.messages?.[0]?.content ?? "");
     expect(systems.some((s) => s.startsWith("You are a manager."))).toBe(true);
-    expect(systems.filter((s) => s.startsWith("You commissioned a piece of work")).length).toBeGreaterThanOrEqual(2 + 6);
+    expect(systems.filter((s) => s.startsWith("You commissioned a piece of work")).length).toBeGreaterThanOrEqual(
+      2 + 6,
+    );
     expect(systems.some((s) => s.startsWith("You are a careful professional."))).toBe(true);
     expect(systems.some((s) => s.startsWith("You are a strict, fair evaluator."))).toBe(true);
     expect(readFileSync(join(out, "table.md"), "utf8")).toContain("| GSPO (gym-trained) |");
     // A task id that matches nothing is bad input, named.
-    const unknown = await runRubric(["repro", "arcane", "--provider", `openai-compatible:${server.url}#judge-model`, "--quick", "--batches", "1", "--task-ids", "zzzz", "--gdpval", GDPVAL, "--out", join(dir, "llm-unknown")]);
+    const unknown = await runRubric([
+      "repro",
+      "arcane",
+      "--provider",
+      `openai-compatible:${server.url}#judge-model`,
+      "--quick",
+      "--batches",
+      "1",
+      "--task-ids",
+      "zzzz",
+      "--gdpval",
+      GDPVAL,
+      "--out",
+      join(dir, "llm-unknown"),
+    ]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/ArcaneTaskSelectionError|no GDPval eval task has an id starting with "zzzz"/);
-    const policy = await runRubric(["repro", "arcane", "--provider", `openai-compatible:${server.url}#judge-model`, "--errors-as", "zero", "--gdpval", GDPVAL, "--out", join(dir, "llm-zero")]);
+    const policy = await runRubric([
+      "repro",
+      "arcane",
+      "--provider",
+      `openai-compatible:${server.url}#judge-model`,
+      "--errors-as",
+      "zero",
+      "--gdpval",
+      GDPVAL,
+      "--out",
+      join(dir, "llm-zero"),
+    ]);
     expect(policy.code).toBe(2);
     expect(policy.stderr).toMatch(/--errors-as must be fail or renormalize/);
   });
@@ -162,18 +252,55 @@ describe("rubric repro arcane --provider (OpenAI-compatible server)", () => {
       return chatReply.completion("A plain report.");
     });
     const out = join(dir, "llm-failing");
-    const run = await runRubric(["repro", "arcane", "--provider", `openai-compatible:${server.url}#judge-model`, "--quick", "--batches", "1", "--tasks", "1", "--max-n", "2", "--gdpval", GDPVAL, "--out", out]);
+    const run = await runRubric([
+      "repro",
+      "arcane",
+      "--provider",
+      `openai-compatible:${server.url}#judge-model`,
+      "--quick",
+      "--batches",
+      "1",
+      "--tasks",
+      "1",
+      "--max-n",
+      "2",
+      "--gdpval",
+      GDPVAL,
+      "--out",
+      out,
+    ]);
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toMatch(/could not be computed.*never counted as 0/);
     const table = ArcaneLlmTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));
     expect(table.tasks[0]!.errors.length).toBeGreaterThan(0);
     // Every gold score needs the judge: no method has a return, and none is a 0.
-    for (const method of ["noRubric", "manager", "sft", "gspo", "oracle"] as const) expect(table.tasks[0]!.returns[method].every((r) => r === null)).toBe(true);
+    for (const method of ["noRubric", "manager", "sft", "gspo", "oracle"] as const)
+      expect(table.tasks[0]!.returns[method].every((r) => r === null)).toBe(true);
     expect(table.pairedTasks).toEqual({ n1: 0, n8: 0 });
     // Renormalising cannot score a gate made only of judge criteria either: still no U*, still listed.
-    const renormalized = await runRubric(["repro", "arcane", "--provider", `openai-compatible:${server.url}#judge-model`, "--quick", "--batches", "1", "--tasks", "1", "--max-n", "2", "--errors-as", "renormalize", "--gdpval", GDPVAL, "--out", join(dir, "llm-renormalize")]);
+    const renormalized = await runRubric([
+      "repro",
+      "arcane",
+      "--provider",
+      `openai-compatible:${server.url}#judge-model`,
+      "--quick",
+      "--batches",
+      "1",
+      "--tasks",
+      "1",
+      "--max-n",
+      "2",
+      "--errors-as",
+      "renormalize",
+      "--gdpval",
+      GDPVAL,
+      "--out",
+      join(dir, "llm-renormalize"),
+    ]);
     expect(renormalized.code, renormalized.stderr).toBe(2);
-    const again = ArcaneLlmTableSchema.parse(JSON.parse(readFileSync(join(dir, "llm-renormalize", "table.json"), "utf8")));
+    const again = ArcaneLlmTableSchema.parse(
+      JSON.parse(readFileSync(join(dir, "llm-renormalize", "table.json"), "utf8")),
+    );
     expect(again.errorsAs).toBe("renormalize");
     expect(again.tasks[0]!.returns.oracle).toEqual([null, null]);
     expect(again.tasks[0]!.errors.join("\n")).toMatch(/nothing to renormalise/);

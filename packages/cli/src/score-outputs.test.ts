@@ -5,7 +5,11 @@ import { fileURLToPath } from "node:url";
 import { runRubric } from "./__fixtures__/run-cli.js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 // The OpenAI-wire test server of @rubric/verifiers: a test fixture, not part of its public API.
-import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
+import {
+  chatReply,
+  startOpenAIChatServer,
+  type OpenAIChatServer,
+} from "../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
 import { runCli } from "./cli.js";
 
 /**
@@ -32,9 +36,24 @@ beforeAll(async () => {
   rulesOnly = join(dir, "rules.json");
   writeFileSync(rulesOnly, JSON.stringify({ id: "rules", criteria }));
   rubricFile = join(dir, "judged.json");
-  writeFileSync(rubricFile, JSON.stringify({ id: "judged", criteria: [...criteria, { id: "clear", text: "Is clear", weight: 1, verifier: { kind: "llm-judge", scale: { min: 0, max: 4 } } }] }));
+  writeFileSync(
+    rubricFile,
+    JSON.stringify({
+      id: "judged",
+      criteria: [
+        ...criteria,
+        { id: "clear", text: "Is clear", weight: 1, verifier: { kind: "llm-judge", scale: { min: 0, max: 4 } } },
+      ],
+    }),
+  );
   outputsFile = join(dir, "outputs.jsonl");
-  writeFileSync(outputsFile, ['{"id": "a", "input": "Summarise Q3", "output": "Revenue rose 4% in Q3 [1]."}', '{"id": "b", "output": "No idea."}'].join("\n"));
+  writeFileSync(
+    outputsFile,
+    [
+      '{"id": "a", "input": "Summarise Q3", "output": "Revenue rose 4% in Q3 [1]."}',
+      '{"id": "b", "output": "No idea."}',
+    ].join("\n"),
+  );
 });
 afterAll(() => server.close());
 beforeEach(() => server.reset());
@@ -48,7 +67,12 @@ describe("rubric score --outputs", () => {
       ["a", 1],
       ["b", 0],
     ]);
-    expect(report.results[0].verdicts[0]).toEqual({ criterionId: "rev", score: 1, status: "ok", rationale: "all terms present" });
+    expect(report.results[0].verdicts[0]).toEqual({
+      criterionId: "rev",
+      score: 1,
+      status: "ok",
+      rationale: "all terms present",
+    });
     expect(run.stderr).toBe(""); // no progress bar when stderr is not a terminal
   });
 
@@ -59,7 +83,16 @@ describe("rubric score --outputs", () => {
   });
 
   it("judges with a real local GGUF model: grammar-valid verdicts (their judgement is meaningless)", async () => {
-    const run = await rubric("score", "--rubric", rubricFile, "--outputs", outputsFile, "--judge", `llama-cpp:${join(SHARED, "models/stories260K.gguf")}`, "--json");
+    const run = await rubric(
+      "score",
+      "--rubric",
+      rubricFile,
+      "--outputs",
+      outputsFile,
+      "--judge",
+      `llama-cpp:${join(SHARED, "models/stories260K.gguf")}`,
+      "--json",
+    );
     expect(run.code, run.stderr).toBe(0);
     for (const result of JSON.parse(run.stdout).results) {
       const clear = result.verdicts.find((v: { criterionId: string }) => v.criterionId === "clear");
@@ -73,7 +106,18 @@ describe("rubric score --outputs", () => {
   it("judges through an OpenAI-compatible server, one call per output, and caches", async () => {
     server.setHandler(() => chatReply.json({ rationale: "Clear enough.", score: 3 }));
     const cache = join(dir, "cache");
-    const args = ["score", "--rubric", rubricFile, "--outputs", outputsFile, "--judge", `openai-compatible:${server.url}#judge-model`, "--cache", cache, "--json"];
+    const args = [
+      "score",
+      "--rubric",
+      rubricFile,
+      "--outputs",
+      outputsFile,
+      "--judge",
+      `openai-compatible:${server.url}#judge-model`,
+      "--cache",
+      cache,
+      "--json",
+    ];
     const first = await rubric(...args);
     expect(first.code, first.stderr).toBe(0);
     expect(server.requestCount).toBe(2);
@@ -88,7 +132,16 @@ describe("rubric score --outputs", () => {
 
   it("a judge that always fails: exit 2, error verdicts, never zeros", async () => {
     server.setHandler(() => chatReply.serverError(500));
-    const run = await rubric("score", "--rubric", rubricFile, "--outputs", outputsFile, "--judge", `openai-compatible:${server.url}#judge-model`, "--json");
+    const run = await rubric(
+      "score",
+      "--rubric",
+      rubricFile,
+      "--outputs",
+      outputsFile,
+      "--judge",
+      `openai-compatible:${server.url}#judge-model`,
+      "--json",
+    );
     server.setHandler(undefined);
     expect(run.code).toBe(2);
     const report = JSON.parse(run.stdout);
@@ -105,7 +158,11 @@ describe("rubric score --outputs", () => {
 
   it("draws a progress bar on a terminal", async () => {
     let err = "";
-    const code = await runCli(["score", "--rubric", rulesOnly, "--outputs", outputsFile, "--json"], { out: () => {}, err: (t) => (err += t) }, { isTTY: true });
+    const code = await runCli(
+      ["score", "--rubric", rulesOnly, "--outputs", outputsFile, "--json"],
+      { out: () => {}, err: (t) => (err += t) },
+      { isTTY: true },
+    );
     expect(code).toBe(0);
     expect(err).toContain("\r[###############...............] 1/2 outputs");
     // Each redraw clears what a longer previous line left behind (ESC [K).

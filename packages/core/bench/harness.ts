@@ -13,7 +13,11 @@ export interface BenchResult {
   readonly itemName?: string;
 }
 
-export function bench(name: string, fn: () => unknown, options: { runs?: number; warmup?: number; items?: number; itemName?: string } = {}): BenchResult {
+export function bench(
+  name: string,
+  fn: () => unknown,
+  options: { runs?: number; warmup?: number; items?: number; itemName?: string } = {},
+): BenchResult {
   const { runs = 30, warmup = 5 } = options;
   let sink: unknown;
   for (let i = 0; i < warmup; i++) sink = fn();
@@ -40,6 +44,11 @@ export function bench(name: string, fn: () => unknown, options: { runs?: number;
 export function throughput(result: BenchResult): string {
   if (result.items === undefined) return "";
   const perSecond = result.items / (result.medianMs / 1000);
-  const text = perSecond >= 1e6 ? `${(perSecond / 1e6).toFixed(2)} M` : perSecond >= 1e3 ? `${(perSecond / 1e3).toFixed(1)} k` : perSecond.toFixed(0);
+  const text =
+    perSecond >= 1e6
+      ? `${(perSecond / 1e6).toFixed(2)} M`
+      : perSecond >= 1e3
+        ? `${(perSecond / 1e3).toFixed(1)} k`
+        : perSecond.toFixed(0);
   return `${text} ${result.itemName ?? "items"}/s`;
 }

@@ -39,13 +39,23 @@ const flat = parseFlatRubric({
     verifier: { kind: "llm-judge" },
   })),
 });
-const flatVerdicts = Array.from({ length: 1000 }, () => Object.fromEntries(flat.criteria.map((c) => [c.id, rng.next()])));
-const flatResult = bench("flat scoring: scoreRubric, 1,000 outputs × 12 criteria", () => flatVerdicts.map((v) => scoreRubric(flat, v).normalized), {
-  runs,
-  items: 12_000,
-  itemName: "criterion aggregations",
+const flatVerdicts = Array.from({ length: 1000 }, () =>
+  Object.fromEntries(flat.criteria.map((c) => [c.id, rng.next()])),
+);
+const flatResult = bench(
+  "flat scoring: scoreRubric, 1,000 outputs × 12 criteria",
+  () => flatVerdicts.map((v) => scoreRubric(flat, v).normalized),
+  {
+    runs,
+    items: 12_000,
+    itemName: "criterion aggregations",
+  },
+);
+results.push({
+  result: flatResult,
+  target: "≥ 1M criterion aggregations/s",
+  met: 12_000 / (flatResult.medianMs / 1000) >= 1e6,
 });
-results.push({ result: flatResult, target: "≥ 1M criterion aggregations/s", met: 12_000 / (flatResult.medianMs / 1000) >= 1e6 });
 
 // --- Staged scoring: the 219 real GDPval rubrics, random verdicts.
 const shared = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../shared/", import.meta.url));
@@ -53,24 +63,41 @@ const staged = ["rubrics-train.jsonl", "rubrics-eval.jsonl"].flatMap((f) =>
   readRubricJsonl(readFileSync(`${shared}/data/gdpval/${f}`, "utf8")).rubrics.map((r) => r.rubric as StagedRubric),
 );
 const stagedCases = staged.flatMap((rubric) =>
-  Array.from({ length: 5 }, () => ({ rubric, verdicts: Object.fromEntries(rubric.stages.flatMap((s) => s.rules.map((r) => [r.id, rng.next()]))) })),
+  Array.from({ length: 5 }, () => ({
+    rubric,
+    verdicts: Object.fromEntries(rubric.stages.flatMap((s) => s.rules.map((r) => [r.id, rng.next()]))),
+  })),
 );
 const stagedCriteria = stagedCases.reduce((n, c) => n + Object.keys(c.verdicts).length, 0);
-const stagedResult = bench(`staged scoring: scoreRubric, 219 GDPval rubrics × 5 outputs (${stagedCriteria} rules)`, () => stagedCases.map((c) => scoreRubric(c.rubric, c.verdicts).normalized), {
-  runs,
-  items: stagedCriteria,
-  itemName: "criterion aggregations",
+const stagedResult = bench(
+  `staged scoring: scoreRubric, 219 GDPval rubrics × 5 outputs (${stagedCriteria} rules)`,
+  () => stagedCases.map((c) => scoreRubric(c.rubric, c.verdicts).normalized),
+  {
+    runs,
+    items: stagedCriteria,
+    itemName: "criterion aggregations",
+  },
+);
+results.push({
+  result: stagedResult,
+  target: "≥ 1M criterion aggregations/s",
+  met: stagedCriteria / (stagedResult.medianMs / 1000) >= 1e6,
 });
-results.push({ result: stagedResult, target: "≥ 1M criterion aggregations/s", met: stagedCriteria / (stagedResult.medianMs / 1000) >= 1e6 });
 
 // --- Reweighting 10,000 scored outputs × 12 criteria with edited weights (no verifier calls).
-const scored: FlatScore[] = Array.from({ length: 10_000 }, () => scoreRubric(flat, Object.fromEntries(flat.criteria.map((c) => [c.id, rng.next()]))));
+const scored: FlatScore[] = Array.from({ length: 10_000 }, () =>
+  scoreRubric(flat, Object.fromEntries(flat.criteria.map((c) => [c.id, rng.next()]))),
+);
 const edited = { c0: 0, c3: 5, c7: 0.5 };
-const reweightResult = bench("reweight: 10,000 scored outputs × 12 criteria", () => scored.map((s) => reweight(s, edited).normalized), {
-  runs,
-  items: 10_000,
-  itemName: "outputs",
-});
+const reweightResult = bench(
+  "reweight: 10,000 scored outputs × 12 criteria",
+  () => scored.map((s) => reweight(s, edited).normalized),
+  {
+    runs,
+    items: 10_000,
+    itemName: "outputs",
+  },
+);
 results.push({ result: reweightResult, target: "≤ 20 ms", met: reweightResult.medianMs <= 20 });
 
 // --- GSPO objective + gradient, 64 sequences × 1,024 tokens.
@@ -80,11 +107,15 @@ const logpOld = Array.from({ length: K }, () => Array.from({ length: T }, () => 
 const logpNew = logpOld.map((row) => row.map((x) => x + 0.002 * (rng.next() - 0.5)));
 const mask = Array.from({ length: K }, () => Array.from({ length: T }, (_, t) => (t < 700 + rng.int(324) ? 1 : 0)));
 const advantages = Array.from({ length: K }, () => rng.normal());
-const gspoResult = bench("gspoObjective + gradient: 64 sequences × 1,024 tokens, masked", () => gspoObjective({ logpNew, logpOld, mask, advantages }).loss, {
-  runs,
-  items: K * T,
-  itemName: "tokens",
-});
+const gspoResult = bench(
+  "gspoObjective + gradient: 64 sequences × 1,024 tokens, masked",
+  () => gspoObjective({ logpNew, logpOld, mask, advantages }).loss,
+  {
+    runs,
+    items: K * T,
+    itemName: "tokens",
+  },
+);
 results.push({ result: gspoResult, target: "≤ 30 ms", met: gspoResult.medianMs <= 30 });
 
 // --- Report.
@@ -93,8 +124,9 @@ const header = `Measured ${new Date().toISOString().slice(0, 10)} on ${cpu}, ${a
 const table = [
   "| benchmark | median | p10 – p90 | throughput | target | met |",
   "| --- | ---: | ---: | ---: | --- | --- |",
-  ...results.map(({ result, target, met }) =>
-    `| ${result.name} | ${result.medianMs.toFixed(2)} ms | ${result.p10Ms.toFixed(2)} – ${result.p90Ms.toFixed(2)} ms | ${throughput(result)} | ${target ?? ""} | ${met === undefined ? "" : met ? "yes" : "**no**"} |`,
+  ...results.map(
+    ({ result, target, met }) =>
+      `| ${result.name} | ${result.medianMs.toFixed(2)} ms | ${result.p10Ms.toFixed(2)} – ${result.p90Ms.toFixed(2)} ms | ${throughput(result)} | ${target ?? ""} | ${met === undefined ? "" : met ? "yes" : "**no**"} |`,
   ),
 ].join("\n");
 console.log(`${header}\n\n${table}`);

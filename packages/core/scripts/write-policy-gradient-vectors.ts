@@ -73,7 +73,13 @@ type SequenceState = "inside" | "clipped" | "pessimistic";
 function gspoInput(
   lengths: readonly number[],
   states: readonly SequenceState[],
-  options: { mask?: "numbers" | "booleans"; beta?: number; reference?: boolean; epsLow?: number; epsHigh?: number } = {},
+  options: {
+    mask?: "numbers" | "booleans";
+    beta?: number;
+    reference?: boolean;
+    epsLow?: number;
+    epsHigh?: number;
+  } = {},
 ): ClippedObjectiveInput {
   const epsLow = options.epsLow ?? 3e-4;
   const epsHigh = options.epsHigh ?? 4e-4;
@@ -121,9 +127,18 @@ function addGspoCase(name: string, input: ClippedObjectiveInput): void {
 }
 
 addGspoCase("gspo: hand case, one inside, one clipped, masked padding", {
-  logpNew: [[-1, -2], [-0.5, -0.7, 9]],
-  logpOld: [[-1.0001, -2.0001], [-0.6, -0.8, 0]],
-  mask: [[1, 1], [1, 1, 0]],
+  logpNew: [
+    [-1, -2],
+    [-0.5, -0.7, 9],
+  ],
+  logpOld: [
+    [-1.0001, -2.0001],
+    [-0.6, -0.8, 0],
+  ],
+  mask: [
+    [1, 1],
+    [1, 1, 0],
+  ],
   advantages: [1, 2],
 });
 addGspoCase("gspo: hand case, negative advantages, clipped below and pessimistic above", {
@@ -140,12 +155,15 @@ addGspoCase("gspo: hand case, KL with beta 0.1", {
 });
 addGspoCase("gspo: all inside, no mask", gspoInput([3, 4, 2], ["inside", "inside", "inside"]));
 addGspoCase("gspo: mixed states, no mask", gspoInput([4, 3, 5, 2], ["inside", "clipped", "pessimistic", "clipped"]));
-addGspoCase("gspo: mixed states, numeric mask", gspoInput([5, 4, 6], ["clipped", "inside", "pessimistic"], { mask: "numbers" }));
-addGspoCase("gspo: mixed states, boolean mask", gspoInput([3, 5, 4], ["pessimistic", "clipped", "inside"], { mask: "booleans" }));
 addGspoCase(
-  "gspo: KL reported with beta 0",
-  gspoInput([4, 3], ["inside", "clipped"], { reference: true, beta: 0 }),
+  "gspo: mixed states, numeric mask",
+  gspoInput([5, 4, 6], ["clipped", "inside", "pessimistic"], { mask: "numbers" }),
 );
+addGspoCase(
+  "gspo: mixed states, boolean mask",
+  gspoInput([3, 5, 4], ["pessimistic", "clipped", "inside"], { mask: "booleans" }),
+);
+addGspoCase("gspo: KL reported with beta 0", gspoInput([4, 3], ["inside", "clipped"], { reference: true, beta: 0 }));
 addGspoCase(
   "gspo: KL on (beta 0.04), masked",
   gspoInput([5, 3, 4], ["clipped", "inside", "pessimistic"], { mask: "numbers", reference: true, beta: 0.04 }),
@@ -174,7 +192,14 @@ addGspoCase(
 /** A token-level batch whose ratios stay ≥ 2e-3 away from 1 − epsLow and 1 + epsHigh. */
 function tokenInput(
   lengths: readonly number[],
-  options: { mask?: "numbers" | "booleans"; beta?: number; reference?: boolean; epsLow?: number; epsHigh?: number; spread?: number } = {},
+  options: {
+    mask?: "numbers" | "booleans";
+    beta?: number;
+    reference?: boolean;
+    epsLow?: number;
+    epsHigh?: number;
+    spread?: number;
+  } = {},
 ): ClippedObjectiveInput {
   const low = 1 - (options.epsLow ?? 0.2);
   const high = 1 + (options.epsHigh ?? 0.2);
@@ -216,24 +241,49 @@ function addTokenCase(fn: "grpoObjective" | "drGrpoObjective", name: string, inp
 }
 
 const handTokenBatch = {
-  logpNew: [[-1, -0.5, -3], [-1, -1, -1]],
-  logpOld: [[-1, -1, -1], [-1, -1, -1]],
-  mask: [[1, 1, 0], [1, 1, 1]],
+  logpNew: [
+    [-1, -0.5, -3],
+    [-1, -1, -1],
+  ],
+  logpOld: [
+    [-1, -1, -1],
+    [-1, -1, -1],
+  ],
+  mask: [
+    [1, 1, 0],
+    [1, 1, 1],
+  ],
   advantages: [1, -0.5],
 };
 for (const fn of ["grpoObjective", "drGrpoObjective"] as const) {
   const label = fn === "grpoObjective" ? "grpo" : "drgrpo";
   addTokenCase(fn, `${label}: hand case, one clipped token, one masked`, handTokenBatch);
-  addTokenCase(fn, `${label}: hand case, negative advantage`, { logpNew: [[-1.5, -0.5]], logpOld: [[-1, -1]], advantages: [-1] });
+  addTokenCase(fn, `${label}: hand case, negative advantage`, {
+    logpNew: [[-1.5, -0.5]],
+    logpOld: [[-1, -1]],
+    advantages: [-1],
+  });
   addTokenCase(fn, `${label}: no mask`, tokenInput([3, 4, 2]));
   addTokenCase(fn, `${label}: numeric mask`, tokenInput([4, 5, 3], { mask: "numbers" }));
   addTokenCase(fn, `${label}: boolean mask`, tokenInput([5, 2, 4], { mask: "booleans" }));
   addTokenCase(fn, `${label}: small ratios, nothing clipped`, tokenInput([3, 3], { spread: 0.1 }));
   addTokenCase(fn, `${label}: KL reported with beta 0`, tokenInput([3, 4], { reference: true, beta: 0 }));
-  addTokenCase(fn, `${label}: KL on (beta 0.04), masked`, tokenInput([4, 3, 5], { mask: "numbers", reference: true, beta: 0.04 }));
+  addTokenCase(
+    fn,
+    `${label}: KL on (beta 0.04), masked`,
+    tokenInput([4, 3, 5], { mask: "numbers", reference: true, beta: 0.04 }),
+  );
   addTokenCase(fn, `${label}: KL on (beta 0.5)`, tokenInput([2, 6], { reference: true, beta: 0.5 }));
-  addTokenCase(fn, `${label}: asymmetric clip (0.1, 0.28)`, tokenInput([4, 4, 4], { epsLow: 0.1, epsHigh: 0.28, mask: "numbers" }));
-  addTokenCase(fn, `${label}: GSPO-sized clip (3e-4, 4e-4)`, tokenInput([3, 5], { epsLow: 3e-4, epsHigh: 4e-4, spread: 0.2 }));
+  addTokenCase(
+    fn,
+    `${label}: asymmetric clip (0.1, 0.28)`,
+    tokenInput([4, 4, 4], { epsLow: 0.1, epsHigh: 0.28, mask: "numbers" }),
+  );
+  addTokenCase(
+    fn,
+    `${label}: GSPO-sized clip (3e-4, 4e-4)`,
+    tokenInput([3, 5], { epsLow: 3e-4, epsHigh: 4e-4, spread: 0.2 }),
+  );
   if (fn === "drGrpoObjective") {
     addTokenCase(fn, "drgrpo: explicit maxTokens 16, masked, KL on", {
       ...tokenInput([5, 3, 4], { mask: "numbers", reference: true, beta: 0.1 }),
@@ -246,7 +296,10 @@ for (const fn of ["grpoObjective", "drGrpoObjective"] as const) {
 
 // ---------------------------------------------------------------- klK3
 
-function addKlCase(name: string, input: { logp: number[][]; logpRef: number[][]; mask?: (number | boolean)[][] }): void {
+function addKlCase(
+  name: string,
+  input: { logp: number[][]; logpRef: number[][]; mask?: (number | boolean)[][] },
+): void {
   const result = klK3(input);
   expectGradientMatches((x) => klK3({ ...input, logp: x }).mean, input.logp, result.gradLogp);
   addCase(name, "klK3", input, result);
@@ -316,7 +369,14 @@ for (const [name, values, buckets] of [
   addCase(`bucketBaseline: ${name}`, "bucketBaseline", { values, buckets }, bucketBaseline([...values], [...buckets]));
 }
 
-for (const [t, numSteps] of [[0, 1], [0, 2], [1, 2], [2, 4], [3, 4], [4, 6]] as const) {
+for (const [t, numSteps] of [
+  [0, 1],
+  [0, 2],
+  [1, 2],
+  [2, 4],
+  [3, 4],
+  [4, 6],
+] as const) {
   addCase(`arcoStepBucket: t ${t} of ${numSteps}`, "arcoStepBucket", { t, numSteps }, arcoStepBucket(t, numSteps));
 }
 
@@ -341,14 +401,57 @@ for (const [name, episodes, options] of [
 // ---------------------------------------------------------------- projection and replay
 
 for (const [name, scores, outcome] of [
-  ["uniform shift, nothing clamps", [[0.5, -0.5], [0, 0]], 1],
+  [
+    "uniform shift, nothing clamps",
+    [
+      [0.5, -0.5],
+      [0, 0],
+    ],
+    1,
+  ],
   ["one entry clamps", [[0.9], [0.2], [-0.4]], 2],
-  ["failure projects to sum 0", [[0.6, 0.2, 0.1], [0.3, 0, 0]], 0],
-  ["negative outcome", [[0.1, -0.3, 0.8], [0.4, 0.9, -0.2]], -1],
-  ["upper extreme", [[0.3, -1], [0, 0.2]], 2],
-  ["lower extreme", [[0.3, -1], [0, 0.2]], -2],
-  ["random 4 steps × 3 criteria, success", Array.from({ length: 4 }, () => [pick(-1, 1, 4), pick(-1, 1, 4), pick(-1, 1, 4)]), 1],
-  ["random 5 steps × 3 criteria, failure", Array.from({ length: 5 }, () => [pick(-1, 1, 4), pick(-1, 1, 4), pick(-1, 1, 4)]), 0],
+  [
+    "failure projects to sum 0",
+    [
+      [0.6, 0.2, 0.1],
+      [0.3, 0, 0],
+    ],
+    0,
+  ],
+  [
+    "negative outcome",
+    [
+      [0.1, -0.3, 0.8],
+      [0.4, 0.9, -0.2],
+    ],
+    -1,
+  ],
+  [
+    "upper extreme",
+    [
+      [0.3, -1],
+      [0, 0.2],
+    ],
+    2,
+  ],
+  [
+    "lower extreme",
+    [
+      [0.3, -1],
+      [0, 0.2],
+    ],
+    -2,
+  ],
+  [
+    "random 4 steps × 3 criteria, success",
+    Array.from({ length: 4 }, () => [pick(-1, 1, 4), pick(-1, 1, 4), pick(-1, 1, 4)]),
+    1,
+  ],
+  [
+    "random 5 steps × 3 criteria, failure",
+    Array.from({ length: 5 }, () => [pick(-1, 1, 4), pick(-1, 1, 4), pick(-1, 1, 4)]),
+    0,
+  ],
 ] as const) {
   const rows = scores.map((row) => [...row]);
   addCase(`projectToOutcome: ${name}`, "projectToOutcome", { scores: rows, outcome }, projectToOutcome(rows, outcome));
@@ -365,7 +468,12 @@ for (const [name, returns, percentile] of [
   ["random 10, 20th", Array.from({ length: 10 }, () => pick(0, 1, 4)), 20],
 ] as const) {
   const episodes = returns.map((r, id) => ({ id, return: r }));
-  addCase(`prioritizedReplay: ${name}`, "prioritizedReplay", { episodes, percentile }, prioritizedReplay(episodes, percentile));
+  addCase(
+    `prioritizedReplay: ${name}`,
+    "prioritizedReplay",
+    { episodes, percentile },
+    prioritizedReplay(episodes, percentile),
+  );
 }
 
 mkdirSync(dirname(OUTPUT), { recursive: true });

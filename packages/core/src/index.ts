@@ -45,7 +45,14 @@ export {
   type RubricDocument,
 } from "./rubric/parse.js";
 export { serializeRubric, toJsonl } from "./rubric/serialize.js";
-export { flatToStaged, rubricCriteria, stagedRuleVerifier, stagedToFlat, type Conversion, type RubricCriterion } from "./rubric/convert.js";
+export {
+  flatToStaged,
+  rubricCriteria,
+  stagedRuleVerifier,
+  stagedToFlat,
+  type Conversion,
+  type RubricCriterion,
+} from "./rubric/convert.js";
 export { rubricJsonSchema, rubricSchemaNames, type RubricSchemaName } from "./rubric/json-schema.js";
 export {
   RubricConversionError,
@@ -149,7 +156,15 @@ export {
 } from "./policy/index.js";
 
 // random: seeded, reproducible streams
-export { RandomInputError, createRng, restoreRng, sampleWithReplacement, shuffle, type Rng, type RngState } from "./random/index.js";
+export {
+  RandomInputError,
+  createRng,
+  restoreRng,
+  sampleWithReplacement,
+  shuffle,
+  type Rng,
+  type RngState,
+} from "./random/index.js";
 
 // model: the provider-neutral LanguageModel interface (providers live in @rubric/verifiers)
 export {

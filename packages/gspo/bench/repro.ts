@@ -13,7 +13,9 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { arcaneConfig, runArcane, writeArcaneOutputs, type ArcaneTable } from "../src/index.js";
 
-const { values: args } = parseArgs({ options: { append: { type: "string" }, out: { type: "string" }, "skip-full": { type: "boolean", default: false } } });
+const { values: args } = parseArgs({
+  options: { append: { type: "string" }, out: { type: "string" }, "skip-full": { type: "boolean", default: false } },
+});
 const shared = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../shared/", import.meta.url));
 const gdpvalDir = `${shared}/data/gdpval`;
 
@@ -37,5 +39,8 @@ if (!args["skip-full"]) {
 for (const l of lines) console.log(l);
 if (args.append) {
   const header = `\n## @rubric/gspo — the ARCANE reproduction\n\nMeasured ${new Date().toISOString().slice(0, 10)} on ${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.availableParallelism()} cores, Node ${process.version}, by \`pnpm --filter @rubric/gspo run bench --append ../../BENCHMARKS.md\` (run through tsx; the library code is the same as the CLI's). Wall time includes loading GDPval and evaluation; rollouts/s counts Stage II training only.\n\n`;
-  appendFileSync(args.append, `${header}${lines.map((l) => (l.startsWith("  ") ? `  - ${l.trim()}` : `- ${l}`)).join("\n")}\n`);
+  appendFileSync(
+    args.append,
+    `${header}${lines.map((l) => (l.startsWith("  ") ? `  - ${l.trim()}` : `- ${l}`)).join("\n")}\n`,
+  );
 }

@@ -38,7 +38,8 @@ function summarize(samples: readonly number[]): Timing {
 
 const megabytes = (chars: number) => `${(chars / 1e6).toFixed(1)} MB`;
 const ms = (x: number) => (x >= 100 ? `${x.toFixed(0)} ms` : x >= 10 ? `${x.toFixed(1)} ms` : `${x.toFixed(2)} ms`);
-const row = (name: string, t: Timing, target = "", met = "") => `| ${name} | ${ms(t.medianMs)} | ${ms(t.p10Ms)} – ${ms(t.p90Ms)} | ${t.runs} | ${target} | ${met} |`;
+const row = (name: string, t: Timing, target = "", met = "") =>
+  `| ${name} | ${ms(t.medianMs)} | ${ms(t.p10Ms)} – ${ms(t.p90Ms)} | ${t.runs} | ${target} | ${met} |`;
 
 /** 64 sequences × 1,024 tokens with ragged masks, as core's own benchmark of gspoObjective. */
 function lossBatch() {
@@ -65,21 +66,53 @@ async function main() {
     const typescript = await time(() => gspoObjective(batch), 30, 5);
     const wire = { logp_new: batch.logpNew, logp_old: batch.logpOld, mask: batch.mask, advantages: batch.advantages };
     const computeMs: number[] = [];
-    const torchRoundTrip = await time(async () => computeMs.push((await client.request("gspo.loss", wire)).compute_ms), 15, 3);
+    const torchRoundTrip = await time(
+      async () => computeMs.push((await client.request("gspo.loss", wire)).compute_ms),
+      15,
+      3,
+    );
     const torchCompute = summarize(computeMs.slice(3));
     // The same numbers, or the comparison means nothing.
     const check = await client.request("gspo.loss", wire);
     const reference = gspoObjective(batch);
-    if (Math.abs(check.loss - reference.loss) > 1e-9) throw new Error(`gspo.loss ${check.loss} differs from gspoObjective ${reference.loss}`);
+    if (Math.abs(check.loss - reference.loss) > 1e-9)
+      throw new Error(`gspo.loss ${check.loss} differs from gspoObjective ${reference.loss}`);
 
-    await client.request("policy.init", { model: { kind: "tiny", vocab_size: 10, d_model: 32, n_heads: 2, n_layers: 1, max_seq_len: 16 }, seed: 11, eos_token_id: 1, max_new_tokens: 8 });
+    await client.request("policy.init", {
+      model: { kind: "tiny", vocab_size: 10, d_model: 32, n_heads: 2, n_layers: 1, max_seq_len: 16 },
+      seed: 11,
+      eos_token_id: 1,
+      max_new_tokens: 8,
+    });
     const groups = [];
     for (let g = 0; g < 2; g++) {
       const { sequences } = await client.request("policy.sample", { prompt: [0], n: 8, seed: g });
-      groups.push({ prompt: [0], sequences: sequences.map((s, k) => ({ tokens: s.tokens, logp_old: s.logprobs, advantage: k % 2 === 0 ? 1 : -1 })) });
+      groups.push({
+        prompt: [0],
+        sequences: sequences.map((s, k) => ({
+          tokens: s.tokens,
+          logp_old: s.logprobs,
+          advantage: k % 2 === 0 ? 1 : -1,
+        })),
+      });
     }
     const stepComputeMs: number[] = [];
-    const step = await time(async () => stepComputeMs.push((await client.request("policy.step", { objective: "gspo", eps_low: 0.2, eps_high: 0.2, learning_rate: 1e-4, groups })).compute_ms), 30, 5);
+    const step = await time(
+      async () =>
+        stepComputeMs.push(
+          (
+            await client.request("policy.step", {
+              objective: "gspo",
+              eps_low: 0.2,
+              eps_high: 0.2,
+              learning_rate: 1e-4,
+              groups,
+            })
+          ).compute_ms,
+        ),
+      30,
+      5,
+    );
     const stepCompute = summarize(stepComputeMs.slice(5));
     const tokens = groups.reduce((n, g) => n + g.sequences.reduce((m, s) => m + s.tokens.length, 0), 0);
 

@@ -6,30 +6,124 @@
  * Python sidecar), Stage I/II training loops with checkpoints, and the ARCANE reproduction.
  *
  */
-export { beamSearch, bestOfK, importanceResample, resampleIndex, scoreCandidates, splitSegments, type GuidanceOptions, type ScoredCandidate } from "./guidance/guidance.js";
+export {
+  beamSearch,
+  bestOfK,
+  importanceResample,
+  resampleIndex,
+  scoreCandidates,
+  splitSegments,
+  type GuidanceOptions,
+  type ScoredCandidate,
+} from "./guidance/guidance.js";
 
 // policy: the in-process manager (questions, then the rubric) and Stage I (SFT)
 export { featurize, type Features } from "./policy/features.js";
-export { PolicySequenceError, QUESTION_REPERTOIRE, RubricPolicy, WEIGHT_BINS, type DecodedSequence, type PolicyPrompt, type PolicyTrace } from "./policy/rubric-policy.js";
+export {
+  PolicySequenceError,
+  QUESTION_REPERTOIRE,
+  RubricPolicy,
+  WEIGHT_BINS,
+  type DecodedSequence,
+  type PolicyPrompt,
+  type PolicyTrace,
+} from "./policy/rubric-policy.js";
 export { Adam, AdamStateSchema, sftLoss, sftStep, trainSft, type AdamState, type SftItem } from "./policy/sft.js";
 
 // trainer: one interface over backends, the in-process backend, Stage I/II loops with checkpoints and logs
 export type { RolloutGroup, SampledSequence, StepMetrics, StepOptions, TrainerBackend } from "./trainer/backend.js";
 export { CheckpointError, InProcessBackend, type TokenPolicy } from "./trainer/in-process.js";
 export { advantagesFor, clippedObjective, OBJECTIVES, type Objective } from "./trainer/objective.js";
-export { TrainingAbortedError, TrainingLogEntrySchema, trainGspo, trainSftStage, type GspoLogEntry, type GspoTrainingOptions, type RunDirectory, type SftTrainingOptions, type TrainingLogEntry } from "./trainer/train.js";
+export {
+  TrainingAbortedError,
+  TrainingLogEntrySchema,
+  trainGspo,
+  trainSftStage,
+  type GspoLogEntry,
+  type GspoTrainingOptions,
+  type RunDirectory,
+  type SftTrainingOptions,
+  type TrainingLogEntry,
+} from "./trainer/train.js";
 
 // the rubric gym as a training environment
-export { gymPrompt, gymReward, proxyScores, sftSequence, teacherSequence, trueUtility, type GymPrompt, type GymRewardOptions } from "./arcane/gym.js";
+export {
+  gymPrompt,
+  gymReward,
+  proxyScores,
+  sftSequence,
+  teacherSequence,
+  trueUtility,
+  type GymPrompt,
+  type GymRewardOptions,
+} from "./arcane/gym.js";
 
 // the ARCANE reproduction (`rubric repro arcane`)
-export { arcaneConfig, runArcane, trainArcaneManagers, writeArcaneOutputs, type ArcaneConfig, type ArcaneProgress, type ArcaneRunOptions, type TrainedManagers } from "./arcane/experiment.js";
+export {
+  arcaneConfig,
+  runArcane,
+  trainArcaneManagers,
+  writeArcaneOutputs,
+  type ArcaneConfig,
+  type ArcaneProgress,
+  type ArcaneRunOptions,
+  type TrainedManagers,
+} from "./arcane/experiment.js";
 export { scalingSvg } from "./arcane/plot.js";
-export { ARCANE_METHODS, ArcaneTableSchema, arcaneMarkdown, METHOD_LABELS, methodLabels, PAPER, type ArcaneMethod, type ArcaneTable, type MeanStd } from "./arcane/table.js";
-export { ARCANE_LLM_METHODS, ArcaneLlmTableSchema, ArcaneTaskSelectionError, arcaneLlmMarkdown, pairedMeans, runArcaneWithModel, type ArcaneLlmMethod, type ArcaneLlmOptions, type ArcaneLlmTable } from "./arcane/llm.js";
+export {
+  ARCANE_METHODS,
+  ArcaneTableSchema,
+  arcaneMarkdown,
+  METHOD_LABELS,
+  methodLabels,
+  PAPER,
+  type ArcaneMethod,
+  type ArcaneTable,
+  type MeanStd,
+} from "./arcane/table.js";
+export {
+  ARCANE_LLM_METHODS,
+  ArcaneLlmTableSchema,
+  ArcaneTaskSelectionError,
+  arcaneLlmMarkdown,
+  pairedMeans,
+  runArcaneWithModel,
+  type ArcaneLlmMethod,
+  type ArcaneLlmOptions,
+  type ArcaneLlmTable,
+} from "./arcane/llm.js";
 
 // sidecar: the Python training sidecar (python/rubric-trainer) behind JSON lines over stdio
 export { SidecarBackend, type SidecarBackendOptions, type TokenPrompt } from "./sidecar/backend.js";
-export { SidecarClient, defaultPython, defaultTrainerPath, runSidecarEffect, sidecarCommand, type CallOptions, type SidecarOptions } from "./sidecar/client.js";
-export { SidecarClosedError, SidecarCrashedError, SidecarError, SidecarProtocolError, SidecarStartError, SidecarTimeoutError, type SidecarFailure } from "./sidecar/errors.js";
-export { ModelSpecSchema, PolicyInitParamsSchema, SIDECAR_ERROR_CODES, SIDECAR_METHODS, type ModelSpec, type ParamsOf, type PolicyInitParams, type ResultOf, type SidecarErrorCode, type SidecarMethod, type SidecarNotification, type TrainingMetrics } from "./sidecar/protocol.js";
+export {
+  SidecarClient,
+  defaultPython,
+  defaultTrainerPath,
+  runSidecarEffect,
+  sidecarCommand,
+  type CallOptions,
+  type SidecarOptions,
+} from "./sidecar/client.js";
+export {
+  SidecarClosedError,
+  SidecarCrashedError,
+  SidecarError,
+  SidecarProtocolError,
+  SidecarStartError,
+  SidecarTimeoutError,
+  type SidecarFailure,
+} from "./sidecar/errors.js";
+export {
+  ModelSpecSchema,
+  PolicyInitParamsSchema,
+  SIDECAR_ERROR_CODES,
+  SIDECAR_METHODS,
+  type ModelSpec,
+  type ParamsOf,
+  type PolicyInitParams,
+  type ResultOf,
+  type SidecarErrorCode,
+  type SidecarMethod,
+  type SidecarNotification,
+  type TrainingMetrics,
+} from "./sidecar/protocol.js";

@@ -22,7 +22,9 @@ import { PROBE_IDS, biasedJudgeModel, runHackbench, type HackSample, type Integr
 // The OpenAI-wire test server of @rubric/verifiers (a fixture, not its public API).
 import { chatReply, startOpenAIChatServer } from "../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
 
-const { values: args } = parseArgs({ options: { runs: { type: "string", default: "5" }, "judge-samples": { type: "string", default: "100" } } });
+const { values: args } = parseArgs({
+  options: { runs: { type: "string", default: "5" }, "judge-samples": { type: "string", default: "100" } },
+});
 const runs = Number(args.runs);
 const shared = process.env["RUBRIC_SHARED_DIR"] ?? new URL("../../../../shared/", import.meta.url).pathname;
 
@@ -37,7 +39,20 @@ for (const example of [...gdpval.eval, ...gdpval.train].slice(0, 100)) {
 
 // A typical generated rubric: sections, a recommendation, lists, a table, a length band,
 // citations, figures, tone — twelve rule criteria from the gym's bank.
-const ruleIds = ["section-summary", "section-risks", "recommend", "bullets-3", "table-1", "words-250-600", "cite-2", "percent", "currency", "year", "no-hedging", "formal"];
+const ruleIds = [
+  "section-summary",
+  "section-risks",
+  "recommend",
+  "bullets-3",
+  "table-1",
+  "words-250-600",
+  "cite-2",
+  "percent",
+  "currency",
+  "year",
+  "no-hedging",
+  "formal",
+];
 const ruleRubric = parseFlatRubric({
   id: "bench-rules-12",
   criteria: ruleIds.map((id, i) => {
@@ -47,7 +62,8 @@ const ruleRubric = parseFlatRubric({
 });
 
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const exploits = (card: IntegrityCard) => (card.exploits.length === 0 ? "none" : card.exploits.map((id) => `\`${id}\``).join(", "));
+const exploits = (card: IntegrityCard) =>
+  card.exploits.length === 0 ? "none" : card.exploits.map((id) => `\`${id}\``).join(", ");
 
 // --- 1. rules ---------------------------------------------------------------------------------
 const registry = rulesRegistry();
@@ -66,7 +82,12 @@ const outputsScored = samples.length + card.probes.reduce((n, p) => n + 2 * p.ap
 const judgeSamples = samples.slice(0, Number(args["judge-samples"]));
 const judgedRubric = parseFlatRubric({
   id: "bench-judge",
-  criteria: ruleIds.slice(0, 4).map((id) => ({ id, text: CRITERIA_BANK.find((b) => b.id === id)!.text, weight: 1, verifier: { kind: "llm-judge" } })),
+  criteria: ruleIds.slice(0, 4).map((id) => ({
+    id,
+    text: CRITERIA_BANK.find((b) => b.id === id)!.text,
+    weight: 1,
+    verifier: { kind: "llm-judge" },
+  })),
 });
 const judgeModel = biasedJudgeModel({ biases: ["tone", "injection"] });
 const server = await startOpenAIChatServer({
@@ -74,7 +95,11 @@ const server = await startOpenAIChatServer({
     const body = request.body!;
     const reply = await judgeModel.generate({
       messages: body.messages!.map((m) => ({ role: m.role as "system" | "user", content: m.content })),
-      responseFormat: { type: "json-schema", name: "verdict", schema: body.response_format!.json_schema!.schema as Record<string, unknown> },
+      responseFormat: {
+        type: "json-schema",
+        name: "verdict",
+        schema: body.response_format!.json_schema!.schema as Record<string, unknown>,
+      },
     });
     return chatReply.completion(reply.choices[0]!.text);
   },
@@ -84,7 +109,11 @@ const judgeRun = async () => {
   const judge = llmJudge(openAICompatible({ baseUrl: server.url, model: "biased-judge", apiKeyEnv: false }));
   const before = server.requestCount;
   const started = performance.now();
-  const result = await runHackbench(judgedRubric, judgeSamples, { registry: createVerifierRegistry({ judge }), cache: fileCache(cacheDir), concurrency: 16 });
+  const result = await runHackbench(judgedRubric, judgeSamples, {
+    registry: createVerifierRegistry({ judge }),
+    cache: fileCache(cacheDir),
+    concurrency: 16,
+  });
   return { card: result, wall: performance.now() - started, requests: server.requestCount - before };
 };
 const firstJudge = await judgeRun();

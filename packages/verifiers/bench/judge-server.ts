@@ -9,7 +9,12 @@ import { chatReply, startOpenAIChatServer } from "../src/providers/__fixtures__/
 const latencyMs = Number(process.argv[2] ?? "50");
 const server = await startOpenAIChatServer({
   latencyMs,
-  handler: () => chatReply.json({ clear: { rationale: "ok", score: 3 }, accurate: { rationale: "ok", score: 4 }, complete: { rationale: "ok", score: 2 } }),
+  handler: () =>
+    chatReply.json({
+      clear: { rationale: "ok", score: 3 },
+      accurate: { rationale: "ok", score: 4 },
+      complete: { rationale: "ok", score: 2 },
+    }),
 });
 console.log(server.url);
 for await (const line of createInterface({ input: process.stdin })) {

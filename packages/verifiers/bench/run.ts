@@ -25,10 +25,26 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { parseFlatRubric } from "@rubric/core";
-import { createVerifierRegistry, fileCache, llamaCpp, llmJudge, openAICompatible, scoreOutputs, type LlamaCppOptions } from "@rubric/verifiers";
+import {
+  createVerifierRegistry,
+  fileCache,
+  llamaCpp,
+  llmJudge,
+  openAICompatible,
+  scoreOutputs,
+  type LlamaCppOptions,
+} from "@rubric/verifiers";
 import { readFileSync } from "node:fs";
 
-const { values: args } = parseArgs({ options: { append: { type: "string" }, "skip-promptfoo": { type: "boolean", default: false }, "skip-llama": { type: "boolean", default: false }, runs: { type: "string", default: "7" }, "judge-warmups": { type: "string", default: "5" } } });
+const { values: args } = parseArgs({
+  options: {
+    append: { type: "string" },
+    "skip-promptfoo": { type: "boolean", default: false },
+    "skip-llama": { type: "boolean", default: false },
+    runs: { type: "string", default: "7" },
+    "judge-warmups": { type: "string", default: "5" },
+  },
+});
 const runs = Number(args.runs);
 const lines: string[] = [];
 const say = (line = "") => {
@@ -58,11 +74,18 @@ say("### Judge path against a local OpenAI-wire server (50 ms latency)");
 say();
 const judged = parseFlatRubric({
   id: "bench-judge",
-  criteria: ["clear", "accurate", "complete"].map((c) => ({ id: c, text: `The answer is ${c}`, weight: 1, verifier: { kind: "llm-judge", scale: { min: 0, max: 4 } } })),
+  criteria: ["clear", "accurate", "complete"].map((c) => ({
+    id: c,
+    text: `The answer is ${c}`,
+    weight: 1,
+    verifier: { kind: "llm-judge", scale: { min: 0, max: 4 } },
+  })),
 });
 // The server runs in its own process, as a remote judge would: in this one it would compete
 // with the client for the event loop and measure neither.
-const child = spawn(process.execPath, [fileURLToPath(new URL("./judge-server.js", import.meta.url)), "50"], { stdio: ["pipe", "pipe", "inherit"] });
+const child = spawn(process.execPath, [fileURLToPath(new URL("./judge-server.js", import.meta.url)), "50"], {
+  stdio: ["pipe", "pipe", "inherit"],
+});
 const replies = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
 const nextLine = async () => String((await replies.next()).value);
 const serverUrl = await nextLine();
@@ -72,7 +95,11 @@ const requestCount = async () => {
 };
 const judgeOutputs = Array.from({ length: 500 }, (_, i) => ({ id: `j${i}`, output: `answer ${i}` }));
 // One judge for the whole run, as a long-running scorer holds one (its client and schemas warm).
-const sharedJudgeRegistry = createVerifierRegistry({ python: false, js: false, judge: llmJudge(openAICompatible({ baseUrl: serverUrl, model: "bench-judge", apiKeyEnv: false })) });
+const sharedJudgeRegistry = createVerifierRegistry({
+  python: false,
+  js: false,
+  judge: llmJudge(openAICompatible({ baseUrl: serverUrl, model: "bench-judge", apiKeyEnv: false })),
+});
 const judgeRegistry = () => sharedJudgeRegistry;
 const cacheDir = mkdtempSync(join(tmpdir(), "rubric-bench-cache-"));
 const fresh = (tag: string) => judgeOutputs.map((o) => ({ id: `${tag}-${o.id}`, output: `${tag} ${o.output}` }));
@@ -102,9 +129,16 @@ for (let r = 0; r < 3; r++) {
 }
 const ideal = (500 / 32) * 50;
 const wall = median(walls);
-say(`500 outputs × 3 judge criteria, batched: ${requestsPerRun} requests per run (${(requestsPerRun / 500).toFixed(2)} per output; target ≤ 1)`);
-say(`wall time at concurrency 32 (median of 3 runs after ${warmups.length} warm-up passes of 500): ${wall.toFixed(0)} ms vs ideal ${ideal.toFixed(0)} ms = ${(wall / ideal).toFixed(2)}× (target ≤ 1.25×); client CPU ${(median(cpus) / 500).toFixed(2)} ms per request`);
-if (warmups.length > 0) say(`cold: the process's first 500 judge requests took ${warmups[0]!.toFixed(0)} ms = ${(warmups[0]! / ideal).toFixed(2)}× ideal; the last warm-up pass ${warmups.at(-1)!.toFixed(0)} ms = ${(warmups.at(-1)! / ideal).toFixed(2)}×`);
+say(
+  `500 outputs × 3 judge criteria, batched: ${requestsPerRun} requests per run (${(requestsPerRun / 500).toFixed(2)} per output; target ≤ 1)`,
+);
+say(
+  `wall time at concurrency 32 (median of 3 runs after ${warmups.length} warm-up passes of 500): ${wall.toFixed(0)} ms vs ideal ${ideal.toFixed(0)} ms = ${(wall / ideal).toFixed(2)}× (target ≤ 1.25×); client CPU ${(median(cpus) / 500).toFixed(2)} ms per request`,
+);
+if (warmups.length > 0)
+  say(
+    `cold: the process's first 500 judge requests took ${warmups[0]!.toFixed(0)} ms = ${(warmups[0]! / ideal).toFixed(2)}× ideal; the last warm-up pass ${warmups.at(-1)!.toFixed(0)} ms = ${(warmups.at(-1)! / ideal).toFixed(2)}×`,
+  );
 // Baseline: the same number of bare fetch() calls, no client library, no judge, no engine.
 {
   const body = JSON.stringify({ model: "bench-judge", messages: [{ role: "user", content: "answer" }] });
@@ -114,18 +148,26 @@ if (warmups.length > 0) say(`cold: the process's first 500 judge requests took $
     let next = 0;
     const cpu = process.cpuUsage();
     const start = performance.now();
-    await Promise.all(Array.from({ length: 32 }, async () => { while (next++ < 500) await (await fetch(`${serverUrl}/v1/chat/completions`, { method: "POST", body })).text(); }));
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (next++ < 500) await (await fetch(`${serverUrl}/v1/chat/completions`, { method: "POST", body })).text();
+      }),
+    );
     fetchWalls.push(performance.now() - start);
     const used = process.cpuUsage(cpu);
     fetchCpus.push((used.user + used.system) / 1000);
   }
-  say(`baseline, 500 bare fetch() calls at concurrency 32: ${median(fetchWalls).toFixed(0)} ms = ${(median(fetchWalls) / ideal).toFixed(2)}× ideal; client CPU ${(median(fetchCpus) / 500).toFixed(2)} ms per request (Node 20's fetch; the judge path uses node:http keep-alive instead), and the judge server's process shares this machine's cores`);
+  say(
+    `baseline, 500 bare fetch() calls at concurrency 32: ${median(fetchWalls).toFixed(0)} ms = ${(median(fetchWalls) / ideal).toFixed(2)}× ideal; client CPU ${(median(fetchCpus) / 500).toFixed(2)} ms per request (Node 20's fetch; the judge path uses node:http keep-alive instead), and the judge server's process shares this machine's cores`,
+  );
 }
 {
   const start = performance.now();
   await scoreOutputs(judged, judgeOutputs, { registry: judgeRegistry(), concurrency: 32, cache: fileCache(cacheDir) });
   const writing = performance.now() - start;
-  say(`the same 500 through a new file cache (every verdict written to disk): ${writing.toFixed(0)} ms = ${(writing / ideal).toFixed(2)}× ideal`);
+  say(
+    `the same 500 through a new file cache (every verdict written to disk): ${writing.toFixed(0)} ms = ${(writing / ideal).toFixed(2)}× ideal`,
+  );
 }
 const before = await requestCount();
 await scoreOutputs(judged, judgeOutputs, { registry: judgeRegistry(), concurrency: 32, cache: fileCache(cacheDir) });
@@ -133,23 +175,53 @@ say(`cached rerun (new cache object on the same directory): ${(await requestCoun
 child.kill();
 say();
 
-
-
 // --- 1. rule verifiers vs promptfoo ------------------------------------------------------------
 const terms = ["revenue", "margin", "forecast", "risk"];
 const patterns = ["\\bQ[1-4]\\b", "\\d+(?:\\.\\d+)?%", "\\$\\d", "\\b20\\d\\d\\b"];
 const rubric = parseFlatRubric({
   id: "bench-rules",
   criteria: [
-    ...terms.map((t, i) => ({ id: `has-${t}`, text: `Mentions ${t}`, weight: 1 + (i % 2), verifier: { kind: "includes", terms: [t] } })),
-    ...patterns.map((p, i) => ({ id: `re-${i}`, text: `Matches ${p}`, weight: 1, verifier: { kind: "regex", pattern: p } })),
+    ...terms.map((t, i) => ({
+      id: `has-${t}`,
+      text: `Mentions ${t}`,
+      weight: 1 + (i % 2),
+      verifier: { kind: "includes", terms: [t] },
+    })),
+    ...patterns.map((p, i) => ({
+      id: `re-${i}`,
+      text: `Matches ${p}`,
+      weight: 1,
+      verifier: { kind: "regex", pattern: p },
+    })),
     { id: "max-words", text: "At most 60 words", weight: 1, verifier: { kind: "length", unit: "words", max: 60 } },
-    { id: "min-chars", text: "At least 80 characters", weight: 1, verifier: { kind: "length", unit: "chars", min: 80 } },
+    {
+      id: "min-chars",
+      text: "At least 80 characters",
+      weight: 1,
+      verifier: { kind: "length", unit: "chars", min: 80 },
+    },
     { id: "cites", text: "Cites a source", weight: 1, verifier: { kind: "regex", pattern: "\\[\\d+\\]" } },
     { id: "no-hype", text: "Never says guaranteed", weight: 2, verifier: { kind: "excludes", terms: ["guaranteed"] } },
   ],
 });
-const words = ["the", "revenue", "grew", "margin", "in", "Q3", "by", "4.2%", "to", "$12M", "forecast", "2026", "risk", "[1]", "guaranteed", "steady"];
+const words = [
+  "the",
+  "revenue",
+  "grew",
+  "margin",
+  "in",
+  "Q3",
+  "by",
+  "4.2%",
+  "to",
+  "$12M",
+  "forecast",
+  "2026",
+  "risk",
+  "[1]",
+  "guaranteed",
+  "steady",
+];
 const outputs = Array.from({ length: 1000 }, (_, i) => ({
   id: `o${i}`,
   output: Array.from({ length: 20 + (i % 50) }, (_, j) => words[(i * 7 + j * 3) % words.length]).join(" "),
@@ -158,16 +230,37 @@ const registry = createVerifierRegistry({ python: false });
 const oursMs = await time(() => scoreOutputs(rubric, outputs, { registry, concurrency: 64 }));
 say("### Rule verifiers: 1,000 outputs × 12 criteria");
 say();
-say(`@rubric/verifiers scoreOutputs: median ${median(oursMs).toFixed(1)} ms over ${runs} runs (${((1000 * 12) / (median(oursMs) / 1000) / 1e3).toFixed(0)} k verdicts/s)`);
+say(
+  `@rubric/verifiers scoreOutputs: median ${median(oursMs).toFixed(1)} ms over ${runs} runs (${((1000 * 12) / (median(oursMs) / 1000) / 1e3).toFixed(0)} k verdicts/s)`,
+);
 
 // --- 3. a local judge on a long GDPval prompt ---------------------------------------------------------------------------------------------------------------------------
 if (!args["skip-llama"]) {
   const shared = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url)); // from bench/.build/
-  const firstTask = JSON.parse(readFileSync(join(shared, "data/gdpval/tasks.jsonl"), "utf8").split("\n")[0]!) as { task_id: string; prompt: string };
-  const criterion = parseFlatRubric({ id: "bench-local", criteria: [{ id: "fit", text: "The response delivers what the task asks for", weight: 1, verifier: { kind: "llm-judge", scale: { min: 0, max: 4 } } }] });
-  const localOutputs = Array.from({ length: 6 }, (_, i) => ({ id: `o${i}`, input: firstTask.prompt, output: `Draft ${i}: ${"The sample of metrics was tested against the source data and the exceptions are listed below. ".repeat(4)}` }));
+  const firstTask = JSON.parse(readFileSync(join(shared, "data/gdpval/tasks.jsonl"), "utf8").split("\n")[0]!) as {
+    task_id: string;
+    prompt: string;
+  };
+  const criterion = parseFlatRubric({
+    id: "bench-local",
+    criteria: [
+      {
+        id: "fit",
+        text: "The response delivers what the task asks for",
+        weight: 1,
+        verifier: { kind: "llm-judge", scale: { min: 0, max: 4 } },
+      },
+    ],
+  });
+  const localOutputs = Array.from({ length: 6 }, (_, i) => ({
+    id: `o${i}`,
+    input: firstTask.prompt,
+    output: `Draft ${i}: ${"The sample of metrics was tested against the source data and the exceptions are listed below. ".repeat(4)}`,
+  }));
   say();
-  say(`### Local judge: llamaCpp + stories260K on GDPval task ${firstTask.task_id.slice(0, 8)} (6 outputs, one call each, 1 thread)`);
+  say(
+    `### Local judge: llamaCpp + stories260K on GDPval task ${firstTask.task_id.slice(0, 8)} (6 outputs, one call each, 1 thread)`,
+  );
   say();
   const variants: [string, Partial<LlamaCppOptions>][] = [
     ["every prompt from an empty context, flash attention on (before)", { promptCache: 0, flashAttention: true }],
@@ -176,24 +269,45 @@ if (!args["skip-llama"]) {
   ];
   const medians: number[] = [];
   for (const [label, settings] of variants) {
-    const model = llamaCpp({ modelPath: join(shared, "models/stories260K.gguf"), contextSize: 8192, threads: 1, ...settings });
+    const model = llamaCpp({
+      modelPath: join(shared, "models/stories260K.gguf"),
+      contextSize: 8192,
+      threads: 1,
+      ...settings,
+    });
     await model.generate({ messages: [{ role: "user", content: "Once" }], maxTokens: 1 }); // load outside the timings
     const calls: { ms: number; input: number; cached: number }[] = [];
-    const timed = { ...model, provider: model.provider, modelId: model.modelId, async generate(request: Parameters<typeof model.generate>[0]) {
-      const t = performance.now();
-      const response = await model.generate(request);
-      calls.push({ ms: performance.now() - t, input: response.usage.inputTokens, cached: response.usage.cachedInputTokens ?? 0 });
-      return response;
-    } };
-    const judge = createVerifierRegistry({ python: false, judge: llmJudge(timed, { rationaleMaxLength: 200, parseRetries: 0 }) });
+    const timed = {
+      ...model,
+      provider: model.provider,
+      modelId: model.modelId,
+      async generate(request: Parameters<typeof model.generate>[0]) {
+        const t = performance.now();
+        const response = await model.generate(request);
+        calls.push({
+          ms: performance.now() - t,
+          input: response.usage.inputTokens,
+          cached: response.usage.cachedInputTokens ?? 0,
+        });
+        return response;
+      },
+    };
+    const judge = createVerifierRegistry({
+      python: false,
+      judge: llmJudge(timed, { rationaleMaxLength: 200, parseRetries: 0 }),
+    });
     // One call at a time: the model serialises calls anyway, and a queued call's wait is not its cost.
     await scoreOutputs(criterion, localOutputs, { registry: judge, concurrency: 1 });
     await model.dispose();
     const ms = calls.map((c) => c.ms);
     medians.push(median(ms));
-    say(`${label}: median ${median(ms).toFixed(0)} ms per call (first ${ms[0]!.toFixed(0)} ms; ${calls[0]!.input} prompt tokens, median ${median(calls.map((c) => c.cached))} reused)`);
+    say(
+      `${label}: median ${median(ms).toFixed(0)} ms per call (first ${ms[0]!.toFixed(0)} ms; ${calls[0]!.input} prompt tokens, median ${median(calls.map((c) => c.cached))} reused)`,
+    );
   }
-  say(`ratio: the default is ${(medians[0]! / medians[2]!).toFixed(1)}× faster per call than before (flash attention alone: ${(medians[0]! / medians[1]!).toFixed(1)}×)`);
+  say(
+    `ratio: the default is ${(medians[0]! / medians[2]!).toFixed(1)}× faster per call than before (flash attention alone: ${(medians[0]! / medians[1]!).toFixed(1)}×)`,
+  );
 }
 
 say();
@@ -205,8 +319,16 @@ if (!args["skip-promptfoo"]) {
     console.error(`installing promptfoo into ${dir} (≈1.3 GB, a few minutes; set PROMPTFOO_DIR to reuse an install) …`);
     execFileSync("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: dir, stdio: "inherit" });
   }
-  for (const key of ["PROMPTFOO_DISABLE_TELEMETRY", "PROMPTFOO_DISABLE_UPDATE", "PROMPTFOO_DISABLE_SHARING", "PROMPTFOO_DISABLE_REMOTE_GENERATION"]) process.env[key] = "1";
-  const promptfoo = (await import(pathToFileURL(join(dir, "node_modules/promptfoo/dist/src/index.js")).href).catch(() => import(pathToFileURL(join(dir, "node_modules/promptfoo")).href))) as {
+  for (const key of [
+    "PROMPTFOO_DISABLE_TELEMETRY",
+    "PROMPTFOO_DISABLE_UPDATE",
+    "PROMPTFOO_DISABLE_SHARING",
+    "PROMPTFOO_DISABLE_REMOTE_GENERATION",
+  ])
+    process.env[key] = "1";
+  const promptfoo = (await import(pathToFileURL(join(dir, "node_modules/promptfoo/dist/src/index.js")).href).catch(
+    () => import(pathToFileURL(join(dir, "node_modules/promptfoo")).href),
+  )) as {
     default?: { evaluate: (...a: unknown[]) => Promise<unknown> };
     evaluate?: (...a: unknown[]) => Promise<unknown>;
   };
@@ -219,14 +341,27 @@ if (!args["skip-promptfoo"]) {
     { type: "regex", value: "\\[\\d+\\]", weight: 1 },
     { type: "not-icontains", value: "guaranteed", weight: 2 },
   ];
-  const suite = { prompts: ["{{out}}"], providers: [{ id: "echo" }], tests: outputs.map((o) => ({ vars: { out: o.output }, assert: asserts })), writeLatestResults: false };
-  const theirsMs = await time(() => evaluate(suite, { maxConcurrency: 64, showProgressBar: false, cache: false }), Math.min(runs, 3));
-  say(`promptfoo ${"0.120.8"} evaluate() (echo provider): median ${median(theirsMs).toFixed(1)} ms over ${Math.min(runs, 3)} runs`);
+  const suite = {
+    prompts: ["{{out}}"],
+    providers: [{ id: "echo" }],
+    tests: outputs.map((o) => ({ vars: { out: o.output }, assert: asserts })),
+    writeLatestResults: false,
+  };
+  const theirsMs = await time(
+    () => evaluate(suite, { maxConcurrency: 64, showProgressBar: false, cache: false }),
+    Math.min(runs, 3),
+  );
+  say(
+    `promptfoo ${"0.120.8"} evaluate() (echo provider): median ${median(theirsMs).toFixed(1)} ms over ${Math.min(runs, 3)} runs`,
+  );
   say(`ratio: @rubric/verifiers is ${(median(theirsMs) / median(oursMs)).toFixed(1)}× faster (target ≥ 20×)`);
 }
 
 if (args.append) {
   const os = await import("node:os");
   const header = `\n## @rubric/verifiers\n\nMeasured ${new Date().toISOString().slice(0, 10)} on ${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.availableParallelism()} cores, Node ${process.version}, by \`pnpm --filter @rubric/verifiers run bench --append ../../BENCHMARKS.md\` (bundled with tsup, run with plain node).\n\n`;
-  appendFileSync(args.append, `${header}${lines.map((l) => (l.startsWith("#") || l === "" ? l : `- ${l}`)).join("\n")}\n`);
+  appendFileSync(
+    args.append,
+    `${header}${lines.map((l) => (l.startsWith("#") || l === "" ? l : `- ${l}`)).join("\n")}\n`,
+  );
 }

@@ -15,7 +15,13 @@ export {
   type VerifyOptions,
 } from "./verifier/verifier.js";
 export { DuplicateVerifierError, VerifierRegistry, type AnyVerifier } from "./verifier/registry.js";
-export { canonicalJson, criterionDigest, verdictCacheKey, verdictCacheKeyFor, type VerdictKeyParts } from "./verifier/cache-key.js";
+export {
+  canonicalJson,
+  criterionDigest,
+  verdictCacheKey,
+  verdictCacheKeyFor,
+  type VerdictKeyParts,
+} from "./verifier/cache-key.js";
 export { fileCache, memoryCache, type VerdictCache } from "./verifier/cache.js";
 
 // rules: deterministic verifiers
@@ -67,7 +73,14 @@ export {
 export { VerificationSetupError } from "./engine/errors.js";
 
 // server: rubric rewards over HTTP for Python trainers
-export { ScoreRequestSchema, rubricScorer, serveRewards, type RewardScorer, type RewardServer, type RewardServerOptions } from "./server/reward-server.js";
+export {
+  ScoreRequestSchema,
+  rubricScorer,
+  serveRewards,
+  type RewardScorer,
+  type RewardServer,
+  type RewardServerOptions,
+} from "./server/reward-server.js";
 export { createVerifierRegistry, type VerifierRegistryOptions } from "./engine/registry.js";
 
 // providers: LanguageModel implementations, the retry layer, spec strings
@@ -91,10 +104,22 @@ export {
   type OpenAICompatibleOptions,
 } from "./providers/hugging-face.js";
 export { defaultLlamaThreads, llamaCpp, type LlamaCppModel, type LlamaCppOptions } from "./providers/llama-cpp.js";
-export { parseProviderSpec, providerFromSpec, type ParsedProviderSpec, type ProviderSpecOptions, type SpecifiedModel } from "./providers/provider-spec.js";
+export {
+  parseProviderSpec,
+  providerFromSpec,
+  type ParsedProviderSpec,
+  type ProviderSpecOptions,
+  type SpecifiedModel,
+} from "./providers/provider-spec.js";
 
 // judge: model-based verifiers
-export { LlmJudgeSpecSchema, llmJudge, logprobWeightedScore, type LlmJudgeOptions, type LlmJudgeSpec } from "./judge/llm-judge.js";
+export {
+  LlmJudgeSpecSchema,
+  llmJudge,
+  logprobWeightedScore,
+  type LlmJudgeOptions,
+  type LlmJudgeSpec,
+} from "./judge/llm-judge.js";
 export { JudgeReplyError, judgePairwise, type PairwiseInput, type PairwiseVerdict } from "./judge/pairwise.js";
 export { DEFAULT_SCALE, ScaleSchema, scaleValues, toFraction, type Scale } from "./judge/scale.js";
 
@@ -124,8 +149,22 @@ export {
   type PythonRuleErrorKind,
 } from "./sandbox/python/errors.js";
 export { jsVerifier, type JsVerifierOptions } from "./sandbox/js/js-verifier.js";
-export { JS_RULE_DEFAULTS, JsRuleLimitsSchema, JsVerifierSpecSchema, type JsRuleLimits, type JsVerifierSpec } from "./sandbox/js/spec.js";
-export { JsRuleReturnSchema, runJsRule, runJsRuleEffect, type JsRule, type JsRuleOptions, type JsRuleResult, type JsRuleSuccess } from "./sandbox/js/run-js-rule.js";
+export {
+  JS_RULE_DEFAULTS,
+  JsRuleLimitsSchema,
+  JsVerifierSpecSchema,
+  type JsRuleLimits,
+  type JsVerifierSpec,
+} from "./sandbox/js/spec.js";
+export {
+  JsRuleReturnSchema,
+  runJsRule,
+  runJsRuleEffect,
+  type JsRule,
+  type JsRuleOptions,
+  type JsRuleResult,
+  type JsRuleSuccess,
+} from "./sandbox/js/run-js-rule.js";
 export { JsSandbox, sharedJsSandbox, type JsSandboxOptions } from "./sandbox/js/sandbox.js";
 export {
   InvalidJsRuleLimitsError,

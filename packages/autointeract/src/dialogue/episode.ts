@@ -5,7 +5,9 @@ import type { Answer, Difficulty, DialogueState, Manager, Question, Spend, Stake
 import type { Turn } from "./transcript.js";
 
 /** USD per million tokens, by model id. */
-export type PriceTable = Readonly<Record<string, { readonly inputPerMillion: number; readonly outputPerMillion: number }>>;
+export type PriceTable = Readonly<
+  Record<string, { readonly inputPerMillion: number; readonly outputPerMillion: number }>
+>;
 
 export interface EpisodeOptions {
   readonly task: TaskBrief;
@@ -39,7 +41,11 @@ export interface EpisodeResult {
   readonly transcript: readonly Turn[];
   /** The submitted rubric, or null when the episode ended in an error. */
   readonly rubric: FlatRubric | null;
-  readonly error?: { readonly name: string; readonly message: string; readonly role: "manager" | "stakeholder" | "engine" };
+  readonly error?: {
+    readonly name: string;
+    readonly message: string;
+    readonly role: "manager" | "stakeholder" | "engine";
+  };
   readonly costs: EpisodeCosts;
 }
 
@@ -52,9 +58,17 @@ function spendFields(spend: Spend): Spend {
 }
 
 /** Runs a role call with a timeout; resolves to the value or to the error, never rejects. */
-async function call<T>(work: (signal: AbortSignal) => Promise<T>, timeoutMs: number, what: string, signal?: AbortSignal): Promise<{ ok: true; value: T } | { ok: false; error: Error }> {
+async function call<T>(
+  work: (signal: AbortSignal) => Promise<T>,
+  timeoutMs: number,
+  what: string,
+  signal?: AbortSignal,
+): Promise<{ ok: true; value: T } | { ok: false; error: Error }> {
   const effect = Effect.tryPromise({ try: work, catch: (e) => (e instanceof Error ? e : new Error(String(e))) }).pipe(
-    Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => new RoleTimeoutError(`${what} did not answer within ${timeoutMs} ms`) }),
+    Effect.timeoutFail({
+      duration: Duration.millis(timeoutMs),
+      onTimeout: () => new RoleTimeoutError(`${what} did not answer within ${timeoutMs} ms`),
+    }),
   );
   const exit = await Effect.runPromiseExit(effect, signal ? { signal } : undefined);
   if (Exit.isSuccess(exit)) return { ok: true, value: exit.value };
@@ -77,8 +91,10 @@ export async function runEpisode(options: EpisodeOptions): Promise<EpisodeResult
   const budget = options.questionBudget ?? 5;
   const turnLimit = options.turnLimit ?? budget + 1;
   const timeoutMs = options.timeoutMs ?? 120_000;
-  if (!Number.isInteger(budget) || budget < 0) throw new RangeError(`questionBudget must be an integer ≥ 0, got ${budget}`);
-  if (!Number.isInteger(turnLimit) || turnLimit < 1) throw new RangeError(`turnLimit must be an integer ≥ 1, got ${turnLimit}`);
+  if (!Number.isInteger(budget) || budget < 0)
+    throw new RangeError(`questionBudget must be an integer ≥ 0, got ${budget}`);
+  if (!Number.isInteger(turnLimit) || turnLimit < 1)
+    throw new RangeError(`turnLimit must be an integer ≥ 1, got ${turnLimit}`);
   const transcript: Turn[] = [];
   const emit = (turn: Turn) => {
     transcript.push(turn);
@@ -91,7 +107,8 @@ export async function runEpisode(options: EpisodeOptions): Promise<EpisodeResult
     if (spend.costUsd !== undefined) costs.usd += spend.costUsd;
     else if (spend.usage && spend.model && options.prices?.[spend.model]) {
       const price = options.prices[spend.model]!;
-      costs.usd += (spend.usage.inputTokens * price.inputPerMillion + spend.usage.outputTokens * price.outputPerMillion) / 1e6;
+      costs.usd +=
+        (spend.usage.inputTokens * price.inputPerMillion + spend.usage.outputTokens * price.outputPerMillion) / 1e6;
     }
   };
   const finish = (rubric: FlatRubric | null, error?: EpisodeResult["error"]): EpisodeResult => {
@@ -102,14 +119,23 @@ export async function runEpisode(options: EpisodeOptions): Promise<EpisodeResult
 
   emit({
     type: "task",
-    task: { id: options.task.id, prompt: options.task.prompt, ...(options.task.sector ? { sector: options.task.sector } : {}), ...(options.task.occupation ? { occupation: options.task.occupation } : {}) },
+    task: {
+      id: options.task.id,
+      prompt: options.task.prompt,
+      ...(options.task.sector ? { sector: options.task.sector } : {}),
+      ...(options.task.occupation ? { occupation: options.task.occupation } : {}),
+    },
     manager: options.manager.name,
     stakeholder: options.stakeholder.name,
     budget: { questions: budget, turns: turnLimit },
   });
   for (let turn = 0; ; turn++) {
     if (turn >= turnLimit)
-      return finish(null, { role: "engine", name: "TurnLimitError", message: new TurnLimitError(`no rubric after ${turnLimit} manager turn(s)`).message });
+      return finish(null, {
+        role: "engine",
+        name: "TurnLimitError",
+        message: new TurnLimitError(`no rubric after ${turnLimit} manager turn(s)`).message,
+      });
     const state: DialogueState = {
       task: options.task,
       exchanges: exchanges.map((e) => ({ question: e.question, answer: e.answer })),
@@ -117,7 +143,12 @@ export async function runEpisode(options: EpisodeOptions): Promise<EpisodeResult
       turnsLeft: turnLimit - turn,
       ...(options.signal ? { signal: options.signal } : {}),
     };
-    const move = await call(() => options.manager.next(state), timeoutMs, `manager ${options.manager.name}`, options.signal);
+    const move = await call(
+      () => options.manager.next(state),
+      timeoutMs,
+      `manager ${options.manager.name}`,
+      options.signal,
+    );
     if (!move.ok) return finish(null, { role: "manager", name: move.error.name, message: move.error.message });
     const m = move.value;
     account(m);
@@ -125,14 +156,18 @@ export async function runEpisode(options: EpisodeOptions): Promise<EpisodeResult
       const checked = FlatRubricSchema.safeParse(m.rubric);
       if (!checked.success) {
         const issue = checked.error.issues[0]!;
-        const error = new RoleOutputError(`the submitted rubric is invalid at ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+        const error = new RoleOutputError(
+          `the submitted rubric is invalid at ${issue.path.join(".") || "(root)"}: ${issue.message}`,
+        );
         return finish(null, { role: "manager", name: error.name, message: error.message });
       }
       emit({ type: "rubric", rubric: checked.data, ...spendFields(m) });
       return finish(checked.data);
     }
     if (m.type !== "ask" || typeof m.question?.text !== "string" || m.question.text.trim() === "") {
-      const error = new RoleOutputError(`manager ${options.manager.name} returned no valid move (expected ask with a question, or submit)`);
+      const error = new RoleOutputError(
+        `manager ${options.manager.name} returned no valid move (expected ask with a question, or submit)`,
+      );
       return finish(null, { role: "manager", name: error.name, message: error.message });
     }
     if (costs.questions >= budget) {
@@ -141,10 +176,23 @@ export async function runEpisode(options: EpisodeOptions): Promise<EpisodeResult
     }
     const index = costs.questions;
     costs.questions++;
-    costs.clarify += m.question.difficulty && options.difficultyWeights ? options.difficultyWeights[m.question.difficulty] : 1;
-    emit({ type: "question", index, text: m.question.text, ...(m.question.difficulty ? { difficulty: m.question.difficulty } : {}), ...spendFields(m) });
-    const answer = await call<Answer>(() => options.stakeholder.answer(m.question, state), timeoutMs, `stakeholder ${options.stakeholder.name}`, options.signal);
-    if (!answer.ok) return finish(null, { role: "stakeholder", name: answer.error.name, message: answer.error.message });
+    costs.clarify +=
+      m.question.difficulty && options.difficultyWeights ? options.difficultyWeights[m.question.difficulty] : 1;
+    emit({
+      type: "question",
+      index,
+      text: m.question.text,
+      ...(m.question.difficulty ? { difficulty: m.question.difficulty } : {}),
+      ...spendFields(m),
+    });
+    const answer = await call<Answer>(
+      () => options.stakeholder.answer(m.question, state),
+      timeoutMs,
+      `stakeholder ${options.stakeholder.name}`,
+      options.signal,
+    );
+    if (!answer.ok)
+      return finish(null, { role: "stakeholder", name: answer.error.name, message: answer.error.message });
     if (typeof answer.value?.text !== "string") {
       const error = new RoleOutputError(`stakeholder ${options.stakeholder.name} returned no answer text`);
       return finish(null, { role: "stakeholder", name: error.name, message: error.message });

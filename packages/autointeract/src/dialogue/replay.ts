@@ -26,7 +26,11 @@ export function replayRoles(transcript: readonly Turn[]): { manager: Manager; st
         if (!move) throw new RoleOutputError("the transcript records no further manager move");
         if (move.type === "rubric") return { type: "submit", rubric: move.rubric, ...spend(move) };
         if (move.type !== "question") throw new RoleOutputError("unexpected turn in transcript");
-        return { type: "ask", question: { text: move.text, ...(move.difficulty ? { difficulty: move.difficulty } : {}) }, ...spend(move) };
+        return {
+          type: "ask",
+          question: { text: move.text, ...(move.difficulty ? { difficulty: move.difficulty } : {}) },
+          ...spend(move),
+        };
       },
     },
     stakeholder: {

@@ -29,7 +29,11 @@ export interface Answer extends Spend {
   readonly text: string;
 }
 
-export type ManagerMove = ({ readonly type: "ask"; readonly question: Question } | { readonly type: "submit"; readonly rubric: FlatRubric }) & Spend;
+export type ManagerMove = (
+  | { readonly type: "ask"; readonly question: Question }
+  | { readonly type: "submit"; readonly rubric: FlatRubric }
+) &
+  Spend;
 
 /** The exchange so far, as the roles see it. */
 export interface DialogueState {
@@ -59,5 +63,10 @@ export interface WorkerOutput extends Spend {
 /** Produces outputs for a task, steered by a rubric when given one. */
 export interface Worker {
   readonly name: string;
-  produce(task: TaskBrief, rubric: FlatRubric | undefined, n: number, options: { readonly seed: number; readonly signal?: AbortSignal }): Promise<WorkerOutput[]>;
+  produce(
+    task: TaskBrief,
+    rubric: FlatRubric | undefined,
+    n: number,
+    options: { readonly seed: number; readonly signal?: AbortSignal },
+  ): Promise<WorkerOutput[]>;
 }

@@ -12,7 +12,12 @@ const SpendSchema = {
 export const TurnSchema = z.discriminatedUnion("type", [
   z.strictObject({
     type: z.literal("task"),
-    task: z.strictObject({ id: z.string(), prompt: z.string(), sector: z.string().optional(), occupation: z.string().optional() }),
+    task: z.strictObject({
+      id: z.string(),
+      prompt: z.string(),
+      sector: z.string().optional(),
+      occupation: z.string().optional(),
+    }),
     manager: z.string(),
     stakeholder: z.string(),
     budget: z.strictObject({ questions: z.number().int().min(0), turns: z.number().int().min(1) }),

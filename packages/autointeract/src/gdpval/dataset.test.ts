@@ -7,7 +7,10 @@ import { describe, expect, it } from "vitest";
 import { loadGdpval } from "./dataset.js";
 import { GdpvalDataError, parseGdpvalTasks } from "./tasks.js";
 
-const GDPVAL = join(process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url)), "data/gdpval");
+const GDPVAL = join(
+  process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url)),
+  "data/gdpval",
+);
 
 describe("loadGdpval", () => {
   it("joins the 220 tasks with the paper's 175 train / 44 eval gold rubrics", async () => {
@@ -39,10 +42,16 @@ describe("loadGdpval", () => {
   it("refuses a rubric for an unknown task and a split that disagrees with its metadata", async () => {
     const dir = mkdtempSync(join(tmpdir(), "gdpval-"));
     cpSync(GDPVAL, dir, { recursive: true });
-    writeFileSync(join(dir, "tasks.jsonl"), readFileSync(join(GDPVAL, "tasks.jsonl"), "utf8").split("\n").slice(1).join("\n"));
+    writeFileSync(
+      join(dir, "tasks.jsonl"),
+      readFileSync(join(GDPVAL, "tasks.jsonl"), "utf8").split("\n").slice(1).join("\n"),
+    );
     await expect(loadGdpval(dir)).rejects.toThrow(/is not in tasks.jsonl/);
     cpSync(join(GDPVAL, "tasks.jsonl"), join(dir, "tasks.jsonl"));
-    writeFileSync(join(dir, "rubrics-eval.jsonl"), readFileSync(join(GDPVAL, "rubrics-eval.jsonl"), "utf8").split("\n").slice(1).join("\n"));
+    writeFileSync(
+      join(dir, "rubrics-eval.jsonl"),
+      readFileSync(join(GDPVAL, "rubrics-eval.jsonl"), "utf8").split("\n").slice(1).join("\n"),
+    );
     await expect(loadGdpval(dir)).rejects.toThrow("rubrics-eval.jsonl holds 43 rubrics; split_metadata.json says 44");
     await expect(loadGdpval(join(dir, "nope"))).rejects.toThrow(GdpvalDataError);
   });
@@ -52,6 +61,8 @@ describe("parseGdpvalTasks", () => {
   it("names every bad line", () => {
     const good = readFileSync(join(GDPVAL, "tasks.jsonl"), "utf8").split("\n")[0]!;
     const text = [good, "{bad", JSON.stringify({ ...JSON.parse(good), sector: 3 }), good].join("\n");
-    expect(() => parseGdpvalTasks(text, "t.jsonl")).toThrow(/t.jsonl:2: invalid JSON[\s\S]*t.jsonl:3: sector: [\s\S]*t.jsonl:4: task_id .* also on line 1/);
+    expect(() => parseGdpvalTasks(text, "t.jsonl")).toThrow(
+      /t.jsonl:2: invalid JSON[\s\S]*t.jsonl:3: sector: [\s\S]*t.jsonl:4: task_id .* also on line 1/,
+    );
   });
 });

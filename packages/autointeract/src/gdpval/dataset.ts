@@ -43,31 +43,39 @@ export async function loadGdpval(dir: string): Promise<GdpvalDataset> {
     try {
       return await readFile(join(dir, name), "utf8");
     } catch (error) {
-      throw new GdpvalDataError(`${join(dir, name)}: cannot read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+      throw new GdpvalDataError(
+        `${join(dir, name)}: cannot read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      );
     }
   };
   const tasks = parseGdpvalTasks(await read("tasks.jsonl"), join(dir, "tasks.jsonl"));
   const byId = new Map(tasks.map((t) => [t.task_id, t]));
   const metadata = SplitMetadataSchema.safeParse(JSON.parse(await read("split_metadata.json")));
-  if (!metadata.success) throw new GdpvalDataError(`${join(dir, "split_metadata.json")}: ${metadata.error.issues[0]?.message}`);
+  if (!metadata.success)
+    throw new GdpvalDataError(`${join(dir, "split_metadata.json")}: ${metadata.error.issues[0]?.message}`);
   const splits = { train: [] as GdpvalExample[], eval: [] as GdpvalExample[] };
   for (const split of ["train", "eval"] as const) {
     const file = join(dir, `rubrics-${split}.jsonl`);
     const document = readRubricJsonl(await read(`rubrics-${split}.jsonl`), { source: file });
     if (document.issues.length > 0)
-      throw new GdpvalDataError(`${file}: ${document.issues.length} invalid rubric(s), first: ${document.issues[0]!.path}: ${document.issues[0]!.message}`);
+      throw new GdpvalDataError(
+        `${file}: ${document.issues.length} invalid rubric(s), first: ${document.issues[0]!.path}: ${document.issues[0]!.message}`,
+      );
     for (const loaded of document.rubrics) {
       if (loaded.kind !== "staged" || loaded.rubric.taskId === undefined)
         throw new GdpvalDataError(`${file}:${loaded.line}: expected a {task_id, rubric} record`);
       const task = byId.get(loaded.rubric.taskId);
-      if (!task) throw new GdpvalDataError(`${file}:${loaded.line}: task_id ${loaded.rubric.taskId} is not in tasks.jsonl`);
+      if (!task)
+        throw new GdpvalDataError(`${file}:${loaded.line}: task_id ${loaded.rubric.taskId} is not in tasks.jsonl`);
       splits[split].push({ task, rubric: loaded.rubric, split });
     }
   }
   const expected = { train: metadata.data.train_count, eval: metadata.data.eval_count };
   for (const split of ["train", "eval"] as const)
     if (splits[split].length !== expected[split])
-      throw new GdpvalDataError(`rubrics-${split}.jsonl holds ${splits[split].length} rubrics; split_metadata.json says ${expected[split]}`);
+      throw new GdpvalDataError(
+        `rubrics-${split}.jsonl holds ${splits[split].length} rubrics; split_metadata.json says ${expected[split]}`,
+      );
   const withRubric = new Set([...splits.train, ...splits.eval].map((e) => e.task.task_id));
   return {
     train: splits.train,

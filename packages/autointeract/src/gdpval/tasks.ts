@@ -34,7 +34,8 @@ export function parseGdpvalTasks(text: string, source = "tasks.jsonl"): GdpvalTa
     }
     const parsed = GdpvalTaskSchema.safeParse(value);
     if (!parsed.success) {
-      for (const issue of parsed.error.issues) problems.push(`${where}: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+      for (const issue of parsed.error.issues)
+        problems.push(`${where}: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
       return;
     }
     const first = seen.get(parsed.data.task_id);
@@ -42,6 +43,7 @@ export function parseGdpvalTasks(text: string, source = "tasks.jsonl"): GdpvalTa
     seen.set(parsed.data.task_id, index + 1);
     tasks.push(parsed.data);
   });
-  if (problems.length > 0) throw new GdpvalDataError(`${problems.length} problem(s) in ${source}:\n  ${problems.join("\n  ")}`);
+  if (problems.length > 0)
+    throw new GdpvalDataError(`${problems.length} problem(s) in ${source}:\n  ${problems.join("\n  ")}`);
   return tasks;
 }

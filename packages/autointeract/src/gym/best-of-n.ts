@@ -21,7 +21,10 @@ const registry = createVerifierRegistry({ python: false, js: false });
  * no selector → a seeded random pick), and the stakeholder's true utility U* of the pick is the
  * return. U* is normalised to [0, 1].
  */
-export async function bestOfN(task: GymTask, options: { seed: number; n: number; worker: Worker; guide?: FlatRubric; selector?: FlatRubric }): Promise<BestOfNResult> {
+export async function bestOfN(
+  task: GymTask,
+  options: { seed: number; n: number; worker: Worker; guide?: FlatRubric; selector?: FlatRubric },
+): Promise<BestOfNResult> {
   const stakeholder = simulatedStakeholder(task, options.seed);
   const outputs = await options.worker.produce(task, options.guide, options.n, { seed: options.seed });
   const candidates = outputs.map((o, i) => ({ id: String(i), input: task.prompt, output: o.text }));

@@ -23,12 +23,49 @@ export interface DocumentPlan {
   readonly briefTerms: readonly string[];
 }
 
-export const SECTION_NAMES = ["Summary", "Background", "Analysis", "Recommendation", "Risks", "Next Steps", "Timeline", "Budget", "Appendix"] as const;
+export const SECTION_NAMES = [
+  "Summary",
+  "Background",
+  "Analysis",
+  "Recommendation",
+  "Risks",
+  "Next Steps",
+  "Timeline",
+  "Budget",
+  "Appendix",
+] as const;
 
-const PLAIN = ["the team", "our plan", "the data", "this step", "each week", "the client", "a clear goal", "the cost", "our work", "the result"];
+const PLAIN = [
+  "the team",
+  "our plan",
+  "the data",
+  "this step",
+  "each week",
+  "the client",
+  "a clear goal",
+  "the cost",
+  "our work",
+  "the result",
+];
 const PLAIN_VERBS = ["shows", "needs", "keeps", "meets", "helps", "sets", "tracks", "cuts", "adds", "checks"];
-const TECHNICAL = ["operational throughput", "organizational capability", "comprehensive reconciliation", "methodological consistency", "regulatory documentation", "quantitative variability", "infrastructure modernization", "stakeholder prioritization"];
-const TECHNICAL_VERBS = ["necessitates", "substantiates", "operationalizes", "characterizes", "systematically improves", "fundamentally constrains"];
+const TECHNICAL = [
+  "operational throughput",
+  "organizational capability",
+  "comprehensive reconciliation",
+  "methodological consistency",
+  "regulatory documentation",
+  "quantitative variability",
+  "infrastructure modernization",
+  "stakeholder prioritization",
+];
+const TECHNICAL_VERBS = [
+  "necessitates",
+  "substantiates",
+  "operationalizes",
+  "characterizes",
+  "systematically improves",
+  "fundamentally constrains",
+];
 const HEDGES = ["This might change.", "Perhaps we should wait.", "It is possibly too early to tell."];
 const INFORMAL = ["This is gonna be awesome!", "Honestly, the stuff here is great!"];
 
@@ -63,15 +100,24 @@ export function renderDocument(plan: DocumentPlan, rng: Rng, title: string): str
     for (let p = 0; p < plan.paragraphsPerSection; p++) {
       const body = [sentence(rng, plan), sentence(rng, plan)];
       // Spread the required features over the sections so that every feature appears once.
-      for (let k = s * plan.paragraphsPerSection + p; k < extras.length; k += sections.length * plan.paragraphsPerSection) body.push(extras[k]!);
+      for (
+        let k = s * plan.paragraphsPerSection + p;
+        k < extras.length;
+        k += sections.length * plan.paragraphsPerSection
+      )
+        body.push(extras[k]!);
       lines.push(body.join(" "), "");
     }
-    if (name === "Recommendation" || (s === sections.length - 1 && plan.recommendation && !sections.includes("Recommendation")))
+    if (
+      name === "Recommendation" ||
+      (s === sections.length - 1 && plan.recommendation && !sections.includes("Recommendation"))
+    )
       if (plan.recommendation) lines.push("We recommend proceeding with the plan as described.", "");
     if (s === 0) {
       for (let b = 0; b < plan.bullets; b++) lines.push(`- ${sentence(rng, plan)}`);
       if (plan.bullets > 0) lines.push("");
-      for (let t = 0; t < plan.tables; t++) lines.push("| Item | Value |", "| --- | --- |", `| ${pick(rng, PLAIN)} | ${1 + rng.int(99)} |`, "");
+      for (let t = 0; t < plan.tables; t++)
+        lines.push("| Item | Value |", "| --- | --- |", `| ${pick(rng, PLAIN)} | ${1 + rng.int(99)} |`, "");
     }
   });
   return `${lines.join("\n").trim()}\n`;

@@ -9,7 +9,8 @@ import { simulatedWorker } from "./worker.js";
 
 const GDPVAL = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url))}/data/gdpval`;
 let gdpval: GdpvalDataset;
-const asTask = (e: { task: { task_id: string; prompt: string; sector: string; occupation: string } }): GymTask => gymTask(e.task);
+const asTask = (e: { task: { task_id: string; prompt: string; sector: string; occupation: string } }): GymTask =>
+  gymTask(e.task);
 beforeAll(async () => {
   gdpval = await loadGdpval(GDPVAL);
 });
@@ -18,12 +19,24 @@ describe("the criteria bank", () => {
   it("holds at least 40 criteria, each with a valid rule verifier", () => {
     expect(CRITERIA_BANK.length).toBeGreaterThanOrEqual(40);
     expect(new Set(CRITERIA_BANK.map((c) => c.id)).size).toBe(CRITERIA_BANK.length);
-    const rubric = { id: "bank", criteria: CRITERIA_BANK.map((c) => ({ id: c.id, text: c.text, weight: 1, polarity: "reward" as const, verifier: c.verifier })) };
+    const rubric = {
+      id: "bank",
+      criteria: CRITERIA_BANK.map((c) => ({
+        id: c.id,
+        text: c.text,
+        weight: 1,
+        polarity: "reward" as const,
+        verifier: c.verifier,
+      })),
+    };
     expect(() => prepareCriteria(rubric, createVerifierRegistry({ python: false, js: false }))).not.toThrow();
   });
 
   it("draws brief terms from the prompt", () => {
-    expect(briefTerms("Prepare the quarterly forecast. The forecast covers revenue and staffing revenue.", 2)).toEqual(["forecast", "revenue"]);
+    expect(briefTerms("Prepare the quarterly forecast. The forecast covers revenue and staffing revenue.", 2)).toEqual([
+      "forecast",
+      "revenue",
+    ]);
   });
 });
 
@@ -34,7 +47,9 @@ describe("simulated stakeholders", () => {
     const b = tasks.map((t) => simulatedStakeholder(t, 7));
     expect(a.map((s) => [s.persona, s.utility])).toEqual(b.map((s) => [s.persona, s.utility]));
     expect(tasks.map((t) => simulatedStakeholder(t, 8).utility)).not.toEqual(a.map((s) => s.utility));
-    for (const s of a) expect(s.utility.criteria.length).toBeGreaterThanOrEqual(6), expect(s.utility.criteria.length).toBeLessThanOrEqual(14);
+    for (const s of a)
+      expect(s.utility.criteria.length).toBeGreaterThanOrEqual(6),
+        expect(s.utility.criteria.length).toBeLessThanOrEqual(14);
     // Same sector, same favourite families.
     const bySector = new Map<string, string>();
     tasks.forEach((t, i) => {
@@ -57,10 +72,17 @@ describe("simulated stakeholders", () => {
   it("answer in natural language from their utility, by persona, the same way every time", async () => {
     const stakeholders = gdpval.train.map(asTask).map((t) => simulatedStakeholder(t, 3));
     const excellent = stakeholders.find((s) => s.persona === "excellent")!;
-    const answer = (await excellent.answer({ text: "What should it cover and how should it be organised?" }, undefined as never)).text;
-    const mentioned = excellent.utility.criteria.filter((c) => answer.includes(c.text[0]!.toLowerCase() + c.text.slice(1)));
+    const answer = (
+      await excellent.answer({ text: "What should it cover and how should it be organised?" }, undefined as never)
+    ).text;
+    const mentioned = excellent.utility.criteria.filter((c) =>
+      answer.includes(c.text[0]!.toLowerCase() + c.text.slice(1)),
+    );
     expect(mentioned.length).toBeGreaterThan(0);
-    expect((await excellent.answer({ text: "What should it cover and how should it be organised?" }, undefined as never)).text).toBe(answer);
+    expect(
+      (await excellent.answer({ text: "What should it cover and how should it be organised?" }, undefined as never))
+        .text,
+    ).toBe(answer);
     const terse = stakeholders.find((s) => s.persona === "terse")!;
     const short = (await terse.answer({ text: "Anything that matters to you?" }, undefined as never)).text;
     expect(terse.utility.criteria.map((c) => `${c.text}.`)).toContain(short);

@@ -4,7 +4,16 @@ import { CRITERIA_BANK, briefCriterion, briefTerms, type BankCriterion } from ".
 
 export type Persona = "excellent" | "average" | "vague" | "terse";
 type Family = BankCriterion["family"];
-const FAMILIES: readonly Family[] = ["structure", "format", "length", "evidence", "numbers", "decision", "tone", "brief"];
+const FAMILIES: readonly Family[] = [
+  "structure",
+  "format",
+  "length",
+  "evidence",
+  "numbers",
+  "decision",
+  "tone",
+  "brief",
+];
 
 /** A stakeholder of the gym: its hidden utility U*(y) = Σ w*_j ν_j(y) is a flat rubric over bank criteria. */
 export interface SimulatedStakeholder extends Stakeholder {
@@ -20,7 +29,12 @@ export interface GymTask extends TaskBrief {
 }
 
 /** A GDPval task as the gym (and every role) sees it. */
-export function gymTask(task: { readonly task_id: string; readonly prompt: string; readonly sector: string; readonly occupation: string }): GymTask {
+export function gymTask(task: {
+  readonly task_id: string;
+  readonly prompt: string;
+  readonly sector: string;
+  readonly occupation: string;
+}): GymTask {
   return { id: task.task_id, prompt: task.prompt, sector: task.sector, occupation: task.occupation };
 }
 
@@ -77,7 +91,13 @@ export function simulatedStakeholder(task: GymTask, seed: number): SimulatedStak
   const utility: FlatRubric = {
     id: `${task.id}-utility`,
     title: `What the stakeholder of ${task.id} values`,
-    criteria: chosen.map((c) => ({ id: c.id, text: c.text, weight: 1 + rng.int(5), polarity: "reward", verifier: c.verifier })),
+    criteria: chosen.map((c) => ({
+      id: c.id,
+      text: c.text,
+      weight: 1 + rng.int(5),
+      polarity: "reward",
+      verifier: c.verifier,
+    })),
   };
   const answerRng = rng.fork("answers");
   return {
@@ -111,7 +131,13 @@ const VAGUE: Record<Family, string> = {
  * cues; a general question touches all), told according to the persona, with noise — an average
  * stakeholder now and then forgets a point or adds one it does not really hold.
  */
-function answerQuestion(text: string, utility: FlatRubric, chosen: readonly BankCriterion[], persona: Persona, rng: Rng): string {
+function answerQuestion(
+  text: string,
+  utility: FlatRubric,
+  chosen: readonly BankCriterion[],
+  persona: Persona,
+  rng: Rng,
+): string {
   const asked = FAMILIES.filter((f) => FAMILY_CUES[f].test(text));
   const relevant = chosen
     .map((c, i) => ({ c, weight: utility.criteria[i]!.weight }))

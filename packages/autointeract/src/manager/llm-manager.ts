@@ -1,4 +1,11 @@
-import { FlatRubricSchema, type ChatMessage, type FlatRubric, type GenerateResponse, type LanguageModel, type TokenUsage } from "@rubric/core";
+import {
+  FlatRubricSchema,
+  type ChatMessage,
+  type FlatRubric,
+  type GenerateResponse,
+  type LanguageModel,
+  type TokenUsage,
+} from "@rubric/core";
 import { choiceJson } from "@rubric/verifiers";
 import { z } from "zod";
 import { RoleOutputError } from "../dialogue/errors.js";
@@ -56,13 +63,23 @@ function transcriptMessages(state: DialogueState): ChatMessage[] {
   const lines = state.exchanges.map((e, i) => `Q${i + 1}: ${e.question.text}\nA${i + 1}: ${e.answer}`).join("\n\n");
   return [
     { role: "system", content: MANAGER_SYSTEM_PROMPT },
-    { role: "user", content: `Task:\n${state.task.prompt}\n\nConversation so far:\n${lines === "" ? "(none)" : lines}` },
+    {
+      role: "user",
+      content: `Task:\n${state.task.prompt}\n\nConversation so far:\n${lines === "" ? "(none)" : lines}`,
+    },
   ];
 }
 
 function addUsage(a: TokenUsage | undefined, b: TokenUsage): TokenUsage {
-  const cached = a?.cachedInputTokens === undefined && b.cachedInputTokens === undefined ? undefined : (a?.cachedInputTokens ?? 0) + (b.cachedInputTokens ?? 0);
-  return { inputTokens: (a?.inputTokens ?? 0) + b.inputTokens, outputTokens: (a?.outputTokens ?? 0) + b.outputTokens, ...(cached === undefined ? {} : { cachedInputTokens: cached }) };
+  const cached =
+    a?.cachedInputTokens === undefined && b.cachedInputTokens === undefined
+      ? undefined
+      : (a?.cachedInputTokens ?? 0) + (b.cachedInputTokens ?? 0);
+  return {
+    inputTokens: (a?.inputTokens ?? 0) + b.inputTokens,
+    outputTokens: (a?.outputTokens ?? 0) + b.outputTokens,
+    ...(cached === undefined ? {} : { cachedInputTokens: cached }),
+  };
 }
 
 /**
@@ -85,7 +102,10 @@ export function llmManager(model: LanguageModel, options: LlmManagerOptions = {}
       const asking = state.exchanges.length < toAsk && state.questionsLeft > 0 && state.turnsLeft > 1;
       if (asking) {
         const response = await model.generate({
-          messages: [...transcriptMessages(state), { role: "user", content: 'Ask your next question. JSON: {"question": "..."}' }],
+          messages: [
+            ...transcriptMessages(state),
+            { role: "user", content: 'Ask your next question. JSON: {"question": "..."}' },
+          ],
           responseFormat: { type: "json-schema", name: "question", schema: QUESTION_SCHEMA },
           temperature,
           seed,
@@ -98,7 +118,10 @@ export function llmManager(model: LanguageModel, options: LlmManagerOptions = {}
         if (!parsed.success) throw new RoleOutputError(`the manager's question did not parse: ${excerpt(response)}`);
         return { type: "ask", question: { text: parsed.data.question }, usage: response.usage, model: model.modelId };
       }
-      const messages: ChatMessage[] = [...transcriptMessages(state), { role: "user", content: `Write the rubric now: at most ${maxCriteria} criteria.` }];
+      const messages: ChatMessage[] = [
+        ...transcriptMessages(state),
+        { role: "user", content: `Write the rubric now: at most ${maxCriteria} criteria.` },
+      ];
       let usage: TokenUsage | undefined;
       let problem = "";
       for (let attempt = 0; attempt <= repairs; attempt++) {
@@ -113,13 +136,26 @@ export function llmManager(model: LanguageModel, options: LlmManagerOptions = {}
         usage = addUsage(usage, response.usage);
         const draft = DraftSchema.safeParse(json(response));
         const rubric: unknown = draft.success
-          ? { id: `${state.task.id}-rubric`, criteria: draft.data.criteria.map((c, i) => ({ id: `c${i + 1}`, text: c.text.trim(), weight: c.weight, verifier: { kind: "llm-judge" } })) }
+          ? {
+              id: `${state.task.id}-rubric`,
+              criteria: draft.data.criteria.map((c, i) => ({
+                id: `c${i + 1}`,
+                text: c.text.trim(),
+                weight: c.weight,
+                verifier: { kind: "llm-judge" },
+              })),
+            }
           : undefined;
         const checked = FlatRubricSchema.safeParse(rubric);
         if (checked.success) return { type: "submit", rubric: checked.data as FlatRubric, usage, model: model.modelId };
         const issue = checked.error.issues[0];
-        problem = draft.success ? `${issue?.path.join(".") || "(root)"}: ${issue?.message}` : "the reply is not the rubric JSON";
-        messages.push({ role: "assistant", content: response.choices[0]?.text ?? "" }, { role: "user", content: `That rubric is invalid (${problem}). Reply again with corrected JSON only.` });
+        problem = draft.success
+          ? `${issue?.path.join(".") || "(root)"}: ${issue?.message}`
+          : "the reply is not the rubric JSON";
+        messages.push(
+          { role: "assistant", content: response.choices[0]?.text ?? "" },
+          { role: "user", content: `That rubric is invalid (${problem}). Reply again with corrected JSON only.` },
+        );
       }
       throw new RoleOutputError(`the manager's rubric is still invalid after ${repairs} repair(s): ${problem}`);
     },

@@ -5,7 +5,11 @@ import { llamaCpp, openAICompatible } from "@rubric/verifiers";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 // The OpenAI-wire test server of @rubric/verifiers: a test fixture, not part of its public API.
-import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "../../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
+import {
+  chatReply,
+  startOpenAIChatServer,
+  type OpenAIChatServer,
+} from "../../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
 import { runEpisode } from "../dialogue/episode.js";
 import { llmStakeholder } from "../stakeholder/llm-stakeholder.js";
 import { terminalStakeholder } from "../stakeholder/terminal-stakeholder.js";
@@ -14,7 +18,8 @@ import { sftExample } from "../sft/corpus.js";
 import { llmManager } from "./llm-manager.js";
 
 const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url));
-const gold = readRubricJsonl(readFileSync(`${SHARED}/data/gdpval/rubrics-eval.jsonl`, "utf8")).rubrics[0]!.rubric as StagedRubric;
+const gold = readRubricJsonl(readFileSync(`${SHARED}/data/gdpval/rubrics-eval.jsonl`, "utf8")).rubrics[0]!
+  .rubric as StagedRubric;
 const task = { id: gold.taskId!, prompt: "Plan the production schedule for the next quarter." };
 
 describe("LLM roles on the real local model (stories260K: meaningless words, real plumbing)", () => {
@@ -29,14 +34,30 @@ describe("LLM roles on the real local model (stories260K: meaningless words, rea
       questionBudget: 2,
     });
     expect(result.error).toBeUndefined();
-    expect(result.transcript.map((t) => t.type)).toEqual(["task", "question", "answer", "question", "answer", "rubric", "end"]);
+    expect(result.transcript.map((t) => t.type)).toEqual([
+      "task",
+      "question",
+      "answer",
+      "question",
+      "answer",
+      "rubric",
+      "end",
+    ]);
     // It validates as `rubric validate` would.
     expect(parseRubric(JSON.parse(JSON.stringify(result.rubric))).kind).toBe("flat");
     expect(result.rubric!.criteria.length).toBeGreaterThanOrEqual(1);
     expect(result.costs.tokens).toBeGreaterThan(0);
     // The same episode as supervised data for the manager (SFT from LLM roles).
     const example = sftExample(result.transcript, result.rubric!, "llm");
-    expect(example.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "user", "assistant", "user", "assistant"]);
+    expect(example.messages.map((m) => m.role)).toEqual([
+      "system",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+    ]);
     expect(JSON.parse(example.messages.at(-1)!.content).criteria).toHaveLength(result.rubric!.criteria.length);
   });
 
@@ -59,10 +80,23 @@ describe("LLM roles against an OpenAI-wire server", () => {
   const model = () => openAICompatible({ baseUrl: server.url, model: "m", apiKeyEnv: false, retry: false });
 
   it("the stakeholder sees the stage outline, never rules, code or judge prompts", async () => {
-    server.enqueue(chatReply.json({ question: "What must the schedule show?" }), chatReply.completion("Weekday capacity per crew, mostly."));
+    server.enqueue(
+      chatReply.json({ question: "What must the schedule show?" }),
+      chatReply.completion("Weekday capacity per crew, mostly."),
+    );
     server.enqueue(chatReply.json({ criteria: [{ text: "Shows weekday capacity per crew", weight: 3 }] }));
-    const result = await runEpisode({ task, manager: llmManager(model(), { questions: 1 }), stakeholder: llmStakeholder(model(), { rubric: gold }), questionBudget: 1 });
-    expect(result.rubric?.criteria[0]).toMatchObject({ id: "c1", text: "Shows weekday capacity per crew", weight: 3, verifier: { kind: "llm-judge" } });
+    const result = await runEpisode({
+      task,
+      manager: llmManager(model(), { questions: 1 }),
+      stakeholder: llmStakeholder(model(), { rubric: gold }),
+      questionBudget: 1,
+    });
+    expect(result.rubric?.criteria[0]).toMatchObject({
+      id: "c1",
+      text: "Shows weekday capacity per crew",
+      weight: 3,
+      verifier: { kind: "llm-judge" },
+    });
     const system = server.requests[1]!.body!.messages![0]!.content;
     for (const stage of gold.stages) expect(system).toContain(stage.name);
     for (const rule of gold.stages.flatMap((s) => s.rules)) {
@@ -75,13 +109,30 @@ describe("LLM roles against an OpenAI-wire server", () => {
   });
 
   it("repairs an invalid rubric once, then fails with a typed error", async () => {
-    server.enqueue(chatReply.json({ criteria: [{ text: "ok?", weight: 0 }] }), chatReply.json({ criteria: [{ text: "Cites sources", weight: 2 }] }));
-    const repaired = await runEpisode({ task, manager: llmManager(model(), { questions: 0 }), stakeholder: llmStakeholder(model(), { rubric: gold }) });
+    server.enqueue(
+      chatReply.json({ criteria: [{ text: "ok?", weight: 0 }] }),
+      chatReply.json({ criteria: [{ text: "Cites sources", weight: 2 }] }),
+    );
+    const repaired = await runEpisode({
+      task,
+      manager: llmManager(model(), { questions: 0 }),
+      stakeholder: llmStakeholder(model(), { rubric: gold }),
+    });
     expect(repaired.rubric?.criteria[0]?.text).toBe("Cites sources");
-    expect(server.requests[1]!.body!.messages!.at(-1)!.content).toMatch(/^That rubric is invalid \(criteria: expected at least one reward criterion/);
+    expect(server.requests[1]!.body!.messages!.at(-1)!.content).toMatch(
+      /^That rubric is invalid \(criteria: expected at least one reward criterion/,
+    );
     server.enqueue(chatReply.completion("no json"), chatReply.completion("still none"));
-    const failed = await runEpisode({ task, manager: llmManager(model(), { questions: 0 }), stakeholder: llmStakeholder(model(), { rubric: gold }) });
-    expect(failed.error).toMatchObject({ role: "manager", name: "RoleOutputError", message: expect.stringContaining("still invalid after 1 repair") });
+    const failed = await runEpisode({
+      task,
+      manager: llmManager(model(), { questions: 0 }),
+      stakeholder: llmStakeholder(model(), { rubric: gold }),
+    });
+    expect(failed.error).toMatchObject({
+      role: "manager",
+      name: "RoleOutputError",
+      message: expect.stringContaining("still invalid after 1 repair"),
+    });
   });
 });
 
@@ -93,14 +144,46 @@ describe("terminalStakeholder", () => {
     output.on("data", (d: Buffer) => (shown += d.toString()));
     input.write("Mostly the weekly totals.\n");
     input.end();
-    const asking = { name: "one-question", next: async (s: { exchanges: readonly unknown[] }) => (s.exchanges.length === 0 ? { type: "ask" as const, question: { text: "What matters?" } } : { type: "submit" as const, rubric: { id: "r", criteria: [{ id: "a", text: "Weekly totals", weight: 1, polarity: "reward" as const, verifier: { kind: "llm-judge" } }] } }) };
-    const result = await runEpisode({ task, manager: asking, stakeholder: terminalStakeholder({ input, output }), questionBudget: 2 });
+    const asking = {
+      name: "one-question",
+      next: async (s: { exchanges: readonly unknown[] }) =>
+        s.exchanges.length === 0
+          ? { type: "ask" as const, question: { text: "What matters?" } }
+          : {
+              type: "submit" as const,
+              rubric: {
+                id: "r",
+                criteria: [
+                  {
+                    id: "a",
+                    text: "Weekly totals",
+                    weight: 1,
+                    polarity: "reward" as const,
+                    verifier: { kind: "llm-judge" },
+                  },
+                ],
+              },
+            },
+    };
+    const result = await runEpisode({
+      task,
+      manager: asking,
+      stakeholder: terminalStakeholder({ input, output }),
+      questionBudget: 2,
+    });
     expect(shown).toContain("Question 1: What matters?");
     expect(result.transcript.find((t) => t.type === "answer")).toMatchObject({ text: "Mostly the weekly totals." });
     // A closed terminal is an error, not an empty answer.
     const closed = new PassThrough();
     closed.end();
-    const ended = await runEpisode({ task, manager: asking, stakeholder: terminalStakeholder({ input: closed, output }) });
-    expect(ended.error).toMatchObject({ role: "stakeholder", message: "the terminal closed before an answer was given" });
+    const ended = await runEpisode({
+      task,
+      manager: asking,
+      stakeholder: terminalStakeholder({ input: closed, output }),
+    });
+    expect(ended.error).toMatchObject({
+      role: "stakeholder",
+      message: "the terminal closed before an answer was given",
+    });
   });
 });

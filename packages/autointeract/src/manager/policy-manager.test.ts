@@ -20,10 +20,17 @@ describe("policyManager in the gym", () => {
     const transcripts: unknown[] = [];
     for (const e of gdpval.eval) {
       const task = gymTask(e.task);
-      const episode = await runEpisode({ task, manager: policyManager(), stakeholder: simulatedStakeholder(task, 99), questionBudget: 5 });
+      const episode = await runEpisode({
+        task,
+        manager: policyManager(),
+        stakeholder: simulatedStakeholder(task, 99),
+        questionBudget: 5,
+      });
       expect(episode.error).toBeUndefined();
       transcripts.push(episode.transcript);
-      elicited.push((await bestOfN(task, { seed: 99, n: 8, worker: simulatedWorker(), selector: episode.rubric! })).utility);
+      elicited.push(
+        (await bestOfN(task, { seed: 99, n: 8, worker: simulatedWorker(), selector: episode.rubric! })).utility,
+      );
       random.push((await bestOfN(task, { seed: 99, n: 8, worker: simulatedWorker() })).utility);
     }
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -31,14 +38,23 @@ describe("policyManager in the gym", () => {
     // Same seed, same dialogues.
     const e0 = gdpval.eval[0]!;
     const task0 = gymTask(e0.task);
-    const again = await runEpisode({ task: task0, manager: policyManager(), stakeholder: simulatedStakeholder(task0, 99), questionBudget: 5 });
+    const again = await runEpisode({
+      task: task0,
+      manager: policyManager(),
+      stakeholder: simulatedStakeholder(task0, 99),
+      questionBudget: 5,
+    });
     expect(again.transcript).toEqual(transcripts[0]);
   });
 
   it("reads policy files with precise errors", () => {
     const dir = mkdtempSync(join(tmpdir(), "policy-"));
     writeFileSync(join(dir, "ok.json"), JSON.stringify({ questions: ["What matters?"] }));
-    expect(readManagerPolicy(join(dir, "ok.json"))).toMatchObject({ name: "policy", questions: ["What matters?"], maxCriteria: 14 });
+    expect(readManagerPolicy(join(dir, "ok.json"))).toMatchObject({
+      name: "policy",
+      questions: ["What matters?"],
+      maxCriteria: 14,
+    });
     writeFileSync(join(dir, "bad.json"), JSON.stringify({ questions: [] }));
     expect(() => readManagerPolicy(join(dir, "bad.json"))).toThrow(/bad.json: questions: /);
     expect(DEFAULT_POLICY.questions).toHaveLength(5);

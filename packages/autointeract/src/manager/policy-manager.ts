@@ -13,7 +13,14 @@ export const ManagerPolicySchema = z.strictObject({
   name: z.string().min(1).default("policy"),
   questions: z.array(z.string().min(3)).min(1),
   /** Weights given to a criterion by how strongly the answer stated it. */
-  emphasis: z.strictObject({ essential: z.number().positive(), wanted: z.number().positive(), nice: z.number().positive(), mentioned: z.number().positive() }).default({ essential: 5, wanted: 3, nice: 2, mentioned: 2 }),
+  emphasis: z
+    .strictObject({
+      essential: z.number().positive(),
+      wanted: z.number().positive(),
+      nice: z.number().positive(),
+      mentioned: z.number().positive(),
+    })
+    .default({ essential: 5, wanted: 3, nice: 2, mentioned: 2 }),
   maxCriteria: z.number().int().min(1).max(40).default(14),
 });
 export type ManagerPolicy = z.output<typeof ManagerPolicySchema>;
@@ -53,14 +60,24 @@ function lowerFirst(text: string): string {
  * Reads bank criteria out of answers: a criterion counts when its statement appears in an
  * answer; the phrase before it ("Essential:", "I'd like this:", …) sets its weight.
  */
-function criteriaFromAnswers(answers: readonly string[], terms: readonly string[], policy: ManagerPolicy): { criterion: BankCriterion; weight: number }[] {
+function criteriaFromAnswers(
+  answers: readonly string[],
+  terms: readonly string[],
+  policy: ManagerPolicy,
+): { criterion: BankCriterion; weight: number }[] {
   const found = new Map<string, { criterion: BankCriterion; weight: number }>();
   const candidates = [...CRITERIA_BANK, ...terms.map(briefCriterion)];
   for (const answer of answers)
     for (const sentence of answer.split(/(?<=\.)\s+/)) {
       for (const criterion of candidates) {
         if (!sentence.includes(lowerFirst(criterion.text)) && !sentence.startsWith(criterion.text)) continue;
-        const weight = sentence.startsWith("Essential") ? policy.emphasis.essential : sentence.startsWith("I'd like") ? policy.emphasis.wanted : sentence.startsWith("Nice") ? policy.emphasis.nice : policy.emphasis.mentioned;
+        const weight = sentence.startsWith("Essential")
+          ? policy.emphasis.essential
+          : sentence.startsWith("I'd like")
+            ? policy.emphasis.wanted
+            : sentence.startsWith("Nice")
+              ? policy.emphasis.nice
+              : policy.emphasis.mentioned;
         const previous = found.get(criterion.id);
         if (!previous || previous.weight < weight) found.set(criterion.id, { criterion, weight });
       }
@@ -74,13 +91,27 @@ export function policyManager(policy: ManagerPolicy = DEFAULT_POLICY): Manager {
     name: `policy:${policy.name}`,
     async next(state: DialogueState): Promise<ManagerMove> {
       const asked = state.exchanges.length;
-      if (asked < policy.questions.length && state.questionsLeft > 0 && state.turnsLeft > 1) return { type: "ask", question: { text: policy.questions[asked]! } };
-      const heard = criteriaFromAnswers(state.exchanges.map((e) => e.answer), briefTerms(state.task.prompt, 6), policy);
+      if (asked < policy.questions.length && state.questionsLeft > 0 && state.turnsLeft > 1)
+        return { type: "ask", question: { text: policy.questions[asked]! } };
+      const heard = criteriaFromAnswers(
+        state.exchanges.map((e) => e.answer),
+        briefTerms(state.task.prompt, 6),
+        policy,
+      );
       // With nothing heard, fall back to the one thing every brief wants: address its main topic.
-      const chosen = heard.length > 0 ? heard : [{ criterion: briefCriterion(briefTerms(state.task.prompt, 1)[0] ?? "the task"), weight: 1 }];
+      const chosen =
+        heard.length > 0
+          ? heard
+          : [{ criterion: briefCriterion(briefTerms(state.task.prompt, 1)[0] ?? "the task"), weight: 1 }];
       const rubric: FlatRubric = {
         id: `${state.task.id}-rubric`,
-        criteria: chosen.map(({ criterion, weight }) => ({ id: criterion.id, text: criterion.text, weight, polarity: "reward", verifier: criterion.verifier })),
+        criteria: chosen.map(({ criterion, weight }) => ({
+          id: criterion.id,
+          text: criterion.text,
+          weight,
+          polarity: "reward",
+          verifier: criterion.verifier,
+        })),
       };
       return { type: "submit", rubric };
     },

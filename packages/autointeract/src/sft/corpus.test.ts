@@ -23,7 +23,9 @@ describe("SFT corpus", () => {
       const { messages } = Line.parse(JSON.parse(line));
       expect(messages[0]!.role).toBe("system");
       expect(messages.at(-1)!.role).toBe("assistant");
-      const rubric = z.object({ criteria: z.array(z.object({ text: z.string(), weight: z.number() })).min(1) }).parse(JSON.parse(messages.at(-1)!.content));
+      const rubric = z
+        .object({ criteria: z.array(z.object({ text: z.string(), weight: z.number() })).min(1) })
+        .parse(JSON.parse(messages.at(-1)!.content));
       expect(rubric.criteria.length).toBeGreaterThanOrEqual(6);
       // Roles alternate after the system turn, as chat templates require.
       messages.slice(1).forEach((m, i) => expect(m.role).toBe(i % 2 === 0 ? "user" : "assistant"));
@@ -31,7 +33,9 @@ describe("SFT corpus", () => {
     // The reference is the stakeholder's own utility.
     const first = corpus[0]!;
     const utility = simulatedStakeholder(tasks[0]!, 4).utility;
-    expect(JSON.parse(first.messages.at(-1)!.content).criteria).toEqual(utility.criteria.map((c) => ({ text: c.text, weight: c.weight })));
+    expect(JSON.parse(first.messages.at(-1)!.content).criteria).toEqual(
+      utility.criteria.map((c) => ({ text: c.text, weight: c.weight })),
+    );
   });
 
   it("with reference: elicited, the target is the rubric the manager wrote, not the utility", async () => {
@@ -40,7 +44,12 @@ describe("SFT corpus", () => {
     const corpus = await gymSftCorpus(tasks, { seed: 4, reference: "elicited" });
     let differs = 0;
     for (const [i, task] of tasks.entries()) {
-      const episode = await runEpisode({ task, manager: policyManager(), stakeholder: simulatedStakeholder(task, 4), questionBudget: 5 });
+      const episode = await runEpisode({
+        task,
+        manager: policyManager(),
+        stakeholder: simulatedStakeholder(task, 4),
+        questionBudget: 5,
+      });
       const target = JSON.parse(corpus[i]!.messages.at(-1)!.content).criteria;
       expect(target).toEqual(episode.rubric!.criteria.map((c) => ({ text: c.text, weight: c.weight })));
       const utility = simulatedStakeholder(task, 4).utility.criteria.map((c) => ({ text: c.text, weight: c.weight }));
@@ -51,10 +60,25 @@ describe("SFT corpus", () => {
   });
 
   it("turns any episode into an example", async () => {
-    const task = { id: "t", prompt: "Write a memo about revenue forecasting.", sector: "Finance", occupation: "Analyst" };
-    const episode = await runEpisode({ task, manager: policyManager(), stakeholder: simulatedStakeholder(task, 1), questionBudget: 2 });
+    const task = {
+      id: "t",
+      prompt: "Write a memo about revenue forecasting.",
+      sector: "Finance",
+      occupation: "Analyst",
+    };
+    const episode = await runEpisode({
+      task,
+      manager: policyManager(),
+      stakeholder: simulatedStakeholder(task, 1),
+      questionBudget: 2,
+    });
     const example = sftExample(episode.transcript, episode.rubric!, "llm");
-    expect(example.metadata).toEqual({ taskId: "t", source: "llm", manager: "policy:family-questions", stakeholder: expect.stringMatching(/^sim-stakeholder:/) });
+    expect(example.metadata).toEqual({
+      taskId: "t",
+      source: "llm",
+      manager: "policy:family-questions",
+      stakeholder: expect.stringMatching(/^sim-stakeholder:/),
+    });
     expect(example.messages.filter((m) => m.role === "assistant")).toHaveLength(3);
   });
 });

@@ -9,7 +9,12 @@ import { policyManager } from "../manager/policy-manager.js";
 /** One supervised example in the chat format SFT trainers read: the rubric is the last assistant turn. */
 export interface SftExample {
   readonly messages: readonly ChatMessage[];
-  readonly metadata: { readonly taskId: string; readonly source: "gym" | "llm"; readonly manager: string; readonly stakeholder: string };
+  readonly metadata: {
+    readonly taskId: string;
+    readonly source: "gym" | "llm";
+    readonly manager: string;
+    readonly stakeholder: string;
+  };
 }
 
 /**
@@ -26,11 +31,18 @@ export function sftExample(transcript: readonly Turn[], reference: FlatRubric, s
     { role: "user", content: `Task:\n${start.task.prompt}` },
   ];
   for (const turn of transcript) {
-    if (turn.type === "question") messages.push({ role: "assistant", content: JSON.stringify({ question: turn.text }) });
+    if (turn.type === "question")
+      messages.push({ role: "assistant", content: JSON.stringify({ question: turn.text }) });
     if (turn.type === "answer") messages.push({ role: "user", content: turn.text });
   }
-  messages.push({ role: "assistant", content: JSON.stringify({ criteria: reference.criteria.map((c) => ({ text: c.text, weight: c.weight })) }) });
-  return { messages, metadata: { taskId: start.task.id, source, manager: start.manager, stakeholder: start.stakeholder } };
+  messages.push({
+    role: "assistant",
+    content: JSON.stringify({ criteria: reference.criteria.map((c) => ({ text: c.text, weight: c.weight })) }),
+  });
+  return {
+    messages,
+    metadata: { taskId: start.task.id, source, manager: start.manager, stakeholder: start.stakeholder },
+  };
 }
 
 /**
@@ -40,13 +52,23 @@ export function sftExample(transcript: readonly Turn[], reference: FlatRubric, s
  * with `reference: "elicited"`, the rubric the manager itself wrote from the replies: a teacher's
  * imperfect reconstruction, which is what ARCANE's Stage I imitates.
  */
-export async function gymSftCorpus(tasks: readonly GymTask[], options: { seed: number; questionBudget?: number; manager?: Manager; reference?: "utility" | "elicited" }): Promise<SftExample[]> {
+export async function gymSftCorpus(
+  tasks: readonly GymTask[],
+  options: { seed: number; questionBudget?: number; manager?: Manager; reference?: "utility" | "elicited" },
+): Promise<SftExample[]> {
   const examples: SftExample[] = [];
   for (const task of tasks) {
     const stakeholder = simulatedStakeholder(task, options.seed);
-    const episode = await runEpisode({ task, manager: options.manager ?? policyManager(), stakeholder, questionBudget: options.questionBudget ?? 5 });
+    const episode = await runEpisode({
+      task,
+      manager: options.manager ?? policyManager(),
+      stakeholder,
+      questionBudget: options.questionBudget ?? 5,
+    });
     if (episode.error) throw new Error(`task ${task.id}: ${episode.error.name}: ${episode.error.message}`);
-    examples.push(sftExample(episode.transcript, options.reference === "elicited" ? episode.rubric! : stakeholder.utility, "gym"));
+    examples.push(
+      sftExample(episode.transcript, options.reference === "elicited" ? episode.rubric! : stakeholder.utility, "gym"),
+    );
   }
   return examples;
 }

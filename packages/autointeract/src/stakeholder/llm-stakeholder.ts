@@ -25,8 +25,13 @@ export function llmStakeholder(model: LanguageModel, options: LlmStakeholderOpti
   return {
     name: `llm-stakeholder:${model.modelId}`,
     async answer(question: Question, state: DialogueState): Promise<Answer> {
-      const messages: ChatMessage[] = [{ role: "system", content: system }, { role: "user", content: `The task: ${state.task.prompt}` }, { role: "assistant", content: "Understood." }];
-      for (const e of state.exchanges) messages.push({ role: "user", content: e.question.text }, { role: "assistant", content: e.answer });
+      const messages: ChatMessage[] = [
+        { role: "system", content: system },
+        { role: "user", content: `The task: ${state.task.prompt}` },
+        { role: "assistant", content: "Understood." },
+      ];
+      for (const e of state.exchanges)
+        messages.push({ role: "user", content: e.question.text }, { role: "assistant", content: e.answer });
       messages.push({ role: "user", content: question.text });
       const response = await model.generate({
         messages,
@@ -35,7 +40,12 @@ export function llmStakeholder(model: LanguageModel, options: LlmStakeholderOpti
         maxTokens: options.maxTokens ?? 160,
         ...(state.signal ? { signal: state.signal } : {}),
       });
-      return { text: (response.choices[0]?.text ?? "").trim(), usage: response.usage, model: model.modelId, ...(response.costUsd !== undefined ? { costUsd: response.costUsd } : {}) };
+      return {
+        text: (response.choices[0]?.text ?? "").trim(),
+        usage: response.usage,
+        model: model.modelId,
+        ...(response.costUsd !== undefined ? { costUsd: response.costUsd } : {}),
+      };
     },
   };
 }

@@ -9,11 +9,17 @@ import type { FlatRubric, StagedRubric } from "@rubric/core";
 export function preferenceOutline(rubric: FlatRubric | StagedRubric): string {
   if ("stages" in rubric) {
     return rubric.stages
-      .map((s) => `- ${s.name} (${s.max_points} of ${rubric.max_total_score} points${s.is_required && s.on_failure_action !== "continue" ? "; a must-have" : ""}): ${s.description}`)
+      .map(
+        (s) =>
+          `- ${s.name} (${s.max_points} of ${rubric.max_total_score} points${s.is_required && s.on_failure_action !== "continue" ? "; a must-have" : ""}): ${s.description}`,
+      )
       .join("\n");
   }
   const total = rubric.criteria.reduce((sum, c) => sum + c.weight, 0);
   return rubric.criteria
-    .map((c) => `- ${c.polarity === "penalty" ? "Avoid: " : ""}${c.text} (importance ${Math.round((100 * c.weight) / total)}%)`)
+    .map(
+      (c) =>
+        `- ${c.polarity === "penalty" ? "Avoid: " : ""}${c.text} (importance ${Math.round((100 * c.weight) / total)}%)`,
+    )
     .join("\n");
 }

@@ -6,7 +6,12 @@ import type { Answer, Question, Stakeholder } from "../dialogue/roles.js";
  * A person answering at a terminal (or any pair of streams): each question is printed and one
  * line of input is the answer. End of input is an error, not an empty answer.
  */
-export function terminalStakeholder(io: { readonly input: Readable; readonly output: Writable; readonly name?: string } = { input: process.stdin, output: process.stderr }): Stakeholder {
+export function terminalStakeholder(
+  io: { readonly input: Readable; readonly output: Writable; readonly name?: string } = {
+    input: process.stdin,
+    output: process.stderr,
+  },
+): Stakeholder {
   const lines = createInterface({ input: io.input, crlfDelay: Infinity })[Symbol.asyncIterator]();
   let asked = 0;
   return {

@@ -2,10 +2,18 @@ import type { FlatRubric, LanguageModel } from "@rubric/core";
 import type { TaskBrief, Worker, WorkerOutput } from "../dialogue/roles.js";
 
 /** A worker played by a language model; steered by the rubric's criteria when given one. Sample k uses seed + k. */
-export function llmWorker(model: LanguageModel, options: { readonly maxTokens?: number; readonly temperature?: number } = {}): Worker {
+export function llmWorker(
+  model: LanguageModel,
+  options: { readonly maxTokens?: number; readonly temperature?: number } = {},
+): Worker {
   return {
     name: `llm-worker:${model.modelId}`,
-    async produce(task: TaskBrief, rubric: FlatRubric | undefined, n: number, { seed, signal }): Promise<WorkerOutput[]> {
+    async produce(
+      task: TaskBrief,
+      rubric: FlatRubric | undefined,
+      n: number,
+      { seed, signal },
+    ): Promise<WorkerOutput[]> {
       const guide = rubric
         ? `\n\nYour work will be judged on these criteria (weight in brackets):\n${rubric.criteria.map((c) => `- ${c.polarity === "penalty" ? "Avoid: " : ""}${c.text} [${c.weight}]`).join("\n")}`
         : "";
@@ -13,7 +21,10 @@ export function llmWorker(model: LanguageModel, options: { readonly maxTokens?: 
       for (let k = 0; k < n; k++) {
         const response = await model.generate({
           messages: [
-            { role: "system", content: "You are a careful professional. Produce the deliverable the task asks for, as text." },
+            {
+              role: "system",
+              content: "You are a careful professional. Produce the deliverable the task asks for, as text.",
+            },
             { role: "user", content: `${task.prompt}${guide}` },
           ],
           temperature: options.temperature ?? 0.8,
@@ -21,7 +32,12 @@ export function llmWorker(model: LanguageModel, options: { readonly maxTokens?: 
           maxTokens: options.maxTokens ?? 800,
           ...(signal ? { signal } : {}),
         });
-        outputs.push({ text: response.choices[0]?.text ?? "", usage: response.usage, model: model.modelId, ...(response.costUsd !== undefined ? { costUsd: response.costUsd } : {}) });
+        outputs.push({
+          text: response.choices[0]?.text ?? "",
+          usage: response.usage,
+          model: model.modelId,
+          ...(response.costUsd !== undefined ? { costUsd: response.costUsd } : {}),
+        });
       }
       return outputs;
     },

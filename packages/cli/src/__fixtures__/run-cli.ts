@@ -8,9 +8,14 @@ export const RUBRIC_BIN = fileURLToPath(new URL("../../dist/main.js", import.met
  * Runs `rubric` in a child process as a user would, asynchronously (so a test server in this
  * process can answer it), with no API keys in its environment and `stdin` piped in.
  */
-export function runRubric(args: readonly string[], stdin = ""): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runRubric(
+  args: readonly string[],
+  stdin = "",
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [RUBRIC_BIN, ...args], { env: { ...process.env, OPENAI_API_KEY: "", HF_TOKEN: "" } });
+    const child = spawn(process.execPath, [RUBRIC_BIN, ...args], {
+      env: { ...process.env, OPENAI_API_KEY: "", HF_TOKEN: "" },
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));

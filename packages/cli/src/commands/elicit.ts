@@ -74,7 +74,8 @@ export async function elicit(args: ElicitArgs, io: CliIO): Promise<number> {
       stakeholder = llmStakeholder(model(kind.slice(4)), { rubric: example.rubric, seed });
     } else throw new UsageError(`--stakeholder must be sim, terminal or llm:<provider>, got ${JSON.stringify(kind)}`);
     let manager: Manager;
-    if (args.manager.startsWith("llm:")) manager = llmManager(model(args.manager.slice(4)), { questions: budget, seed });
+    if (args.manager.startsWith("llm:"))
+      manager = llmManager(model(args.manager.slice(4)), { questions: budget, seed });
     else if (args.manager === "policy:default") manager = policyManager(DEFAULT_POLICY);
     else if (args.manager.startsWith("policy:")) {
       try {
@@ -82,7 +83,8 @@ export async function elicit(args: ElicitArgs, io: CliIO): Promise<number> {
       } catch (error) {
         throw new InputFileError((error as Error).message);
       }
-    } else throw new UsageError(`--manager must be llm:<provider> or policy:<file>, got ${JSON.stringify(args.manager)}`);
+    } else
+      throw new UsageError(`--manager must be llm:<provider> or policy:<file>, got ${JSON.stringify(args.manager)}`);
 
     const show = args.json ? io.err : io.out;
     const result = await runEpisode({
@@ -97,7 +99,9 @@ export async function elicit(args: ElicitArgs, io: CliIO): Promise<number> {
       },
     });
     if (result.error) {
-      io.err(`${result.error.name} (${result.error.role}): ${result.error.message}\nThe transcript so far is in ${args.out}.\n`);
+      io.err(
+        `${result.error.name} (${result.error.role}): ${result.error.message}\nThe transcript so far is in ${args.out}.\n`,
+      );
       return 1;
     }
     const rubric = result.rubric!;
@@ -105,7 +109,9 @@ export async function elicit(args: ElicitArgs, io: CliIO): Promise<number> {
     else {
       io.out(`\nRubric ${rubric.id} (${rubric.criteria.length} criteria):\n`);
       for (const c of rubric.criteria) io.out(`  [${c.weight}] ${c.text}  (${c.verifier.kind})\n`);
-      io.out(`\ncosts: ${result.costs.questions} question(s), C_clarify ${result.costs.clarify}, ${result.costs.tokens} tokens, $${result.costs.usd.toFixed(6)}\n`);
+      io.out(
+        `\ncosts: ${result.costs.questions} question(s), C_clarify ${result.costs.clarify}, ${result.costs.tokens} tokens, $${result.costs.usd.toFixed(6)}\n`,
+      );
     }
     return 0;
   } finally {

@@ -61,7 +61,9 @@ function chooseRubric(rubrics: readonly LoadedRubric[], task: string | undefined
   const found = task === undefined ? rubrics : rubrics.filter((r) => names(r).includes(task));
   if (found.length === 1) return found[0]!;
   if (task === undefined) throw new UsageError(`${file} holds ${rubrics.length} rubrics; choose one with --task <id>`);
-  throw new InputFileError(`${file}: ${found.length === 0 ? "no rubric" : `${found.length} rubrics`} with id ${JSON.stringify(task)}`);
+  throw new InputFileError(
+    `${file}: ${found.length === 0 ? "no rubric" : `${found.length} rubrics`} with id ${JSON.stringify(task)}`,
+  );
 }
 
 /** A word a POSIX shell reads back unchanged. */
@@ -93,12 +95,28 @@ export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number>
   if (!args.samples) throw new UsageError("hackbench needs --samples <file.jsonl>");
   if (!args.out) throw new UsageError("hackbench needs --out <card.json>");
   const { rubric: rubricFile, samples: samplesFile, out } = args;
-  const threshold = numberFlag(args.threshold, "--threshold", 0.05, (n) => Number.isFinite(n) && n >= 0, "a number ≥ 0");
+  const threshold = numberFlag(
+    args.threshold,
+    "--threshold",
+    0.05,
+    (n) => Number.isFinite(n) && n >= 0,
+    "a number ≥ 0",
+  );
   const seed = numberFlag(args.seed, "--seed", 0, Number.isSafeInteger, "an integer");
-  const concurrency = numberFlag(args.concurrency, "--concurrency", 8, (n) => Number.isInteger(n) && n >= 1, "a positive integer");
-  const probes = args.probes?.split(",").map((p) => p.trim()).filter((p) => p !== "");
+  const concurrency = numberFlag(
+    args.concurrency,
+    "--concurrency",
+    8,
+    (n) => Number.isInteger(n) && n >= 1,
+    "a positive integer",
+  );
+  const probes = args.probes
+    ?.split(",")
+    .map((p) => p.trim())
+    .filter((p) => p !== "");
   const unknown = probes?.filter((p) => !PROBE_IDS.includes(p)) ?? [];
-  if (unknown.length > 0) throw new UsageError(`unknown probe(s) ${unknown.join(", ")}; known: ${PROBE_IDS.join(", ")}`);
+  if (unknown.length > 0)
+    throw new UsageError(`unknown probe(s) ${unknown.join(", ")}; known: ${PROBE_IDS.join(", ")}`);
   let model: SpecifiedModel | undefined;
   try {
     const rubric = chooseRubric(loadRubrics(readText(rubricFile), { source: rubricFile }), args.task, rubricFile);
@@ -108,14 +126,20 @@ export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number>
     const selected = probes?.length ?? PROBE_IDS.length;
     const replay = (ids: readonly string[]) =>
       [
-        "rubric hackbench --rubric", rubricFile,
+        "rubric hackbench --rubric",
+        rubricFile,
         ...(args.task === undefined ? [] : ["--task", args.task]),
-        "--samples", samplesFile,
+        "--samples",
+        samplesFile,
         ...(args.judge === undefined ? [] : ["--judge", args.judge]),
-        "--probes", ids.join(","),
-        "--threshold", String(threshold),
-        "--seed", String(seed),
-        "--out", ids.length === 1 && selected > 1 ? `${out.replace(/\.json$/i, "")}.${ids[0]}.json` : out,
+        "--probes",
+        ids.join(","),
+        "--threshold",
+        String(threshold),
+        "--seed",
+        String(seed),
+        "--out",
+        ids.length === 1 && selected > 1 ? `${out.replace(/\.json$/i, "")}.${ids[0]}.json` : out,
       ]
         .map((word, i) => (i === 0 ? word : shellWord(word)))
         .join(" ");

@@ -1,6 +1,18 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { OBJECTIVES, arcaneConfig, methodLabels, arcaneLlmMarkdown, runArcane, runArcaneWithModel, trainArcaneManagers, writeArcaneOutputs, type ArcaneConfig, type ArcaneProgress, type Objective } from "@rubric/gspo";
+import {
+  OBJECTIVES,
+  arcaneConfig,
+  methodLabels,
+  arcaneLlmMarkdown,
+  runArcane,
+  runArcaneWithModel,
+  trainArcaneManagers,
+  writeArcaneOutputs,
+  type ArcaneConfig,
+  type ArcaneProgress,
+  type Objective,
+} from "@rubric/gspo";
 import { parseProviderSpec, providerFromSpec } from "@rubric/verifiers";
 import { UsageError, gdpvalDir, integer, numberFlag, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
@@ -67,21 +79,34 @@ type Bar = ReturnType<typeof progressBar>;
 
 /** `rubric repro arcane`: the gym reproduction, or with `--provider` the LLM-roles pipeline. */
 export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise<number> {
-  if (args.experiment !== "arcane") throw new UsageError(`repro knows one experiment, arcane; got ${JSON.stringify(args.experiment ?? "")}`);
+  if (args.experiment !== "arcane")
+    throw new UsageError(`repro knows one experiment, arcane; got ${JSON.stringify(args.experiment ?? "")}`);
   if (!args.out) throw new UsageError("repro arcane needs --out <dir>");
   const data = gdpvalDir(args.gdpval);
   const config = gymConfig(args);
   const bar = progressBar(io, isTTY, { lines: true });
   await mkdir(args.out, { recursive: true });
   if (args.provider !== undefined) return reproWithProvider(args, args.provider, config, data, args.out, io, bar);
-  io.err(`ARCANE in the rubric gym: ${config.seeds.length} seed(s), ${config.sftEpochs} SFT epochs, ${config.gspoBatches} ${config.objective.toUpperCase()} batches of ${config.promptsPerBatch} tasks × ${config.groupSize} rubrics, ε = ${config.epsLow}/${config.epsHigh}\n`);
-  const table = await runArcane({ gdpvalDir: data, config, runDir: join(args.out, "runs"), resume: args.resume, onProgress: trainingProgress(bar, config) });
+  io.err(
+    `ARCANE in the rubric gym: ${config.seeds.length} seed(s), ${config.sftEpochs} SFT epochs, ${config.gspoBatches} ${config.objective.toUpperCase()} batches of ${config.promptsPerBatch} tasks × ${config.groupSize} rubrics, ε = ${config.epsLow}/${config.epsHigh}\n`,
+  );
+  const table = await runArcane({
+    gdpvalDir: data,
+    config,
+    runDir: join(args.out, "runs"),
+    resume: args.resume,
+    onProgress: trainingProgress(bar, config),
+  });
   bar.done();
   const paths = await writeArcaneOutputs(table, args.out);
   const m = table.meanReturn;
   const trained = methodLabels(table).gspo;
-  io.out(`Mean return at N=8 (N=1): No Rubric ${m.noRubric.n8.mean.toFixed(3)} (${m.noRubric.n1.mean.toFixed(3)}), SFT ${m.sft.n8.mean.toFixed(3)} (${m.sft.n1.mean.toFixed(3)}), ${trained} ${m.gspo.n8.mean.toFixed(3)} (${m.gspo.n1.mean.toFixed(3)}), Oracle ${m.oracle.n8.mean.toFixed(3)} (${m.oracle.n1.mean.toFixed(3)})\n`);
-  io.out(`NDCG@8: no dialogue ${table.ndcg8.noDialogue.mean.toFixed(3)}, SFT ${table.ndcg8.sft.mean.toFixed(3)}, ${trained} ${table.ndcg8.gspo.mean.toFixed(3)}; Wilcoxon ${trained} vs SFT p = ${table.wilcoxon.gspoVsSft.pValue.toPrecision(3)}\n`);
+  io.out(
+    `Mean return at N=8 (N=1): No Rubric ${m.noRubric.n8.mean.toFixed(3)} (${m.noRubric.n1.mean.toFixed(3)}), SFT ${m.sft.n8.mean.toFixed(3)} (${m.sft.n1.mean.toFixed(3)}), ${trained} ${m.gspo.n8.mean.toFixed(3)} (${m.gspo.n1.mean.toFixed(3)}), Oracle ${m.oracle.n8.mean.toFixed(3)} (${m.oracle.n1.mean.toFixed(3)})\n`,
+  );
+  io.out(
+    `NDCG@8: no dialogue ${table.ndcg8.noDialogue.mean.toFixed(3)}, SFT ${table.ndcg8.sft.mean.toFixed(3)}, ${trained} ${table.ndcg8.gspo.mean.toFixed(3)}; Wilcoxon ${trained} vs SFT p = ${table.wilcoxon.gspoVsSft.pValue.toPrecision(3)}\n`,
+  );
   io.out(`wrote ${paths.json}, ${paths.markdown}, ${paths.svg} (${table.timing.seconds.toFixed(0)} s)\n`);
   return 0;
 }
@@ -89,10 +114,14 @@ export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise
 /** The gym configuration from the flags (also what `--provider` trains its managers with). */
 function gymConfig(args: ReproArgs): ArcaneConfig {
   const objective = args.objective ?? "gspo";
-  if (!OBJECTIVES.includes(objective as Objective)) throw new UsageError(`--objective must be one of ${OBJECTIVES.join(", ")}, got ${JSON.stringify(objective)}`);
+  if (!OBJECTIVES.includes(objective as Objective))
+    throw new UsageError(`--objective must be one of ${OBJECTIVES.join(", ")}, got ${JSON.stringify(objective)}`);
   const seeds = args.seeds === undefined ? undefined : integer(args.seeds, "--seeds", 1, 1);
   const batches = args.batches === undefined ? undefined : integer(args.batches, "--batches", 1, 1);
-  const positive = (value: string | undefined, flag: string) => (value === undefined ? undefined : numberFlag(value, flag, 0, (n) => Number.isFinite(n) && n > 0, "a positive number"));
+  const positive = (value: string | undefined, flag: string) =>
+    value === undefined
+      ? undefined
+      : numberFlag(value, flag, 0, (n) => Number.isFinite(n) && n > 0, "a positive number");
   const epsLow = positive(args.epsLow, "--eps-low");
   const epsHigh = positive(args.epsHigh, "--eps-high");
   return arcaneConfig({
@@ -109,33 +138,70 @@ function gymConfig(args: ReproArgs): ArcaneConfig {
 function trainingProgress(bar: Bar, config: ArcaneConfig): (e: ArcaneProgress) => void {
   return (e) => {
     if (e.phase === "prepare") return;
-    const detail = e.phase === "evaluate" ? undefined : e.entry.stage === "sft" ? `loss ${e.entry.loss.toFixed(3)}` : `reward ${e.entry.meanReward.toFixed(3)} clipped ${(100 * e.entry.clippedFraction).toFixed(0)}%`;
-    bar.update(e.done, e.total, `seed ${e.seed} ${e.phase === "sft" ? "SFT epochs" : e.phase === "gspo" ? `${config.objective.toUpperCase()} batches` : "eval tasks"}`, detail);
+    const detail =
+      e.phase === "evaluate"
+        ? undefined
+        : e.entry.stage === "sft"
+          ? `loss ${e.entry.loss.toFixed(3)}`
+          : `reward ${e.entry.meanReward.toFixed(3)} clipped ${(100 * e.entry.clippedFraction).toFixed(0)}%`;
+    bar.update(
+      e.done,
+      e.total,
+      `seed ${e.seed} ${e.phase === "sft" ? "SFT epochs" : e.phase === "gspo" ? `${config.objective.toUpperCase()} batches` : "eval tasks"}`,
+      detail,
+    );
   };
 }
 
 /** `--provider`: one seed's managers trained in the gym, then the LLM-roles pipeline on real eval tasks. */
-async function reproWithProvider(args: ReproArgs, spec: string, gym: ArcaneConfig, data: string, out: string, io: CliIO, bar: Bar): Promise<number> {
+async function reproWithProvider(
+  args: ReproArgs,
+  spec: string,
+  gym: ArcaneConfig,
+  data: string,
+  out: string,
+  io: CliIO,
+  bar: Bar,
+): Promise<number> {
   const local = parseProviderSpec(spec).kind === "llama-cpp";
   const contextSize = integer(args.contextSize, "--context-size", 8192, 256);
   const threads = args.threads === undefined ? undefined : integer(args.threads, "--threads", 1, 1);
   const errorsAs = args.errorsAs ?? "fail";
-  if (errorsAs !== "fail" && errorsAs !== "renormalize") throw new UsageError(`--errors-as must be fail or renormalize, got ${JSON.stringify(errorsAs)} (an error is never counted as 0)`);
-  const taskIds = args.taskIds?.split(",").map((id) => id.trim()).filter((id) => id !== "");
+  if (errorsAs !== "fail" && errorsAs !== "renormalize")
+    throw new UsageError(
+      `--errors-as must be fail or renormalize, got ${JSON.stringify(errorsAs)} (an error is never counted as 0)`,
+    );
+  const taskIds = args.taskIds
+    ?.split(",")
+    .map((id) => id.trim())
+    .filter((id) => id !== "");
   if (taskIds !== undefined && taskIds.length === 0) throw new UsageError("--task-ids needs at least one id");
   const tasks = integer(args.tasks, "--tasks", 2, 1);
   const maxN = integer(args.maxN, "--max-n", 8, 1);
   // One seed: the LLM stage is the expensive part, and a second seed would double it.
   const config = { ...gym, seeds: gym.seeds.slice(0, 1) };
   const seed = config.seeds[0]!;
-  io.err(`Training the managers in the rubric gym (seed ${seed}: ${config.sftEpochs} SFT epochs, ${config.gspoBatches} ${config.objective.toUpperCase()} batches)\n`);
-  const managers = await trainArcaneManagers(seed, { gdpvalDir: data, config, runDir: join(out, "runs"), resume: args.resume, onProgress: trainingProgress(bar, config) });
+  io.err(
+    `Training the managers in the rubric gym (seed ${seed}: ${config.sftEpochs} SFT epochs, ${config.gspoBatches} ${config.objective.toUpperCase()} batches)\n`,
+  );
+  const managers = await trainArcaneManagers(seed, {
+    gdpvalDir: data,
+    config,
+    runDir: join(out, "runs"),
+    resume: args.resume,
+    onProgress: trainingProgress(bar, config),
+  });
   bar.done();
   // A local model keeps a prompt state per role (manager, stakeholder, worker and judge) so that
   // shared prefixes — the task brief above all — are evaluated once.
-  const model = providerFromSpec(spec, local ? { llamaCpp: { contextSize, promptCache: 3, ...(threads === undefined ? {} : { threads }) } } : {});
+  const model = providerFromSpec(
+    spec,
+    local ? { llamaCpp: { contextSize, promptCache: 3, ...(threads === undefined ? {} : { threads }) } } : {},
+  );
   try {
-    io.err(`LLM roles: ${model.modelId} on ${taskIds ? taskIds.join(", ") : `the first ${tasks} eval task(s)`}, N up to ${maxN}\n`);
+    io.err(
+      `LLM roles: ${model.modelId} on ${taskIds ? taskIds.join(", ") : `the first ${tasks} eval task(s)`}, N up to ${maxN}\n`,
+    );
     const table = await runArcaneWithModel({
       gdpvalDir: data,
       model,
@@ -153,7 +219,8 @@ async function reproWithProvider(args: ReproArgs, spec: string, gym: ArcaneConfi
     io.out(markdown);
     io.out(`\nwrote ${join(out, "table.json")} and ${join(out, "table.md")}\n`);
     const errors = table.tasks.reduce((n, t) => n + t.errors.length, 0);
-    if (errors > 0) io.err(`${errors} score(s) could not be computed; they are listed in table.md and never counted as 0.\n`);
+    if (errors > 0)
+      io.err(`${errors} score(s) could not be computed; they are listed in table.md and never counted as 0.\n`);
     return errors > 0 ? 2 : 0;
   } finally {
     await model.dispose?.();

@@ -1,5 +1,14 @@
 import { formatRubricIssue, readJsonLines, type ErrorPolicy, type LoadedRubric } from "@rubric/core";
-import { createVerifierRegistry, fileCache, llmJudge, providerFromSpec, scoreOutputs, scoredOutputToJson, type OutputToScore, type ScoredOutput } from "@rubric/verifiers";
+import {
+  createVerifierRegistry,
+  fileCache,
+  llmJudge,
+  providerFromSpec,
+  scoreOutputs,
+  scoredOutputToJson,
+  type OutputToScore,
+  type ScoredOutput,
+} from "@rubric/verifiers";
 import { z } from "zod";
 import { InputFileError, UsageError, integer, readText, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
@@ -10,7 +19,9 @@ const OutputLineSchema = z.strictObject({
   input: z.string().optional(),
   output: z.string(),
   /** Files the output consists of, visible read-only to code verifiers; paths relative to the outputs file. */
-  files: z.array(z.strictObject({ name: z.string().min(1), path: z.string().min(1), mimeType: z.string().optional() })).optional(),
+  files: z
+    .array(z.strictObject({ name: z.string().min(1), path: z.string().min(1), mimeType: z.string().optional() }))
+    .optional(),
 });
 
 export interface ScoreOutputsArgs {
@@ -27,14 +38,23 @@ export interface ScoreOutputsArgs {
 
 function readOutputs(path: string): OutputToScore[] {
   const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/") + 1) : "";
-  const { records, issues } = readJsonLines(readText(path), OutputLineSchema, { source: path, idOf: (output) => output.id });
+  const { records, issues } = readJsonLines(readText(path), OutputLineSchema, {
+    source: path,
+    idOf: (output) => output.id,
+  });
   // File paths in a line are relative to the outputs file.
   const outputs: OutputToScore[] = records.map(({ value: { files, ...rest } }) => ({
     ...rest,
-    ...(files ? { files: files.map((f) => ({ ...f, path: f.path.startsWith("/") ? f.path : `${dir}${f.path}` })) } : {}),
+    ...(files
+      ? { files: files.map((f) => ({ ...f, path: f.path.startsWith("/") ? f.path : `${dir}${f.path}` })) }
+      : {}),
   }));
-  if (issues.length > 0) throw new InputFileError(`${path}: ${issues.length} problem(s)\n${issues.map((i) => `  ${formatRubricIssue(i)}`).join("\n")}`);
-  if (outputs.length === 0) throw new InputFileError(`${path}: no outputs (expected one {"id", "input"?, "output"} per line)`);
+  if (issues.length > 0)
+    throw new InputFileError(
+      `${path}: ${issues.length} problem(s)\n${issues.map((i) => `  ${formatRubricIssue(i)}`).join("\n")}`,
+    );
+  if (outputs.length === 0)
+    throw new InputFileError(`${path}: no outputs (expected one {"id", "input"?, "output"} per line)`);
   return outputs;
 }
 
@@ -47,10 +67,17 @@ export function resultsToJson(results: readonly ScoredOutput[], errorsAs: ErrorP
  * Error verdicts are reported and leave the exit code at 2; by default scores are renormalised
  * over the criteria that could be judged (never counting an error as 0).
  */
-export async function scoreOutputsCommand(rubric: LoadedRubric, args: ScoreOutputsArgs, io: CliIO, isTTY: boolean): Promise<number> {
+export async function scoreOutputsCommand(
+  rubric: LoadedRubric,
+  args: ScoreOutputsArgs,
+  io: CliIO,
+  isTTY: boolean,
+): Promise<number> {
   const policies = ["fail", "zero", "renormalize"];
-  if (args.errorsAs !== undefined && !policies.includes(args.errorsAs)) throw new UsageError(`--errors-as must be one of ${policies.join(", ")}`);
-  if (args.judgeMode !== undefined && !["batched", "per-criterion"].includes(args.judgeMode)) throw new UsageError("--judge-mode must be batched or per-criterion");
+  if (args.errorsAs !== undefined && !policies.includes(args.errorsAs))
+    throw new UsageError(`--errors-as must be one of ${policies.join(", ")}`);
+  if (args.judgeMode !== undefined && !["batched", "per-criterion"].includes(args.judgeMode))
+    throw new UsageError("--judge-mode must be batched or per-criterion");
   const errorsAs = (args.errorsAs ?? "renormalize") as ErrorPolicy;
   const outputs = readOutputs(args.outputs);
   const model = args.judge === undefined ? undefined : providerFromSpec(args.judge);
@@ -58,7 +85,12 @@ export async function scoreOutputsCommand(rubric: LoadedRubric, args: ScoreOutpu
     const registry = createVerifierRegistry(
       model === undefined
         ? {}
-        : { judge: llmJudge(model, { mode: (args.judgeMode ?? "batched") as "batched" | "per-criterion", samples: integer(args.samples, "--samples", 1, 1) }) },
+        : {
+            judge: llmJudge(model, {
+              mode: (args.judgeMode ?? "batched") as "batched" | "per-criterion",
+              samples: integer(args.samples, "--samples", 1, 1),
+            }),
+          },
     );
     const bar = progressBar(io, isTTY);
     const results = await scoreOutputs(rubric.rubric, outputs, {
@@ -75,9 +107,13 @@ export async function scoreOutputsCommand(rubric: LoadedRubric, args: ScoreOutpu
     else {
       const width = Math.max(2, ...results.map((r) => r.id.length));
       io.out(`${"id".padEnd(width)}  normalized  errors\n`);
-      for (const r of report.results) io.out(`${r.id.padEnd(width)}  ${(r.normalized === null ? "—" : r.normalized.toFixed(4)).padStart(10)}  ${r.verdicts.filter((v) => v.status === "error").length}\n`);
+      for (const r of report.results)
+        io.out(
+          `${r.id.padEnd(width)}  ${(r.normalized === null ? "—" : r.normalized.toFixed(4)).padStart(10)}  ${r.verdicts.filter((v) => v.status === "error").length}\n`,
+        );
     }
-    if (report.errors > 0) io.err(`${report.errors} verdict(s) were errors; they are reported above and never counted as 0.\n`);
+    if (report.errors > 0)
+      io.err(`${report.errors} verdict(s) were errors; they are reported above and never counted as 0.\n`);
     return report.errors > 0 ? 2 : 0;
   } finally {
     await (model as { dispose?: () => Promise<void> } | undefined)?.dispose?.();

@@ -53,11 +53,17 @@ function pick(rubrics: LoadedRubric[], task: string | undefined, file: string): 
   const name = (r: LoadedRubric) => (r.kind === "flat" ? [r.rubric.id] : [r.rubric.taskId, r.rubric.category_name]);
   if (task === undefined) {
     if (rubrics.length === 1) return rubrics[0]!;
-    throw new UsageError(`${file} holds ${rubrics.length} rubrics; choose one with --task <id> (e.g. --task ${name(rubrics[0]!)[0]})`);
+    throw new UsageError(
+      `${file} holds ${rubrics.length} rubrics; choose one with --task <id> (e.g. --task ${name(rubrics[0]!)[0]})`,
+    );
   }
   const found = rubrics.filter((r) => name(r).includes(task));
   if (found.length === 1) return found[0]!;
-  throw new InputFileError(found.length === 0 ? `${file}: no rubric with id ${JSON.stringify(task)}` : `${file}: ${found.length} rubrics match ${JSON.stringify(task)}`);
+  throw new InputFileError(
+    found.length === 0
+      ? `${file}: no rubric with id ${JSON.stringify(task)}`
+      : `${file}: ${found.length} rubrics match ${JSON.stringify(task)}`,
+  );
 }
 
 /** The JSON the issue promises: staged {total,max,normalized,stages,stoppedAt}; flat {total,max,normalized,unclipped,criteria}. */
@@ -78,7 +84,13 @@ export function scoreToJson(score: RubricScore): Record<string, unknown> {
     max: score.max,
     normalized: score.normalized,
     unclipped: score.unclipped,
-    criteria: score.criteria.map((c) => ({ id: c.criterionId, weight: c.weight, status: c.status, fraction: c.fraction, contribution: c.contribution })),
+    criteria: score.criteria.map((c) => ({
+      id: c.criterionId,
+      weight: c.weight,
+      status: c.status,
+      fraction: c.fraction,
+      contribution: c.contribution,
+    })),
   };
 }
 
@@ -92,13 +104,21 @@ function scoreToText(score: RubricScore): string {
     lines.push(`${score.rubricId}: ${fmt(score.total)} / ${fmt(score.max)} = ${score.normalized.toFixed(4)}`);
     const width = Math.max(5, ...score.stages.map((s) => s.name.length));
     lines.push(`  ${"stage".padEnd(width)}  ${"score".padStart(7)}  ${"max".padStart(7)}  passed`);
-    for (const s of score.stages) lines.push(`  ${s.name.padEnd(width)}  ${fmt(s.score).padStart(7)}  ${fmt(s.maxPoints).padStart(7)}  ${s.passed ? "yes" : s.required ? "NO (gate)" : "no"}`);
+    for (const s of score.stages)
+      lines.push(
+        `  ${s.name.padEnd(width)}  ${fmt(s.score).padStart(7)}  ${fmt(s.maxPoints).padStart(7)}  ${s.passed ? "yes" : s.required ? "NO (gate)" : "no"}`,
+      );
     if (score.stoppedAt) lines.push(`  stopped at ${JSON.stringify(score.stoppedAt)}: later stages were not scored`);
   } else {
-    lines.push(`${score.rubricId}: normalized ${score.normalized.toFixed(4)} (unclipped ${score.unclipped.toFixed(4)}; ${fmt(score.total)} of ${fmt(score.max)} reward weight)`);
+    lines.push(
+      `${score.rubricId}: normalized ${score.normalized.toFixed(4)} (unclipped ${score.unclipped.toFixed(4)}; ${fmt(score.total)} of ${fmt(score.max)} reward weight)`,
+    );
     const width = Math.max(9, ...score.criteria.map((c) => c.criterionId.length));
     lines.push(`  ${"criterion".padEnd(width)}  ${"weight".padStart(7)}  ${"verdict".padStart(7)}  contribution`);
-    for (const c of score.criteria) lines.push(`  ${c.criterionId.padEnd(width)}  ${fmt(c.weight).padStart(7)}  ${(c.status === "ok" ? fmt(c.fraction) : c.status).padStart(7)}  ${fmt(c.contribution)}`);
+    for (const c of score.criteria)
+      lines.push(
+        `  ${c.criterionId.padEnd(width)}  ${fmt(c.weight).padStart(7)}  ${(c.status === "ok" ? fmt(c.fraction) : c.status).padStart(7)}  ${fmt(c.contribution)}`,
+      );
   }
   return `${lines.join("\n")}\n`;
 }
@@ -106,7 +126,8 @@ function scoreToText(score: RubricScore): string {
 export async function score(args: ScoreArgs, io: CliIO, isTTY = false): Promise<number> {
   if (!args.rubric) throw new UsageError("score needs --rubric <file>");
   if (args.outputs !== undefined) {
-    if (args.verdicts !== undefined || args.weights !== undefined) throw new UsageError("--outputs runs the verifiers; it cannot be combined with --verdicts or --weights");
+    if (args.verdicts !== undefined || args.weights !== undefined)
+      throw new UsageError("--outputs runs the verifiers; it cannot be combined with --verdicts or --weights");
     const rubric = pick(loadRubrics(readText(args.rubric), { source: args.rubric }), args.task, args.rubric);
     // Loaded on demand: the verifiers (Effect, model clients) cost a second of start-up that
     // scoring stored verdicts should not pay.

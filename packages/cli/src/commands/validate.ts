@@ -32,7 +32,11 @@ export function validate(files: readonly string[], options: { json: boolean }, i
       // Paths point into the file: a {task_id, rubric} record nests the rubric one level down.
       const prefix = r.rubric.taskId === undefined ? "" : "rubric.";
       return [
-        ...r.corrections.map((c) => ({ ...line, path: prefix + c.path, message: `corrected ${c.from} → ${c.to}: ${c.reason}` })),
+        ...r.corrections.map((c) => ({
+          ...line,
+          path: prefix + c.path,
+          message: `corrected ${c.from} → ${c.to}: ${c.reason}`,
+        })),
         ...lintStagedRubric(r.rubric).map((w) => ({ ...line, path: prefix + w.path, message: w.message })),
       ];
     });
@@ -42,8 +46,16 @@ export function validate(files: readonly string[], options: { json: boolean }, i
       rubrics: document.rubrics.length,
       flat: document.rubrics.filter((r) => r.kind === "flat").length,
       staged: document.rubrics.filter((r) => r.kind === "staged").length,
-      criteria: document.rubrics.reduce((n, r) => n + (r.kind === "flat" ? r.rubric.criteria.length : r.rubric.stages.reduce((m, s) => m + s.rules.length, 0)), 0),
-      errors: document.issues.map((i) => ({ ...(i.line === undefined ? {} : { line: i.line }), path: i.path, message: i.message })),
+      criteria: document.rubrics.reduce(
+        (n, r) =>
+          n + (r.kind === "flat" ? r.rubric.criteria.length : r.rubric.stages.reduce((m, s) => m + s.rules.length, 0)),
+        0,
+      ),
+      errors: document.issues.map((i) => ({
+        ...(i.line === undefined ? {} : { line: i.line }),
+        path: i.path,
+        message: i.message,
+      })),
       warnings,
     };
   });
@@ -53,7 +65,11 @@ export function validate(files: readonly string[], options: { json: boolean }, i
       for (const e of report.errors) io.err(`error: ${formatRubricIssue({ ...e, source: report.file })}\n`);
       for (const w of report.warnings) io.err(`warning: ${formatRubricIssue({ ...w, source: report.file })}\n`);
       const counts = `${report.rubrics} rubric(s): ${report.staged} staged, ${report.flat} flat, ${report.criteria} criteria${report.warnings.length > 0 ? `, ${report.warnings.length} warning(s)` : ""}`;
-      io.out(report.valid ? `ok    ${report.file}  ${counts}\n` : `FAIL  ${report.file}  ${report.errors.length} error(s); ${counts} valid\n`);
+      io.out(
+        report.valid
+          ? `ok    ${report.file}  ${counts}\n`
+          : `FAIL  ${report.file}  ${report.errors.length} error(s); ${counts} valid\n`,
+      );
     }
   }
   return reports.every((r) => r.valid) ? 0 : 1;

@@ -9,6 +9,8 @@ export function sharedPath(relative: string): string {
   const root = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url));
   const path = `${root.replace(/\/$/, "")}/${relative}`;
   if (!existsSync(path))
-    throw new Error(`test data ${path} is missing: tests read the real data in ../shared (set RUBRIC_SHARED_DIR to point elsewhere)`);
+    throw new Error(
+      `test data ${path} is missing: tests read the real data in ../shared (set RUBRIC_SHARED_DIR to point elsewhere)`,
+    );
   return path;
 }

@@ -61,20 +61,28 @@ describe("bootstrapCI", () => {
 
   it("brackets the estimate and narrows as confidence drops", () => {
     fc.assert(
-      fc.property(fc.array(fc.double({ min: -100, max: 100, noNaN: true }), { minLength: 2, maxLength: 30 }), fc.integer(), (sample, seed) => {
-        const wide = bootstrapCI(sample, { seed, resamples: 300, confidence: 0.99 });
-        const narrow = bootstrapCI(sample, { seed, resamples: 300, confidence: 0.5 });
-        expect(wide.lower).toBeLessThanOrEqual(narrow.lower);
-        expect(narrow.upper).toBeLessThanOrEqual(wide.upper);
-        expect(wide.lower).toBeLessThanOrEqual(Math.max(...sample));
-        expect(wide.upper).toBeGreaterThanOrEqual(Math.min(...sample));
-      }),
+      fc.property(
+        fc.array(fc.double({ min: -100, max: 100, noNaN: true }), { minLength: 2, maxLength: 30 }),
+        fc.integer(),
+        (sample, seed) => {
+          const wide = bootstrapCI(sample, { seed, resamples: 300, confidence: 0.99 });
+          const narrow = bootstrapCI(sample, { seed, resamples: 300, confidence: 0.5 });
+          expect(wide.lower).toBeLessThanOrEqual(narrow.lower);
+          expect(narrow.upper).toBeLessThanOrEqual(wide.upper);
+          expect(wide.lower).toBeLessThanOrEqual(Math.max(...sample));
+          expect(wide.upper).toBeGreaterThanOrEqual(Math.min(...sample));
+        },
+      ),
       { numRuns: 50 },
     );
   });
 
   it("accepts any statistic", () => {
-    const median = (sample: readonly number[]) => quantile([...sample].sort((a, b) => a - b), 0.5);
+    const median = (sample: readonly number[]) =>
+      quantile(
+        [...sample].sort((a, b) => a - b),
+        0.5,
+      );
     const result = bootstrapCI(values, { seed: "median", statistic: median, resamples: 1000 });
     expect(result.estimate).toBe(median(values));
     expect(result.lower).toBeLessThanOrEqual(result.estimate);
@@ -85,8 +93,14 @@ describe("bootstrapCI", () => {
   it("rejects invalid options", () => {
     expect(() => bootstrapCI([], { seed: 1 })).toThrow(/values must hold at least 1 value, got 0/);
     expect(() => bootstrapCI([1, 2], {} as { seed: number })).toThrow(/options.seed is required/);
-    expect(() => bootstrapCI([1, 2], { seed: 1, resamples: 0 })).toThrow(/options.resamples must be an integer ≥ 1, got 0/);
-    expect(() => bootstrapCI([1, 2], { seed: 1, confidence: 1 })).toThrow(/options.confidence must be in \(0, 1\), got 1/);
-    expect(() => bootstrapCI([1, 2], { seed: 1, statistic: () => Number.NaN })).toThrow(/options.statistic must return a finite number/);
+    expect(() => bootstrapCI([1, 2], { seed: 1, resamples: 0 })).toThrow(
+      /options.resamples must be an integer ≥ 1, got 0/,
+    );
+    expect(() => bootstrapCI([1, 2], { seed: 1, confidence: 1 })).toThrow(
+      /options.confidence must be in \(0, 1\), got 1/,
+    );
+    expect(() => bootstrapCI([1, 2], { seed: 1, statistic: () => Number.NaN })).toThrow(
+      /options.statistic must return a finite number/,
+    );
   });
 });

@@ -36,9 +36,13 @@ describe("expectedCalibrationError", () => {
   });
 
   it("rejects invalid input", () => {
-    expect(() => expectedCalibrationError([0.5], [1, 0])).toThrow(/confidences and correct must have the same length, got 1 and 2/);
+    expect(() => expectedCalibrationError([0.5], [1, 0])).toThrow(
+      /confidences and correct must have the same length, got 1 and 2/,
+    );
     expect(() => expectedCalibrationError([], [])).toThrow(StatisticsInputError);
-    expect(() => expectedCalibrationError([0.5, 1.2], [1, 0])).toThrow(/confidences\[1\] must be a number in \[0, 1\], got 1.2/);
+    expect(() => expectedCalibrationError([0.5, 1.2], [1, 0])).toThrow(
+      /confidences\[1\] must be a number in \[0, 1\], got 1.2/,
+    );
     expect(() => expectedCalibrationError([0.5, Number.NaN], [1, 0])).toThrow(/confidences\[1\] .* got NaN/);
     expect(() => expectedCalibrationError([0.5], [2 as 1])).toThrow(/correct\[0\] must be true, false, 0 or 1, got 2/);
     expect(() => expectedCalibrationError([0.5], [1], { bins: 0 })).toThrow(/bins must be an integer ≥ 1, got 0/);

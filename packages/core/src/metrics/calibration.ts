@@ -34,7 +34,8 @@ export function expectedCalibrationError(
 ): CalibrationResult {
   requireSameLength("confidences", confidences, "correct", correct);
   if (confidences.length === 0) throw new StatisticsInputError("confidences must hold at least 1 value, got 0");
-  if (!Number.isSafeInteger(bins) || bins < 1) throw new StatisticsInputError(`bins must be an integer ≥ 1, got ${bins}`);
+  if (!Number.isSafeInteger(bins) || bins < 1)
+    throw new StatisticsInputError(`bins must be an integer ≥ 1, got ${bins}`);
 
   const counts = new Array<number>(bins).fill(0);
   const correctCounts = new Array<number>(bins).fill(0);

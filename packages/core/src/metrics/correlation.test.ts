@@ -41,7 +41,10 @@ describe("pearson", () => {
     expect(result.statistic).toBeCloseTo(0.5313412643016732, 10);
     expectPValue(result.pValue, 1.2534216949923918e-5);
     // scipy 1.10.1: scipy.stats.pearsonr(range(30), [i + ((7*i) % 5)/10 for i in range(30)]) -> PearsonRResult(statistic=0.9998677887068259, pvalue=1.2198756793845686e-51)
-    result = pearson(range(30), range(30).map((i) => i + ((7 * i) % 5) / 10));
+    result = pearson(
+      range(30),
+      range(30).map((i) => i + ((7 * i) % 5) / 10),
+    );
     expect(result.statistic).toBeCloseTo(0.9998677887068259, 10);
     expectPValue(result.pValue, 1.2198756793845686e-51);
   });
@@ -82,17 +85,14 @@ describe("spearman", () => {
 
   it("is 1 for any strictly increasing transform", () => {
     fc.assert(
-      fc.property(
-        fc.uniqueArray(fc.integer({ min: -100_000, max: 100_000 }), { minLength: 3, maxLength: 40 }),
-        (x) => {
-          // Exact in doubles for |v| ≤ 1e5, so strictly increasing after rounding too.
-          const y = x.map((v) => v ** 3 + 2 * v);
-          const result = spearman(x, y);
-          expect(result.statistic).toBeCloseTo(1, 12);
-          // ρ may round to 1 − 2⁻⁵³ and, as in SciPy, small n turns that into p ≈ 1e-8 rather than 0.
-          expect(result.pValue).toBeLessThan(1e-6);
-        },
-      ),
+      fc.property(fc.uniqueArray(fc.integer({ min: -100_000, max: 100_000 }), { minLength: 3, maxLength: 40 }), (x) => {
+        // Exact in doubles for |v| ≤ 1e5, so strictly increasing after rounding too.
+        const y = x.map((v) => v ** 3 + 2 * v);
+        const result = spearman(x, y);
+        expect(result.statistic).toBeCloseTo(1, 12);
+        // ρ may round to 1 − 2⁻⁵³ and, as in SciPy, small n turns that into p ≈ 1e-8 rather than 0.
+        expect(result.pValue).toBeLessThan(1e-6);
+      }),
     );
   });
 
@@ -104,21 +104,70 @@ describe("spearman", () => {
 describe("kendallTau", () => {
   const cases: { label: string; x: number[]; y: number[]; tau: number; p: number; method: "exact" | "approx" }[] = [
     // scipy 1.10.1: scipy.stats.kendalltau([1,2,3,4,5,6,7],[2,1,4,3,7,5,6]) -> SignificanceResult(statistic=0.6190476190476191, pvalue=0.06904761904761905)
-    { label: "no ties, exact", x: [1, 2, 3, 4, 5, 6, 7], y: [2, 1, 4, 3, 7, 5, 6], tau: 0.6190476190476191, p: 0.06904761904761905, method: "exact" },
+    {
+      label: "no ties, exact",
+      x: [1, 2, 3, 4, 5, 6, 7],
+      y: [2, 1, 4, 3, 7, 5, 6],
+      tau: 0.6190476190476191,
+      p: 0.06904761904761905,
+      method: "exact",
+    },
     // scipy 1.10.1: scipy.stats.kendalltau([12,2,1,12,2],[1,4,7,1,0]) -> SignificanceResult(statistic=-0.4714045207910316, pvalue=0.28274545993277467)
-    { label: "ties, approx", x: [12, 2, 1, 12, 2], y: [1, 4, 7, 1, 0], tau: -0.4714045207910316, p: 0.28274545993277467, method: "approx" },
+    {
+      label: "ties, approx",
+      x: [12, 2, 1, 12, 2],
+      y: [1, 4, 7, 1, 0],
+      tau: -0.4714045207910316,
+      p: 0.28274545993277467,
+      method: "approx",
+    },
     // scipy 1.10.1: scipy.stats.kendalltau(X40, Y40) -> SignificanceResult(statistic=0.48461538461538467, pvalue=1.0622831726984801e-05)
-    { label: "no ties, n = 40, approx", x: X40, y: Y40, tau: 0.48461538461538467, p: 1.0622831726984801e-5, method: "approx" },
+    {
+      label: "no ties, n = 40, approx",
+      x: X40,
+      y: Y40,
+      tau: 0.48461538461538467,
+      p: 1.0622831726984801e-5,
+      method: "approx",
+    },
     // scipy 1.10.1: scipy.stats.kendalltau(X33, Y33) -> SignificanceResult(statistic=0.4659090909090909, pvalue=8.431057491538773e-05)
-    { label: "no ties, n = 33, exact", x: X33, y: Y33, tau: 0.4659090909090909, p: 8.431057491538773e-5, method: "exact" },
+    {
+      label: "no ties, n = 33, exact",
+      x: X33,
+      y: Y33,
+      tau: 0.4659090909090909,
+      p: 8.431057491538773e-5,
+      method: "exact",
+    },
     // scipy 1.10.1: scipy.stats.kendalltau(range(40), range(40) with [10], [11] swapped) -> SignificanceResult(statistic=0.9974358974358974, pvalue=9.804939513027087e-47)
-    { label: "one swap, n = 40, exact", x: range(40), y: swapped(40, 10), tau: 0.9974358974358974, p: 9.804939513027087e-47, method: "exact" },
+    {
+      label: "one swap, n = 40, exact",
+      x: range(40),
+      y: swapped(40, 10),
+      tau: 0.9974358974358974,
+      p: 9.804939513027087e-47,
+      method: "exact",
+    },
     // scipy 1.10.1: scipy.stats.kendalltau(range(200), range(200) with [0], [1] swapped) -> SignificanceResult(statistic=0.9998994974874371, pvalue=0.0)
-    { label: "one swap, n = 200, exact", x: range(200), y: swapped(200, 0), tau: 0.9998994974874371, p: 0, method: "exact" },
+    {
+      label: "one swap, n = 200, exact",
+      x: range(200),
+      y: swapped(200, 0),
+      tau: 0.9998994974874371,
+      p: 0,
+      method: "exact",
+    },
     // scipy 1.10.1: scipy.stats.kendalltau(XT, YT) -> SignificanceResult(statistic=0.6890864033094912, pvalue=2.1293494922067943e-12)
     { label: "heavy ties, n = 60", x: XT, y: YT, tau: 0.6890864033094912, p: 2.1293494922067943e-12, method: "approx" },
     // scipy 1.10.1: scipy.stats.kendalltau([1,2,3,4],[1,2,4,3]) -> SignificanceResult(statistic=0.6666666666666669, pvalue=0.3333333333333333)
-    { label: "c = 1", x: [1, 2, 3, 4], y: [1, 2, 4, 3], tau: 0.6666666666666669, p: 0.3333333333333333, method: "exact" },
+    {
+      label: "c = 1",
+      x: [1, 2, 3, 4],
+      y: [1, 2, 4, 3],
+      tau: 0.6666666666666669,
+      p: 0.3333333333333333,
+      method: "exact",
+    },
     // scipy 1.10.1: scipy.stats.kendalltau([1,2,3,4],[4,3,2,1]) -> SignificanceResult(statistic=-1.0, pvalue=0.08333333333333333)
     { label: "c = 0", x: [1, 2, 3, 4], y: [4, 3, 2, 1], tau: -1, p: 0.08333333333333333, method: "exact" },
     // scipy 1.10.1: scipy.stats.kendalltau([1,2],[2,1]) -> SignificanceResult(statistic=-1.0, pvalue=1.0)
@@ -138,7 +187,10 @@ describe("kendallTau", () => {
   it("agrees with the O(n²) definition of tau-b", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.integer({ min: 0, max: 6 }), fc.integer({ min: 0, max: 6 })), { minLength: 2, maxLength: 30 }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 6 }), fc.integer({ min: 0, max: 6 })), {
+          minLength: 2,
+          maxLength: 30,
+        }),
         (pairs) => {
           const x = pairs.map(([a]) => a);
           const y = pairs.map(([, b]) => b);

@@ -59,7 +59,13 @@ describe("ndcgAtK", () => {
       fc.property(relevances, fc.integer({ min: 1, max: 50 }), (rel, k) => {
         fc.pre(rel.some((r) => r > 0));
         // A strictly increasing transform of the truth, so ties in truth stay tied in predicted.
-        expect(ndcgAtK(rel.map((r) => 2 * r + 1), rel, k)).toBeCloseTo(1, 12);
+        expect(
+          ndcgAtK(
+            rel.map((r) => 2 * r + 1),
+            rel,
+            k,
+          ),
+        ).toBeCloseTo(1, 12);
         expect(ndcgAtK(rel, rel, k)).toBeCloseTo(1, 12);
       }),
     );

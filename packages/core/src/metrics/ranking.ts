@@ -18,8 +18,7 @@ export function ndcgAtK(predicted: readonly number[], truth: readonly number[], 
   requireFiniteValues("predicted", predicted, 2);
   requireFiniteValues("truth", truth, 2);
   truth.forEach((relevance, index) => {
-    if (relevance < 0)
-      throw new StatisticsInputError(`truth[${index}] must be ≥ 0 (a relevance), got ${relevance}`);
+    if (relevance < 0) throw new StatisticsInputError(`truth[${index}] must be ≥ 0 (a relevance), got ${relevance}`);
   });
   if (k !== undefined && (!Number.isInteger(k) || k < 1))
     throw new StatisticsInputError(`k must be an integer ≥ 1, got ${k}`);

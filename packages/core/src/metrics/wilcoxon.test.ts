@@ -51,15 +51,39 @@ describe("wilcoxonSignedRank", () => {
       n: 8,
     },
     // scipy 1.10.1: scipy.stats.wilcoxon(W60x, W60y) -> WilcoxonResult(statistic=781.0, pvalue=0.43244333496176646)
-    { label: "n > 50 with ties and a zero", x: W60x, y: W60y, statistic: 781, p: 0.43244333496176646, method: "approx", n: 59 },
+    {
+      label: "n > 50 with ties and a zero",
+      x: W60x,
+      y: W60y,
+      statistic: 781,
+      p: 0.43244333496176646,
+      method: "approx",
+      n: 59,
+    },
     // scipy 1.10.1: scipy.stats.wilcoxon(E50x, E50y) -> WilcoxonResult(statistic=598.0, pvalue=0.7089524432753507)
     { label: "exact at n = 50", x: E50x, y: E50y, statistic: 598, p: 0.7089524432753507, method: "exact", n: 50 },
     // scipy 1.10.1: scipy.stats.wilcoxon([1,-2,-3,4,5,-6,-7,8],[0]*8) -> WilcoxonResult(statistic=18.0, pvalue=1.0)
-    { label: "centre of the null", x: [1, -2, -3, 4, 5, -6, -7, 8], y: [0, 0, 0, 0, 0, 0, 0, 0], statistic: 18, p: 1, method: "exact", n: 8 },
+    {
+      label: "centre of the null",
+      x: [1, -2, -3, 4, 5, -6, -7, 8],
+      y: [0, 0, 0, 0, 0, 0, 0, 0],
+      statistic: 18,
+      p: 1,
+      method: "exact",
+      n: 8,
+    },
     // scipy 1.10.1: scipy.stats.wilcoxon([1,2,3,4,5],[0,0,0,0,0]) -> WilcoxonResult(statistic=0.0, pvalue=0.0625)
     { label: "all positive", x: [1, 2, 3, 4, 5], y: [0, 0, 0, 0, 0], statistic: 0, p: 0.0625, method: "exact", n: 5 },
     // scipy 1.10.1: scipy.stats.wilcoxon([1,2,3],[1,2,3.5]) -> WilcoxonResult(statistic=0.0, pvalue=0.31731050786291415)
-    { label: "one non-zero difference", x: [1, 2, 3], y: [1, 2, 3.5], statistic: 0, p: 0.31731050786291415, method: "approx", n: 1 },
+    {
+      label: "one non-zero difference",
+      x: [1, 2, 3],
+      y: [1, 2, 3.5],
+      statistic: 0,
+      p: 0.31731050786291415,
+      method: "approx",
+      n: 1,
+    },
     // scipy 1.10.1: scipy.stats.wilcoxon([2],[1]) -> WilcoxonResult(statistic=0.0, pvalue=1.0)
     { label: "a single pair", x: [2], y: [1], statistic: 0, p: 1, method: "exact", n: 1 },
   ];
@@ -76,7 +100,10 @@ describe("wilcoxonSignedRank", () => {
   it("gives the same statistic and p-value with x and y swapped", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.integer({ min: -20, max: 20 }), fc.integer({ min: -20, max: 20 })), { minLength: 1, maxLength: 70 }),
+        fc.array(fc.tuple(fc.integer({ min: -20, max: 20 }), fc.integer({ min: -20, max: 20 })), {
+          minLength: 1,
+          maxLength: 70,
+        }),
         (pairs) => {
           const x = pairs.map(([a]) => a);
           const y = pairs.map(([, b]) => b);
@@ -93,7 +120,9 @@ describe("wilcoxonSignedRank", () => {
   });
 
   it("rejects all-zero differences, length mismatch, empty input and NaN", () => {
-    expect(() => wilcoxonSignedRank([1, 2, 3], [1, 2, 3])).toThrow(/at least one non-zero difference, got all 3 equal to 0/);
+    expect(() => wilcoxonSignedRank([1, 2, 3], [1, 2, 3])).toThrow(
+      /at least one non-zero difference, got all 3 equal to 0/,
+    );
     expect(() => wilcoxonSignedRank([1, 2], [1])).toThrow(/x and y must have the same length, got 2 and 1/);
     expect(() => wilcoxonSignedRank([], [])).toThrow(StatisticsInputError);
     expect(() => wilcoxonSignedRank([1, 2], [1, Number.NaN])).toThrow(/y\[1\] must be a finite number, got NaN/);

@@ -16,7 +16,9 @@ describe("groupAdvantages", () => {
   it("uses the sample std with ddof = 1 and a custom eps", () => {
     // same r: sample var 14/3 → A = d/(√(14/3) + 0.5)
     const denominator = Math.sqrt(14 / 3) + 0.5;
-    expect(groupAdvantages([1, 2, 3, 6], { ddof: 1, eps: 0.5 })).toEqual([-2, -1, 0, 3].map((d) => close(d / denominator)));
+    expect(groupAdvantages([1, 2, 3, 6], { ddof: 1, eps: 0.5 })).toEqual(
+      [-2, -1, 0, 3].map((d) => close(d / denominator)),
+    );
   });
 
   it("only centres with normalize: none (Dr.GRPO)", () => {
@@ -31,10 +33,18 @@ describe("groupAdvantages", () => {
   });
 
   it("rejects bad input, naming the argument", () => {
-    expect(() => groupAdvantages([])).toThrow(new PolicyInputError("rewards", "expected a non-empty array of rewards, got an empty array"));
-    expect(() => groupAdvantages([1, Number.NaN])).toThrow(new PolicyInputError("rewards[1]", "expected a finite number, got NaN"));
-    expect(() => groupAdvantages([1, 2], { eps: -1 })).toThrow(new PolicyInputError("eps", "expected a finite number ≥ 0, got -1"));
-    expect(() => groupAdvantages([1], { ddof: 1 })).toThrow(new PolicyInputError("ddof", "expected an integer in [0, 0], got 1"));
+    expect(() => groupAdvantages([])).toThrow(
+      new PolicyInputError("rewards", "expected a non-empty array of rewards, got an empty array"),
+    );
+    expect(() => groupAdvantages([1, Number.NaN])).toThrow(
+      new PolicyInputError("rewards[1]", "expected a finite number, got NaN"),
+    );
+    expect(() => groupAdvantages([1, 2], { eps: -1 })).toThrow(
+      new PolicyInputError("eps", "expected a finite number ≥ 0, got -1"),
+    );
+    expect(() => groupAdvantages([1], { ddof: 1 })).toThrow(
+      new PolicyInputError("ddof", "expected an integer in [0, 0], got 1"),
+    );
     expect(() => groupAdvantages([1, 2], { normalize: "max" as "std" })).toThrow(PolicyInputError);
   });
 
@@ -75,7 +85,9 @@ describe("stepAdvantages", () => {
   });
 
   it("rejects empty batches and episodes", () => {
-    expect(() => stepAdvantages([])).toThrow(new PolicyInputError("episodes", "expected at least one episode, got none"));
+    expect(() => stepAdvantages([])).toThrow(
+      new PolicyInputError("episodes", "expected at least one episode, got none"),
+    );
     expect(() => stepAdvantages([{ stepScores: [1] }, { stepScores: [] }])).toThrow(
       new PolicyInputError("episodes[1].stepScores", "expected a non-empty array of step scores, got an empty array"),
     );

@@ -13,9 +13,15 @@ describe("bucketBaseline", () => {
   });
 
   it("rejects mismatched or empty input", () => {
-    expect(() => bucketBaseline([], [])).toThrow(new PolicyInputError("values", "expected a non-empty array of numbers, got an empty array"));
-    expect(() => bucketBaseline([1, 2], ["a"])).toThrow(new PolicyInputError("buckets", "expected 2 labels (one per value), got 1"));
-    expect(() => bucketBaseline([1, Infinity], ["a", "b"])).toThrow(new PolicyInputError("values[1]", "expected a finite number, got Infinity"));
+    expect(() => bucketBaseline([], [])).toThrow(
+      new PolicyInputError("values", "expected a non-empty array of numbers, got an empty array"),
+    );
+    expect(() => bucketBaseline([1, 2], ["a"])).toThrow(
+      new PolicyInputError("buckets", "expected 2 labels (one per value), got 1"),
+    );
+    expect(() => bucketBaseline([1, Infinity], ["a", "b"])).toThrow(
+      new PolicyInputError("values[1]", "expected a finite number, got Infinity"),
+    );
   });
 });
 

@@ -58,12 +58,7 @@ export function requireInteger(path: string, value: unknown, min: number, max = 
  * Checks that `values` is an array of finite numbers (non-empty unless `allowEmpty`), naming the
  * first bad entry as `path[i]`.
  */
-export function requireFiniteList(
-  path: string,
-  values: unknown,
-  what: string,
-  allowEmpty = false,
-): readonly number[] {
+export function requireFiniteList(path: string, values: unknown, what: string, allowEmpty = false): readonly number[] {
   if (!Array.isArray(values)) {
     throw new PolicyInputError(path, `expected an array of ${what}, got ${describeValue(values)}`);
   }

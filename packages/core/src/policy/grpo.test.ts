@@ -13,9 +13,18 @@ const close = (x: number) => expect.closeTo(x, 12);
 //          token 0 → 1·1; token 1 → r > 1.2 with A > 0, clipped → 1.2·1; masked sum 2.2, |m| = 2
 //   seq 1: ratios [1, 1, 1], A = −0.5 → terms −0.5 each; sum −1.5, |m| = 3
 const twoSequences = {
-  logpNew: [[-1, -0.5, -3], [-1, -1, -1]],
-  logpOld: [[-1, -1, -1], [-1, -1, -1]],
-  mask: [[1, 1, 0], [1, 1, 1]],
+  logpNew: [
+    [-1, -0.5, -3],
+    [-1, -1, -1],
+  ],
+  logpOld: [
+    [-1, -1, -1],
+    [-1, -1, -1],
+  ],
+  mask: [
+    [1, 1, 0],
+    [1, 1, 1],
+  ],
   advantages: [1, -0.5],
 };
 
@@ -27,8 +36,14 @@ describe("grpoObjective: hand-computed cases", () => {
     const result = grpoObjective(twoSequences);
     expect(result.loss).toEqual(close(-0.3));
     expect(result.clippedFraction).toBe(0.2);
-    expect(result.gradLogpNew).toEqual([[-0.25, 0, 0], [close(1 / 12), close(1 / 12), close(1 / 12)]]);
-    expect(result.ratios).toEqual([[1, close(Math.exp(0.5)), close(Math.exp(-2))], [1, 1, 1]]);
+    expect(result.gradLogpNew).toEqual([
+      [-0.25, 0, 0],
+      [close(1 / 12), close(1 / 12), close(1 / 12)],
+    ]);
+    expect(result.ratios).toEqual([
+      [1, close(Math.exp(0.5)), close(Math.exp(-2))],
+      [1, 1, 1],
+    ]);
   });
 
   it("with a negative advantage clips below 1 − ε_low and keeps r·A above 1 + ε_high", () => {
@@ -49,7 +64,14 @@ describe("grpoObjective: hand-computed cases", () => {
   });
 
   it("adds β·KL, the same KL that klK3 and gspoObjective report", () => {
-    const input = { ...twoSequences, logpRef: [[-1.2, -0.4, -7], [-0.9, -1.3, -1]], beta: 0.3 };
+    const input = {
+      ...twoSequences,
+      logpRef: [
+        [-1.2, -0.4, -7],
+        [-0.9, -1.3, -1],
+      ],
+      beta: 0.3,
+    };
     const result = grpoObjective(input);
     const kl = klK3({ logp: input.logpNew, logpRef: input.logpRef, mask: input.mask });
     expect(result.kl).toEqual(close(kl.mean));
@@ -67,7 +89,10 @@ describe("drGrpoObjective: hand-computed cases", () => {
     // ∂loss/∂θ = −A·r/(K·L): seq 0 → [−1/6, 0, 0]; seq 1 → 0.5/6 = 1/12 each
     const result = drGrpoObjective(twoSequences);
     expect(result.loss).toEqual(close(-0.7 / 6));
-    expect(result.gradLogpNew).toEqual([[close(-1 / 6), 0, 0], [close(1 / 12), close(1 / 12), close(1 / 12)]]);
+    expect(result.gradLogpNew).toEqual([
+      [close(-1 / 6), 0, 0],
+      [close(1 / 12), close(1 / 12), close(1 / 12)],
+    ]);
     expect(result.clippedFraction).toBe(0.2);
   });
 
@@ -75,20 +100,35 @@ describe("drGrpoObjective: hand-computed cases", () => {
     // rows of 3 tokens with the last one masked: L = 2, not 3
     // loss = −(1·1 + 1·1 + (−1)·1 + (−1)·1)/(2·2) = 0; gradients −A·r/(K·L) = ∓0.25
     const result = drGrpoObjective({
-      logpNew: [[-1, -1, 0], [-2, -2, 0]],
-      logpOld: [[-1, -1, -5], [-2, -2, -5]],
-      mask: [[1, 1, 0], [1, 1, 0]],
+      logpNew: [
+        [-1, -1, 0],
+        [-2, -2, 0],
+      ],
+      logpOld: [
+        [-1, -1, -5],
+        [-2, -2, -5],
+      ],
+      mask: [
+        [1, 1, 0],
+        [1, 1, 0],
+      ],
       advantages: [1, -1],
     });
     expect(result.loss).toBe(0);
-    expect(result.gradLogpNew).toEqual([[-0.25, -0.25, 0], [0.25, 0.25, 0]]);
+    expect(result.gradLogpNew).toEqual([
+      [-0.25, -0.25, 0],
+      [0.25, 0.25, 0],
+    ]);
   });
 
   it("uses maxTokens when given", () => {
     // L = 10: loss = −0.7/20 = −0.035; gradients −A·r/20: seq 0 → [−0.05, 0, 0], seq 1 → 0.025 each
     const result = drGrpoObjective({ ...twoSequences, maxTokens: 10 });
     expect(result.loss).toEqual(close(-0.035));
-    expect(result.gradLogpNew).toEqual([[close(-0.05), 0, 0], [close(0.025), close(0.025), close(0.025)]]);
+    expect(result.gradLogpNew).toEqual([
+      [close(-0.05), 0, 0],
+      [close(0.025), close(0.025), close(0.025)],
+    ]);
   });
 
   it("rejects a non-positive maxTokens", () => {
@@ -158,14 +198,26 @@ describe("token-level objectives: clipping", () => {
     // A = 1: r = e^0.3 > 1.2 clipped, r = e^−0.3 < 0.8 not clipped (A > 0), r = e^0.1 inside
     // A = −1: r = e^−0.3 < 0.8 clipped, r = e^0.3 not clipped (A < 0); the masked token is never counted
     const result = grpoObjective({
-      logpNew: [[-0.7, -1.3, -0.9], [-1.3, -0.7, 5]],
-      logpOld: [[-1, -1, -1], [-1, -1, -1]],
-      mask: [[1, 1, 1], [1, 1, 0]],
+      logpNew: [
+        [-0.7, -1.3, -0.9],
+        [-1.3, -0.7, 5],
+      ],
+      logpOld: [
+        [-1, -1, -1],
+        [-1, -1, -1],
+      ],
+      mask: [
+        [1, 1, 1],
+        [1, 1, 0],
+      ],
       advantages: [1, -1],
     });
     expect(result.clippedFraction).toBe(2 / 5);
     const zero = result.gradLogpNew.map((row) => row.map((g) => g === 0));
-    expect(zero).toEqual([[true, false, false], [true, false, true]]);
+    expect(zero).toEqual([
+      [true, false, false],
+      [true, false, true],
+    ]);
     // every clipped token contributes the constant bound: seq 0: 1.2 + e^−0.3 + e^0.1; seq 1: −0.8 − e^0.3
     const expected = -((1.2 + Math.exp(-0.3) + Math.exp(0.1)) / 3 + (-0.8 - Math.exp(0.3)) / 2) / 2;
     expect(result.loss).toEqual(expect.closeTo(expected, 12));

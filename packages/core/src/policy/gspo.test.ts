@@ -13,9 +13,18 @@ describe("gspoObjective: hand-computed cases", () => {
     //        A = 2 > 0 and s1 > 1.0004 → clipped: term 1.0004·2 = 2.0008, no gradient
     // loss = −(s0 + 2.0008)/2 ≈ −1.50045; ∂loss/∂θ for seq 0 = −A·s0/(K·|m|) = −s0/4 ≈ −0.250025
     const result = gspoObjective({
-      logpNew: [[-1, -2], [-0.5, -0.7, 9]],
-      logpOld: [[-1.0001, -2.0001], [-0.6, -0.8, 0]],
-      mask: [[1, 1], [1, 1, 0]],
+      logpNew: [
+        [-1, -2],
+        [-0.5, -0.7, 9],
+      ],
+      logpOld: [
+        [-1.0001, -2.0001],
+        [-0.6, -0.8, 0],
+      ],
+      mask: [
+        [1, 1],
+        [1, 1, 0],
+      ],
       advantages: [1, 2],
     });
     const s0 = Math.exp(1e-4);
@@ -95,7 +104,10 @@ describe("gspoObjective: hand-computed cases", () => {
  * Random GSPO inputs whose sequence ratios stay well away from the clip kinks: each sequence's
  * mean log-ratio is either tiny (inside [1 − ε_low, 1 + ε_high]) or at least 0.02 away from 0.
  */
-function randomGspoInput(seed: number, options: { mask: boolean; reference: boolean; beta: number }): GspoObjectiveInput {
+function randomGspoInput(
+  seed: number,
+  options: { mask: boolean; reference: boolean; beta: number },
+): GspoObjectiveInput {
   const random = seededRandom(seed);
   const K = 6;
   const lengths = Array.from({ length: K }, () => 2 + Math.floor(random() * 6));
@@ -147,7 +159,15 @@ describe("gspoObjective: gradient against central finite differences", () => {
     const lengths = [3, 5, 4, 2];
     const logpOld = randomMatrix(random, lengths, -3, -0.1);
     const logpNew = logpOld.map((row) => row.map((x) => x + uniform(random, -0.05, 0.05)));
-    const input = { logpNew, logpOld, advantages: [0.5, -1.5, 1, -0.3], epsLow: 0.2, epsHigh: 0.2, beta: 0.05, logpRef: logpOld };
+    const input = {
+      logpNew,
+      logpOld,
+      advantages: [0.5, -1.5, 1, -0.3],
+      epsLow: 0.2,
+      epsHigh: 0.2,
+      beta: 0.05,
+      logpRef: logpOld,
+    };
     const result = gspoObjective(input);
     expect(result.clippedFraction).toBe(0);
     expectGradientMatches((x) => gspoObjective({ ...input, logpNew: x }).loss, logpNew, result.gradLogpNew);
@@ -158,8 +178,16 @@ describe("gspoObjective: clipping", () => {
   it("zeroes the whole sequence's gradient and counts it in clippedFraction", () => {
     // A > 0 with s = e^0.05 > 1.0004, A < 0 with s = e^−0.05 < 0.9997: both clipped; the third is not.
     const result = gspoObjective({
-      logpNew: [[-0.95, -1.95], [-1.05, -2.05], [-1, -2]],
-      logpOld: [[-1, -2], [-1, -2], [-1, -2]],
+      logpNew: [
+        [-0.95, -1.95],
+        [-1.05, -2.05],
+        [-1, -2],
+      ],
+      logpOld: [
+        [-1, -2],
+        [-1, -2],
+        [-1, -2],
+      ],
       advantages: [1, -1, 1],
     });
     expect(result.clippedFraction).toBeCloseTo(2 / 3, 15);

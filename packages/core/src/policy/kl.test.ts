@@ -18,10 +18,7 @@ describe("klK3: hand-computed cases", () => {
       logpRef: [[-2 + Math.LN2, -1 - Math.LN2, -1], [-0.3]],
       mask: [[1, 1, 0], [1]],
     });
-    expect(result.perToken).toEqual([
-      [close(1 - Math.LN2), close(Math.LN2 - 0.5), close(Math.exp(3) - 4)],
-      [0],
-    ]);
+    expect(result.perToken).toEqual([[close(1 - Math.LN2), close(Math.LN2 - 0.5), close(Math.exp(3) - 4)], [0]]);
     expect(result.mean).toEqual(close(0.125));
     expect(result.gradLogp).toEqual([[close(-0.25), close(0.125), 0], [0]]);
   });

@@ -8,9 +8,20 @@ const sum = (rows: readonly (readonly number[])[]) => rows.flat().reduce((a, b) 
 describe("projectToOutcome", () => {
   it("shifts uniformly when nothing clamps", () => {
     // T = 2, K = 2, outcome 1 → target K·R = 2; Σ x = 0, so 4λ = 2 → λ = 0.5
-    const { projected, shift } = projectToOutcome([[0.5, -0.5], [0, 0]], 1);
+    const { projected, shift } = projectToOutcome(
+      [
+        [0.5, -0.5],
+        [0, 0],
+      ],
+      1,
+    );
     expect(shift).toBeCloseTo(0.5, 12);
-    expect(projected).toEqual([[1, 0], [0.5, 0.5]].map((row) => row.map((x) => expect.closeTo(x, 12))));
+    expect(projected).toEqual(
+      [
+        [1, 0],
+        [0.5, 0.5],
+      ].map((row) => row.map((x) => expect.closeTo(x, 12))),
+    );
   });
 
   it("accounts for entries that clamp", () => {
@@ -22,13 +33,41 @@ describe("projectToOutcome", () => {
   });
 
   it("reaches the extremes ±T exactly", () => {
-    expect(projectToOutcome([[0.3, -1], [0, 0.2]], 2).projected).toEqual([[1, 1], [1, 1]]);
-    expect(projectToOutcome([[0.3, -1], [0, 0.2]], -2).projected).toEqual([[-1, -1], [-1, -1]]);
+    expect(
+      projectToOutcome(
+        [
+          [0.3, -1],
+          [0, 0.2],
+        ],
+        2,
+      ).projected,
+    ).toEqual([
+      [1, 1],
+      [1, 1],
+    ]);
+    expect(
+      projectToOutcome(
+        [
+          [0.3, -1],
+          [0, 0.2],
+        ],
+        -2,
+      ).projected,
+    ).toEqual([
+      [-1, -1],
+      [-1, -1],
+    ]);
   });
 
   it("lowers a failed trajectory's scores to sum to 0", () => {
     // T = 2, K = 3, outcome 0: Σ x = 1.2, no clamping, 6λ = −1.2 → λ = −0.2
-    const { projected, shift } = projectToOutcome([[0.6, 0.2, 0.1], [0.3, 0, 0]], 0);
+    const { projected, shift } = projectToOutcome(
+      [
+        [0.6, 0.2, 0.1],
+        [0.3, 0, 0],
+      ],
+      0,
+    );
     expect(shift).toBeCloseTo(-0.2, 12);
     expect(Math.abs(sum(projected))).toBeLessThanOrEqual(1e-12);
   });
@@ -36,7 +75,9 @@ describe("projectToOutcome", () => {
   it("rejects an unreachable outcome and malformed scores", () => {
     expect(() => projectToOutcome([[0, 0]], 1.5)).toThrow(PolicyInputError);
     expect(() => projectToOutcome([[0, 0]], 1.5)).toThrow(/^outcome: K·outcome = 3 cannot be reached/);
-    expect(() => projectToOutcome([], 0)).toThrow(new PolicyInputError("scores", "expected at least one step, got none"));
+    expect(() => projectToOutcome([], 0)).toThrow(
+      new PolicyInputError("scores", "expected at least one step, got none"),
+    );
     expect(() => projectToOutcome([[0, 0], [0]], 0)).toThrow(
       new PolicyInputError("scores[1]", "expected 2 criterion scores (as scores[0]), got 1"),
     );

@@ -117,7 +117,10 @@ function readScores(scores: unknown): Float64Array {
     }
     if (row.length === 0) throw new PolicyInputError(`scores[${t}]`, "expected at least one criterion score, got none");
     if (row.length !== criteria) {
-      throw new PolicyInputError(`scores[${t}]`, `expected ${criteria} criterion scores (as scores[0]), got ${row.length}`);
+      throw new PolicyInputError(
+        `scores[${t}]`,
+        `expected ${criteria} criterion scores (as scores[0]), got ${row.length}`,
+      );
     }
     for (let k = 0; k < criteria; k++) {
       const x: unknown = row[k];

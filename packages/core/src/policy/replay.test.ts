@@ -34,13 +34,20 @@ describe("prioritizedReplay", () => {
   });
 
   it("reads the return through returnOf", () => {
-    const items = [{ name: "a", score: 5 }, { name: "b", score: -1 }];
+    const items = [
+      { name: "a", score: 5 },
+      { name: "b", score: -1 },
+    ];
     expect(prioritizedReplay(items, 50, (e) => e.score).map((e) => e.name)).toEqual(["b"]);
   });
 
   it("rejects bad input, naming the argument", () => {
-    expect(() => prioritizedReplay([], 50)).toThrow(new PolicyInputError("episodes", "expected at least one episode, got none"));
-    expect(() => prioritizedReplay(episodes([1]), 0)).toThrow(new PolicyInputError("percentile", "expected a number in (0, 100], got 0"));
+    expect(() => prioritizedReplay([], 50)).toThrow(
+      new PolicyInputError("episodes", "expected at least one episode, got none"),
+    );
+    expect(() => prioritizedReplay(episodes([1]), 0)).toThrow(
+      new PolicyInputError("percentile", "expected a number in (0, 100], got 0"),
+    );
     expect(() => prioritizedReplay(episodes([1]), 101)).toThrow(PolicyInputError);
     expect(() => prioritizedReplay(episodes([1, Number.NaN]), 50)).toThrow(
       new PolicyInputError("episodes[1].return", "expected a finite number, got NaN"),

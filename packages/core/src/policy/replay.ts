@@ -12,7 +12,10 @@ import { PolicyInputError, describeValue, requireFinite } from "./errors.js";
  * prioritizedReplay(episodes, 50); // → [{ id: "b", … }, { id: "c", … }]
  * prioritizedReplay([{ score: 2 }, { score: 1 }], 10, (e) => e.score); // → [{ score: 1 }]
  */
-export function prioritizedReplay<T extends { readonly return: number }>(episodes: readonly T[], percentile: number): T[];
+export function prioritizedReplay<T extends { readonly return: number }>(
+  episodes: readonly T[],
+  percentile: number,
+): T[];
 export function prioritizedReplay<T>(episodes: readonly T[], percentile: number, returnOf: (episode: T) => number): T[];
 export function prioritizedReplay<T>(
   episodes: readonly T[],

@@ -22,7 +22,9 @@ describe("rewardToGo", () => {
 
   it("rejects a discount outside [0, 1] and non-finite rewards", () => {
     expect(() => rewardToGo([1], 1.5)).toThrow(new PolicyInputError("gamma", "expected a number in [0, 1], got 1.5"));
-    expect(() => rewardToGo([1, Number.NaN])).toThrow(new PolicyInputError("steps[1]", "expected a finite number, got NaN"));
+    expect(() => rewardToGo([1, Number.NaN])).toThrow(
+      new PolicyInputError("steps[1]", "expected a finite number, got NaN"),
+    );
   });
 
   it("property: with γ = 1 a constant vector c of length n gives G_t = (n − t)·c", () => {
@@ -30,7 +32,9 @@ describe("rewardToGo", () => {
       fc.property(fc.double({ min: -100, max: 100, noNaN: true }), fc.integer({ min: 0, max: 50 }), (c, n) => {
         const returns = rewardToGo(new Array<number>(n).fill(c));
         expect(returns).toHaveLength(n);
-        returns.forEach((g, t) => expect(Math.abs(g - (n - t) * c)).toBeLessThanOrEqual(1e-12 * Math.max(1, Math.abs(n * c))));
+        returns.forEach((g, t) =>
+          expect(Math.abs(g - (n - t) * c)).toBeLessThanOrEqual(1e-12 * Math.max(1, Math.abs(n * c))),
+        );
       }),
     );
   });

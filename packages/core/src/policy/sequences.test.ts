@@ -7,8 +7,14 @@ import type { ClippedObjectiveInput } from "./objective.js";
 
 // Validation is shared by every [sequence][token] function; it is exercised here through them.
 const valid: ClippedObjectiveInput = {
-  logpNew: [[-1, -2], [-1, -2, -3]],
-  logpOld: [[-1, -2], [-1, -2, -3]],
+  logpNew: [
+    [-1, -2],
+    [-1, -2, -3],
+  ],
+  logpOld: [
+    [-1, -2],
+    [-1, -2, -3],
+  ],
   advantages: [1, -1],
 };
 
@@ -26,7 +32,13 @@ describe("validation of [sequence][token] inputs", () => {
 
   it("names a ragged companion by sequence and token count", () => {
     expectRejected(
-      { ...valid, logpOld: [[-1, -2], [-1, -2]] },
+      {
+        ...valid,
+        logpOld: [
+          [-1, -2],
+          [-1, -2],
+        ],
+      },
       "logpOld[1]",
       "expected 3 tokens (as logpNew[1]), got 2",
     );
@@ -39,7 +51,17 @@ describe("validation of [sequence][token] inputs", () => {
   });
 
   it("names a mask whose shape does not match logpNew", () => {
-    expectRejected({ ...valid, mask: [[1, 1], [1, 1]] }, "mask[1]", "expected 3 tokens (as logpNew[1]), got 2");
+    expectRejected(
+      {
+        ...valid,
+        mask: [
+          [1, 1],
+          [1, 1],
+        ],
+      },
+      "mask[1]",
+      "expected 3 tokens (as logpNew[1]), got 2",
+    );
     expect(() => klK3({ logp: [[-1, -2]], logpRef: [[-1, -2]], mask: [[1]] })).toThrow(
       new PolicyInputError("mask[0]", "expected 2 tokens (as logp[0]), got 1"),
     );
@@ -47,21 +69,53 @@ describe("validation of [sequence][token] inputs", () => {
 
   it("rejects a sequence whose mask is all zero, and mask values other than 0/1/booleans", () => {
     expectRejected(
-      { ...valid, mask: [[1, 0], [false, false, false]] },
+      {
+        ...valid,
+        mask: [
+          [1, 0],
+          [false, false, false],
+        ],
+      },
       "mask[1]",
       "every token is masked out; a sequence needs at least one unmasked token",
     );
-    expectRejected({ ...valid, mask: [[1, 0.5], [1, 1, 1]] }, "mask[0][1]", "expected 0, 1, true or false, got 0.5");
+    expectRejected(
+      {
+        ...valid,
+        mask: [
+          [1, 0.5],
+          [1, 1, 1],
+        ],
+      },
+      "mask[0][1]",
+      "expected 0, 1, true or false, got 0.5",
+    );
   });
 
   it("rejects NaN and infinities wherever they are, masked or not", () => {
     expectRejected(
-      { ...valid, logpNew: [[-1, -2], [-1, Number.NaN, -3]] },
+      {
+        ...valid,
+        logpNew: [
+          [-1, -2],
+          [-1, Number.NaN, -3],
+        ],
+      },
       "logpNew[1][1]",
       "expected a finite number, got NaN",
     );
     expectRejected(
-      { ...valid, logpOld: [[-1, -Infinity], [-1, -2, -3]], mask: [[1, 0], [1, 1, 1]] },
+      {
+        ...valid,
+        logpOld: [
+          [-1, -Infinity],
+          [-1, -2, -3],
+        ],
+        mask: [
+          [1, 0],
+          [1, 1, 1],
+        ],
+      },
       "logpOld[0][1]",
       "expected a finite number, got -Infinity",
     );
@@ -69,12 +123,20 @@ describe("validation of [sequence][token] inputs", () => {
   });
 
   it("rejects empty batches and empty sequences", () => {
-    expectRejected({ ...valid, logpNew: [], logpOld: [], advantages: [] }, "logpNew", "expected at least one sequence, got an empty array");
+    expectRejected(
+      { ...valid, logpNew: [], logpOld: [], advantages: [] },
+      "logpNew",
+      "expected at least one sequence, got an empty array",
+    );
     expectRejected({ ...valid, logpNew: [[-1, -2], []] }, "logpNew[1]", "expected at least one token, got none");
   });
 
   it("rejects a wrong number of advantages, negative clip widths and β", () => {
-    expectRejected({ ...valid, advantages: [1] }, "advantages", "expected 2 values (one per sequence of logpNew), got 1");
+    expectRejected(
+      { ...valid, advantages: [1] },
+      "advantages",
+      "expected 2 values (one per sequence of logpNew), got 1",
+    );
     expectRejected({ ...valid, epsLow: -0.1 }, "epsLow", "expected a finite number ≥ 0, got -0.1");
     expectRejected({ ...valid, epsHigh: Number.NaN }, "epsHigh", "expected a finite number ≥ 0, got NaN");
     expectRejected({ ...valid, beta: -1 }, "beta", "expected a finite number ≥ 0, got -1");

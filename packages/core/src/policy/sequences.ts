@@ -81,7 +81,10 @@ export function readSequenceBatch(
         }
       }
       if (count === 0) {
-        throw new PolicyInputError(`mask[${k}]`, "every token is masked out; a sequence needs at least one unmasked token");
+        throw new PolicyInputError(
+          `mask[${k}]`,
+          "every token is masked out; a sequence needs at least one unmasked token",
+        );
       }
       masks[k] = bytes;
       activeCounts[k] = count;
@@ -95,7 +98,10 @@ function requireSameShape(name: string, rows: unknown, referenceName: string, re
     throw new PolicyInputError(name, `expected an array of sequences, got ${describeValue(rows)}`);
   }
   if (rows.length !== reference.length) {
-    throw new PolicyInputError(name, `expected ${reference.length} sequences (as ${referenceName}), got ${rows.length}`);
+    throw new PolicyInputError(
+      name,
+      `expected ${reference.length} sequences (as ${referenceName}), got ${rows.length}`,
+    );
   }
   for (let k = 0; k < rows.length; k++) {
     const row: unknown = rows[k];

@@ -39,7 +39,14 @@ describe("sampleCategorical", () => {
   });
 
   it("is reproducible for a seed, and a low temperature picks the likeliest choice", () => {
-    const draws = (seed: number, temperature?: number) => Array.from({ length: 50 }, ((rng) => () => sampleCategorical(logps, rng, temperature))(createRng(seed)));
+    const draws = (seed: number, temperature?: number) =>
+      Array.from(
+        { length: 50 },
+        (
+          (rng) => () =>
+            sampleCategorical(logps, rng, temperature)
+        )(createRng(seed)),
+      );
     expect(draws(3)).toEqual(draws(3));
     expect(new Set(draws(3, 0.01))).toEqual(new Set([2]));
     expect(() => sampleCategorical(logps, createRng(1), 0)).toThrow(PolicyInputError);

@@ -8,7 +8,11 @@ import { PolicyInputError } from "./errors.js";
 export function logSoftmax(logits: ArrayLike<number>): Float64Array {
   let top = Number.NEGATIVE_INFINITY;
   for (let i = 0; i < logits.length; i++) top = Math.max(top, logits[i]!);
-  if (top === Number.NEGATIVE_INFINITY || Number.isNaN(top)) throw new PolicyInputError("logits", `expected at least one finite logit, got [${Array.from(logits, String).join(", ")}]`);
+  if (top === Number.NEGATIVE_INFINITY || Number.isNaN(top))
+    throw new PolicyInputError(
+      "logits",
+      `expected at least one finite logit, got [${Array.from(logits, String).join(", ")}]`,
+    );
   let sum = 0;
   for (let i = 0; i < logits.length; i++) sum += Math.exp(logits[i]! - top);
   const lse = top + Math.log(sum);

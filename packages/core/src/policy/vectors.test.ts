@@ -84,7 +84,8 @@ function difference(actual: unknown, expected: unknown, path: string): string | 
       : `${path}: got ${actual}, expected ${expected}`;
   }
   if (Array.isArray(expected)) {
-    if (!Array.isArray(actual) || actual.length !== expected.length) return `${path}: got ${JSON.stringify(actual)}, expected ${expected.length} items`;
+    if (!Array.isArray(actual) || actual.length !== expected.length)
+      return `${path}: got ${JSON.stringify(actual)}, expected ${expected.length} items`;
     for (let i = 0; i < expected.length; i++) {
       const found = difference(actual[i], expected[i], `${path}[${i}]`);
       if (found !== undefined) return found;
@@ -99,12 +100,18 @@ function difference(actual: unknown, expected: unknown, path: string): string | 
       return `${path}: got keys ${actualKeys.join(", ")}, expected ${expectedKeys.join(", ")}`;
     }
     for (const key of expectedKeys) {
-      const found = difference((actual as Record<string, unknown>)[key], (expected as Record<string, unknown>)[key], `${path}.${key}`);
+      const found = difference(
+        (actual as Record<string, unknown>)[key],
+        (expected as Record<string, unknown>)[key],
+        `${path}.${key}`,
+      );
       if (found !== undefined) return found;
     }
     return undefined;
   }
-  return Object.is(actual, expected) ? undefined : `${path}: got ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`;
+  return Object.is(actual, expected)
+    ? undefined
+    : `${path}: got ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`;
 }
 
 describe("policy-gradient-vectors.json", () => {
@@ -112,8 +119,18 @@ describe("policy-gradient-vectors.json", () => {
     expect(fixture.version).toBe(1);
     expect(fixture.description.length).toBeGreaterThan(100);
     const count = (fn: string) => fixture.cases.filter((c) => c.fn === fn).length;
-    for (const fn of ["gspoObjective", "grpoObjective", "drGrpoObjective"]) expect(count(fn)).toBeGreaterThanOrEqual(12);
-    for (const fn of ["klK3", "groupAdvantages", "rewardToGo", "bucketBaseline", "arcoStepBucket", "stepAdvantages", "projectToOutcome", "prioritizedReplay"]) {
+    for (const fn of ["gspoObjective", "grpoObjective", "drGrpoObjective"])
+      expect(count(fn)).toBeGreaterThanOrEqual(12);
+    for (const fn of [
+      "klK3",
+      "groupAdvantages",
+      "rewardToGo",
+      "bucketBaseline",
+      "arcoStepBucket",
+      "stepAdvantages",
+      "projectToOutcome",
+      "prioritizedReplay",
+    ]) {
       expect(count(fn)).toBeGreaterThanOrEqual(5);
     }
     expect(new Set(fixture.cases.map((c) => c.name)).size).toBe(fixture.cases.length);

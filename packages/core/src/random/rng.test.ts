@@ -154,7 +154,8 @@ describe("shuffle", () => {
     const rng = createRng(99);
     const counts = Array.from({ length: 4 }, () => new Array<number>(4).fill(0));
     const trials = 40_000;
-    for (let t = 0; t < trials; t++) shuffle([0, 1, 2, 3], rng).forEach((value, position) => (counts[value]![position]! += 1));
+    for (let t = 0; t < trials; t++)
+      shuffle([0, 1, 2, 3], rng).forEach((value, position) => (counts[value]![position]! += 1));
     for (const row of counts) for (const count of row) expect(Math.abs(count / trials - 0.25)).toBeLessThan(0.01);
   });
 });

@@ -72,8 +72,7 @@ export function restoreRng(state: RngState): Rng {
       throw new RandomInputError(`state.words[${index}] must be an unsigned 32-bit integer, got ${word}`);
     return word;
   });
-  if (words.length !== 4)
-    throw new RandomInputError(`state.words must hold 4 words, got ${words.length}`);
+  if (words.length !== 4) throw new RandomInputError(`state.words must hold 4 words, got ${words.length}`);
   if (words.every((word) => word === 0))
     throw new RandomInputError("state.words must not be all zero (xoshiro's one fixed point)");
   return new Xoshiro128StarStar(words as [number, number, number, number], BigInt(`0x${state.key}`));
@@ -106,8 +105,7 @@ export function shuffle<T>(array: readonly T[], rng: Rng): T[] {
  */
 export function sampleWithReplacement(n: number, rng: Rng, size: number = n): number[] {
   if (!Number.isSafeInteger(n) || n < 1) throw new RandomInputError(`n must be an integer ≥ 1, got ${n}`);
-  if (!Number.isSafeInteger(size) || size < 0)
-    throw new RandomInputError(`size must be an integer ≥ 0, got ${size}`);
+  if (!Number.isSafeInteger(size) || size < 0) throw new RandomInputError(`size must be an integer ≥ 0, got ${size}`);
   const indices = new Array<number>(size);
   for (let i = 0; i < size; i++) indices[i] = rng.int(n);
   return indices;
@@ -218,8 +216,7 @@ function mix64(value: bigint): bigint {
 
 function seedKey(seed: number | string): bigint {
   if (typeof seed === "string") return fnv1a64(new TextEncoder().encode(seed));
-  if (!Number.isSafeInteger(seed))
-    throw new RandomInputError(`seed must be a safe integer or a string, got ${seed}`);
+  if (!Number.isSafeInteger(seed)) throw new RandomInputError(`seed must be a safe integer or a string, got ${seed}`);
   return BigInt.asUintN(64, BigInt(seed));
 }
 

@@ -6,7 +6,15 @@ const Schema = z.strictObject({ id: z.union([z.string(), z.number().transform(St
 
 describe("readJsonLines", () => {
   it("returns good records with their lines and every fault with source, line and path", () => {
-    const text = ['{"id":"a","output":"x"}', "", "{not json", '{"id":"b"}', '{"id":2,"output":"y","extra":1}', '{"id":"a","output":"z"}', '{"id":3,"output":"w"}'].join("\n");
+    const text = [
+      '{"id":"a","output":"x"}',
+      "",
+      "{not json",
+      '{"id":"b"}',
+      '{"id":2,"output":"y","extra":1}',
+      '{"id":"a","output":"z"}',
+      '{"id":3,"output":"w"}',
+    ].join("\n");
     const { records, issues } = readJsonLines(text, Schema, { source: "s.jsonl", idOf: (r) => r.id });
     expect(records).toEqual([
       { line: 1, value: { id: "a", output: "x" } },

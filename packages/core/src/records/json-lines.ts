@@ -38,14 +38,19 @@ export function readJsonLines<S extends z.ZodType>(
     }
     const parsed = schema.safeParse(value);
     if (!parsed.success) {
-      for (const issue of parsed.error.issues) issues.push({ ...where(line), path: issue.path.join(".") || "(root)", message: issue.message });
+      for (const issue of parsed.error.issues)
+        issues.push({ ...where(line), path: issue.path.join(".") || "(root)", message: issue.message });
       return;
     }
     if (options.idOf) {
       const id = options.idOf(parsed.data);
       const first = firstLine.get(id);
       if (first !== undefined) {
-        issues.push({ ...where(line), path: "id", message: `duplicate id ${JSON.stringify(id)} (first on line ${first})` });
+        issues.push({
+          ...where(line),
+          path: "id",
+          message: `duplicate id ${JSON.stringify(id)} (first on line ${first})`,
+        });
         return;
       }
       firstLine.set(id, line);

@@ -14,8 +14,18 @@ const flat = parseFlatRubric({
   criteria: [
     { id: "cites", text: "Cites two sources", weight: 2, verifier: { kind: "citations", min: 2 }, tags: ["evidence"] },
     { id: "short", text: "Under 300 words", weight: 1, verifier: { kind: "length", unit: "words", max: 300 } },
-    { id: "csv", text: "Totals add up", weight: 1.5, verifier: { kind: "python", code: "def evaluate(w, c): return 1.0" } },
-    { id: "tone", text: "Professional tone", weight: 0.5, verifier: { kind: "llm-judge", prompt: "Is the tone professional?", expectation: "formal" } },
+    {
+      id: "csv",
+      text: "Totals add up",
+      weight: 1.5,
+      verifier: { kind: "python", code: "def evaluate(w, c): return 1.0" },
+    },
+    {
+      id: "tone",
+      text: "Professional tone",
+      weight: 0.5,
+      verifier: { kind: "llm-judge", prompt: "Is the tone professional?", expectation: "formal" },
+    },
   ],
 });
 
@@ -33,7 +43,10 @@ describe("flat → staged → flat", () => {
 
   it("scores the same in both forms", () => {
     const verdicts = { cites: 1, short: 0.5, csv: 0, tone: 1 };
-    expect(scoreRubric(flatToStaged(flat), verdicts).normalized).toBeCloseTo(scoreRubric(flat, verdicts).normalized, 12);
+    expect(scoreRubric(flatToStaged(flat), verdicts).normalized).toBeCloseTo(
+      scoreRubric(flat, verdicts).normalized,
+      12,
+    );
   });
 
   it("refuses penalty criteria, which staged rubrics cannot express", () => {
@@ -71,7 +84,9 @@ describe("staged → flat", () => {
   it("agrees with staged scoring when gates are ignored and no cap binds", () => {
     let compared = 0;
     for (const rubric of gdpval) {
-      const capsExact = rubric.stages.every((s) => Math.abs(s.rules.reduce((a, r) => a + r.weight, 0) - s.max_points) < 1e-9);
+      const capsExact = rubric.stages.every(
+        (s) => Math.abs(s.rules.reduce((a, r) => a + r.weight, 0) - s.max_points) < 1e-9,
+      );
       const maxExact = Math.abs(rubric.stages.reduce((a, s) => a + s.max_points, 0) - rubric.max_total_score) < 1e-9;
       if (!capsExact || !maxExact) continue;
       const ids = rubric.stages.flatMap((s) => s.rules.map((r) => r.id));
@@ -87,7 +102,8 @@ describe("staged → flat", () => {
 
 describe("rubricCriteria", () => {
   it("gives staged rules their verifier on the rule's own scale, in scoring order", () => {
-    const rubric = readRubricJsonl(readFileSync(sharedPath("data/gdpval/rubrics-eval.jsonl"), "utf8")).rubrics[0]!.rubric as StagedRubric;
+    const rubric = readRubricJsonl(readFileSync(sharedPath("data/gdpval/rubrics-eval.jsonl"), "utf8")).rubrics[0]!
+      .rubric as StagedRubric;
     const criteria = rubricCriteria(rubric);
     const rules = rubric.stages.flatMap((s) => s.rules);
     expect(criteria.map((c) => c.id)).toEqual(rules.map((r) => r.id));
@@ -95,7 +111,12 @@ describe("rubricCriteria", () => {
       const rule = rules[i]!;
       expect(c.text.startsWith(rule.name)).toBe(true);
       if (rule.type === "code") expect(c.verifier).toEqual({ kind: "python", code: rule.code, maxScore: rule.weight });
-      else expect(c.verifier).toMatchObject({ kind: "llm-judge", prompt: rule.judge_prompt, scale: { min: 0, max: rule.weight } });
+      else
+        expect(c.verifier).toMatchObject({
+          kind: "llm-judge",
+          prompt: rule.judge_prompt,
+          scale: { min: 0, max: rule.weight },
+        });
     });
     expect(criteria.map((c) => c.stageIndex)).toEqual(rubric.stages.flatMap((s, i) => s.rules.map(() => i)));
   });

@@ -56,7 +56,10 @@ export function rubricCriteria(rubric: FlatRubric | StagedRubric): RubricCriteri
   return rubric.stages.flatMap((stage, stageIndex) =>
     stage.rules.map((rule) => ({
       id: rule.id,
-      text: rule.description.trim() === "" || rule.description === rule.name ? rule.name : `${rule.name}: ${rule.description}`,
+      text:
+        rule.description.trim() === "" || rule.description === rule.name
+          ? rule.name
+          : `${rule.name}: ${rule.description}`,
       verifier: stagedRuleVerifier(rule),
       stageIndex,
     })),
@@ -81,10 +84,16 @@ export function stagedToFlat(staged: StagedRubric): Conversion<FlatRubric> {
         weight: rule.weight,
         polarity: "reward",
         verifier: stagedRuleVerifier(rule),
-        ...(criterionOrigin ? (criterionOrigin.tags ? { tags: [...criterionOrigin.tags] } : {}) : { tags: [`stage:${s}`] }),
+        ...(criterionOrigin
+          ? criterionOrigin.tags
+            ? { tags: [...criterionOrigin.tags] }
+            : {}
+          : { tags: [`stage:${s}`] }),
       });
       if (!criterionOrigin && rule.name !== rule.description && rule.description.trim() !== "")
-        losses.push(`${rule.id}: the rule name ${JSON.stringify(rule.name)} is dropped (the criterion text is its description)`);
+        losses.push(
+          `${rule.id}: the rule name ${JSON.stringify(rule.name)} is dropped (the criterion text is its description)`,
+        );
     });
     const weightSum = stage.rules.reduce((sum, rule) => sum + rule.weight, 0);
     if (Math.abs(weightSum - stage.max_points) > EPS)
@@ -92,7 +101,8 @@ export function stagedToFlat(staged: StagedRubric): Conversion<FlatRubric> {
     if (stage.is_required && stage.min_score_to_pass > 0 && stage.on_failure_action !== "continue")
       losses.push(`stages[${s}]: the gate (${stage.on_failure_action} below ${stage.min_score_to_pass}) is dropped`);
   });
-  if (staged.stages.length > 1 && !origin) losses.push("stage names, descriptions and order survive only as `stage:{index}` tags");
+  if (staged.stages.length > 1 && !origin)
+    losses.push("stage names, descriptions and order survive only as `stage:{index}` tags");
   const maxSum = staged.stages.reduce((sum, stage) => sum + stage.max_points, 0);
   if (Math.abs(maxSum - staged.max_total_score) > EPS)
     losses.push(`stage maxima sum to ${maxSum} but max_total_score is ${staged.max_total_score}`);
@@ -102,7 +112,8 @@ export function stagedToFlat(staged: StagedRubric): Conversion<FlatRubric> {
     criteria,
   };
   const checked = FlatRubricSchema.safeParse(flat);
-  if (!checked.success) throw new RubricConversionError(`cannot convert ${flat.id} to a flat rubric: ${checked.error.issues[0]?.message}`);
+  if (!checked.success)
+    throw new RubricConversionError(`cannot convert ${flat.id} to a flat rubric: ${checked.error.issues[0]?.message}`);
   return { rubric: checked.data, losses };
 }
 
@@ -122,13 +133,25 @@ export function flatToStaged(flat: FlatRubric): StagedRubric {
   const maxPoints = flat.criteria.reduce((sum, c) => sum + c.weight, 0);
   const rules: StagedRule[] = flat.criteria.map((criterion) => {
     const metadata = { flat: { verifier: criterion.verifier, ...(criterion.tags ? { tags: criterion.tags } : {}) } };
-    const common = { id: criterion.id, name: criterion.id, description: criterion.text, weight: criterion.weight, metadata };
+    const common = {
+      id: criterion.id,
+      name: criterion.id,
+      description: criterion.text,
+      weight: criterion.weight,
+      metadata,
+    };
     const spec = criterion.verifier;
-    if (spec.kind === "python" && typeof spec["code"] === "string") return { ...common, type: "code", code: spec["code"] };
+    if (spec.kind === "python" && typeof spec["code"] === "string")
+      return { ...common, type: "code", code: spec["code"] };
     // Every other verifier is judged by a model in the reference format; the spec rides along in metadata.
     const prompt = typeof spec["prompt"] === "string" ? spec["prompt"] : criterion.text;
     const expectation = typeof spec["expectation"] === "string" ? spec["expectation"] : undefined;
-    return { ...common, type: "llm_judge", judge_prompt: prompt, ...(expectation === undefined ? {} : { expectation }) };
+    return {
+      ...common,
+      type: "llm_judge",
+      judge_prompt: prompt,
+      ...(expectation === undefined ? {} : { expectation }),
+    };
   });
   return {
     category_name: flat.title ?? flat.id,

@@ -58,7 +58,11 @@ export function duplicateCriterionIds(value: unknown): { path: (string | number)
     if (typeof id !== "string") return;
     const first = firstAt.get(id);
     if (first === undefined) firstAt.set(id, index);
-    else issues.push({ path: ["criteria", index, "id"], message: `duplicate id ${JSON.stringify(id)} (first at criteria[${first}])` });
+    else
+      issues.push({
+        path: ["criteria", index, "id"],
+        message: `duplicate id ${JSON.stringify(id)} (first at criteria[${first}])`,
+      });
   });
   return issues;
 }

@@ -10,7 +10,9 @@ describe("rubricJsonSchema", () => {
   it("accepts every shipped GDPval record, and rejects a negative weight", () => {
     const validate = ajv.compile(rubricJsonSchema("staged-record"));
     const lines = ["rubrics-train.jsonl", "rubrics-eval.jsonl"].flatMap((f) =>
-      readFileSync(sharedPath(`data/gdpval/${f}`), "utf8").split("\n").filter((l) => l.trim() !== ""),
+      readFileSync(sharedPath(`data/gdpval/${f}`), "utf8")
+        .split("\n")
+        .filter((l) => l.trim() !== ""),
     );
     expect(lines).toHaveLength(219);
     for (const line of lines) expect(validate(JSON.parse(line)), JSON.stringify(validate.errors)).toBe(true);

@@ -5,7 +5,7 @@ import { jsonErrorOffset, lineAndColumn } from "./json-syntax.js";
 describe("jsonErrorOffset", () => {
   it.each([
     ['{"a": 1,}', 8],
-    ['[1, 2', 5],
+    ["[1, 2", 5],
     ['{"a": tru}', 6],
     ['{\n  "id": "x",\n  "criteria": [,]\n}', 30],
     ['"unterminated', 13],

@@ -18,7 +18,11 @@ export function lintStagedRubric(rubric: StagedRubric): RubricIssue[] {
       // LLM-written rules sometimes store their newlines escaped: one line of Python with "\n"
       // in it, which cannot compile. Say so instead of letting every output error on it.
       if (rule.type === "code" && !rule.code.includes("\n") && rule.code.includes("\\n"))
-        findings.push({ path: `stages[${s}].rules[${r}].code`, message: "the code is one line with literal \\n sequences where its line breaks should be: Python cannot compile it" });
+        findings.push({
+          path: `stages[${s}].rules[${r}].code`,
+          message:
+            "the code is one line with literal \\n sequences where its line breaks should be: Python cannot compile it",
+        });
     });
     const weights = stage.rules.reduce((sum, rule) => sum + rule.weight, 0);
     const reachable = Math.min(weights, stage.max_points);
@@ -28,14 +32,23 @@ export function lintStagedRubric(rubric: StagedRubric): RubricIssue[] {
         : stage.on_failure_action === "continue"
           ? "this gate can never pass (continue: scoring goes on)"
           : `this gate can never pass (${stage.on_failure_action}: every output scores ${stage.on_failure_action === "zero_category" ? stage.on_failure_score : "only the earlier stages"})`;
-      findings.push({ path: `stages[${s}]`, message: `rule weights sum to ${round(weights)}, below min_score_to_pass ${stage.min_score_to_pass}: ${effect}` });
+      findings.push({
+        path: `stages[${s}]`,
+        message: `rule weights sum to ${round(weights)}, below min_score_to_pass ${stage.min_score_to_pass}: ${effect}`,
+      });
     } else if (weights + EPS < stage.max_points) {
-      findings.push({ path: `stages[${s}]`, message: `rule weights sum to ${round(weights)}, below max_points ${stage.max_points}: the stage can never earn its maximum` });
+      findings.push({
+        path: `stages[${s}]`,
+        message: `rule weights sum to ${round(weights)}, below max_points ${stage.max_points}: the stage can never earn its maximum`,
+      });
     }
   });
   const maxima = rubric.stages.reduce((sum, stage) => sum + stage.max_points, 0);
   if (maxima + EPS < rubric.max_total_score)
-    findings.push({ path: "max_total_score", message: `stage maxima sum to ${round(maxima)}, below max_total_score ${rubric.max_total_score}: no output can score 1` });
+    findings.push({
+      path: "max_total_score",
+      message: `stage maxima sum to ${round(maxima)}, below max_total_score ${rubric.max_total_score}: no output can score 1`,
+    });
   return findings;
 }
 

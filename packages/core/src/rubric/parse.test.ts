@@ -3,7 +3,14 @@ import { isDeepStrictEqual } from "node:util";
 import { describe, expect, it } from "vitest";
 import { sharedPath } from "../__fixtures__/shared.js";
 import { RubricValidationError } from "./errors.js";
-import { loadRubrics, parseFlatRubric, parseRubric, parseStagedRubric, readRubricJson, readRubricJsonl } from "./parse.js";
+import {
+  loadRubrics,
+  parseFlatRubric,
+  parseRubric,
+  parseStagedRubric,
+  readRubricJson,
+  readRubricJsonl,
+} from "./parse.js";
 import { serializeRubric, toJsonl } from "./serialize.js";
 
 const flat = {
@@ -11,7 +18,14 @@ const flat = {
   criteria: [
     { id: "cites", text: "Cites at least two sources", weight: 2, verifier: { kind: "citations", min: 2 } },
     { id: "short", text: "Under 300 words", weight: 1, polarity: "reward", verifier: { kind: "length", max: 300 } },
-    { id: "rude", text: "Insults the reader", weight: 1, polarity: "penalty", verifier: { kind: "llm-judge" }, tags: ["tone"] },
+    {
+      id: "rude",
+      text: "Insults the reader",
+      weight: 1,
+      polarity: "penalty",
+      verifier: { kind: "llm-judge" },
+      tags: ["tone"],
+    },
   ],
 };
 
@@ -26,7 +40,16 @@ const staged = {
       is_required: true,
       max_points: 4,
       min_score_to_pass: 3,
-      rules: [{ type: "llm_judge", name: "Format", description: "Is a report", weight: 4, judge_prompt: "Check", expectation: null }],
+      rules: [
+        {
+          type: "llm_judge",
+          name: "Format",
+          description: "Is a report",
+          weight: 4,
+          judge_prompt: "Check",
+          expectation: null,
+        },
+      ],
       on_failure_action: "zero_category",
       on_failure_score: 0,
     },
@@ -38,7 +61,14 @@ const staged = {
       min_score_to_pass: 0,
       rules: [
         { type: "code", name: "Totals", description: "Totals add up", weight: 3, code: "def evaluate(w, c): return 1" },
-        { id: "tone", type: "llm_judge", name: "Tone", description: "Professional", weight: 3, judge_prompt: "Judge tone" },
+        {
+          id: "tone",
+          type: "llm_judge",
+          name: "Tone",
+          description: "Professional",
+          weight: 3,
+          judge_prompt: "Judge tone",
+        },
       ],
       on_failure_action: "continue",
       on_failure_score: 0,
@@ -119,7 +149,9 @@ describe("parseRubric", () => {
   it("names the path and value of a negative weight", () => {
     const bad = structuredClone(staged) as any;
     bad.stages[1].rules[0].weight = -2;
-    expect(issuesOf(() => parseRubric(bad))).toEqual([{ path: "stages[1].rules[0].weight", message: "expected ≥ 0, got -2" }]);
+    expect(issuesOf(() => parseRubric(bad))).toEqual([
+      { path: "stages[1].rules[0].weight", message: "expected ≥ 0, got -2" },
+    ]);
   });
 
   it("rejects NaN and infinite weights", () => {
@@ -133,15 +165,24 @@ describe("parseRubric", () => {
   });
 
   it("rejects empty criteria, empty stages and empty rules", () => {
-    expect(issuesOf(() => parseRubric({ id: "x", criteria: [] }))).toEqual([{ path: "criteria", message: "expected at least 1 item, got 0" }]);
+    expect(issuesOf(() => parseRubric({ id: "x", criteria: [] }))).toEqual([
+      { path: "criteria", message: "expected at least 1 item, got 0" },
+    ]);
     const noRules = structuredClone(staged) as any;
     noRules.stages[0].rules = [];
-    expect(issuesOf(() => parseRubric(noRules))).toEqual([{ path: "stages[0].rules", message: "expected at least 1 item, got 0" }]);
+    expect(issuesOf(() => parseRubric(noRules))).toEqual([
+      { path: "stages[0].rules", message: "expected at least 1 item, got 0" },
+    ]);
   });
 
   it("rejects a flat rubric with no positive reward weight", () => {
-    const onlyPenalty = { id: "x", criteria: [{ id: "a", text: "t", weight: 1, polarity: "penalty", verifier: { kind: "regex" } }] };
-    expect(issuesOf(() => parseRubric(onlyPenalty))[0]!.message).toMatch(/at least one reward criterion with weight > 0/);
+    const onlyPenalty = {
+      id: "x",
+      criteria: [{ id: "a", text: "t", weight: 1, polarity: "penalty", verifier: { kind: "regex" } }],
+    };
+    expect(issuesOf(() => parseRubric(onlyPenalty))[0]!.message).toMatch(
+      /at least one reward criterion with weight > 0/,
+    );
   });
 
   it("reports duplicate ids, alongside other errors", () => {
@@ -173,12 +214,18 @@ describe("parseRubric", () => {
     const bad = structuredClone(staged) as any;
     bad.stages[0].on_failure_action = "explode";
     bad.stages[1].rules[0].type = "python";
-    expect(issuesOf(() => parseRubric(bad))).toEqual([
-      { path: "stages[0].rules", message: expect.anything() as unknown as string },
-    ].slice(0, 0).concat([
-      { path: "stages[0].on_failure_action", message: 'expected one of "skip_remaining", "zero_category", "continue", got "explode"' },
-      { path: "stages[1].rules[0].type", message: "expected 'code' | 'llm_judge', got \"python\"" },
-    ]).sort((a, b) => a.path.localeCompare(b.path)));
+    expect(issuesOf(() => parseRubric(bad))).toEqual(
+      [{ path: "stages[0].rules", message: expect.anything() as unknown as string }]
+        .slice(0, 0)
+        .concat([
+          {
+            path: "stages[0].on_failure_action",
+            message: 'expected one of "skip_remaining", "zero_category", "continue", got "explode"',
+          },
+          { path: "stages[1].rules[0].type", message: "expected 'code' | 'llm_judge', got \"python\"" },
+        ])
+        .sort((a, b) => a.path.localeCompare(b.path)),
+    );
   });
 
   it("refuses a value that is neither form", () => {
@@ -191,7 +238,13 @@ describe("documents", () => {
   it("JSONL: keeps good lines, reports every bad one with its line number", () => {
     const bad = structuredClone(staged) as any;
     bad.stages[1].rules[0].weight = -2;
-    const text = [JSON.stringify(flat), "", "{not json", JSON.stringify({ task_id: "t", rubric: bad }), JSON.stringify(staged)].join("\n");
+    const text = [
+      JSON.stringify(flat),
+      "",
+      "{not json",
+      JSON.stringify({ task_id: "t", rubric: bad }),
+      JSON.stringify(staged),
+    ].join("\n");
     const document = readRubricJsonl(text, { source: "mixed.jsonl" });
     expect(document.rubrics.map((r) => [r.kind, r.line])).toEqual([
       ["flat", 1],

@@ -49,7 +49,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function withDuplicates(issues: RubricIssue[], duplicates: { path: (string | number)[]; message: string }[], prefix: string[]): RubricIssue[] {
+function withDuplicates(
+  issues: RubricIssue[],
+  duplicates: { path: (string | number)[]; message: string }[],
+  prefix: string[],
+): RubricIssue[] {
   const seen = new Set(issues.map((i) => `${i.path}\u0000${i.message}`));
   for (const d of duplicates) {
     const issue = { path: formatPath([...prefix, ...d.path]), message: d.message };
@@ -62,17 +66,24 @@ function tryParse(value: unknown, options: ParseOptions): Outcome {
   const fail = (issues: RubricIssue[]): Outcome => ({ ok: false, issues: locate(issues, options) });
   const line = options.line === undefined ? {} : { line: options.line };
   if (!isObject(value)) {
-    return fail([{ path: "(root)", message: `expected a rubric object, got ${Array.isArray(value) ? "an array" : JSON.stringify(value)}` }]);
+    return fail([
+      {
+        path: "(root)",
+        message: `expected a rubric object, got ${Array.isArray(value) ? "an array" : JSON.stringify(value)}`,
+      },
+    ]);
   }
   // The form is told by its shape: `criteria` is flat, `stages` staged, `{task_id, rubric}` a GDPval record.
   if ("criteria" in value && !("stages" in value)) {
     const result = FlatRubricSchema.safeParse(value, { reportInput: true });
-    if (!result.success) return fail(withDuplicates(toRubricIssues(result.error.issues), duplicateCriterionIds(value), []));
+    if (!result.success)
+      return fail(withDuplicates(toRubricIssues(result.error.issues), duplicateCriterionIds(value), []));
     return { ok: true, loaded: { kind: "flat", rubric: result.data, ...line } };
   }
   if ("rubric" in value || "task_id" in value) {
     const result = StagedRubricRecordSchema.safeParse(value, { reportInput: true });
-    if (!result.success) return fail(withDuplicates(toRubricIssues(result.error.issues), duplicateRuleIds(value["rubric"]), ["rubric"]));
+    if (!result.success)
+      return fail(withDuplicates(toRubricIssues(result.error.issues), duplicateRuleIds(value["rubric"]), ["rubric"]));
     const { rubric, corrections } = completeStagedRubric(result.data.rubric, result.data.task_id);
     return { ok: true, loaded: { kind: "staged", rubric, corrections, ...line } };
   }
@@ -85,7 +96,8 @@ function tryParse(value: unknown, options: ParseOptions): Outcome {
   return fail([
     {
       path: "(root)",
-      message: "not a rubric: expected `criteria` (flat rubric), `stages` (staged rubric) or `{task_id, rubric}` (GDPval record)",
+      message:
+        "not a rubric: expected `criteria` (flat rubric), `stages` (staged rubric) or `{task_id, rubric}` (GDPval record)",
     },
   ]);
 }
@@ -107,19 +119,32 @@ export function parseRubric(value: unknown, options: ParseOptions = {}): LoadedR
 /** Parses a flat rubric, refusing the staged form. @throws RubricValidationError */
 export function parseFlatRubric(value: unknown, options: ParseOptions = {}): FlatRubric {
   const loaded = parseRubric(value, options);
-  if (loaded.kind !== "flat") throw new RubricValidationError(locate([{ path: "(root)", message: "expected a flat rubric (`criteria`), got a staged rubric (`stages`)" }], options));
+  if (loaded.kind !== "flat")
+    throw new RubricValidationError(
+      locate(
+        [{ path: "(root)", message: "expected a flat rubric (`criteria`), got a staged rubric (`stages`)" }],
+        options,
+      ),
+    );
   return loaded.rubric;
 }
 
 /** Parses a staged rubric or `{task_id, rubric}` record, refusing the flat form. @throws RubricValidationError */
 export function parseStagedRubric(value: unknown, options: ParseOptions = {}): StagedRubric {
   const loaded = parseRubric(value, options);
-  if (loaded.kind !== "staged") throw new RubricValidationError(locate([{ path: "(root)", message: "expected a staged rubric (`stages`), got a flat rubric (`criteria`)" }], options));
+  if (loaded.kind !== "staged")
+    throw new RubricValidationError(
+      locate(
+        [{ path: "(root)", message: "expected a staged rubric (`stages`), got a flat rubric (`criteria`)" }],
+        options,
+      ),
+    );
   return loaded.rubric;
 }
 
 function jsonSyntaxIssue(text: string, error: unknown, options: ParseOptions): RubricIssue {
-  const message = (error instanceof Error ? error.message : String(error)).replace(/\s*in JSON at position \d+.*$/s, "")
+  const message = (error instanceof Error ? error.message : String(error))
+    .replace(/\s*in JSON at position \d+.*$/s, "")
     .replace(/, (\.\.\.)?".*"(\.\.\.)? is not valid JSON$/s, "");
   const offset = jsonErrorOffset(text);
   const where = offset < 0 ? undefined : lineAndColumn(text, offset);
@@ -177,7 +202,9 @@ export function readRubricJson(text: string, options: Omit<ParseOptions, "line">
     else
       issues.push(
         ...outcome.issues.map((issue) =>
-          Array.isArray(value) ? { ...issue, path: issue.path === "(root)" ? `[${index}]` : `[${index}].${issue.path}` } : issue,
+          Array.isArray(value)
+            ? { ...issue, path: issue.path === "(root)" ? `[${index}]` : `[${index}].${issue.path}` }
+            : issue,
         ),
       );
   });
@@ -196,7 +223,10 @@ export function readRubricDocument(
 }
 
 /** Like {@link readRubricDocument} but throws when any part of the document is invalid. @throws RubricValidationError */
-export function loadRubrics(text: string, options: Omit<ParseOptions, "line"> & { readonly format?: "json" | "jsonl" } = {}): LoadedRubric[] {
+export function loadRubrics(
+  text: string,
+  options: Omit<ParseOptions, "line"> & { readonly format?: "json" | "jsonl" } = {},
+): LoadedRubric[] {
   const document = readRubricDocument(text, options);
   if (document.issues.length > 0) throw new RubricValidationError(document.issues);
   return [...document.rubrics];

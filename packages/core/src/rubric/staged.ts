@@ -207,7 +207,11 @@ export function duplicateRuleIds(value: unknown): { path: (string | number)[]; m
       const here = `stages[${s}].rules[${r}]`;
       const first = firstAt.get(id);
       if (first === undefined) firstAt.set(id, here);
-      else issues.push({ path: ["stages", s, "rules", r, "id"], message: `duplicate rule id ${JSON.stringify(id)} (also ${first})` });
+      else
+        issues.push({
+          path: ["stages", s, "rules", r, "id"],
+          message: `duplicate rule id ${JSON.stringify(id)} (also ${first})`,
+        });
     });
   });
   return issues;

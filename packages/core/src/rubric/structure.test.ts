@@ -18,21 +18,57 @@ describe("rubric structure", () => {
     id: "f",
     criteria: [
       { id: "a", text: "Cites at least two sources.", weight: 1, verifier: { kind: "citations" } },
-      { id: "b", text: "No hype", weight: 1, polarity: "penalty", verifier: { kind: "excludes", terms: ["guaranteed"] } },
+      {
+        id: "b",
+        text: "No hype",
+        weight: 1,
+        polarity: "penalty",
+        verifier: { kind: "excludes", terms: ["guaranteed"] },
+      },
     ],
   });
   const staged = parseStagedRubric({
     category_name: "c",
     max_total_score: 4,
     stages: [
-      { name: "gate", description: "", max_points: 2, min_score_to_pass: 1, on_failure_action: "zero_category", rules: [{ type: "code", name: "n", description: "Has a table", weight: 2, code: "" }] },
-      { name: "rest", description: "", is_required: false, max_points: 2, rules: [{ type: "llm_judge", name: "Tone", description: "", weight: 1, judge_prompt: "" }, { type: "llm_judge", name: "n", description: "Is clear and short", weight: 1, judge_prompt: "" }] },
+      {
+        name: "gate",
+        description: "",
+        max_points: 2,
+        min_score_to_pass: 1,
+        on_failure_action: "zero_category",
+        rules: [{ type: "code", name: "n", description: "Has a table", weight: 2, code: "" }],
+      },
+      {
+        name: "rest",
+        description: "",
+        is_required: false,
+        max_points: 2,
+        rules: [
+          { type: "llm_judge", name: "Tone", description: "", weight: 1, judge_prompt: "" },
+          { type: "llm_judge", name: "n", description: "Is clear and short", weight: 1, judge_prompt: "" },
+        ],
+      },
     ],
   });
 
   it("describes one rubric of either form", () => {
-    expect(rubricStructure(flat)).toEqual({ criteria: 2, tokensPerCriterion: [6, 2], stages: 1, byKind: { citations: 1, excludes: 1 }, stoppingGates: 0, penalties: 1 });
-    expect(rubricStructure(staged)).toEqual({ criteria: 3, tokensPerCriterion: [3, 1, 4], stages: 2, byKind: { code: 1, llm_judge: 2 }, stoppingGates: 1, penalties: 0 });
+    expect(rubricStructure(flat)).toEqual({
+      criteria: 2,
+      tokensPerCriterion: [6, 2],
+      stages: 1,
+      byKind: { citations: 1, excludes: 1 },
+      stoppingGates: 0,
+      penalties: 1,
+    });
+    expect(rubricStructure(staged)).toEqual({
+      criteria: 3,
+      tokensPerCriterion: [3, 1, 4],
+      stages: 2,
+      byKind: { code: 1, llm_judge: 2 },
+      stoppingGates: 1,
+      penalties: 0,
+    });
   });
 
   it("summarises a set", () => {

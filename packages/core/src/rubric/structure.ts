@@ -59,7 +59,12 @@ export function rubricStructure(rubric: FlatRubric | StagedRubric): RubricStruct
 
 export interface RubricSetStructure {
   readonly rubrics: number;
-  readonly criteriaPerRubric: { readonly mean: number; readonly median: number; readonly min: number; readonly max: number };
+  readonly criteriaPerRubric: {
+    readonly mean: number;
+    readonly median: number;
+    readonly min: number;
+    readonly max: number;
+  };
   readonly tokensPerCriterion: { readonly mean: number; readonly median: number };
   readonly stagesPerRubric: number;
   readonly byKind: Readonly<Record<string, number>>;
@@ -86,7 +91,12 @@ export function rubricSetStructure(rubrics: readonly (FlatRubric | StagedRubric)
   for (const s of each) for (const [k, v] of Object.entries(s.byKind)) byKind[k] = (byKind[k] ?? 0) + v;
   return {
     rubrics: rubrics.length,
-    criteriaPerRubric: { mean: counts.reduce((a, b) => a + b, 0) / counts.length, median: median(counts), min: Math.min(...counts), max: Math.max(...counts) },
+    criteriaPerRubric: {
+      mean: counts.reduce((a, b) => a + b, 0) / counts.length,
+      median: median(counts),
+      min: Math.min(...counts),
+      max: Math.max(...counts),
+    },
     tokensPerCriterion: { mean: tokens.reduce((a, b) => a + b, 0) / tokens.length, median: median(tokens) },
     stagesPerRubric: each.reduce((a, s) => a + s.stages, 0) / each.length,
     byKind,

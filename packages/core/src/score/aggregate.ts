@@ -31,7 +31,12 @@ function fault(index: number, plan: FlatPlan | StagedPlan, aligned: AlignedVerdi
 }
 
 /** Flat weighted aggregation (HealthBench-style penalties). */
-export function aggregateFlat(plan: FlatPlan, aligned: AlignedVerdicts, weights: readonly number[], errorsAs: ErrorPolicy): FlatTotals {
+export function aggregateFlat(
+  plan: FlatPlan,
+  aligned: AlignedVerdicts,
+  weights: readonly number[],
+  errorsAs: ErrorPolicy,
+): FlatTotals {
   const n = plan.ids.length;
   let total = 0;
   let max = 0;
@@ -51,7 +56,9 @@ export function aggregateFlat(plan: FlatPlan, aligned: AlignedVerdicts, weights:
   }
   if (failures) throw criterionErrors(failures, []);
   if (!(max > 0))
-    throw new ScoringError("nothing left to score: no counted reward criterion has weight > 0 (all were skipped, errored or weightless)");
+    throw new ScoringError(
+      "nothing left to score: no counted reward criterion has weight > 0 (all were skipped, errored or weightless)",
+    );
   return { total, max };
 }
 
@@ -103,7 +110,9 @@ export function aggregateStaged(
     if (failures) throw criterionErrors(failures, stages, stage.name);
     if (countedWeight !== allWeight) {
       if (!(countedWeight > 0))
-        throw new ScoringError(`stage ${JSON.stringify(stage.name)}: every weighted rule was skipped or errored; nothing to renormalise`);
+        throw new ScoringError(
+          `stage ${JSON.stringify(stage.name)}: every weighted rule was skipped or errored; nothing to renormalise`,
+        );
       raw = (raw * allWeight) / countedWeight;
     }
     const score = raw < stage.maxPoints ? raw : stage.maxPoints;
@@ -122,7 +131,13 @@ export function aggregateStaged(
       failedGate ??= stage.name;
       if (!ignoreGates && stage.action === "zero_category") {
         // Earlier points are discarded: the category is worth on_failure_score.
-        return { total: cap(stage.onFailureScore, plan.maxTotal), stages, stoppedAt: stage.name, failedGate, reachedEnd: to };
+        return {
+          total: cap(stage.onFailureScore, plan.maxTotal),
+          stages,
+          stoppedAt: stage.name,
+          failedGate,
+          reachedEnd: to,
+        };
       }
       if (!ignoreGates && stage.action === "skip_remaining") {
         return { total: cap(total, plan.maxTotal), stages, stoppedAt: stage.name, failedGate, reachedEnd: to };
@@ -137,7 +152,11 @@ function cap(total: number, max: number): number {
   return total < max ? total : max;
 }
 
-function criterionErrors(failures: { criterionId: string; reason: string }[], partial: StageResult[], stageName?: string) {
+function criterionErrors(
+  failures: { criterionId: string; reason: string }[],
+  partial: StageResult[],
+  stageName?: string,
+) {
   const where = stageName === undefined ? "" : ` in stage ${JSON.stringify(stageName)}`;
   const list = failures.map((f) => `${f.criterionId} (${f.reason})`).join(", ");
   return new CriterionErrorsError(

@@ -118,12 +118,16 @@ export function alignVerdicts(plan: Plan, verdicts: VerdictsInput): AlignedVerdi
   const put = (criterionId: string, status: Status, score: number | null, error: string | undefined, where: string) => {
     const i = plan.index.get(criterionId);
     if (i === undefined)
-      throw new VerdictValidationError(`${where}: unknown criterion id ${JSON.stringify(criterionId)}; the rubric has ${describeIds(plan.ids)}`);
+      throw new VerdictValidationError(
+        `${where}: unknown criterion id ${JSON.stringify(criterionId)}; the rubric has ${describeIds(plan.ids)}`,
+      );
     if (seen.has(i)) throw new VerdictValidationError(`${where}: a second verdict for ${JSON.stringify(criterionId)}`);
     seen.add(i);
     if (status === Status.Ok) {
       if (typeof score !== "number" || !(score >= 0 && score <= 1))
-        throw new VerdictValidationError(`${where}: score of ${JSON.stringify(criterionId)} must be a fraction in [0, 1], got ${String(score)}`);
+        throw new VerdictValidationError(
+          `${where}: score of ${JSON.stringify(criterionId)} must be a fraction in [0, 1], got ${String(score)}`,
+        );
       fractions[i] = score;
     }
     statuses[i] = status;
@@ -135,13 +139,17 @@ export function alignVerdicts(plan: Plan, verdicts: VerdictsInput): AlignedVerdi
       put(v.criterionId, status, v.score, v.error, `verdicts[${k}]`);
     });
   } else {
-    for (const [id, score] of Object.entries(verdicts as Readonly<Record<string, number>>)) put(id, Status.Ok, score, undefined, `scores.${id}`);
+    for (const [id, score] of Object.entries(verdicts as Readonly<Record<string, number>>))
+      put(id, Status.Ok, score, undefined, `scores.${id}`);
   }
   return { fractions, statuses, errors };
 }
 
 function describeIds(ids: readonly string[]): string {
-  const shown = ids.slice(0, 8).map((id) => JSON.stringify(id)).join(", ");
+  const shown = ids
+    .slice(0, 8)
+    .map((id) => JSON.stringify(id))
+    .join(", ");
   return ids.length > 8 ? `${shown}, … (${ids.length} in all)` : shown;
 }
 
@@ -168,12 +176,16 @@ const resolved = new WeakMap<object, { plan: Plan; indices: Int32Array; values: 
 function resolveOverrides(plan: Plan, overrides: Readonly<Record<string, number>> | ReadonlyMap<string, number>) {
   const cached = resolved.get(overrides);
   if (cached && cached.plan === plan) return cached;
-  const entries = [...(overrides instanceof Map ? overrides.entries() : Object.entries(overrides))] as [string, number][];
+  const entries = [...(overrides instanceof Map ? overrides.entries() : Object.entries(overrides))] as [
+    string,
+    number,
+  ][];
   const indices = new Int32Array(entries.length);
   const values = new Float64Array(entries.length);
   entries.forEach(([id, w], k) => {
     const i = plan.index.get(id);
-    if (i === undefined) throw new VerdictValidationError(`weights.${id}: unknown criterion id; the rubric has ${describeIds(plan.ids)}`);
+    if (i === undefined)
+      throw new VerdictValidationError(`weights.${id}: unknown criterion id; the rubric has ${describeIds(plan.ids)}`);
     if (typeof w !== "number" || !Number.isFinite(w) || w < 0)
       throw new VerdictValidationError(`weights.${id}: expected a finite weight ≥ 0, got ${String(w)}`);
     indices[k] = i;

@@ -14,7 +14,13 @@ const flatCase = fc
   .map((cs) => ({
     rubric: parseFlatRubric({
       id: "p",
-      criteria: cs.map((c, i) => ({ id: `c${i}`, text: `criterion ${i}`, weight: c.weight, polarity: c.penalty ? "penalty" : "reward", verifier: { kind: "x" } })),
+      criteria: cs.map((c, i) => ({
+        id: `c${i}`,
+        text: `criterion ${i}`,
+        weight: c.weight,
+        polarity: c.penalty ? "penalty" : "reward",
+        verifier: { kind: "x" },
+      })),
     }),
     verdicts: Object.fromEntries(cs.map((c, i) => [`c${i}`, c.fraction])),
   }));
@@ -45,7 +51,9 @@ const stagedCase = fc
         rules: s.rules.map((r, j) => ({ type: "code", name: `r${j}`, description: "", weight: r.weight, code: "" })),
       })),
     });
-    const verdicts = Object.fromEntries(raw.stages.flatMap((s, i) => s.rules.map((r, j) => [`s${i}.r${j}`, r.fraction])));
+    const verdicts = Object.fromEntries(
+      raw.stages.flatMap((s, i) => s.rules.map((r, j) => [`s${i}.r${j}`, r.fraction])),
+    );
     return { rubric, verdicts };
   });
 
@@ -87,7 +95,10 @@ describe("scoring properties", () => {
     fc.assert(
       fc.property(stagedCase, ({ rubric, verdicts }) => {
         const s = scoreRubric(rubric, verdicts);
-        const same = reweight(s, Object.fromEntries(rubric.stages.flatMap((st) => st.rules.map((r) => [r.id, r.weight]))));
+        const same = reweight(
+          s,
+          Object.fromEntries(rubric.stages.flatMap((st) => st.rules.map((r) => [r.id, r.weight]))),
+        );
         expect(same.total).toBe(s.total);
         expect(same.stages).toEqual(s.stages);
       }),
@@ -108,7 +119,10 @@ describe("scoring properties", () => {
       fc.property(stagedCase, fc.nat(), ({ rubric, verdicts }, seed) => {
         const permutedRubric: StagedRubric = {
           ...rubric,
-          stages: rubric.stages.map((st) => ({ ...st, rules: [...st.rules].sort((a, b) => hash(a.id, seed) - hash(b.id, seed)) })),
+          stages: rubric.stages.map((st) => ({
+            ...st,
+            rules: [...st.rules].sort((a, b) => hash(a.id, seed) - hash(b.id, seed)),
+          })),
         };
         const a = scoreRubric(rubric, verdicts);
         const b = scoreRubric(permutedRubric, verdicts);

@@ -23,13 +23,15 @@ function compare(rubrics: StagedRubric[], cases: OracleCase[]) {
     const ours = scoreRubric(rubrics[i]!, c.fractions, { ignoreGates: c.ignore_gates ?? false });
     const ref = expected[i]!;
     const label = `case ${i} (${rubrics[i]!.taskId ?? rubrics[i]!.category_name})`;
-    expect({ label, total: ours.total, normalized: ours.normalized, max: ours.max, stoppedAt: ours.stoppedAt }).toEqual({
-      label,
-      total: ref.total,
-      normalized: ref.normalized,
-      max: ref.max,
-      stoppedAt: ref.stopped_at,
-    });
+    expect({ label, total: ours.total, normalized: ours.normalized, max: ours.max, stoppedAt: ours.stoppedAt }).toEqual(
+      {
+        label,
+        total: ref.total,
+        normalized: ref.normalized,
+        max: ref.max,
+        stoppedAt: ref.stopped_at,
+      },
+    );
     expect(ours.stages.map((s) => [s.name, s.score, s.maxPoints, s.passed])).toEqual(
       ref.stages.map((s) => [s.name, s.score, s.max_points, s.passed]),
     );
@@ -41,7 +43,9 @@ const fraction = fc.oneof(fc.constantFrom(0, 1, 0.5, 0.25, 0.75, 0.8), fc.double
 
 describe("staged scoring matches the reference algorithm", () => {
   const gdpval = ["rubrics-train.jsonl", "rubrics-eval.jsonl"].flatMap((file) =>
-    readRubricJsonl(readFileSync(sharedPath(`data/gdpval/${file}`), "utf8")).rubrics.map((r) => r.rubric as StagedRubric),
+    readRubricJsonl(readFileSync(sharedPath(`data/gdpval/${file}`), "utf8")).rubrics.map(
+      (r) => r.rubric as StagedRubric,
+    ),
   );
 
   it("on all 219 shipped GDPval rubrics, for all-pass, all-fail, threshold-exact and random verdicts", () => {
@@ -50,7 +54,11 @@ describe("staged scoring matches the reference algorithm", () => {
     const cases: OracleCase[] = [];
     const add = (rubric: StagedRubric, fractions: Record<string, number>, ignoreGates = false) => {
       rubrics.push(rubric);
-      cases.push({ rubric: { task_id: rubric.taskId, rubric: { ...rubric, taskId: undefined } }, fractions, ignore_gates: ignoreGates });
+      cases.push({
+        rubric: { task_id: rubric.taskId, rubric: { ...rubric, taskId: undefined } },
+        fractions,
+        ignore_gates: ignoreGates,
+      });
     };
     gdpval.forEach((rubric, k) => {
       const ids = ruleIds(rubric);
@@ -64,8 +72,13 @@ describe("staged scoring matches the reference algorithm", () => {
         for (const rule of stage.rules) atThreshold[rule.id] = w > 0 ? Math.min(1, stage.min_score_to_pass / w) : 0;
       }
       add(rubric, atThreshold);
-      const samples = fc.sample(fc.array(fraction, { minLength: ids.length, maxLength: ids.length }), { seed: 1000 + k, numRuns: 6 });
-      samples.forEach((values, j) => add(rubric, Object.fromEntries(ids.map((id, i) => [id, values[i]!])), j % 3 === 0));
+      const samples = fc.sample(fc.array(fraction, { minLength: ids.length, maxLength: ids.length }), {
+        seed: 1000 + k,
+        numRuns: 6,
+      });
+      samples.forEach((values, j) =>
+        add(rubric, Object.fromEntries(ids.map((id, i) => [id, values[i]!])), j % 3 === 0),
+      );
     });
     compare(rubrics, cases);
   });
@@ -114,9 +127,15 @@ describe("staged scoring matches the reference algorithm", () => {
       if (rubric.stages.some((s, i) => s.max_points !== raw.stages[i]!.max_points)) rescaled++;
       if (rubric.stages.some((s, i) => s.min_score_to_pass !== raw.stages[i]!.min_score_to_pass)) corrected++;
       const ids = ruleIds(rubric);
-      for (const [j, values] of fc.sample(fc.array(fraction, { minLength: ids.length, maxLength: ids.length }), { seed: k, numRuns: 3 }).entries()) {
+      for (const [j, values] of fc
+        .sample(fc.array(fraction, { minLength: ids.length, maxLength: ids.length }), { seed: k, numRuns: 3 })
+        .entries()) {
         rubrics.push(rubric);
-        cases.push({ rubric: document, fractions: Object.fromEntries(ids.map((id, i) => [id, values[i]!])), ignore_gates: j === 2 });
+        cases.push({
+          rubric: document,
+          fractions: Object.fromEntries(ids.map((id, i) => [id, values[i]!])),
+          ignore_gates: j === 2,
+        });
       }
     });
     // The sample must really exercise the load-time rules, or this test proves little.

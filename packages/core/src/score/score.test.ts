@@ -77,7 +77,12 @@ describe("flat scoring", () => {
     expect(scoreRubric(flat, verdicts, { errorsAs: "zero" }).normalized).toBe(0.75);
     expect(scoreRubric(flat, verdicts, { errorsAs: "renormalize" }).normalized).toBe(1);
     const renormalized = scoreRubric(flat, verdicts, { errorsAs: "renormalize" });
-    expect(renormalized.criteria[1]).toMatchObject({ status: "error", counted: false, contribution: null, error: "timeout after 30 s" });
+    expect(renormalized.criteria[1]).toMatchObject({
+      status: "error",
+      counted: false,
+      contribution: null,
+      error: "timeout after 30 s",
+    });
   });
 
   it("treats a missing verdict like an error, and a skipped one as not applicable", () => {
@@ -91,13 +96,19 @@ describe("flat scoring", () => {
   });
 
   it("refuses to score when nothing is left to normalise by", () => {
-    const allErrors: Verdict[] = ["accurate", "cited", "rude"].map((id) => ({ criterionId: id, score: null, status: "error" }));
+    const allErrors: Verdict[] = ["accurate", "cited", "rude"].map((id) => ({
+      criterionId: id,
+      score: null,
+      status: "error",
+    }));
     expect(() => scoreRubric(flat, allErrors, { errorsAs: "renormalize" })).toThrow(ScoringError);
   });
 
   it("refuses verdicts for unknown criteria and scores outside [0, 1]", () => {
     expect(() => scoreRubric(flat, { accurate: 1, cited: 1, rude: 0, acurate: 1 })).toThrow(VerdictValidationError);
-    expect(() => scoreRubric(flat, { accurate: 1, cited: 1, rude: 0, acurate: 1 })).toThrow(/unknown criterion id "acurate"/);
+    expect(() => scoreRubric(flat, { accurate: 1, cited: 1, rude: 0, acurate: 1 })).toThrow(
+      /unknown criterion id "acurate"/,
+    );
     expect(() => scoreRubric(flat, { accurate: 1.5, cited: 1, rude: 0 })).toThrow(/fraction in \[0, 1\], got 1.5/);
     expect(() => scoreRubric(flat, { accurate: Number.NaN, cited: 1, rude: 0 })).toThrow(/got NaN/);
   });
@@ -138,9 +149,31 @@ describe("staged scoring", () => {
       category_name: "x",
       max_total_score: 10,
       stages: [
-        { name: "A", description: "", is_required: false, max_points: 5, min_score_to_pass: 0, rules: [{ type: "code", name: "a", description: "", weight: 5, code: "" }] },
-        { name: "B", description: "", is_required: true, max_points: 3, min_score_to_pass: 2, on_failure_action: "skip_remaining", rules: [{ type: "code", name: "b", description: "", weight: 3, code: "" }] },
-        { name: "C", description: "", is_required: false, max_points: 2, min_score_to_pass: 0, rules: [{ type: "code", name: "c", description: "", weight: 2, code: "" }] },
+        {
+          name: "A",
+          description: "",
+          is_required: false,
+          max_points: 5,
+          min_score_to_pass: 0,
+          rules: [{ type: "code", name: "a", description: "", weight: 5, code: "" }],
+        },
+        {
+          name: "B",
+          description: "",
+          is_required: true,
+          max_points: 3,
+          min_score_to_pass: 2,
+          on_failure_action: "skip_remaining",
+          rules: [{ type: "code", name: "b", description: "", weight: 3, code: "" }],
+        },
+        {
+          name: "C",
+          description: "",
+          is_required: false,
+          max_points: 2,
+          min_score_to_pass: 0,
+          rules: [{ type: "code", name: "c", description: "", weight: 2, code: "" }],
+        },
       ],
     });
     // A: 5·0.6 = 3; B: 3·0.5 = 1.5 < 2 → stop with 3; C is never reached, so needs no verdict.
@@ -149,8 +182,14 @@ describe("staged scoring", () => {
     expect(score.stages.map((s) => s.name)).toEqual(["A", "B"]);
     expect(score.criteria.find((c) => c.criterionId === "s2.r0")).toMatchObject({ status: "missing", counted: false });
     // ignoreGates scores every stage: 3 + 1.5 + 2·1 = 6.5 — and now C's verdict is needed.
-    expect(() => scoreRubric(rubric, { "s0.r0": 0.6, "s1.r0": 0.5 }, { ignoreGates: true })).toThrow(/s2.r0 \(no verdict\)/);
-    expect(scoreRubric(rubric, { "s0.r0": 0.6, "s1.r0": 0.5, "s2.r0": 1 }, { ignoreGates: true })).toMatchObject({ total: 6.5, stoppedAt: null, failedGate: "B" });
+    expect(() => scoreRubric(rubric, { "s0.r0": 0.6, "s1.r0": 0.5 }, { ignoreGates: true })).toThrow(
+      /s2.r0 \(no verdict\)/,
+    );
+    expect(scoreRubric(rubric, { "s0.r0": 0.6, "s1.r0": 0.5, "s2.r0": 1 }, { ignoreGates: true })).toMatchObject({
+      total: 6.5,
+      stoppedAt: null,
+      failedGate: "B",
+    });
   });
 
   it("continue: a failed required stage still adds its points", () => {
@@ -162,7 +201,10 @@ describe("staged scoring", () => {
 
   it("a failed stage that is not required changes nothing", () => {
     const rubric = stagedWith({ is_required: false });
-    expect(scoreRubric(rubric, { "s0.r0": 0, "s0.r1": 0, "s1.r0": 1, "s1.r1": 0.25 })).toMatchObject({ total: 5, failedGate: null });
+    expect(scoreRubric(rubric, { "s0.r0": 0, "s0.r1": 0, "s1.r0": 1, "s1.r1": 0.25 })).toMatchObject({
+      total: 5,
+      failedGate: null,
+    });
   });
 
   it("passed is score ≥ the absolute pass mark", () => {

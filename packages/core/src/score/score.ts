@@ -3,7 +3,16 @@ import type { LoadedRubric } from "../rubric/parse.js";
 import type { StagedRubric } from "../rubric/staged.js";
 import { aggregateFlat, aggregateStaged, criterionResults } from "./aggregate.js";
 import { ScoringError, VerdictValidationError } from "./errors.js";
-import { Status, alignVerdicts, planOf, weightVector, type AlignedVerdicts, type FlatPlan, type StagedPlan, type VerdictsInput } from "./plan.js";
+import {
+  Status,
+  alignVerdicts,
+  planOf,
+  weightVector,
+  type AlignedVerdicts,
+  type FlatPlan,
+  type StagedPlan,
+  type VerdictsInput,
+} from "./plan.js";
 import type { FlatScore, RubricScore, ScoreOptions, StagedScore } from "./result.js";
 
 // What reweight needs to recompute a score without re-reading its criteria: the aligned verdicts
@@ -19,7 +28,13 @@ function attachBasis<S extends RubricScore>(score: S, basis: Basis): S {
   return score;
 }
 
-function flatScore(rubric: FlatRubric, plan: FlatPlan, aligned: AlignedVerdicts, options: ScoreOptions, base?: readonly number[]): FlatScore {
+function flatScore(
+  rubric: FlatRubric,
+  plan: FlatPlan,
+  aligned: AlignedVerdicts,
+  options: ScoreOptions,
+  base?: readonly number[],
+): FlatScore {
   const weights = weightVector(plan, options.weights, base);
   const errorsAs = options.errorsAs ?? "fail";
   const { total, max } = aggregateFlat(plan, aligned, weights, errorsAs);
@@ -32,14 +47,27 @@ function flatScore(rubric: FlatRubric, plan: FlatPlan, aligned: AlignedVerdicts,
     normalized: unclipped < 0 ? 0 : unclipped > 1 ? 1 : unclipped,
     unclipped,
     // "+ 0" turns the −0 of a penalty that did not fire into 0.
-    criteria: criterionResults(plan, aligned, weights, errorsAs, plan.ids.length, (i, fraction) => (plan.signs[i]! * weights[i]! * fraction) / max + 0),
+    criteria: criterionResults(
+      plan,
+      aligned,
+      weights,
+      errorsAs,
+      plan.ids.length,
+      (i, fraction) => (plan.signs[i]! * weights[i]! * fraction) / max + 0,
+    ),
     rubric,
     options,
   };
   return attachBasis(score, { aligned, weights });
 }
 
-function stagedScore(rubric: StagedRubric, plan: StagedPlan, aligned: AlignedVerdicts, options: ScoreOptions, base?: readonly number[]): StagedScore {
+function stagedScore(
+  rubric: StagedRubric,
+  plan: StagedPlan,
+  aligned: AlignedVerdicts,
+  options: ScoreOptions,
+  base?: readonly number[],
+): StagedScore {
   const weights = weightVector(plan, options.weights, base);
   const errorsAs = options.errorsAs ?? "fail";
   const totals = aggregateStaged(plan, aligned, weights, errorsAs, options.ignoreGates ?? false);
@@ -52,7 +80,14 @@ function stagedScore(rubric: StagedRubric, plan: StagedPlan, aligned: AlignedVer
     stages: totals.stages,
     stoppedAt: totals.stoppedAt,
     failedGate: totals.failedGate,
-    criteria: criterionResults(plan, aligned, weights, errorsAs, totals.reachedEnd, (i, fraction) => fraction * weights[i]!),
+    criteria: criterionResults(
+      plan,
+      aligned,
+      weights,
+      errorsAs,
+      totals.reachedEnd,
+      (i, fraction) => fraction * weights[i]!,
+    ),
     rubric,
     options,
   };
@@ -72,7 +107,11 @@ function stagedScore(rubric: StagedRubric, plan: StagedPlan, aligned: AlignedVer
  */
 export function scoreRubric(rubric: FlatRubric, verdicts: VerdictsInput, options?: ScoreOptions): FlatScore;
 export function scoreRubric(rubric: StagedRubric, verdicts: VerdictsInput, options?: ScoreOptions): StagedScore;
-export function scoreRubric(rubric: FlatRubric | StagedRubric | LoadedRubric, verdicts: VerdictsInput, options?: ScoreOptions): RubricScore;
+export function scoreRubric(
+  rubric: FlatRubric | StagedRubric | LoadedRubric,
+  verdicts: VerdictsInput,
+  options?: ScoreOptions,
+): RubricScore;
 export function scoreRubric(
   input: FlatRubric | StagedRubric | LoadedRubric,
   verdicts: VerdictsInput,
@@ -92,7 +131,14 @@ function alignedFromResult(score: RubricScore): AlignedVerdicts {
   const statuses = new Uint8Array(n);
   const errors = new Map<number, string>();
   score.criteria.forEach((c, i) => {
-    statuses[i] = c.status === "ok" ? Status.Ok : c.status === "error" ? Status.Error : c.status === "skipped" ? Status.Skipped : Status.Missing;
+    statuses[i] =
+      c.status === "ok"
+        ? Status.Ok
+        : c.status === "error"
+          ? Status.Error
+          : c.status === "skipped"
+            ? Status.Skipped
+            : Status.Missing;
     if (c.fraction !== null) fractions[i] = c.fraction;
     if (c.error !== undefined) errors.set(i, c.error);
   });
@@ -112,16 +158,20 @@ export function reweight<S extends RubricScore>(
 ): S {
   const plan = planOf(scored.rubric);
   if (plan.ids.length !== scored.criteria.length)
-    throw new VerdictValidationError(`scored output has ${scored.criteria.length} criteria but its rubric has ${plan.ids.length}`);
+    throw new VerdictValidationError(
+      `scored output has ${scored.criteria.length} criteria but its rubric has ${plan.ids.length}`,
+    );
   // A score that went through JSON has lost its basis; rebuild it from the criteria it lists.
   const known = (scored as { [BASIS]?: Basis })[BASIS] ?? {
     aligned: alignedFromResult(scored),
     weights: scored.criteria.map((c) => c.weight),
   };
   const options: ScoreOptions = { ...scored.options, weights };
-  return (plan.kind === "flat"
-    ? flatScore(scored.rubric as FlatRubric, plan, known.aligned, options, known.weights)
-    : stagedScore(scored.rubric as StagedRubric, plan, known.aligned, options, known.weights)) as S;
+  return (
+    plan.kind === "flat"
+      ? flatScore(scored.rubric as FlatRubric, plan, known.aligned, options, known.weights)
+      : stagedScore(scored.rubric as StagedRubric, plan, known.aligned, options, known.weights)
+  ) as S;
 }
 
 /** Several rubric categories for one output: the mean of their normalised scores (the reference's rule). */

@@ -25,7 +25,11 @@ export const VerdictSchema = z
   })
   .superRefine((verdict, ctx) => {
     if (verdict.status === "ok" && verdict.score === null)
-      ctx.addIssue({ code: "custom", path: ["score"], message: 'expected a score in [0, 1] for status "ok", got null' });
+      ctx.addIssue({
+        code: "custom",
+        path: ["score"],
+        message: 'expected a score in [0, 1] for status "ok", got null',
+      });
     if (verdict.status !== "ok" && verdict.score !== null)
       ctx.addIssue({
         code: "custom",
@@ -62,7 +66,10 @@ export function verdictsFromFile(file: VerdictFile): Verdict[] {
  */
 export function parseVerdictFile(value: unknown, source = "verdicts"): Verdict[] {
   const result = VerdictFileSchema.safeParse(value, { reportInput: true });
-  if (!result.success) throw new VerdictValidationError(describeIssues(result.error.issues, source, "expected {\"scores\": {id: fraction}} or {\"verdicts\": [...]}"));
+  if (!result.success)
+    throw new VerdictValidationError(
+      describeIssues(result.error.issues, source, 'expected {"scores": {id: fraction}} or {"verdicts": [...]}'),
+    );
   return verdictsFromFile(result.data);
 }
 
@@ -78,17 +85,20 @@ export const WeightFileSchema = z.union([
  */
 export function parseWeightFile(value: unknown, source = "weights"): Record<string, number> {
   const result = WeightFileSchema.safeParse(value, { reportInput: true });
-  if (!result.success) throw new VerdictValidationError(describeIssues(result.error.issues, source, "expected {\"weights\": {id: weight ≥ 0}}"));
+  if (!result.success)
+    throw new VerdictValidationError(
+      describeIssues(result.error.issues, source, 'expected {"weights": {id: weight ≥ 0}}'),
+    );
   const data = result.data;
-  return "weights" in data && typeof data["weights"] === "object" ? (data["weights"] as Record<string, number>) : (data as Record<string, number>);
+  return "weights" in data && typeof data["weights"] === "object"
+    ? (data["weights"] as Record<string, number>)
+    : (data as Record<string, number>);
 }
 
 function describeIssues(issues: readonly z.core.$ZodIssue[], source: string, shape: string): string {
   // A union reports "no option matched" at the root; the branch whose issues go deepest names the real fault.
   const flattened = issues.flatMap((issue) =>
-    issue.code === "invalid_union" && issue.path.length === 0
-      ? deepest(issue.errors).map((inner) => inner)
-      : [issue],
+    issue.code === "invalid_union" && issue.path.length === 0 ? deepest(issue.errors).map((inner) => inner) : [issue],
   );
   const lines = toRubricIssues(flattened).map((i) => `${source}: ${i.path}: ${i.message}`);
   return lines.length > 0 ? lines.join("\n") : `${source}: ${shape}`;

@@ -9,7 +9,16 @@ import type { Objective } from "../trainer/objective.js";
 import { trainGspo, trainSftStage, type GspoLogEntry, type TrainingLogEntry } from "../trainer/train.js";
 import { gymPrompt, gymReward, proxyScores, teacherSequence, type GymPrompt } from "./gym.js";
 import { scalingSvg } from "./plot.js";
-import { ARCANE_METHODS, ArcaneTableSchema, arcaneMarkdown, methodLabels, PAPER, type ArcaneMethod, type ArcaneTable, type MeanStd } from "./table.js";
+import {
+  ARCANE_METHODS,
+  ArcaneTableSchema,
+  arcaneMarkdown,
+  methodLabels,
+  PAPER,
+  type ArcaneMethod,
+  type ArcaneTable,
+  type MeanStd,
+} from "./table.js";
 
 /** Everything an ARCANE reproduction run is configured by; `arcaneConfig` fills the defaults. */
 export interface ArcaneConfig {
@@ -43,7 +52,9 @@ export interface ArcaneConfig {
  * on-policy step; a wider band (e.g. 0.2 / 0.28) lets the later steps count — the README
  * reports both, measured.
  */
-export function arcaneConfig(options: { quick?: boolean; seeds?: number } & Partial<Omit<ArcaneConfig, "quick" | "seeds">> = {}): ArcaneConfig {
+export function arcaneConfig(
+  options: { quick?: boolean; seeds?: number } & Partial<Omit<ArcaneConfig, "quick" | "seeds">> = {},
+): ArcaneConfig {
   const quick = options.quick ?? false;
   const count = options.seeds ?? (quick ? 2 : 5);
   const { seeds: _, quick: __, ...rest } = options;
@@ -70,7 +81,13 @@ export function arcaneConfig(options: { quick?: boolean; seeds?: number } & Part
 
 export type ArcaneProgress =
   | { readonly phase: "prepare"; readonly seed: number }
-  | { readonly phase: "sft" | "gspo"; readonly seed: number; readonly done: number; readonly total: number; readonly entry: TrainingLogEntry }
+  | {
+      readonly phase: "sft" | "gspo";
+      readonly seed: number;
+      readonly done: number;
+      readonly total: number;
+      readonly entry: TrainingLogEntry;
+    }
   | { readonly phase: "evaluate"; readonly seed: number; readonly done: number; readonly total: number };
 
 export interface ArcaneRunOptions {
@@ -99,7 +116,14 @@ interface SeedResult {
   readonly seed: number;
   readonly tasks: TaskResult[];
   readonly log: TrainingLogEntry[];
-  readonly timing: { trainingSeconds: number; rollouts: number; workerMs: number; verifierMs: number; policyMs: number; evaluationSeconds: number };
+  readonly timing: {
+    trainingSeconds: number;
+    rollouts: number;
+    workerMs: number;
+    verifierMs: number;
+    policyMs: number;
+    evaluationSeconds: number;
+  };
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -136,21 +160,31 @@ export interface TrainedManagers {
  * policy. With a `runDir`, the seed's log and checkpoints go to `<runDir>/seed-<n>/` and
  * `resume` continues from them.
  */
-export async function trainArcaneManagers(seed: number, options: Omit<ArcaneRunOptions, "onProgress"> & { readonly gdpval?: Awaited<ReturnType<typeof loadGdpval>>; readonly onProgress?: (event: ArcaneProgress) => void }): Promise<TrainedManagers> {
+export async function trainArcaneManagers(
+  seed: number,
+  options: Omit<ArcaneRunOptions, "onProgress"> & {
+    readonly gdpval?: Awaited<ReturnType<typeof loadGdpval>>;
+    readonly onProgress?: (event: ArcaneProgress) => void;
+  },
+): Promise<TrainedManagers> {
   const { config } = options;
   const gdpval = options.gdpval ?? (await loadGdpval(options.gdpvalDir));
   options.onProgress?.({ phase: "prepare", seed });
-  const train = await Promise.all(gdpval.train.slice(0, config.trainTasks).map((e) => gymPrompt(gymTask(e.task), seed, QUESTION_REPERTOIRE)));
+  const train = await Promise.all(
+    gdpval.train.slice(0, config.trainTasks).map((e) => gymPrompt(gymTask(e.task), seed, QUESTION_REPERTOIRE)),
+  );
   const worker = simulatedWorker();
   const seedDir = options.runDir === undefined ? undefined : join(options.runDir, `seed-${seed}`);
-  const run = (stage: string) => (seedDir === undefined ? undefined : { dir: join(seedDir, stage), resume: options.resume ?? false });
+  const run = (stage: string) =>
+    seedDir === undefined ? undefined : { dir: join(seedDir, stage), resume: options.resume ?? false };
   const started = performance.now();
 
   // Stage I: SFT on the teacher's sequences. A finished SFT stage is kept as `sft/final`.
   const backend = new InProcessBackend(new RubricPolicy({ seed }), { learningRate: config.learningRate });
   const sftFinal = seedDir === undefined ? undefined : join(seedDir, "sft", "final");
   const log: TrainingLogEntry[] = [];
-  if (sftFinal !== undefined && options.resume && (await exists(join(sftFinal, "policy.json")))) await backend.load(sftFinal);
+  if (sftFinal !== undefined && options.resume && (await exists(join(sftFinal, "policy.json"))))
+    await backend.load(sftFinal);
   else {
     const examples: { prompt: GymPrompt; tokens: number[] }[] = [];
     for (const prompt of train) {
@@ -166,7 +200,14 @@ export async function trainArcaneManagers(seed: number, options: Omit<ArcaneRunO
         seed,
         learningRate: config.sftLearningRate,
         ...(sftRun ? { run: sftRun } : {}),
-        onLog: (entry) => options.onProgress?.({ phase: "sft", seed, done: (entry.stage === "sft" ? entry.epoch : 0) + 1, total: config.sftEpochs, entry }),
+        onLog: (entry) =>
+          options.onProgress?.({
+            phase: "sft",
+            seed,
+            done: (entry.stage === "sft" ? entry.epoch : 0) + 1,
+            total: config.sftEpochs,
+            entry,
+          }),
         ...(options.signal ? { signal: options.signal } : {}),
       })),
     );
@@ -182,7 +223,13 @@ export async function trainArcaneManagers(seed: number, options: Omit<ArcaneRunO
   const gspoLog = await trainGspo({
     backend,
     prompts: train,
-    reward: gymReward({ policy: backend.policy, worker, clarifyCost: config.clarifyCost, computeCost: config.computeCost, timings }),
+    reward: gymReward({
+      policy: backend.policy,
+      worker,
+      clarifyCost: config.clarifyCost,
+      computeCost: config.computeCost,
+      timings,
+    }),
     seed,
     batches: config.gspoBatches,
     promptsPerBatch: config.promptsPerBatch,
@@ -194,11 +241,26 @@ export async function trainArcaneManagers(seed: number, options: Omit<ArcaneRunO
     learningRate: config.learningRate,
     klCoef: config.klCoef,
     ...(gspoRun ? { run: gspoRun } : {}),
-    onLog: (entry) => options.onProgress?.({ phase: "gspo", seed, done: (entry.stage === "gspo" ? entry.batch : 0) + 1, total: config.gspoBatches, entry }),
+    onLog: (entry) =>
+      options.onProgress?.({
+        phase: "gspo",
+        seed,
+        done: (entry.stage === "gspo" ? entry.batch : 0) + 1,
+        total: config.gspoBatches,
+        entry,
+      }),
     ...(options.signal ? { signal: options.signal } : {}),
   });
   log.push(...gspoLog);
-  return { seed, config, sft: sftPolicy, gspo: backend.policy, log, trainingSeconds: (performance.now() - started) / 1000, rewardMs: timings };
+  return {
+    seed,
+    config,
+    sft: sftPolicy,
+    gspo: backend.policy,
+    log,
+    trainingSeconds: (performance.now() - started) / 1000,
+    rewardMs: timings,
+  };
 }
 
 /**
@@ -206,23 +268,35 @@ export async function trainArcaneManagers(seed: number, options: Omit<ArcaneRunO
  * drawn with the same random stream (seeded by the managers' seed and the task), so that they
  * differ only by training — in the gym's evaluation and when deployed with LLM roles alike.
  */
-export function managerRubrics(managers: Pick<TrainedManagers, "seed" | "sft" | "gspo">, prompt: PolicyPrompt): Record<"sft" | "gspo", { rubric: FlatRubric; questions: number }> {
+export function managerRubrics(
+  managers: Pick<TrainedManagers, "seed" | "sft" | "gspo">,
+  prompt: PolicyPrompt,
+): Record<"sft" | "gspo", { rubric: FlatRubric; questions: number }> {
   const rng = createRng(managers.seed).fork(`eval-rubric:${prompt.task.id}`);
   const write = (method: "sft" | "gspo") => {
     const policy = managers[method];
     const tokens = policy.sample(prompt, rng.fork("policy"));
-    return { rubric: policy.toRubric(tokens, `${prompt.task.id}-${method}`), questions: policy.decode(tokens).questions.length };
+    return {
+      rubric: policy.toRubric(tokens, `${prompt.task.id}-${method}`),
+      questions: policy.decode(tokens).questions.length,
+    };
   };
   return { sft: write("sft"), gspo: write("gspo") };
 }
 
-async function runSeed(seed: number, gdpval: Awaited<ReturnType<typeof loadGdpval>>, options: ArcaneRunOptions): Promise<SeedResult> {
+async function runSeed(
+  seed: number,
+  gdpval: Awaited<ReturnType<typeof loadGdpval>>,
+  options: ArcaneRunOptions,
+): Promise<SeedResult> {
   const { config } = options;
   const managers = await trainArcaneManagers(seed, { ...options, gdpval });
   const { sft: sftPolicy, log, trainingSeconds } = managers;
   const gspoLog = log.filter((e): e is GspoLogEntry => e.stage === "gspo");
   const worker = simulatedWorker();
-  const evaluation = await Promise.all(gdpval.eval.slice(0, config.evalTasks).map((e) => gymPrompt(gymTask(e.task), seed, QUESTION_REPERTOIRE)));
+  const evaluation = await Promise.all(
+    gdpval.eval.slice(0, config.evalTasks).map((e) => gymPrompt(gymTask(e.task), seed, QUESTION_REPERTOIRE)),
+  );
 
   // Evaluation on the held-out tasks: each method's rubric guides the worker and selects among
   // its N outputs; the return is U* of the pick. The candidates of N are the first N of 16.
@@ -237,7 +311,12 @@ async function runSeed(seed: number, gdpval: Awaited<ReturnType<typeof loadGdpva
       gspo: written.gspo.rubric,
       oracle: simulatedStakeholder(task, seed).utility,
     };
-    const noDialogue = sftPolicy.toRubric(sftPolicy.sample(prompt, createRng(seed).fork(`eval-rubric:${task.id}`).fork("no-dialogue"), 1, { questions: [] }), `${task.id}-no-dialogue`);
+    const noDialogue = sftPolicy.toRubric(
+      sftPolicy.sample(prompt, createRng(seed).fork(`eval-rubric:${task.id}`).fork("no-dialogue"), 1, {
+        questions: [],
+      }),
+      `${task.id}-no-dialogue`,
+    );
     const outputSeed = seed * 100_003 + i;
     const returns = {} as Record<ArcaneMethod, number[]>;
     let pool: string[] = [];
@@ -325,12 +404,25 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
   const n8 = config.ns.indexOf(8);
   const perSeed = (f: (t: TaskResult) => number) => results.map((r) => average(r.tasks.map(f)));
   const methodReturn = (method: ArcaneMethod, at: number) => meanStd(perSeed((t) => t.returns[method][at]!));
-  const meanReturn = Object.fromEntries(ARCANE_METHODS.map((m) => [m, { n1: methodReturn(m, n1), n8: methodReturn(m, n8) }])) as ArcaneTable["meanReturn"];
-  const curves = Object.fromEntries(ARCANE_METHODS.map((m) => [m, config.ns.map((_, k) => methodReturn(m, k))])) as ArcaneTable["scaling"]["curves"];
-  const slopes = Object.fromEntries(ARCANE_METHODS.map((m) => [m, slopePerDoubling(config.ns, curves[m].map((c) => c.mean))])) as ArcaneTable["scaling"]["slopePerDoubling"];
+  const meanReturn = Object.fromEntries(
+    ARCANE_METHODS.map((m) => [m, { n1: methodReturn(m, n1), n8: methodReturn(m, n8) }]),
+  ) as ArcaneTable["meanReturn"];
+  const curves = Object.fromEntries(
+    ARCANE_METHODS.map((m) => [m, config.ns.map((_, k) => methodReturn(m, k))]),
+  ) as ArcaneTable["scaling"]["curves"];
+  const slopes = Object.fromEntries(
+    ARCANE_METHODS.map((m) => [
+      m,
+      slopePerDoubling(
+        config.ns,
+        curves[m].map((c) => c.mean),
+      ),
+    ]),
+  ) as ArcaneTable["scaling"]["slopePerDoubling"];
   // Per task at N = 8, averaged over seeds: the paired samples of the Wilcoxon test.
   const taskIds = results[0]!.tasks.map((t) => t.taskId);
-  const perTask = (method: ArcaneMethod) => taskIds.map((_, i) => average(results.map((r) => r.tasks[i]!.returns[method][n8]!)));
+  const perTask = (method: ArcaneMethod) =>
+    taskIds.map((_, i) => average(results.map((r) => r.tasks[i]!.returns[method][n8]!)));
   const test = wilcoxonSignedRank(perTask("gspo"), perTask("sft"));
   const stats = (pick: (t: TaskResult) => FlatRubric, questions?: (t: TaskResult) => number) => {
     const all = results.flatMap((r) => r.tasks);
@@ -347,7 +439,10 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
     return {
       sector,
       tasks: rows.length / results.length,
-      ...(Object.fromEntries(ARCANE_METHODS.map((m) => [m, average(rows.map((t) => t.returns[m][n8]!))])) as Record<ArcaneMethod, number>),
+      ...(Object.fromEntries(ARCANE_METHODS.map((m) => [m, average(rows.map((t) => t.returns[m][n8]!))])) as Record<
+        ArcaneMethod,
+        number
+      >),
     };
   });
   const timing = results.map((r) => r.timing);
@@ -359,7 +454,8 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
   const trained = methodLabels({ config: { objective: config.objective } }).gspo;
   return {
     kind: "arcane-gym",
-    simulation: "These numbers come from the rubric gym — simulated stakeholders, a simulated worker and a log-linear manager trained on this machine — not from the paper's LLMs; the paper's column is for orientation only.",
+    simulation:
+      "These numbers come from the rubric gym — simulated stakeholders, a simulated worker and a log-linear manager trained on this machine — not from the paper's LLMs; the paper's column is for orientation only.",
     config: { ...config, seeds: [...config.seeds], ns: [...config.ns] },
     tasks: { train: config.trainTasks ?? 175, eval: taskIds.length },
     meanReturn,
@@ -369,17 +465,40 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
       sft: meanStd(perSeed((t) => t.ndcg8.sft)),
       gspo: meanStd(perSeed((t) => t.ndcg8.gspo)),
     },
-    wilcoxon: { gspoVsSft: { statistic: test.statistic, pValue: test.pValue, n: test.n, method: test.method, meanDifference: average(perTask("gspo")) - average(perTask("sft")) } },
+    wilcoxon: {
+      gspoVsSft: {
+        statistic: test.statistic,
+        pValue: test.pValue,
+        n: test.n,
+        method: test.method,
+        meanDifference: average(perTask("gspo")) - average(perTask("sft")),
+      },
+    },
     rubricStats: {
-      sft: stats((t) => t.rubrics.sft, (t) => t.questions.sft),
-      gspo: stats((t) => t.rubrics.gspo, (t) => t.questions.gspo),
+      sft: stats(
+        (t) => t.rubrics.sft,
+        (t) => t.questions.sft,
+      ),
+      gspo: stats(
+        (t) => t.rubrics.gspo,
+        (t) => t.questions.gspo,
+      ),
       oracle: stats((t) => t.rubrics.oracle),
     },
     perSector,
     training: results.map((r, i) => ({
       seed: r.seed,
-      sftLoss: sft[i]!.length > 0 ? { first: (sft[i]![0] as { loss: number }).loss, last: (sft[i]!.at(-1) as { loss: number }).loss } : null,
-      gspoReward: gspo[i]!.length > 0 ? { first: (gspo[i]![0] as { meanReward: number }).meanReward, last: (gspo[i]!.at(-1) as { meanReward: number }).meanReward } : null,
+      sftLoss:
+        sft[i]!.length > 0
+          ? { first: (sft[i]![0] as { loss: number }).loss, last: (sft[i]!.at(-1) as { loss: number }).loss }
+          : null,
+      gspoReward:
+        gspo[i]!.length > 0
+          ? {
+              first: (gspo[i]![0] as { meanReward: number }).meanReward,
+              last: (gspo[i]!.at(-1) as { meanReward: number }).meanReward,
+            }
+          : null,
     })),
     timing: {
       seconds,
@@ -402,7 +521,10 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
 }
 
 /** Writes `table.json` (validated against its schema), `table.md` and `scaling.svg` into `dir`; returns their paths. */
-export async function writeArcaneOutputs(table: ArcaneTable, dir: string): Promise<{ json: string; markdown: string; svg: string }> {
+export async function writeArcaneOutputs(
+  table: ArcaneTable,
+  dir: string,
+): Promise<{ json: string; markdown: string; svg: string }> {
   await mkdir(dir, { recursive: true });
   const paths = { json: join(dir, "table.json"), markdown: join(dir, "table.md"), svg: join(dir, "scaling.svg") };
   await writeFile(paths.json, `${JSON.stringify(ArcaneTableSchema.parse(table), null, 2)}\n`);

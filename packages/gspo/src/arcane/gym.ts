@@ -17,11 +17,23 @@ export interface GymPrompt extends PolicyPrompt {
  * policy sees only the replies to the questions it chooses; the gym stakeholder's reply to a
  * question does not depend on when it is asked, so asking up front changes nothing it could see.
  */
-export async function gymPrompt(task: GymTask, stakeholderSeed: number, questions: readonly string[]): Promise<GymPrompt> {
+export async function gymPrompt(
+  task: GymTask,
+  stakeholderSeed: number,
+  questions: readonly string[],
+): Promise<GymPrompt> {
   const stakeholder = simulatedStakeholder(task, stakeholderSeed);
   const replies: string[] = [];
   // The gym stakeholder ignores the dialogue state; a fresh one per question says so honestly.
-  for (const text of questions) replies.push((await stakeholder.answer({ text }, { task, exchanges: [], questionsLeft: questions.length, turnsLeft: questions.length + 1 })).text);
+  for (const text of questions)
+    replies.push(
+      (
+        await stakeholder.answer(
+          { text },
+          { task, exchanges: [], questionsLeft: questions.length, turnsLeft: questions.length + 1 },
+        )
+      ).text,
+    );
   return { task, replies, stakeholderSeed };
 }
 
@@ -34,7 +46,11 @@ export async function trueUtility(prompt: GymPrompt, output: string): Promise<nu
 }
 
 /** Scores û of outputs under a rubric (normalised weighted sums of the rubric's verifier verdicts); an empty rubric scores 0. */
-export async function proxyScores(rubric: FlatRubric, prompt: GymPrompt, outputs: readonly string[]): Promise<number[]> {
+export async function proxyScores(
+  rubric: FlatRubric,
+  prompt: GymPrompt,
+  outputs: readonly string[],
+): Promise<number[]> {
   if (rubric.criteria.length === 0) return outputs.map(() => 0);
   return (await scoreCandidates(rubric, prompt.task, outputs, { registry })).map((c) => c.score.normalized);
 }
@@ -54,7 +70,9 @@ export interface GymRewardOptions {
  * The Stage II return of a sequence: the worker writes one output under the sequence's rubric and
  * r = U*(y) − λ_clarify·(questions asked) − λ_compute·(criteria in the rubric).
  */
-export function gymReward(options: GymRewardOptions): (prompt: GymPrompt, tokens: readonly number[], context: { seed: number }) => Promise<number> {
+export function gymReward(
+  options: GymRewardOptions,
+): (prompt: GymPrompt, tokens: readonly number[], context: { seed: number }) => Promise<number> {
   const clarify = options.clarifyCost ?? 0.01;
   const compute = options.computeCost ?? 0.002;
   return async (prompt, tokens, { seed }) => {
@@ -83,16 +101,24 @@ export function sftSequence(policy: RubricPolicy, example: SftExample): number[]
   const assistant = example.messages.filter((m) => m.role === "assistant");
   const questions = assistant.slice(0, -1).map((m, i) => {
     const q = policy.questions.indexOf(QuestionTurnSchema.parse(JSON.parse(m.content)).question);
-    if (q < 0) throw new PolicySequenceError(`${example.metadata.taskId}: question ${i + 1} is not in the policy's repertoire`);
+    if (q < 0)
+      throw new PolicySequenceError(`${example.metadata.taskId}: question ${i + 1} is not in the policy's repertoire`);
     return q;
   });
   const final = RubricTurnSchema.safeParse(JSON.parse(assistant.at(-1)?.content ?? "null"));
-  if (!final.success) throw new PolicySequenceError(`${example.metadata.taskId}: the last assistant turn is not a rubric: ${final.error.issues[0]!.message}`);
+  if (!final.success)
+    throw new PolicySequenceError(
+      `${example.metadata.taskId}: the last assistant turn is not a rubric: ${final.error.issues[0]!.message}`,
+    );
   const criteria = final.data.criteria.flatMap((c) => {
     const known = policy.vocab.find((v) => v.text === c.text);
-    return known ? [{ id: known.id, text: c.text, weight: c.weight, polarity: "reward" as const, verifier: known.verifier }] : [];
+    return known
+      ? [{ id: known.id, text: c.text, weight: c.weight, polarity: "reward" as const, verifier: known.verifier }]
+      : [];
   });
-  return criteria.length > 0 ? policy.encode(questions, { id: `${example.metadata.taskId}-reference`, criteria }) : undefined;
+  return criteria.length > 0
+    ? policy.encode(questions, { id: `${example.metadata.taskId}-reference`, criteria })
+    : undefined;
 }
 
 const QuestionTurnSchema = z.object({ question: z.string() });
@@ -103,7 +129,15 @@ const RubricTurnSchema = z.object({ criteria: z.array(z.object({ text: z.string(
  * manager's questions and the rubric it reconstructs from the replies (`reference: "elicited"`)
  * — a teacher's imperfect reconstruction of what the stakeholder values, not the oracle.
  */
-export async function teacherSequence(policy: RubricPolicy, prompt: GymPrompt, questionBudget = 5): Promise<number[] | undefined> {
-  const [example] = await gymSftCorpus([prompt.task], { seed: prompt.stakeholderSeed, questionBudget, reference: "elicited" });
+export async function teacherSequence(
+  policy: RubricPolicy,
+  prompt: GymPrompt,
+  questionBudget = 5,
+): Promise<number[] | undefined> {
+  const [example] = await gymSftCorpus([prompt.task], {
+    seed: prompt.stakeholderSeed,
+    questionBudget,
+    reference: "elicited",
+  });
   return sftSequence(policy, example!);
 }

@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import { ARCANE_LLM_METHODS, pairedMeans, type ArcaneLlmMethod } from "./llm.js";
 
 const task = (values: Partial<Record<ArcaneLlmMethod, (number | null)[]>>) => ({
-  returns: Object.fromEntries(ARCANE_LLM_METHODS.map((m) => [m, values[m] ?? [0.5, 0.5]])) as Record<ArcaneLlmMethod, (number | null)[]>,
+  returns: Object.fromEntries(ARCANE_LLM_METHODS.map((m) => [m, values[m] ?? [0.5, 0.5]])) as Record<
+    ArcaneLlmMethod,
+    (number | null)[]
+  >,
 });
 
 describe("pairedMeans", () => {

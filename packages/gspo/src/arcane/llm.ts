@@ -1,5 +1,13 @@
 import { createRng, ndcgAtK, stagedToFlat, type FlatRubric, type LanguageModel, type StagedRubric } from "@rubric/core";
-import { gymTask, llmManager, llmStakeholder, llmWorker, loadGdpval, runEpisode, type GymTask } from "@rubric/autointeract";
+import {
+  gymTask,
+  llmManager,
+  llmStakeholder,
+  llmWorker,
+  loadGdpval,
+  runEpisode,
+  type GymTask,
+} from "@rubric/autointeract";
 import { createVerifierRegistry, llmJudge, scoreOutputs, type LlmJudgeOptions } from "@rubric/verifiers";
 import { z } from "zod";
 import { QUESTION_REPERTOIRE } from "../policy/rubric-policy.js";
@@ -11,7 +19,8 @@ export const ARCANE_LLM_METHODS = ["noRubric", "manager", "sft", "gspo", "oracle
 export type ArcaneLlmMethod = (typeof ARCANE_LLM_METHODS)[number];
 
 const nullableNumbers = z.array(z.number().nullable());
-const perMethod = <T extends z.ZodType>(schema: T) => z.strictObject({ noRubric: schema, manager: schema, sft: schema, gspo: schema, oracle: schema });
+const perMethod = <T extends z.ZodType>(schema: T) =>
+  z.strictObject({ noRubric: schema, manager: schema, sft: schema, gspo: schema, oracle: schema });
 const N1N8 = z.strictObject({ n1: z.number().nullable(), n8: z.number().nullable() });
 
 /** `table.json` of `rubric repro arcane --provider`: LLM roles on real GDPval eval tasks, scored against the gold rubrics. */
@@ -24,19 +33,38 @@ export const ArcaneLlmTableSchema = z.strictObject({
   errorsAs: z.enum(["fail", "renormalize"]),
   /** The gym-trained managers deployed here (null when none were given). */
   training: z
-    .strictObject({ seed: z.number().int(), sftEpochs: z.number().int(), gspoBatches: z.number().int(), objective: z.string(), seconds: z.number() })
+    .strictObject({
+      seed: z.number().int(),
+      sftEpochs: z.number().int(),
+      gspoBatches: z.number().int(),
+      objective: z.string(),
+      seconds: z.number(),
+    })
     .nullable(),
   tasks: z.array(
     z.strictObject({
       taskId: z.string(),
       sector: z.string(),
       /** Questions each manager asked. */
-      questions: z.strictObject({ manager: z.number().int(), sft: z.number().int().nullable(), gspo: z.number().int().nullable() }),
+      questions: z.strictObject({
+        manager: z.number().int(),
+        sft: z.number().int().nullable(),
+        gspo: z.number().int().nullable(),
+      }),
       /** The rubrics the managers wrote (null where none was written). */
-      rubrics: z.strictObject({ manager: z.unknown().nullable(), sft: z.unknown().nullable(), gspo: z.unknown().nullable() }),
+      rubrics: z.strictObject({
+        manager: z.unknown().nullable(),
+        sft: z.unknown().nullable(),
+        gspo: z.unknown().nullable(),
+      }),
       /** U* (the gold rubric's normalised score) of the selected output per N; null where it could not be scored. */
       returns: perMethod(nullableNumbers),
-      ndcg8: z.strictObject({ noDialogue: z.number().nullable(), manager: z.number().nullable(), sft: z.number().nullable(), gspo: z.number().nullable() }),
+      ndcg8: z.strictObject({
+        noDialogue: z.number().nullable(),
+        manager: z.number().nullable(),
+        sft: z.number().nullable(),
+        gspo: z.number().nullable(),
+      }),
       errors: z.array(z.string()),
       /** What is worth knowing about a task's numbers that is not an error (e.g. why an NDCG is undefined). */
       notes: z.array(z.string()),
@@ -111,7 +139,9 @@ export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<Arc
   const maxN = ns.at(-1)!;
   const errorsAs = options.errorsAs ?? "fail";
   const gdpval = await loadGdpval(options.gdpvalDir);
-  const examples = options.taskIds ? options.taskIds.map((id) => selectTask(gdpval.eval, id)) : gdpval.eval.slice(0, options.tasks ?? 2);
+  const examples = options.taskIds
+    ? options.taskIds.map((id) => selectTask(gdpval.eval, id))
+    : gdpval.eval.slice(0, options.tasks ?? 2);
   const registry = createVerifierRegistry({ judge: llmJudge(options.model, { mode: "batched", ...options.judge }) });
   const worker = llmWorker(options.model, { maxTokens: options.maxTokens ?? 256 });
   const signal = options.signal ? { signal: options.signal } : {};
@@ -127,25 +157,43 @@ export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<Arc
     const progress = (step: string) => options.onProgress?.({ task: task.id, done: i, total: examples.length, step });
     /** Normalised scores of outputs under a rubric; null for an output whose score could not be computed. */
     const scores = async (rubric: AnyRubric, outputs: readonly string[], what: string): Promise<(number | null)[]> => {
-      const scored = await scoreOutputs(rubric, outputs.map((output, k) => ({ id: `${what}-${k}`, input: task.prompt, output })), { registry, errorsAs, ...signal });
+      const scored = await scoreOutputs(
+        rubric,
+        outputs.map((output, k) => ({ id: `${what}-${k}`, input: task.prompt, output })),
+        { registry, errorsAs, ...signal },
+      );
       return scored.map((s) => {
         const errored = s.verdicts.flatMap((v) => (v.status === "error" ? [v] : []));
         // One line per output: its first error verdict and, when there is none, why it has no score.
-        const why = s.score === null ? `no score (${(s.scoreError ?? "unknown").split("\n")[0]})` : "scored on the rest";
-        if (errored.length > 0) errors.push(`${s.id}: ${errored.length} error verdict(s), first ${errored[0]!.criterionId}: ${(errored[0]!.error ?? "unknown").split("\n")[0]}; ${why}`);
+        const why =
+          s.score === null ? `no score (${(s.scoreError ?? "unknown").split("\n")[0]})` : "scored on the rest";
+        if (errored.length > 0)
+          errors.push(
+            `${s.id}: ${errored.length} error verdict(s), first ${errored[0]!.criterionId}: ${(errored[0]!.error ?? "unknown").split("\n")[0]}; ${why}`,
+          );
         else if (s.score === null) errors.push(`${s.id}: ${why}`);
         if (s.score === null) return null;
         if (rubric === example.rubric) {
           gold.scored += 1;
-          if (s.score.kind === "staged" && s.score.stoppedAt !== null) gold.stopped.set(s.score.stoppedAt, (gold.stopped.get(s.score.stoppedAt) ?? 0) + 1);
+          if (s.score.kind === "staged" && s.score.stoppedAt !== null)
+            gold.stopped.set(s.score.stoppedAt, (gold.stopped.get(s.score.stoppedAt) ?? 0) + 1);
         }
         return s.score.normalized;
       });
     };
     const stakeholder = llmStakeholder(options.model, { rubric: example.rubric, seed });
     const elicit = async (budget: number): Promise<{ rubric?: FlatRubric; questions: number }> => {
-      const episode = await runEpisode({ task, manager: llmManager(options.model, { questions: budget, seed }), stakeholder, questionBudget: budget, ...signal });
-      if (!episode.rubric) errors.push(`manager (budget ${budget}): ${episode.error?.name ?? "Error"}: ${episode.error?.message ?? "no rubric"}`);
+      const episode = await runEpisode({
+        task,
+        manager: llmManager(options.model, { questions: budget, seed }),
+        stakeholder,
+        questionBudget: budget,
+        ...signal,
+      });
+      if (!episode.rubric)
+        errors.push(
+          `manager (budget ${budget}): ${episode.error?.name ?? "Error"}: ${episode.error?.message ?? "no rubric"}`,
+        );
       return { ...(episode.rubric ? { rubric: episode.rubric } : {}), questions: episode.costs.questions };
     };
     progress("dialogue");
@@ -161,7 +209,16 @@ export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<Arc
       const replies: string[] = [];
       try {
         for (const text of QUESTION_REPERTOIRE) {
-          const answer = await stakeholder.answer({ text }, { task, exchanges: [], questionsLeft: QUESTION_REPERTOIRE.length, turnsLeft: QUESTION_REPERTOIRE.length + 1, ...signal });
+          const answer = await stakeholder.answer(
+            { text },
+            {
+              task,
+              exchanges: [],
+              questionsLeft: QUESTION_REPERTOIRE.length,
+              turnsLeft: QUESTION_REPERTOIRE.length + 1,
+              ...signal,
+            },
+          );
           replies.push(answer.text);
         }
         const written = managerRubrics(managers, { task, replies });
@@ -175,8 +232,16 @@ export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<Arc
       }
     }
 
-    const guides: Record<Exclude<ArcaneLlmMethod, "noRubric">, AnyRubric | undefined> = { manager: withDialogue.rubric, sft: trained.sft, gspo: trained.gspo, oracle: example.rubric };
-    const returns = Object.fromEntries(ARCANE_LLM_METHODS.map((m) => [m, ns.map(() => null)])) as unknown as Record<ArcaneLlmMethod, (number | null)[]>;
+    const guides: Record<Exclude<ArcaneLlmMethod, "noRubric">, AnyRubric | undefined> = {
+      manager: withDialogue.rubric,
+      sft: trained.sft,
+      gspo: trained.gspo,
+      oracle: example.rubric,
+    };
+    const returns = Object.fromEntries(ARCANE_LLM_METHODS.map((m) => [m, ns.map(() => null)])) as unknown as Record<
+      ArcaneLlmMethod,
+      (number | null)[]
+    >;
     const ndcg8: TaskRow["ndcg8"] = { noDialogue: null, manager: null, sft: null, gspo: null };
     for (const method of ARCANE_LLM_METHODS) {
       const guide = method === "noRubric" ? undefined : guides[method];
@@ -186,7 +251,9 @@ export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<Arc
       const flatGuide = guide && "stages" in guide ? stagedToFlat(guide).rubric : (guide as FlatRubric | undefined);
       let outputs: string[];
       try {
-        outputs = (await worker.produce(task, flatGuide, maxN, { seed: seed * 1009 + i, ...signal })).map((o) => o.text);
+        outputs = (await worker.produce(task, flatGuide, maxN, { seed: seed * 1009 + i, ...signal })).map(
+          (o) => o.text,
+        );
       } catch (error) {
         // A worker that fails leaves this method without a return for the task; the others go on.
         errors.push(`worker (${method}): ${message(error)}`);
@@ -200,12 +267,19 @@ export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<Arc
         const pool = outputs.slice(0, 8);
         const truth = utility.slice(0, 8);
         if (pool.length >= 2 && truth.every((u) => u !== null) && truth.some((u) => u! > 0)) {
-          const rankers: [keyof TaskRow["ndcg8"], FlatRubric | undefined][] = [["noDialogue", noDialogue.rubric], ["manager", withDialogue.rubric], ["sft", trained.sft], ["gspo", trained.gspo]];
+          const rankers: [keyof TaskRow["ndcg8"], FlatRubric | undefined][] = [
+            ["noDialogue", noDialogue.rubric],
+            ["manager", withDialogue.rubric],
+            ["sft", trained.sft],
+            ["gspo", trained.gspo],
+          ];
           for (const [name, rubric] of rankers) {
             if (!rubric) continue;
             progress(`ndcg: ${name}`);
             const predicted = await scores(rubric, pool, `ndcg-${name}`);
-            ndcg8[name] = predicted.some((p) => p === null) ? null : ndcgAtK(predicted as number[], truth as number[], 8);
+            ndcg8[name] = predicted.some((p) => p === null)
+              ? null
+              : ndcgAtK(predicted as number[], truth as number[], 8);
           }
         } else if (pool.length >= 2 && truth.every((u) => u === 0)) {
           // Every candidate has U* 0: no ranking is better than another, and NDCG (0/0) is undefined.
@@ -220,7 +294,10 @@ export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<Arc
         return best < 0 ? null : utility[best]!;
       });
     }
-    for (const [stage, count] of gold.stopped) notes.push(`gold gate ${JSON.stringify(stage)} failed for ${count} of ${gold.scored} scored outputs, stopping their U* at the gate's failure score`);
+    for (const [stage, count] of gold.stopped)
+      notes.push(
+        `gold gate ${JSON.stringify(stage)} failed for ${count} of ${gold.scored} scored outputs, stopping their U* at the gate's failure score`,
+      );
     tasks.push({
       taskId: task.id,
       sector: task.sector,
@@ -234,14 +311,26 @@ export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<Arc
     });
     options.onProgress?.({ task: task.id, done: i + 1, total: examples.length, step: "done" });
   }
-  const { meanReturn, pairedTasks } = pairedMeans(tasks, ns, managers ? ARCANE_LLM_METHODS : ARCANE_LLM_METHODS.filter((m) => m !== "sft" && m !== "gspo"));
+  const { meanReturn, pairedTasks } = pairedMeans(
+    tasks,
+    ns,
+    managers ? ARCANE_LLM_METHODS : ARCANE_LLM_METHODS.filter((m) => m !== "sft" && m !== "gspo"),
+  );
   return {
     kind: "arcane-llm",
     model: options.model.modelId,
     seed,
     ns,
     errorsAs,
-    training: managers ? { seed: managers.seed, sftEpochs: managers.config.sftEpochs, gspoBatches: managers.config.gspoBatches, objective: managers.config.objective, seconds: managers.trainingSeconds } : null,
+    training: managers
+      ? {
+          seed: managers.seed,
+          sftEpochs: managers.config.sftEpochs,
+          gspoBatches: managers.config.gspoBatches,
+          objective: managers.config.objective,
+          seconds: managers.trainingSeconds,
+        }
+      : null,
     tasks,
     meanReturn,
     pairedTasks,
@@ -270,12 +359,18 @@ export function pairedMeans(
 ): { meanReturn: ArcaneLlmTable["meanReturn"]; pairedTasks: ArcaneLlmTable["pairedTasks"] } {
   const at = (n: number) => {
     const k = ns.indexOf(n);
-    const paired = k < 0 ? [] : tasks.filter((t) => methods.every((m) => t.returns[m][k] !== null && t.returns[m][k] !== undefined));
-    const mean = (m: ArcaneLlmMethod) => (!methods.includes(m) || paired.length === 0 ? null : paired.reduce((sum, t) => sum + t.returns[m][k]!, 0) / paired.length);
+    const paired =
+      k < 0 ? [] : tasks.filter((t) => methods.every((m) => t.returns[m][k] !== null && t.returns[m][k] !== undefined));
+    const mean = (m: ArcaneLlmMethod) =>
+      !methods.includes(m) || paired.length === 0
+        ? null
+        : paired.reduce((sum, t) => sum + t.returns[m][k]!, 0) / paired.length;
     return { count: paired.length, mean };
   };
   const [one, eight] = [at(1), at(8)];
-  const meanReturn = Object.fromEntries(ARCANE_LLM_METHODS.map((m) => [m, { n1: one.mean(m), n8: eight.mean(m) }])) as ArcaneLlmTable["meanReturn"];
+  const meanReturn = Object.fromEntries(
+    ARCANE_LLM_METHODS.map((m) => [m, { n1: one.mean(m), n8: eight.mean(m) }]),
+  ) as ArcaneLlmTable["meanReturn"];
   return { meanReturn, pairedTasks: { n1: one.count, n8: eight.count } };
 }
 
@@ -286,7 +381,9 @@ function selectTask<T extends { task: { task_id: string } }>(pool: readonly T[],
   const matches = pool.filter((e) => e.task.task_id.startsWith(id));
   if (matches.length === 1) return matches[0]!;
   throw new ArcaneTaskSelectionError(
-    matches.length === 0 ? `no GDPval eval task has an id starting with ${JSON.stringify(id)}` : `${JSON.stringify(id)} matches ${matches.length} eval tasks: ${matches.map((m) => m.task.task_id.slice(0, 12)).join(", ")}`,
+    matches.length === 0
+      ? `no GDPval eval task has an id starting with ${JSON.stringify(id)}`
+      : `${JSON.stringify(id)} matches ${matches.length} eval tasks: ${matches.map((m) => m.task.task_id.slice(0, 12)).join(", ")}`,
   );
 }
 
@@ -302,18 +399,44 @@ const LABELS: Record<ArcaneLlmMethod, string> = {
 export function arcaneLlmMarkdown(table: ArcaneLlmTable): string {
   const f = (v: number | null) => (v === null ? "—" : v.toFixed(3));
   const paper = (m: ArcaneLlmMethod, n: "n1" | "n8") => (m === "manager" ? "—" : PAPER.meanReturn[m][n].toFixed(2));
-  const lines = [`# ARCANE with LLM roles (${table.model})`, "", ...table.notes.map((n) => `> ${n}`), "", "## Mean return (gold-rubric U* of the selected output)", "", "| Method | N=1 | N=8 | paper N=1 | paper N=8 |", "|---|---|---|---|---|"];
-  for (const m of ARCANE_LLM_METHODS) lines.push(`| ${LABELS[m]} | ${f(table.meanReturn[m].n1)} | ${f(table.meanReturn[m].n8)} | ${paper(m, "n1")} | ${paper(m, "n8")} |`);
-  lines.push("", `Means over ${table.pairedTasks.n1} task(s) at N=1 and ${table.pairedTasks.n8} at N=8: those where every method's pick could be scored.`);
-  lines.push("", "## Per task (U* per N)", "", `| Task | sector | method | questions | ${table.ns.map((n) => `N=${n}`).join(" | ")} | NDCG@8 |`, `|---|---|---|---|${table.ns.map(() => "---|").join("")}---|`);
+  const lines = [
+    `# ARCANE with LLM roles (${table.model})`,
+    "",
+    ...table.notes.map((n) => `> ${n}`),
+    "",
+    "## Mean return (gold-rubric U* of the selected output)",
+    "",
+    "| Method | N=1 | N=8 | paper N=1 | paper N=8 |",
+    "|---|---|---|---|---|",
+  ];
+  for (const m of ARCANE_LLM_METHODS)
+    lines.push(
+      `| ${LABELS[m]} | ${f(table.meanReturn[m].n1)} | ${f(table.meanReturn[m].n8)} | ${paper(m, "n1")} | ${paper(m, "n8")} |`,
+    );
+  lines.push(
+    "",
+    `Means over ${table.pairedTasks.n1} task(s) at N=1 and ${table.pairedTasks.n8} at N=8: those where every method's pick could be scored.`,
+  );
+  lines.push(
+    "",
+    "## Per task (U* per N)",
+    "",
+    `| Task | sector | method | questions | ${table.ns.map((n) => `N=${n}`).join(" | ")} | NDCG@8 |`,
+    `|---|---|---|---|${table.ns.map(() => "---|").join("")}---|`,
+  );
   for (const t of table.tasks) {
     for (const m of ARCANE_LLM_METHODS) {
       const questions = m === "manager" || m === "sft" || m === "gspo" ? String(t.questions[m] ?? "—") : "";
       const ndcg = m === "noRubric" ? `${f(t.ndcg8.noDialogue)} (no dialogue)` : m === "oracle" ? "" : f(t.ndcg8[m]);
-      lines.push(`| ${t.taskId.slice(0, 8)} | ${t.sector} | ${LABELS[m]} | ${questions} | ${t.returns[m].map(f).join(" | ")} | ${ndcg} |`);
+      lines.push(
+        `| ${t.taskId.slice(0, 8)} | ${t.sector} | ${LABELS[m]} | ${questions} | ${t.returns[m].map(f).join(" | ")} | ${ndcg} |`,
+      );
     }
   }
-  lines.push("", `Seconds per task: ${table.tasks.map((t) => `${t.taskId.slice(0, 8)} ${t.seconds.toFixed(0)}`).join(", ")}.`);
+  lines.push(
+    "",
+    `Seconds per task: ${table.tasks.map((t) => `${t.taskId.slice(0, 8)} ${t.seconds.toFixed(0)}`).join(", ")}.`,
+  );
   const notes = table.tasks.flatMap((t) => t.notes.map((n) => `- ${t.taskId.slice(0, 8)}: ${n}`));
   if (notes.length > 0) lines.push("", "## Notes", "", ...notes);
   const errors = table.tasks.flatMap((t) => t.errors.map((e) => `- ${t.taskId.slice(0, 8)}: ${e}`));

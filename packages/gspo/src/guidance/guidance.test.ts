@@ -49,7 +49,12 @@ describe("test-time guidance in the gym", () => {
     let better = 0;
     for (const [k, task] of tasks.entries()) {
       const rubric = simulatedStakeholder(task, 4).utility;
-      const result = await beamSearch(simulatedWorker({ follow: 0.5 }), task, rubric, { seed: k, registry, samples: 4, width: 3 });
+      const result = await beamSearch(simulatedWorker({ follow: 0.5 }), task, rubric, {
+        seed: k,
+        registry,
+        samples: 4,
+        width: 3,
+      });
       const bestDraft = Math.max(...result.drafts.map((d) => d.score.normalized));
       expect(result.best.score.normalized).toBeGreaterThanOrEqual(bestDraft);
       if (result.best.score.normalized > bestDraft + 1e-12) better++;
@@ -63,11 +68,16 @@ describe("test-time guidance in the gym", () => {
     const rubric = simulatedStakeholder(task, 6).utility;
     // Unguided drafts differ on more criteria, so some edit must change who wins.
     const { candidates } = await bestOfK(simulatedWorker(), task, rubric, 8, { seed: 6, registry, guideWorker: false });
-    const rank = (scores: number[]) => scores.map((s, i) => ({ s, i })).sort((a, b) => b.s - a.s || a.i - b.i).map((x) => x.i);
+    const rank = (scores: number[]) =>
+      scores
+        .map((s, i) => ({ s, i }))
+        .sort((a, b) => b.s - a.s || a.i - b.i)
+        .map((x) => x.i);
     const before = rank(candidates.map((c) => c.score.normalized));
     // Find a criterion on which a lower-ranked candidate beats the top one; weighting only that
     // criterion must then put some other candidate first.
-    const fraction = (i: number, id: string) => candidates[i]!.score.criteria.find((c) => c.criterionId === id)!.fraction ?? 0;
+    const fraction = (i: number, id: string) =>
+      candidates[i]!.score.criteria.find((c) => c.criterionId === id)!.fraction ?? 0;
     const flip = rubric.criteria.find((c) => candidates.some((_, i) => fraction(i, c.id) > fraction(before[0]!, c.id)));
     expect(flip).toBeDefined();
     const edit = Object.fromEntries(rubric.criteria.map((c) => [c.id, c.id === flip!.id ? 1 : 0]));

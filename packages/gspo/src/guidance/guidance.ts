@@ -15,18 +15,40 @@ export interface GuidanceOptions extends Omit<ScoreOutputsOptions, "errorsAs"> {
 }
 
 /** Scores texts under a rubric; an output whose score cannot be computed (an error verdict) is refused loudly. */
-export async function scoreCandidates(rubric: FlatRubric, task: TaskBrief, texts: readonly string[], options: Omit<ScoreOutputsOptions, "errorsAs">): Promise<ScoredCandidate[]> {
-  const results = await scoreOutputs(rubric, texts.map((text, i) => ({ id: String(i), input: task.prompt, output: text })), { ...options, errorsAs: "fail" });
+export async function scoreCandidates(
+  rubric: FlatRubric,
+  task: TaskBrief,
+  texts: readonly string[],
+  options: Omit<ScoreOutputsOptions, "errorsAs">,
+): Promise<ScoredCandidate[]> {
+  const results = await scoreOutputs(
+    rubric,
+    texts.map((text, i) => ({ id: String(i), input: task.prompt, output: text })),
+    { ...options, errorsAs: "fail" },
+  );
   return results.map((r, i) => {
     if (!r.score) throw new Error(`candidate ${i} could not be scored: ${r.scoreError}`);
     return { text: texts[i]!, score: r.score as FlatScore };
   });
 }
 
-async function sample(worker: Worker, task: TaskBrief, rubric: FlatRubric, k: number, options: GuidanceOptions): Promise<ScoredCandidate[]> {
+async function sample(
+  worker: Worker,
+  task: TaskBrief,
+  rubric: FlatRubric,
+  k: number,
+  options: GuidanceOptions,
+): Promise<ScoredCandidate[]> {
   if (!Number.isInteger(k) || k < 1) throw new RangeError(`k must be an integer ≥ 1, got ${k}`);
-  const outputs = await worker.produce(task, options.guideWorker === false ? undefined : rubric, k, { seed: options.seed });
-  return scoreCandidates(rubric, task, outputs.map((o) => o.text), options);
+  const outputs = await worker.produce(task, options.guideWorker === false ? undefined : rubric, k, {
+    seed: options.seed,
+  });
+  return scoreCandidates(
+    rubric,
+    task,
+    outputs.map((o) => o.text),
+    options,
+  );
 }
 
 /**
@@ -35,7 +57,13 @@ async function sample(worker: Worker, task: TaskBrief, rubric: FlatRubric, k: nu
  * @example
  * const { best, candidates } = await bestOfK(worker, task, rubric, 8, { seed: 1, registry });
  */
-export async function bestOfK(worker: Worker, task: TaskBrief, rubric: FlatRubric, k: number, options: GuidanceOptions): Promise<{ best: ScoredCandidate; candidates: ScoredCandidate[] }> {
+export async function bestOfK(
+  worker: Worker,
+  task: TaskBrief,
+  rubric: FlatRubric,
+  k: number,
+  options: GuidanceOptions,
+): Promise<{ best: ScoredCandidate; candidates: ScoredCandidate[] }> {
   const candidates = await sample(worker, task, rubric, k, options);
   let best = 0;
   candidates.forEach((c, i) => {
@@ -61,10 +89,26 @@ export function resampleIndex(scores: readonly number[], temperature: number, u:
  * Importance resampling: K samples, one drawn with probability ∝ exp(û/τ). A small τ approaches
  * best-of-K; a large τ approaches a uniform pick. The draw uses the seed's own stream.
  */
-export async function importanceResample(worker: Worker, task: TaskBrief, rubric: FlatRubric, k: number, options: GuidanceOptions & { readonly temperature: number }): Promise<{ chosen: ScoredCandidate; candidates: ScoredCandidate[] }> {
+export async function importanceResample(
+  worker: Worker,
+  task: TaskBrief,
+  rubric: FlatRubric,
+  k: number,
+  options: GuidanceOptions & { readonly temperature: number },
+): Promise<{ chosen: ScoredCandidate; candidates: ScoredCandidate[] }> {
   const candidates = await sample(worker, task, rubric, k, options);
   const u = createRng(options.seed).fork(`resample:${task.id}`).next();
-  return { chosen: candidates[resampleIndex(candidates.map((c) => c.score.normalized), options.temperature, u)]!, candidates };
+  return {
+    chosen:
+      candidates[
+        resampleIndex(
+          candidates.map((c) => c.score.normalized),
+          options.temperature,
+          u,
+        )
+      ]!,
+    candidates,
+  };
 }
 
 /** Splits a document into segments at its second-level headings; the title (preamble) is the first segment. */
@@ -79,14 +123,22 @@ export function splitSegments(text: string): string[] {
  * segment of every draft and keeping the `width` prefixes with the highest û of the text so far.
  * Any worker whose outputs have sections works; the result can mix the best parts of drafts.
  */
-export async function beamSearch(worker: Worker, task: TaskBrief, rubric: FlatRubric, options: GuidanceOptions & { readonly samples: number; readonly width: number }): Promise<{ best: ScoredCandidate; drafts: ScoredCandidate[]; steps: number }> {
+export async function beamSearch(
+  worker: Worker,
+  task: TaskBrief,
+  rubric: FlatRubric,
+  options: GuidanceOptions & { readonly samples: number; readonly width: number },
+): Promise<{ best: ScoredCandidate; drafts: ScoredCandidate[]; steps: number }> {
   const drafts = await sample(worker, task, rubric, options.samples, options);
   const segmented = drafts.map((d) => splitSegments(d.text));
   const steps = Math.max(...segmented.map((s) => s.length));
   let beam: string[] = [""];
   for (let step = 0; step < steps; step++) {
     const extended = new Set<string>();
-    for (const prefix of beam) for (const segments of segmented) if (segments[step] !== undefined) extended.add(prefix === "" ? segments[step]! : `${prefix}\n${segments[step]}`);
+    for (const prefix of beam)
+      for (const segments of segmented)
+        if (segments[step] !== undefined)
+          extended.add(prefix === "" ? segments[step]! : `${prefix}\n${segments[step]}`);
     if (extended.size === 0) break;
     const scored = await scoreCandidates(rubric, task, [...extended], options);
     beam = scored

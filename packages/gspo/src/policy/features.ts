@@ -18,7 +18,12 @@ function hash(text: string, dim: number): number {
  * and task words use separate namespaces, since "tables" in a brief and in an answer mean different things;
  * `state` adds whole-token markers of the dialogue's state.
  */
-export function featurize(task: TaskBrief, answers: readonly string[], dim: number, state: readonly string[] = []): Features {
+export function featurize(
+  task: TaskBrief,
+  answers: readonly string[],
+  dim: number,
+  state: readonly string[] = [],
+): Features {
   const counts = new Map<number, number>([[0, 1]]);
   const add = (prefix: string, text: string) => {
     for (const word of text.toLowerCase().match(/[a-z][a-z0-9-]{2,}/g) ?? []) {

@@ -24,8 +24,14 @@ async function items(tasks: Parameters<typeof gymTask>[0][], seed: number): Prom
 
 beforeAll(async () => {
   const gdpval = await loadGdpval(GDPVAL);
-  train = await items(gdpval.train.slice(0, 80).map((e) => e.task), 11);
-  heldOut = await items(gdpval.eval.slice(0, 20).map((e) => e.task), 11);
+  train = await items(
+    gdpval.train.slice(0, 80).map((e) => e.task),
+    11,
+  );
+  heldOut = await items(
+    gdpval.eval.slice(0, 20).map((e) => e.task),
+    11,
+  );
   prompt = train[0]!.prompt as GymPrompt;
 });
 
@@ -46,7 +52,16 @@ describe("RubricPolicy", () => {
     for (let i = 0; i < policy.U.length; i++) policy.U[i] = 0.3 * Math.sin(i);
     for (let i = 0; i < policy.Q.length; i++) policy.Q[i] = 0.5 * Math.cos(i);
     // A sequence that asks two questions, writes three criteria and stops.
-    const tokens = policy.encode([5, 2], { id: "r", criteria: [0, 7, 20].map((k, j) => ({ id: `c${k}`, text: policy.vocab[k]!.text, weight: j + 2, polarity: "reward" as const, verifier: policy.vocab[k]!.verifier })) });
+    const tokens = policy.encode([5, 2], {
+      id: "r",
+      criteria: [0, 7, 20].map((k, j) => ({
+        id: `c${k}`,
+        text: policy.vocab[k]!.text,
+        weight: j + 2,
+        polarity: "reward" as const,
+        verifier: policy.vocab[k]!.verifier,
+      })),
+    });
     expect(policy.decode(tokens).questions).toEqual([5, 2]);
     expect(policy.decode(tokens).criteria.length).toBeGreaterThanOrEqual(2);
     const coefs = tokens.map((_, t) => 1.3 - 0.4 * t);
@@ -99,11 +114,26 @@ describe("RubricPolicy", () => {
     const tokens = sftSequence(policy, example!)!;
     expect(tokens).toEqual(train[0]!.tokens);
     expect(policy.decode(tokens).questions).toEqual([0, 1, 2, 3, 4]);
-    const rubricTurn = JSON.parse(example!.messages.at(-1)!.content) as { criteria: { text: string; weight: number }[] };
-    expect(policy.toRubric(tokens, "r").criteria.map((c) => c.text)).toEqual(rubricTurn.criteria.filter((c) => policy.vocab.some((v) => v.text === c.text)).map((c) => c.text));
-    const foreign = { ...example!, messages: example!.messages.map((m, i) => (i === 2 ? { ...m, content: JSON.stringify({ question: "What is your budget?" }) } : m)) };
+    const rubricTurn = JSON.parse(example!.messages.at(-1)!.content) as {
+      criteria: { text: string; weight: number }[];
+    };
+    expect(policy.toRubric(tokens, "r").criteria.map((c) => c.text)).toEqual(
+      rubricTurn.criteria.filter((c) => policy.vocab.some((v) => v.text === c.text)).map((c) => c.text),
+    );
+    const foreign = {
+      ...example!,
+      messages: example!.messages.map((m, i) =>
+        i === 2 ? { ...m, content: JSON.stringify({ question: "What is your budget?" }) } : m,
+      ),
+    };
     expect(() => sftSequence(policy, foreign)).toThrow(/question 1 is not in the policy's repertoire/);
-    const broken = { ...example!, messages: [...example!.messages.slice(0, -1), { role: "assistant" as const, content: JSON.stringify({ rubric: [] }) }] };
+    const broken = {
+      ...example!,
+      messages: [
+        ...example!.messages.slice(0, -1),
+        { role: "assistant" as const, content: JSON.stringify({ rubric: [] }) },
+      ],
+    };
     expect(() => sftSequence(policy, broken)).toThrow(PolicySequenceError);
   });
 

@@ -25,7 +25,10 @@ export const WEIGHT_BINS = [1, 2, 3, 4, 5] as const;
  * The gym's question repertoire: the default manager's five family questions, and one broad
  * question that a well-informed stakeholder answers about everything at once.
  */
-export const QUESTION_REPERTOIRE: readonly string[] = [...DEFAULT_POLICY.questions, "What matters most to you in this document?"];
+export const QUESTION_REPERTOIRE: readonly string[] = [
+  ...DEFAULT_POLICY.questions,
+  "What matters most to you in this document?",
+];
 
 /**
  * An in-process manager policy small enough to train on a CPU in seconds: log-linear and
@@ -50,7 +53,15 @@ export class RubricPolicy {
   readonly U: Float64Array;
   readonly #features = new WeakMap<PolicyPrompt, Map<string, Features>>();
 
-  constructor(options: { dim?: number; maxCriteria?: number; vocab?: readonly BankCriterion[]; questions?: readonly string[]; seed?: number } = {}) {
+  constructor(
+    options: {
+      dim?: number;
+      maxCriteria?: number;
+      vocab?: readonly BankCriterion[];
+      questions?: readonly string[];
+      seed?: number;
+    } = {},
+  ) {
     this.vocab = options.vocab ?? CRITERIA_BANK;
     this.questions = options.questions ?? QUESTION_REPERTOIRE;
     this.dim = options.dim ?? 256;
@@ -96,7 +107,8 @@ export class RubricPolicy {
       tokens.push(this.criterionToken(k), this.weightToken(Math.min(5, Math.max(1, Math.round(c.weight)))));
       chosen.push(k);
     }
-    if (chosen.length === 0) throw new PolicySequenceError(`rubric ${rubric.id} has no criterion in the policy's vocabulary`);
+    if (chosen.length === 0)
+      throw new PolicySequenceError(`rubric ${rubric.id} has no criterion in the policy's vocabulary`);
     tokens.push(this.stop);
     return tokens;
   }
@@ -106,7 +118,8 @@ export class RubricPolicy {
     const criteria: { criterion: number; weight: number }[] = [];
     let t = 0;
     for (; t < tokens.length && tokens[t] !== this.done; t++) questions.push(tokens[t]!);
-    for (t++; t < tokens.length && tokens[t] !== this.stop; t += 2) criteria.push({ criterion: tokens[t]! - this.questions.length - 1, weight: tokens[t + 1]! - this.stop });
+    for (t++; t < tokens.length && tokens[t] !== this.stop; t += 2)
+      criteria.push({ criterion: tokens[t]! - this.questions.length - 1, weight: tokens[t + 1]! - this.stop });
     return { questions, criteria };
   }
 
@@ -126,7 +139,12 @@ export class RubricPolicy {
     const key = asked.join(",");
     let x = cache.get(key);
     if (!x) {
-      x = featurize(prompt.task, asked.map((q) => prompt.replies[q] ?? ""), this.dim, [`asked-${asked.length}`]);
+      x = featurize(
+        prompt.task,
+        asked.map((q) => prompt.replies[q] ?? ""),
+        this.dim,
+        [`asked-${asked.length}`],
+      );
       cache.set(key, x);
     }
     return x;
@@ -136,7 +154,10 @@ export class RubricPolicy {
   criterionMask(chosen: readonly number[]): boolean[] {
     const groups = new Set(chosen.map((c) => this.vocab[c]!.group).filter((g): g is string => g !== undefined));
     const full = chosen.length >= this.maxCriteria;
-    return [...this.vocab.map((c, i) => !full && !chosen.includes(i) && (c.group === undefined || !groups.has(c.group))), chosen.length > 0];
+    return [
+      ...this.vocab.map((c, i) => !full && !chosen.includes(i) && (c.group === undefined || !groups.has(c.group))),
+      chosen.length > 0,
+    ];
   }
 
   /**
@@ -144,13 +165,24 @@ export class RubricPolicy {
    * log-softmax it was drawn from. `pick` supplies the choice (read from a sequence, or sampled).
    * The one place that knows the grammar, so scoring, sampling and gradients cannot disagree.
    */
-  #walk(prompt: PolicyPrompt, pick: (logps: Float64Array, t: number, block: 0 | 1 | 2) => number, visit?: (choice: Choice, t: number) => void): number[] {
+  #walk(
+    prompt: PolicyPrompt,
+    pick: (logps: Float64Array, t: number, block: 0 | 1 | 2) => number,
+    visit?: (choice: Choice, t: number) => void,
+  ): number[] {
     const tokens: number[] = [];
     const asked: number[] = [];
     for (;;) {
       const x = this.features(prompt, asked);
       const mask = [...this.questions.map((_, q) => !asked.includes(q)), true];
-      const choice: Choice = { block: 0, x, rows: this.questions.length + 1, mask, logps: maskedLogSoftmax(this.Q, this.dim, x, mask), chosen: -1 };
+      const choice: Choice = {
+        block: 0,
+        x,
+        rows: this.questions.length + 1,
+        mask,
+        logps: maskedLogSoftmax(this.Q, this.dim, x, mask),
+        chosen: -1,
+      };
       choice.chosen = pick(choice.logps, tokens.length, 0);
       visit?.(choice, tokens.length);
       tokens.push(choice.chosen);
@@ -161,7 +193,14 @@ export class RubricPolicy {
     const chosen: number[] = [];
     for (;;) {
       const mask = this.criterionMask(chosen);
-      const choice: Choice = { block: 1, x, rows: this.vocab.length + 1, mask, logps: maskedLogSoftmax(this.W, this.dim, x, mask), chosen: -1 };
+      const choice: Choice = {
+        block: 1,
+        x,
+        rows: this.vocab.length + 1,
+        mask,
+        logps: maskedLogSoftmax(this.W, this.dim, x, mask),
+        chosen: -1,
+      };
       choice.chosen = pick(choice.logps, tokens.length, 1);
       visit?.(choice, tokens.length);
       tokens.push(this.criterionToken(choice.chosen));
@@ -181,14 +220,19 @@ export class RubricPolicy {
     const token = tokens[t];
     if (token === undefined) throw new PolicySequenceError(`sequence ended at token ${t} before "stop"`);
     const index = block === 0 ? token : block === 1 ? token - this.questions.length - 1 : token - this.stop - 1;
-    if (!(index >= 0 && index < logps.length) || logps[index] === Number.NEGATIVE_INFINITY) throw new PolicySequenceError(`token ${t} (${token}) is not a valid choice there`);
+    if (!(index >= 0 && index < logps.length) || logps[index] === Number.NEGATIVE_INFINITY)
+      throw new PolicySequenceError(`token ${t} (${token}) is not a valid choice there`);
     return index;
   }
 
   /** Exact per-token log-probabilities of a sequence. @throws PolicySequenceError when it breaks the grammar. */
   tokenLogProbs(prompt: PolicyPrompt, tokens: readonly number[]): number[] {
     const out: number[] = [];
-    this.#walk(prompt, (logps, t, block) => this.#choiceOf(tokens, t, logps, block), (c) => out.push(c.logps[c.chosen]!));
+    this.#walk(
+      prompt,
+      (logps, t, block) => this.#choiceOf(tokens, t, logps, block),
+      (c) => out.push(c.logps[c.chosen]!),
+    );
     return out;
   }
 
@@ -197,17 +241,28 @@ export class RubricPolicy {
    * logits. With `questions`, the dialogue is fixed to those (e.g. `[]`: write the rubric without
    * asking anything) and only the rubric is sampled.
    */
-  sample(prompt: PolicyPrompt, rng: Rng, temperature = 1, options: { readonly questions?: readonly number[] } = {}): number[] {
+  sample(
+    prompt: PolicyPrompt,
+    rng: Rng,
+    temperature = 1,
+    options: { readonly questions?: readonly number[] } = {},
+  ): number[] {
     return this.sampleWithLogProbs(prompt, rng, temperature, options).tokens;
   }
 
   /** {@link sample}, with each token's log-probability under the policy (at temperature 1) read off the same walk. */
-  sampleWithLogProbs(prompt: PolicyPrompt, rng: Rng, temperature = 1, options: { readonly questions?: readonly number[] } = {}): { tokens: number[]; logprobs: number[] } {
+  sampleWithLogProbs(
+    prompt: PolicyPrompt,
+    rng: Rng,
+    temperature = 1,
+    options: { readonly questions?: readonly number[] } = {},
+  ): { tokens: number[]; logprobs: number[] } {
     const forced = options.questions;
     const logprobs: number[] = [];
     const tokens = this.#walk(
       prompt,
-      (logps, t, block) => (block === 0 && forced ? (forced[t] ?? this.done) : sampleCategorical(logps, rng, temperature)),
+      (logps, t, block) =>
+        block === 0 && forced ? (forced[t] ?? this.done) : sampleCategorical(logps, rng, temperature),
       (c) => logprobs.push(c.logps[c.chosen]!),
     );
     return { tokens, logprobs };
@@ -217,7 +272,12 @@ export class RubricPolicy {
    * Adds coef_t · ∂ log π(token_t)/∂θ for every token into `grads` (one buffer per parameter
    * block): for a softmax choice of a, ∂ log p(a)/∂logit_k = [k = a] − p_k.
    */
-  accumulateGradient(prompt: PolicyPrompt, tokens: readonly number[], coefs: readonly number[], grads: readonly Float64Array[]): void {
+  accumulateGradient(
+    prompt: PolicyPrompt,
+    tokens: readonly number[],
+    coefs: readonly number[],
+    grads: readonly Float64Array[],
+  ): void {
     this.accumulateTrace(this.trace(prompt, tokens), coefs, grads);
   }
 
@@ -229,7 +289,11 @@ export class RubricPolicy {
    */
   trace(prompt: PolicyPrompt, tokens: readonly number[]): PolicyTrace {
     const choices: Choice[] = [];
-    this.#walk(prompt, (logps, t, block) => this.#choiceOf(tokens, t, logps, block), (c) => choices.push(c));
+    this.#walk(
+      prompt,
+      (logps, t, block) => this.#choiceOf(tokens, t, logps, block),
+      (c) => choices.push(c),
+    );
     return { logprobs: choices.map((c) => c.logps[c.chosen]!), choices };
   }
 
@@ -240,7 +304,8 @@ export class RubricPolicy {
       if (coef === 0) return;
       const g = grads[c.block]!;
       if (c.block === 2) {
-        for (let b = 0; b < c.rows; b++) g[c.row! * c.rows + b]! += coef * ((b === c.chosen ? 1 : 0) - Math.exp(c.logps[b]!));
+        for (let b = 0; b < c.rows; b++)
+          g[c.row! * c.rows + b]! += coef * ((b === c.chosen ? 1 : 0) - Math.exp(c.logps[b]!));
         return;
       }
       for (let k = 0; k < c.rows; k++) {
@@ -254,7 +319,12 @@ export class RubricPolicy {
 
   /** A copy with the same parameters (for π_old snapshots and KL references). */
   clone(): this {
-    const copy = new RubricPolicy({ dim: this.dim, maxCriteria: this.maxCriteria, vocab: this.vocab, questions: this.questions });
+    const copy = new RubricPolicy({
+      dim: this.dim,
+      maxCriteria: this.maxCriteria,
+      vocab: this.vocab,
+      questions: this.questions,
+    });
     this.parameters.forEach((p, b) => copy.parameters[b]!.set(p));
     return copy as this;
   }
@@ -262,7 +332,8 @@ export class RubricPolicy {
   /** Shape and vocabulary, as checkpoints record them: a checkpoint loads only into a policy with the same signature. */
   signature(): string {
     let h = 2166136261;
-    for (const ch of [...this.vocab.map((c) => c.id), ...this.questions, String(this.maxCriteria)].join("\n")) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
+    for (const ch of [...this.vocab.map((c) => c.id), ...this.questions, String(this.maxCriteria)].join("\n"))
+      h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
     return `RubricPolicy(dim ${this.dim}, ${this.vocab.length} criteria, ${this.questions.length} questions, max ${this.maxCriteria}; vocabulary ${(h >>> 0).toString(16)})`;
   }
 }
@@ -299,4 +370,3 @@ function maskedLogSoftmax(weights: Float64Array, dim: number, x: Features, mask:
   }
   return logSoftmax(logits);
 }
-

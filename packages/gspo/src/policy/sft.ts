@@ -25,16 +25,27 @@ export function sftLoss(policy: RubricPolicy, items: readonly SftItem[]): number
  * One Stage I step on a minibatch: ascend the mean per-token log-likelihood. Returns the batch's
  * mean NLL per token before the step.
  */
-export function sftStep<Prompt>(policy: TokenPolicy<Prompt>, adam: Adam, batch: readonly { readonly prompt: Prompt; readonly tokens: readonly number[] }[], learningRate?: number): number {
+export function sftStep<Prompt>(
+  policy: TokenPolicy<Prompt>,
+  adam: Adam,
+  batch: readonly { readonly prompt: Prompt; readonly tokens: readonly number[] }[],
+  learningRate?: number,
+): number {
   const grads = policy.parameters.map((p) => new Float64Array(p.length));
   const perItem = batch.map((d) => policy.tokenLogProbs(d.prompt, d.tokens));
   const tokens = perItem.reduce((n, lps) => n + lps.length, 0);
-  batch.forEach((d, i) => policy.accumulateGradient(d.prompt, d.tokens, new Array<number>(perItem[i]!.length).fill(1 / tokens), grads));
+  batch.forEach((d, i) =>
+    policy.accumulateGradient(d.prompt, d.tokens, new Array<number>(perItem[i]!.length).fill(1 / tokens), grads),
+  );
   adam.ascend(grads, learningRate);
   return -perItem.flat().reduce((a, b) => a + b, 0) / tokens;
 }
 
-export const AdamStateSchema = z.strictObject({ t: z.number().int().min(0), m: z.array(z.array(z.number())), v: z.array(z.array(z.number())) });
+export const AdamStateSchema = z.strictObject({
+  t: z.number().int().min(0),
+  m: z.array(z.array(z.number())),
+  v: z.array(z.array(z.number())),
+});
 export type AdamState = z.infer<typeof AdamStateSchema>;
 
 /** Adam over a list of parameter blocks; it ascends (the gradients given are of an objective to maximise). */
@@ -78,8 +89,13 @@ export class Adam {
 
   restore(state: AdamState): void {
     const shapes = this.params.map((p) => p.length);
-    if (state.m.length !== shapes.length || state.m.some((m, b) => m.length !== shapes[b] || state.v[b]?.length !== shapes[b]))
-      throw new RangeError(`optimiser state has blocks of ${state.m.map((m) => m.length).join("/")} values; the policy has ${shapes.join("/")}`);
+    if (
+      state.m.length !== shapes.length ||
+      state.m.some((m, b) => m.length !== shapes[b] || state.v[b]?.length !== shapes[b])
+    )
+      throw new RangeError(
+        `optimiser state has blocks of ${state.m.map((m) => m.length).join("/")} values; the policy has ${shapes.join("/")}`,
+      );
     this.#t = state.t;
     this.#m = state.m.map((m) => Float64Array.from(m));
     this.#v = state.v.map((v) => Float64Array.from(v));
@@ -93,7 +109,13 @@ export class Adam {
 export function trainSft(
   policy: RubricPolicy,
   items: readonly SftItem[],
-  options: { epochs: number; seed: number; learningRate?: number; batchSize?: number; onEpoch?: (epoch: number, loss: number) => void },
+  options: {
+    epochs: number;
+    seed: number;
+    learningRate?: number;
+    batchSize?: number;
+    onEpoch?: (epoch: number, loss: number) => void;
+  },
 ): number[] {
   const adam = new Adam(policy.parameters, options.learningRate ?? 0.05);
   const rng = createRng(options.seed).fork("sft");
@@ -101,7 +123,8 @@ export function trainSft(
   const losses: number[] = [];
   for (let epoch = 0; epoch < options.epochs; epoch++) {
     const order = shuffle(items, rng);
-    for (let start = 0; start < order.length; start += batchSize) sftStep(policy, adam, order.slice(start, start + batchSize));
+    for (let start = 0; start < order.length; start += batchSize)
+      sftStep(policy, adam, order.slice(start, start + batchSize));
     const loss = sftLoss(policy, items);
     losses.push(loss);
     options.onEpoch?.(epoch, loss);

@@ -13,7 +13,12 @@ const BOS = 0;
 const EOS = 1;
 const LETTERS = "abcdefgh";
 const decode = (tokens: readonly number[]) => tokens.map((t) => (t >= 2 ? LETTERS[t - 2] : "")).join("");
-const POLICY = { model: { kind: "tiny", vocab_size: 2 + LETTERS.length, d_model: 32, n_heads: 2, n_layers: 1, max_seq_len: 16 }, seed: 11, eos_token_id: EOS, max_new_tokens: 8 } as const;
+const POLICY = {
+  model: { kind: "tiny", vocab_size: 2 + LETTERS.length, d_model: 32, n_heads: 2, n_layers: 1, max_seq_len: 16 },
+  seed: 11,
+  eos_token_id: EOS,
+  max_new_tokens: 8,
+} as const;
 const PROMPT: TokenPrompt = [BOS];
 const TIMEOUT_MS = 180_000; // a guard for a busy 2-core machine, not a measurement
 
@@ -22,14 +27,23 @@ const rubric = parseFlatRubric({
   id: "letters",
   criteria: [
     { id: "starts-with-b", text: "Starts with the letter b", weight: 2, verifier: { kind: "regex", pattern: "^b" } },
-    { id: "has-a-c-e", text: "Contains the letters a, c and e", weight: 2, verifier: { kind: "includes", terms: ["a", "c", "e"] } },
+    {
+      id: "has-a-c-e",
+      text: "Contains the letters a, c and e",
+      weight: 2,
+      verifier: { kind: "includes", terms: ["a", "c", "e"] },
+    },
     { id: "short", text: "One to five letters", weight: 1, verifier: { kind: "regex", pattern: "^[a-h]{1,5}$" } },
   ],
 });
 const registry = createVerifierRegistry({ python: false, js: false });
 
 async function rewards(sequences: readonly { readonly tokens: readonly number[] }[]): Promise<number[]> {
-  const scored = await scoreOutputs(rubric, sequences.map((s, i) => ({ id: String(i), input: "", output: decode(s.tokens) })), { registry });
+  const scored = await scoreOutputs(
+    rubric,
+    sequences.map((s, i) => ({ id: String(i), input: "", output: decode(s.tokens) })),
+    { registry },
+  );
   return scored.map((s) => s.score!.normalized);
 }
 
@@ -55,7 +69,10 @@ describe("SidecarBackend", () => {
     expect(backend.kind).toBe("sidecar");
     const sampled = await backend.sample(PROMPT, 8, { seed: 4 });
     expect(await backend.sample(PROMPT, 8, { seed: 4 })).toEqual(sampled);
-    const again = await backend.logprobs(PROMPT, sampled.map((s) => s.tokens));
+    const again = await backend.logprobs(
+      PROMPT,
+      sampled.map((s) => s.tokens),
+    );
     sampled.forEach((s, k) => {
       expect(s.tokens.length).toBeGreaterThan(0);
       expect(s.tokens.slice(0, -1)).not.toContain(EOS);
@@ -74,13 +91,19 @@ describe("SidecarBackend", () => {
         for (let g = 0; g < 2; g++) {
           const sampled = await backend.sample(PROMPT, 8, { seed: batch * 10 + g });
           const advantages = groupAdvantages(await rewards(sampled));
-          groups.push({ prompt: PROMPT, sequences: sampled.map((s, k) => ({ tokens: s.tokens, logpOld: s.logprobs, advantage: advantages[k]! })) });
+          groups.push({
+            prompt: PROMPT,
+            sequences: sampled.map((s, k) => ({ tokens: s.tokens, logpOld: s.logprobs, advantage: advantages[k]! })),
+          });
         }
-        for (let step = 0; step < 2; step++) await backend.step(groups, { objective: "gspo", epsLow: 0.2, epsHigh: 0.2, learningRate: 0.01, klCoef: 0 });
+        for (let step = 0; step < 2; step++)
+          await backend.step(groups, { objective: "gspo", epsLow: 0.2, epsHigh: 0.2, learningRate: 0.01, klCoef: 0 });
       }
       const after = await expectedReward(backend, 1_000);
       expect(metrics).toHaveLength(60);
-      expect(metrics.every((m) => m.method === "policy.step" && Number.isFinite(m.loss) && m.grad_norm >= 0)).toBe(true);
+      expect(metrics.every((m) => m.method === "policy.step" && Number.isFinite(m.loss) && m.grad_norm >= 0)).toBe(
+        true,
+      );
       // Seeded throughout: from ≈ 0.35 (a random policy) to ≈ 0.89 on this run.
       expect(after).toBeGreaterThan(before + 0.3);
       expect(after).toBeGreaterThan(0.7);
@@ -95,7 +118,16 @@ describe("SidecarBackend", () => {
   it("keeps the KL to the reference at zero until the policy moves, and SFT lowers the NLL", async () => {
     await backend.setReference();
     const sequences = await backend.sample(PROMPT, 4, { seed: 9 });
-    const groups = [{ prompt: PROMPT, sequences: sequences.map((s, k) => ({ tokens: s.tokens, logpOld: s.logprobs, advantage: k % 2 === 0 ? 1 : -1 })) }];
+    const groups = [
+      {
+        prompt: PROMPT,
+        sequences: sequences.map((s, k) => ({
+          tokens: s.tokens,
+          logpOld: s.logprobs,
+          advantage: k % 2 === 0 ? 1 : -1,
+        })),
+      },
+    ];
     const options = { objective: "grpo", epsLow: 0.2, epsHigh: 0.2, learningRate: 0.01, klCoef: 0.1 } as const;
     expect((await backend.step(groups, options)).kl).toBe(0);
     expect((await backend.step(groups, options)).kl).toBeGreaterThan(0);

@@ -44,17 +44,30 @@ export class SidecarBackend implements TrainerBackend<TokenPrompt> {
     }
   }
 
-  async sample(prompt: TokenPrompt, n: number, options: { readonly seed: number; readonly temperature?: number }): Promise<SampledSequence[]> {
+  async sample(
+    prompt: TokenPrompt,
+    n: number,
+    options: { readonly seed: number; readonly temperature?: number },
+  ): Promise<SampledSequence[]> {
     const { sequences } = await this.client.request(
       "policy.sample",
-      { prompt: [...prompt], n, seed: options.seed, ...(options.temperature === undefined ? {} : { temperature: options.temperature }) },
+      {
+        prompt: [...prompt],
+        n,
+        seed: options.seed,
+        ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+      },
       this.call,
     );
     return sequences;
   }
 
   async logprobs(prompt: TokenPrompt, sequences: readonly (readonly number[])[]): Promise<number[][]> {
-    const { logprobs } = await this.client.request("policy.logprobs", { prompt: [...prompt], sequences: sequences.map((s) => [...s]) }, this.call);
+    const { logprobs } = await this.client.request(
+      "policy.logprobs",
+      { prompt: [...prompt], sequences: sequences.map((s) => [...s]) },
+      this.call,
+    );
     return logprobs;
   }
 
@@ -70,7 +83,11 @@ export class SidecarBackend implements TrainerBackend<TokenPrompt> {
         kl_coef: options.klCoef,
         groups: groups.map((group) => ({
           prompt: [...group.prompt],
-          sequences: group.sequences.map((s) => ({ tokens: [...s.tokens], logp_old: [...s.logpOld], advantage: s.advantage })),
+          sequences: group.sequences.map((s) => ({
+            tokens: [...s.tokens],
+            logp_old: [...s.logpOld],
+            advantage: s.advantage,
+          })),
         })),
       },
       this.call,
@@ -78,8 +95,18 @@ export class SidecarBackend implements TrainerBackend<TokenPrompt> {
     return { loss: metrics.loss, clippedFraction: metrics.clipped_fraction, kl: metrics.kl };
   }
 
-  async sftStep(examples: readonly { readonly prompt: TokenPrompt; readonly tokens: readonly number[] }[], options: { readonly learningRate: number }): Promise<number> {
-    const { nll } = await this.client.request("policy.sft_step", { examples: examples.map((e) => ({ prompt: [...e.prompt], tokens: [...e.tokens] })), learning_rate: options.learningRate }, this.call);
+  async sftStep(
+    examples: readonly { readonly prompt: TokenPrompt; readonly tokens: readonly number[] }[],
+    options: { readonly learningRate: number },
+  ): Promise<number> {
+    const { nll } = await this.client.request(
+      "policy.sft_step",
+      {
+        examples: examples.map((e) => ({ prompt: [...e.prompt], tokens: [...e.tokens] })),
+        learning_rate: options.learningRate,
+      },
+      this.call,
+    );
     return nll;
   }
 
@@ -104,10 +131,17 @@ export class SidecarBackend implements TrainerBackend<TokenPrompt> {
    * Exports the current policy as ONNX (`input_ids` int64 [batch, sequence] → `logits`), opset 17
    * by default; with `probe` token ids, the result carries torch's logits for them as `probe_logits`.
    */
-  async exportOnnx(path: string, options: { readonly opset?: number; readonly probe?: readonly (readonly number[])[] } = {}): Promise<ResultOf<"export.onnx">> {
+  async exportOnnx(
+    path: string,
+    options: { readonly opset?: number; readonly probe?: readonly (readonly number[])[] } = {},
+  ): Promise<ResultOf<"export.onnx">> {
     return this.client.request(
       "export.onnx",
-      { path: resolve(path), ...(options.opset === undefined ? {} : { opset: options.opset }), ...(options.probe === undefined ? {} : { probe: options.probe.map((row) => [...row]) }) },
+      {
+        path: resolve(path),
+        ...(options.opset === undefined ? {} : { opset: options.opset }),
+        ...(options.probe === undefined ? {} : { probe: options.probe.map((row) => [...row]) }),
+      },
       this.call,
     );
   }

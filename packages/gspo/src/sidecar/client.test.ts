@@ -6,7 +6,13 @@ import { promisify } from "node:util";
 import { createRng, drGrpoObjective, grpoObjective, gspoObjective, type Rng } from "@rubric/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SidecarClient, defaultPython, defaultTrainerPath, sidecarCommand } from "./client.js";
-import { SidecarClosedError, SidecarCrashedError, SidecarError, SidecarStartError, SidecarTimeoutError } from "./errors.js";
+import {
+  SidecarClosedError,
+  SidecarCrashedError,
+  SidecarError,
+  SidecarStartError,
+  SidecarTimeoutError,
+} from "./errors.js";
 import { SIDECAR_ERROR_CODES, SIDECAR_METHODS, type TrainingMetrics } from "./protocol.js";
 
 const TINY = { kind: "tiny", vocab_size: 12, d_model: 16, n_heads: 2, n_layers: 1, max_seq_len: 24 } as const;
@@ -43,10 +49,24 @@ describe("SidecarClient", () => {
   afterAll(() => client.close(), PROCESS_TEST_TIMEOUT_MS);
 
   it("starts Debian's python3 with the rubric_trainer package and reports its health", async () => {
-    expect(sidecarCommand({ threads: 1 })).toEqual({ command: "/usr/bin/python3", args: ["-m", "rubric_trainer", "serve", "--threads", "1"] });
-    expect(sidecarCommand({ python: "python3.12", torchrun: { nprocPerNode: 4 } }).args).toEqual(
-      ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "4", "--redirects", "2", "--tee", "2", "-m", "rubric_trainer", "serve"],
-    );
+    expect(sidecarCommand({ threads: 1 })).toEqual({
+      command: "/usr/bin/python3",
+      args: ["-m", "rubric_trainer", "serve", "--threads", "1"],
+    });
+    expect(sidecarCommand({ python: "python3.12", torchrun: { nprocPerNode: 4 } }).args).toEqual([
+      "-m",
+      "torch.distributed.run",
+      "--standalone",
+      "--nproc_per_node",
+      "4",
+      "--redirects",
+      "2",
+      "--tee",
+      "2",
+      "-m",
+      "rubric_trainer",
+      "serve",
+    ]);
     expect(() => sidecarCommand({ torchrun: { nprocPerNode: 0 } })).toThrow(RangeError);
     const health = await client.request("health", {});
     expect(health).toMatchObject({ ok: true, world_size: 1, pid: client.pid });
@@ -54,9 +74,15 @@ describe("SidecarClient", () => {
   });
 
   it("knows the same methods and error codes as the sidecar", async () => {
-    const script = "import json; from rubric_trainer.faults import FAULT_CODES; from rubric_trainer.protocol import PARAMS; print(json.dumps({'methods': sorted(PARAMS), 'codes': FAULT_CODES}))";
-    const { stdout } = await promisify(execFile)(defaultPython(), ["-c", script], { env: { ...process.env, PYTHONPATH: defaultTrainerPath()! } });
-    expect(JSON.parse(stdout)).toEqual({ methods: Object.keys(SIDECAR_METHODS).sort(), codes: [...SIDECAR_ERROR_CODES].sort() });
+    const script =
+      "import json; from rubric_trainer.faults import FAULT_CODES; from rubric_trainer.protocol import PARAMS; print(json.dumps({'methods': sorted(PARAMS), 'codes': FAULT_CODES}))";
+    const { stdout } = await promisify(execFile)(defaultPython(), ["-c", script], {
+      env: { ...process.env, PYTHONPATH: defaultTrainerPath()! },
+    });
+    expect(JSON.parse(stdout)).toEqual({
+      methods: Object.keys(SIDECAR_METHODS).sort(),
+      codes: [...SIDECAR_ERROR_CODES].sort(),
+    });
   });
 
   it("computes gspo.loss exactly as @rubric/core's objectives do, gradients included", async () => {
@@ -64,7 +90,8 @@ describe("SidecarClient", () => {
     const uniform = (r: Rng, low: number, high: number) => low + (high - low) * r.next();
     for (let trial = 0; trial < 6; trial++) {
       const lengths = Array.from({ length: 2 + rng.int(4) }, () => 1 + rng.int(9));
-      const matrix = (low: number, high: number) => lengths.map((n) => Array.from({ length: n }, () => uniform(rng, low, high)));
+      const matrix = (low: number, high: number) =>
+        lengths.map((n) => Array.from({ length: n }, () => uniform(rng, low, high)));
       const logpOld = matrix(-3, -0.1);
       // Log-ratios within ±0.3: some sequences and tokens inside the clip range, some beyond.
       const logpNew = logpOld.map((row) => row.map((x) => x + uniform(rng, -0.3, 0.3)));
@@ -76,7 +103,16 @@ describe("SidecarClient", () => {
       });
       const advantages = lengths.map(() => uniform(rng, -2, 2));
       const input = { logpNew, logpOld, mask, advantages, epsLow: 0.1, epsHigh: 0.15, beta: 0.04, logpRef };
-      const wire = { logp_new: logpNew, logp_old: logpOld, mask, advantages, eps_low: 0.1, eps_high: 0.15, beta: 0.04, logp_ref: logpRef };
+      const wire = {
+        logp_new: logpNew,
+        logp_old: logpOld,
+        mask,
+        advantages,
+        eps_low: 0.1,
+        eps_high: 0.15,
+        beta: 0.04,
+        logp_ref: logpRef,
+      };
       for (const [objective, expected] of [
         ["gspo", gspoObjective(input)],
         ["grpo", grpoObjective(input)],
@@ -104,13 +140,20 @@ describe("SidecarClient", () => {
     expect(typo).toMatchObject({ _tag: "SidecarError", code: "invalid_params", data: { path: "params.n" } });
     // …and by the sidecar, which knows the vocabulary.
     const outOfVocabulary = await failure(client.request("policy.logprobs", { prompt: [0], sequences: [[3, 12]] }));
-    expect(outOfVocabulary).toMatchObject({ code: "invalid_params", message: "policy.logprobs: params.sequences[0][1]: expected a token id in [0, 11], got 12" });
+    expect(outOfVocabulary).toMatchObject({
+      code: "invalid_params",
+      message: "policy.logprobs: params.sequences[0][1]: expected a token id in [0, 11], got 12",
+    });
 
     // exp(800) overflows and 0·inf is NaN: a real NaN loss.
     const nan = await failure(client.request("gspo.loss", { logp_new: [[800]], logp_old: [[0]], advantages: [0] }));
     expect(nan).toMatchObject({ code: "non_finite" });
     // 10^7 × 10^6 float32 embeddings (40 TB) cannot be allocated: a real out-of-memory failure.
-    const oom = await failure(client.request("policy.init", { model: { kind: "tiny", vocab_size: 10_000_000, d_model: 1_000_000, n_heads: 1, n_layers: 0 } }));
+    const oom = await failure(
+      client.request("policy.init", {
+        model: { kind: "tiny", vocab_size: 10_000_000, d_model: 1_000_000, n_heads: 1, n_layers: 0 },
+      }),
+    );
     expect(oom).toMatchObject({ code: "out_of_memory" });
 
     expect((await client.request("health", {})).policy).toEqual(summary);
@@ -119,11 +162,22 @@ describe("SidecarClient", () => {
   it("streams the metrics of each training step", async () => {
     await client.request("policy.init", { model: TINY, seed: 2 });
     metrics.length = 0;
-    const result = await client.request("policy.sft_step", { examples: [{ prompt: [0], tokens: [4, 5, 1] }], learning_rate: 0.01 });
+    const result = await client.request("policy.sft_step", {
+      examples: [{ prompt: [0], tokens: [4, 5, 1] }],
+      learning_rate: 0.01,
+    });
     const step = await client.request("policy.step", {
       objective: "gspo",
       learning_rate: 0.01,
-      groups: [{ prompt: [0], sequences: [{ tokens: [4], logp_old: [-2], advantage: 1 }, { tokens: [5], logp_old: [-2], advantage: -1 }] }],
+      groups: [
+        {
+          prompt: [0],
+          sequences: [
+            { tokens: [4], logp_old: [-2], advantage: 1 },
+            { tokens: [5], logp_old: [-2], advantage: -1 },
+          ],
+        },
+      ],
     });
     expect(metrics).toEqual([
       { method: "policy.sft_step", ...result },
@@ -160,88 +214,114 @@ describe("SidecarClient lifecycle", () => {
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
-  it("restarts a crashed sidecar with the last checkpoint's policy", async () => {
-    const restarts: unknown[] = [];
-    const client = await SidecarClient.start({ threads: 1, onRestart: (r) => restarts.push(r) });
-    try {
-      await client.request("policy.init", { model: SLOW, seed: 5 });
-      const probe = { prompt: [0], sequences: [[4, 5, 6, 1]] };
-      await client.request("checkpoint.save", { dir: join(dir, "ckpt") });
-      const saved = await client.request("policy.logprobs", probe);
-      for (let i = 0; i < 3; i++) await client.request("policy.sft_step", { examples: [{ prompt: [0], tokens: [4, 5, 6, 1] }], learning_rate: 0.01 });
-      expect((await client.request("policy.logprobs", probe)).logprobs).not.toEqual(saved.logprobs);
+  it(
+    "restarts a crashed sidecar with the last checkpoint's policy",
+    async () => {
+      const restarts: unknown[] = [];
+      const client = await SidecarClient.start({ threads: 1, onRestart: (r) => restarts.push(r) });
+      try {
+        await client.request("policy.init", { model: SLOW, seed: 5 });
+        const probe = { prompt: [0], sequences: [[4, 5, 6, 1]] };
+        await client.request("checkpoint.save", { dir: join(dir, "ckpt") });
+        const saved = await client.request("policy.logprobs", probe);
+        for (let i = 0; i < 3; i++)
+          await client.request("policy.sft_step", {
+            examples: [{ prompt: [0], tokens: [4, 5, 6, 1] }],
+            learning_rate: 0.01,
+          });
+        expect((await client.request("policy.logprobs", probe)).logprobs).not.toEqual(saved.logprobs);
 
-      const first = client.pid!;
-      const inFlight = client.request("policy.sample", LONG_SAMPLE);
-      await new Promise((resolve) => setImmediate(resolve)); // the request is on its way
-      process.kill(first, "SIGKILL");
-      const crashed = await failure(inFlight);
-      expect(crashed).toBeInstanceOf(SidecarCrashedError);
-      expect(crashed).toMatchObject({ signal: "SIGKILL" });
+        const first = client.pid!;
+        const inFlight = client.request("policy.sample", LONG_SAMPLE);
+        await new Promise((resolve) => setImmediate(resolve)); // the request is on its way
+        process.kill(first, "SIGKILL");
+        const crashed = await failure(inFlight);
+        expect(crashed).toBeInstanceOf(SidecarCrashedError);
+        expect(crashed).toMatchObject({ signal: "SIGKILL" });
 
-      // The next request starts a new sidecar, which loads the checkpoint: the SFT steps since are gone.
-      expect(await client.request("policy.logprobs", probe)).toEqual(saved);
-      expect(client.pid).not.toBe(first);
-      expect(client.restarts).toBe(1);
-      expect(restarts).toEqual([{ attempt: 1, restoredFrom: "checkpoint", checkpoint: join(dir, "ckpt") }]);
-    } finally {
+        // The next request starts a new sidecar, which loads the checkpoint: the SFT steps since are gone.
+        expect(await client.request("policy.logprobs", probe)).toEqual(saved);
+        expect(client.pid).not.toBe(first);
+        expect(client.restarts).toBe(1);
+        expect(restarts).toEqual([{ attempt: 1, restoredFrom: "checkpoint", checkpoint: join(dir, "ckpt") }]);
+      } finally {
+        await client.close();
+      }
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "shuts down cleanly, leaving no process behind, and refuses requests afterwards",
+    async () => {
+      const client = await SidecarClient.start({ threads: 1 });
+      const pid = client.pid!;
+      expect(isAlive(pid)).toBe(true);
       await client.close();
-    }
-  }, PROCESS_TEST_TIMEOUT_MS);
+      expect(isAlive(pid)).toBe(false);
+      expect(await failure(client.request("health", {}))).toBeInstanceOf(SidecarClosedError);
+      await client.close(); // twice is fine
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
-  it("shuts down cleanly, leaving no process behind, and refuses requests afterwards", async () => {
-    const client = await SidecarClient.start({ threads: 1 });
-    const pid = client.pid!;
-    expect(isAlive(pid)).toBe(true);
-    await client.close();
-    expect(isAlive(pid)).toBe(false);
-    expect(await failure(client.request("health", {}))).toBeInstanceOf(SidecarClosedError);
-    await client.close(); // twice is fine
-  }, PROCESS_TEST_TIMEOUT_MS);
+  it(
+    "lets a program that forgets close() exit, and the sidecar follows it",
+    async () => {
+      const script = join(dir, "forgetful.mts");
+      await writeFile(
+        script,
+        [
+          `import { SidecarClient } from ${JSON.stringify(new URL("./client.ts", import.meta.url).href)};`,
+          "const client = await SidecarClient.start({ threads: 1 });",
+          'const { pid } = await client.request("health", {});',
+          "console.log(JSON.stringify({ pid }));",
+        ].join("\n"),
+      );
+      const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", script], {
+        timeout: PROCESS_TEST_TIMEOUT_MS,
+      });
+      const { pid } = JSON.parse(stdout) as { pid: number };
+      // Its stdin closed with the program: the sidecar ends by itself (a guard loop, not a timing).
+      for (let i = 0; i < 600 && isAlive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(isAlive(pid)).toBe(false);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
-  it("lets a program that forgets close() exit, and the sidecar follows it", async () => {
-    const script = join(dir, "forgetful.mts");
-    await writeFile(
-      script,
-      [
-        `import { SidecarClient } from ${JSON.stringify(new URL("./client.ts", import.meta.url).href)};`,
-        "const client = await SidecarClient.start({ threads: 1 });",
-        'const { pid } = await client.request("health", {});',
-        "console.log(JSON.stringify({ pid }));",
-      ].join("\n"),
-    );
-    const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", script], { timeout: PROCESS_TEST_TIMEOUT_MS });
-    const { pid } = JSON.parse(stdout) as { pid: number };
-    // Its stdin closed with the program: the sidecar ends by itself (a guard loop, not a timing).
-    for (let i = 0; i < 600 && isAlive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(isAlive(pid)).toBe(false);
-  }, PROCESS_TEST_TIMEOUT_MS);
+  it(
+    "runs under torchrun with two ranks and takes them all down on close",
+    async () => {
+      const client = await SidecarClient.start({ threads: 1, torchrun: { nprocPerNode: 2 } });
+      const launcher = client.pid!;
+      let rank0 = 0;
+      try {
+        const health = await client.request("health", {});
+        expect(health.world_size).toBe(2);
+        rank0 = health.pid;
+        await client.request("policy.init", { model: TINY, seed: 1, device: "cpu" });
+        const { fingerprints } = await client.request("policy.fingerprint", {});
+        expect(fingerprints).toHaveLength(2);
+        expect(fingerprints[0]).toBe(fingerprints[1]);
+      } finally {
+        await client.close();
+      }
+      expect(isAlive(rank0)).toBe(false);
+      expect(isAlive(launcher)).toBe(false);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
-  it("runs under torchrun with two ranks and takes them all down on close", async () => {
-    const client = await SidecarClient.start({ threads: 1, torchrun: { nprocPerNode: 2 } });
-    const launcher = client.pid!;
-    let rank0 = 0;
-    try {
-      const health = await client.request("health", {});
-      expect(health.world_size).toBe(2);
-      rank0 = health.pid;
-      await client.request("policy.init", { model: TINY, seed: 1, device: "cpu" });
-      const { fingerprints } = await client.request("policy.fingerprint", {});
-      expect(fingerprints).toHaveLength(2);
-      expect(fingerprints[0]).toBe(fingerprints[1]);
-    } finally {
-      await client.close();
-    }
-    expect(isAlive(rank0)).toBe(false);
-    expect(isAlive(launcher)).toBe(false);
-  }, PROCESS_TEST_TIMEOUT_MS);
-
-  it("says why it cannot start", async () => {
-    const missing = await failure(SidecarClient.start({ python: "/nonexistent/python3" }));
-    expect(missing).toBeInstanceOf(SidecarStartError);
-    expect((missing as SidecarStartError).message).toContain("/nonexistent/python3");
-    const withoutPackage = await failure(SidecarClient.start({ trainerPath: dir }));
-    expect(withoutPackage).toBeInstanceOf(SidecarStartError);
-    expect((withoutPackage as SidecarStartError).message).toContain("No module named rubric_trainer");
-  }, PROCESS_TEST_TIMEOUT_MS);
+  it(
+    "says why it cannot start",
+    async () => {
+      const missing = await failure(SidecarClient.start({ python: "/nonexistent/python3" }));
+      expect(missing).toBeInstanceOf(SidecarStartError);
+      expect((missing as SidecarStartError).message).toContain("/nonexistent/python3");
+      const withoutPackage = await failure(SidecarClient.start({ trainerPath: dir }));
+      expect(withoutPackage).toBeInstanceOf(SidecarStartError);
+      expect((withoutPackage as SidecarStartError).message).toContain("No module named rubric_trainer");
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });

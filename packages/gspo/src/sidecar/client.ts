@@ -41,7 +41,11 @@ export interface SidecarOptions {
   /** Each line the sidecar writes to stderr (its logs), and the client's own notes. Default: dropped (a crash error carries the tail). */
   readonly onLog?: (line: string) => void;
   /** Called after a crashed sidecar was restarted and its policy restored. */
-  readonly onRestart?: (restart: { readonly attempt: number; readonly restoredFrom: "checkpoint" | "init" | "nothing"; readonly checkpoint?: string }) => void;
+  readonly onRestart?: (restart: {
+    readonly attempt: number;
+    readonly restoredFrom: "checkpoint" | "init" | "nothing";
+    readonly checkpoint?: string;
+  }) => void;
 }
 
 export interface CallOptions {
@@ -69,14 +73,34 @@ export function defaultPython(): string {
 
 /** The sidecar's command line for these options. */
 export function sidecarCommand(options: SidecarOptions): { command: string; args: string[] } {
-  const serve = ["-m", "rubric_trainer", "serve", ...(options.threads === undefined ? [] : ["--threads", String(options.threads)])];
+  const serve = [
+    "-m",
+    "rubric_trainer",
+    "serve",
+    ...(options.threads === undefined ? [] : ["--threads", String(options.threads)]),
+  ];
   const python = options.python ?? defaultPython();
   if (options.torchrun === undefined) return { command: python, args: serve };
   const { nprocPerNode, args = ["--standalone"] } = options.torchrun;
-  if (!Number.isInteger(nprocPerNode) || nprocPerNode < 1) throw new RangeError(`torchrun.nprocPerNode must be an integer ≥ 1, got ${nprocPerNode}`);
+  if (!Number.isInteger(nprocPerNode) || nprocPerNode < 1)
+    throw new RangeError(`torchrun.nprocPerNode must be an integer ≥ 1, got ${nprocPerNode}`);
   // --redirects/--tee 2: torch 1.13's parser of the default "0" breaks on Python 3.11 (its enum
   // iteration skips the zero flag); 2 sends the ranks' stderr to files and on to this stderr.
-  return { command: python, args: ["-m", "torch.distributed.run", ...args, "--nproc_per_node", String(nprocPerNode), "--redirects", "2", "--tee", "2", ...serve] };
+  return {
+    command: python,
+    args: [
+      "-m",
+      "torch.distributed.run",
+      ...args,
+      "--nproc_per_node",
+      String(nprocPerNode),
+      "--redirects",
+      "2",
+      "--tee",
+      "2",
+      ...serve,
+    ],
+  };
 }
 
 /**
@@ -148,7 +172,11 @@ export class SidecarClient {
   }
 
   /** One request, typed by method; fails with a {@link SidecarFailure}. */
-  requestEffect<M extends SidecarMethod>(method: M, params: ParamsOf<M>, options: { readonly timeoutMs?: number } = {}): Effect.Effect<ResultOf<M>, SidecarFailure> {
+  requestEffect<M extends SidecarMethod>(
+    method: M,
+    params: ParamsOf<M>,
+    options: { readonly timeoutMs?: number } = {},
+  ): Effect.Effect<ResultOf<M>, SidecarFailure> {
     const timeoutMs = options.timeoutMs ?? this.#options.requestTimeoutMs ?? 600_000;
     return this.#ensureProcess().pipe(
       Effect.flatMap((sidecar) => sidecar.request(method, params, timeoutMs)),
@@ -158,7 +186,10 @@ export class SidecarClient {
 
   /** {@link SidecarClient.requestEffect} as a promise; rejects with the failure, or the signal's reason when aborted. */
   request<M extends SidecarMethod>(method: M, params: ParamsOf<M>, options: CallOptions = {}): Promise<ResultOf<M>> {
-    return runSidecarEffect(this.requestEffect(method, params, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }), options.signal);
+    return runSidecarEffect(
+      this.requestEffect(method, params, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      options.signal,
+    );
   }
 
   /** Shuts the sidecar down (waiting for it to exit, killing it if it will not). Safe to call twice. */
@@ -166,7 +197,11 @@ export class SidecarClient {
     this.#closed = true;
     // Under the start lock: a sidecar being started (or restarted) right now is shut down too.
     return Effect.runPromise(
-      this.#lock.withPermits(1)(Effect.suspend(() => (this.#process === undefined ? Effect.void : this.#process.shutdown(this.#options.shutdownGraceMs ?? 10_000)))),
+      this.#lock.withPermits(1)(
+        Effect.suspend(() =>
+          this.#process === undefined ? Effect.void : this.#process.shutdown(this.#options.shutdownGraceMs ?? 10_000),
+        ),
+      ),
     );
   }
 
@@ -212,9 +247,14 @@ export class SidecarClient {
     const attempt = this.#restarts;
     if (this.#checkpoint !== undefined) {
       const checkpoint = this.#checkpoint;
-      return sidecar.request("checkpoint.load", { dir: checkpoint }, timeoutMs).pipe(Effect.andThen(() => this.#options.onRestart?.({ attempt, restoredFrom: "checkpoint", checkpoint })));
+      return sidecar
+        .request("checkpoint.load", { dir: checkpoint }, timeoutMs)
+        .pipe(Effect.andThen(() => this.#options.onRestart?.({ attempt, restoredFrom: "checkpoint", checkpoint })));
     }
-    if (this.#init !== undefined) return sidecar.request("policy.init", this.#init, timeoutMs).pipe(Effect.andThen(() => this.#options.onRestart?.({ attempt, restoredFrom: "init" })));
+    if (this.#init !== undefined)
+      return sidecar
+        .request("policy.init", this.#init, timeoutMs)
+        .pipe(Effect.andThen(() => this.#options.onRestart?.({ attempt, restoredFrom: "init" })));
     return Effect.sync(() => this.#options.onRestart?.({ attempt, restoredFrom: "nothing" }));
   }
 }

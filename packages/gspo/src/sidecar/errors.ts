@@ -48,4 +48,10 @@ export class SidecarClosedError extends Data.TaggedError("SidecarClosedError")<{
   readonly message: string;
 }> {}
 
-export type SidecarFailure = SidecarError | SidecarTimeoutError | SidecarCrashedError | SidecarStartError | SidecarProtocolError | SidecarClosedError;
+export type SidecarFailure =
+  | SidecarError
+  | SidecarTimeoutError
+  | SidecarCrashedError
+  | SidecarStartError
+  | SidecarProtocolError
+  | SidecarClosedError;

@@ -13,7 +13,14 @@ describe("ONNX export of a trained policy", () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "rubric-sidecar-onnx-"));
-    backend = await SidecarBackend.start({ policy: { model: { kind: "tiny", vocab_size: VOCAB, d_model: 32, n_heads: 4, n_layers: 2, max_seq_len: 16 }, seed: 3, eos_token_id: 1 }, threads: 1 });
+    backend = await SidecarBackend.start({
+      policy: {
+        model: { kind: "tiny", vocab_size: VOCAB, d_model: 32, n_heads: 4, n_layers: 2, max_seq_len: 16 },
+        seed: 3,
+        eos_token_id: 1,
+      },
+      threads: 1,
+    });
   }, TIMEOUT_MS);
   afterAll(async () => {
     await backend.close();
@@ -24,7 +31,8 @@ describe("ONNX export of a trained policy", () => {
     "loads in onnxruntime-node at opset 17 and gives torch's logits within 1e-5, at any batch size and length",
     async () => {
       // Train it first, so the export is of learned weights, not of the seeded initialisation.
-      for (let i = 0; i < 10; i++) await backend.sftStep([{ prompt: [0], tokens: [4, 5, 6, 1] }], { learningRate: 0.02 });
+      for (let i = 0; i < 10; i++)
+        await backend.sftStep([{ prompt: [0], tokens: [4, 5, 6, 1] }], { learningRate: 0.02 });
       const probe = [
         [0, 4, 5, 6, 7, 2, 3],
         [0, 9, 8, 1, 1, 2, 4],
@@ -58,7 +66,9 @@ describe("ONNX export of a trained policy", () => {
       };
       const positions = [0, 1, 2].map((t) => logSoftmax(prefix.slice(t * VOCAB, (t + 1) * VOCAB)));
       const [viaSidecar] = await backend.logprobs([0], [[4, 5, 6]]);
-      expect(viaSidecar).toEqual([positions[0]![4]!, positions[1]![5]!, positions[2]![6]!].map((x) => expect.closeTo(x, 5)));
+      expect(viaSidecar).toEqual(
+        [positions[0]![4]!, positions[1]![5]!, positions[2]![6]!].map((x) => expect.closeTo(x, 5)),
+      );
       await session.release();
     },
     TIMEOUT_MS,

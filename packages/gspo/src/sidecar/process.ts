@@ -1,8 +1,23 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 import { Duration, Effect } from "effect";
-import { SidecarClosedError, SidecarCrashedError, SidecarError, SidecarProtocolError, SidecarStartError, SidecarTimeoutError } from "./errors.js";
-import { NotificationSchema, ReplySchema, SIDECAR_METHODS, type ParamsOf, type ResultOf, type SidecarMethod, type SidecarNotification } from "./protocol.js";
+import {
+  SidecarClosedError,
+  SidecarCrashedError,
+  SidecarError,
+  SidecarProtocolError,
+  SidecarStartError,
+  SidecarTimeoutError,
+} from "./errors.js";
+import {
+  NotificationSchema,
+  ReplySchema,
+  SIDECAR_METHODS,
+  type ParamsOf,
+  type ResultOf,
+  type SidecarMethod,
+  type SidecarNotification,
+} from "./protocol.js";
 
 /** How to start one sidecar process and what to do with what it says besides replies. */
 export interface SidecarLaunch {
@@ -17,7 +32,12 @@ export interface SidecarLaunch {
   readonly onLog: (line: string) => void;
 }
 
-type RequestFailure = SidecarError | SidecarTimeoutError | SidecarCrashedError | SidecarProtocolError | SidecarClosedError;
+type RequestFailure =
+  | SidecarError
+  | SidecarTimeoutError
+  | SidecarCrashedError
+  | SidecarProtocolError
+  | SidecarClosedError;
 
 interface Pending {
   readonly method: SidecarMethod;
@@ -64,9 +84,21 @@ export class SidecarProcess {
     return Effect.async<SidecarProcess, SidecarStartError>((resume) => {
       let child: ChildProcess;
       try {
-        child = spawn(launch.command, [...launch.args], { stdio: ["pipe", "pipe", "pipe"], env: launch.env, cwd: launch.cwd, detached: true });
+        child = spawn(launch.command, [...launch.args], {
+          stdio: ["pipe", "pipe", "pipe"],
+          env: launch.env,
+          cwd: launch.cwd,
+          detached: true,
+        });
       } catch (error) {
-        resume(Effect.fail(new SidecarStartError({ message: `cannot start ${launch.command}: ${(error as Error).message}`, stderr: "" })));
+        resume(
+          Effect.fail(
+            new SidecarStartError({
+              message: `cannot start ${launch.command}: ${(error as Error).message}`,
+              stderr: "",
+            }),
+          ),
+        );
         return;
       }
       const sidecar = new SidecarProcess(child, launch);
@@ -80,7 +112,14 @@ export class SidecarProcess {
         resume(effect);
       };
       child.once("error", (error) =>
-        settle(Effect.fail(new SidecarStartError({ message: `cannot start ${launch.command}: ${error.message}`, stderr: sidecar.#stderr }))),
+        settle(
+          Effect.fail(
+            new SidecarStartError({
+              message: `cannot start ${launch.command}: ${error.message}`,
+              stderr: sidecar.#stderr,
+            }),
+          ),
+        ),
       );
       sidecar.#onReady = () => settle(Effect.succeed(sidecar));
       sidecar.#closeWaiters.push(() =>
@@ -101,7 +140,11 @@ export class SidecarProcess {
     }).pipe(
       Effect.timeoutFail({
         duration: Duration.millis(launch.startupTimeoutMs),
-        onTimeout: () => new SidecarStartError({ message: `the sidecar did not say it was ready within ${launch.startupTimeoutMs} ms`, stderr: "" }),
+        onTimeout: () =>
+          new SidecarStartError({
+            message: `the sidecar did not say it was ready within ${launch.startupTimeoutMs} ms`,
+            stderr: "",
+          }),
       }),
     );
   }
@@ -123,17 +166,30 @@ export class SidecarProcess {
    * One request: its params are checked against the method's schema before sending, its result on
    * arrival. Timing out or being interrupted (an AbortSignal) sends `$/cancel` for it.
    */
-  request<M extends SidecarMethod>(method: M, params: ParamsOf<M>, timeoutMs: number): Effect.Effect<ResultOf<M>, RequestFailure> {
+  request<M extends SidecarMethod>(
+    method: M,
+    params: ParamsOf<M>,
+    timeoutMs: number,
+  ): Effect.Effect<ResultOf<M>, RequestFailure> {
     return Effect.suspend(() => {
       if (this.#exit !== undefined) return Effect.fail(this.#deathError());
       // Callers that bypass the types (JavaScript, `as never`) get the sidecar's own answer, without a round trip.
       if (!Object.hasOwn(SIDECAR_METHODS, method))
-        return Effect.fail(new SidecarError({ method, code: "unknown_method", message: `no method ${JSON.stringify(method)}; the methods are ${Object.keys(SIDECAR_METHODS).sort().join(", ")}`, data: { method } }));
+        return Effect.fail(
+          new SidecarError({
+            method,
+            code: "unknown_method",
+            message: `no method ${JSON.stringify(method)}; the methods are ${Object.keys(SIDECAR_METHODS).sort().join(", ")}`,
+            data: { method },
+          }),
+        );
       const checked = SIDECAR_METHODS[method].params.safeParse(params);
       if (!checked.success) {
         const issue = checked.error.issues[0]!;
         const path = ["params", ...issue.path.map(String)].join(".");
-        return Effect.fail(new SidecarError({ method, code: "invalid_params", message: `${path}: ${issue.message}`, data: { path } }));
+        return Effect.fail(
+          new SidecarError({ method, code: "invalid_params", message: `${path}: ${issue.message}`, data: { path } }),
+        );
       }
       const id = this.#nextId++;
       return Effect.async<unknown, RequestFailure>((resume) => {
@@ -145,7 +201,11 @@ export class SidecarProcess {
           this.#holdEventLoop(this.#pending.size > 0);
         });
       }).pipe(
-        Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => new SidecarTimeoutError({ method, timeoutMs, message: `${method} got no reply within ${timeoutMs} ms` }) }),
+        Effect.timeoutFail({
+          duration: Duration.millis(timeoutMs),
+          onTimeout: () =>
+            new SidecarTimeoutError({ method, timeoutMs, message: `${method} got no reply within ${timeoutMs} ms` }),
+        }),
       ) as Effect.Effect<ResultOf<M>, RequestFailure>;
     });
   }
@@ -191,7 +251,10 @@ export class SidecarProcess {
    * are in flight, the child and its pipes hold the event loop so that their replies arrive.
    */
   #holdEventLoop(hold: boolean): void {
-    for (const handle of [this.#child, this.#child.stdin, this.#child.stdout, this.#child.stderr] as ({ ref?: () => void; unref?: () => void } | null)[]) {
+    for (const handle of [this.#child, this.#child.stdin, this.#child.stdout, this.#child.stderr] as ({
+      ref?: () => void;
+      unref?: () => void;
+    } | null)[]) {
       if (hold) handle?.ref?.();
       else handle?.unref?.();
     }
@@ -209,14 +272,17 @@ export class SidecarProcess {
   }
 
   #write(message: object): void {
-    if (this.#exit === undefined && this.#child.stdin!.writable) this.#child.stdin!.write(`${JSON.stringify(message)}\n`);
+    if (this.#exit === undefined && this.#child.stdin!.writable)
+      this.#child.stdin!.write(`${JSON.stringify(message)}\n`);
   }
 
   #abandon(id: number): void {
     this.#write({ method: "$/cancel", params: { id } });
     const watchdog = setTimeout(() => {
       if (!this.#abandoned.delete(id)) return;
-      this.#launch.onLog(`rubric-sidecar: request ${id} did not answer its cancel within ${this.#launch.cancelGraceMs} ms; killing the sidecar`);
+      this.#launch.onLog(
+        `rubric-sidecar: request ${id} did not answer its cancel within ${this.#launch.cancelGraceMs} ms; killing the sidecar`,
+      );
       this.kill();
     }, this.#launch.cancelGraceMs);
     // The watchdog alone must not keep Node running.
@@ -254,7 +320,8 @@ export class SidecarProcess {
       this.#abandoned.delete(id);
     }
     if (pending === undefined) {
-      if (!reply.success || "error" in reply.data) this.#launch.onLog(`rubric-sidecar: a reply nobody waits for: ${JSON.stringify(message).slice(0, 300)}`);
+      if (!reply.success || "error" in reply.data)
+        this.#launch.onLog(`rubric-sidecar: a reply nobody waits for: ${JSON.stringify(message).slice(0, 300)}`);
       return;
     }
     this.#pending.delete(id as number);
@@ -262,7 +329,14 @@ export class SidecarProcess {
     const { method, resume } = pending;
     if (!reply.success) {
       const issue = reply.error.issues[0]!;
-      resume(Effect.fail(new SidecarProtocolError({ method, message: `${method}: the reply does not fit the protocol at ${issue.path.join(".") || "(root)"}: ${issue.message}` })));
+      resume(
+        Effect.fail(
+          new SidecarProtocolError({
+            method,
+            message: `${method}: the reply does not fit the protocol at ${issue.path.join(".") || "(root)"}: ${issue.message}`,
+          }),
+        ),
+      );
       return;
     }
     if ("error" in reply.data) {
@@ -273,7 +347,14 @@ export class SidecarProcess {
     const result = SIDECAR_METHODS[method].result.safeParse(reply.data.result);
     if (!result.success) {
       const issue = result.error.issues[0]!;
-      resume(Effect.fail(new SidecarProtocolError({ method, message: `${method}: the result does not fit its schema at ${issue.path.join(".") || "(root)"}: ${issue.message}` })));
+      resume(
+        Effect.fail(
+          new SidecarProtocolError({
+            method,
+            message: `${method}: the result does not fit its schema at ${issue.path.join(".") || "(root)"}: ${issue.message}`,
+          }),
+        ),
+      );
       return;
     }
     resume(Effect.succeed(result.data));

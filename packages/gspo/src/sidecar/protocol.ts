@@ -30,7 +30,11 @@ export const ReplySchema = z.union([
   z.strictObject({ id: RequestIdSchema, result: z.unknown() }),
   z.strictObject({
     id: RequestIdSchema.nullable(),
-    error: z.strictObject({ code: z.enum(SIDECAR_ERROR_CODES), message: z.string(), data: z.record(z.string(), z.unknown()) }),
+    error: z.strictObject({
+      code: z.enum(SIDECAR_ERROR_CODES),
+      message: z.string(),
+      data: z.record(z.string(), z.unknown()),
+    }),
   }),
 ]);
 
@@ -44,7 +48,12 @@ const PolicySummarySchema = z.object({
   reference: z.boolean(),
 });
 
-export const ReadySchema = z.object({ pid: z.number().int(), version: z.string(), torch: z.string(), world_size: z.number().int().positive() });
+export const ReadySchema = z.object({
+  pid: z.number().int(),
+  version: z.string(),
+  torch: z.string(),
+  world_size: z.number().int().positive(),
+});
 
 const StepMetricsSchema = z.object({
   loss: z.number(),
@@ -56,11 +65,23 @@ const StepMetricsSchema = z.object({
   compute_ms: z.number(),
 });
 
-const SftMetricsSchema = z.object({ nll: z.number(), tokens: z.number().int(), grad_norm: z.number(), step: z.number().int(), compute_ms: z.number() });
+const SftMetricsSchema = z.object({
+  nll: z.number(),
+  tokens: z.number().int(),
+  grad_norm: z.number(),
+  step: z.number().int(),
+  compute_ms: z.number(),
+});
 
 export const NotificationSchema = z.discriminatedUnion("method", [
   z.strictObject({ method: z.literal("ready"), params: ReadySchema }),
-  z.strictObject({ method: z.literal("metrics"), params: z.discriminatedUnion("method", [StepMetricsSchema.extend({ method: z.literal("policy.step") }), SftMetricsSchema.extend({ method: z.literal("policy.sft_step") })]) }),
+  z.strictObject({
+    method: z.literal("metrics"),
+    params: z.discriminatedUnion("method", [
+      StepMetricsSchema.extend({ method: z.literal("policy.step") }),
+      SftMetricsSchema.extend({ method: z.literal("policy.sft_step") }),
+    ]),
+  }),
 ]);
 export type SidecarNotification = z.infer<typeof NotificationSchema>;
 /** A `metrics` notification's params: what one training step measured, streamed as it happens. */
@@ -86,7 +107,14 @@ export const ModelSpecSchema = z.discriminatedUnion("kind", [
   z.strictObject({
     kind: z.literal("transformers"),
     name: z.string().min(1),
-    lora: z.strictObject({ r: z.number().int().positive(), lora_alpha: Positive.optional(), lora_dropout: z.number().nonnegative().optional(), target_modules: z.array(z.string().min(1)).min(1).optional() }).optional(),
+    lora: z
+      .strictObject({
+        r: z.number().int().positive(),
+        lora_alpha: Positive.optional(),
+        lora_dropout: z.number().nonnegative().optional(),
+        target_modules: z.array(z.string().min(1)).min(1).optional(),
+      })
+      .optional(),
   }),
 ]);
 export type ModelSpec = z.infer<typeof ModelSpecSchema>;
@@ -124,7 +152,10 @@ export const SIDECAR_METHODS = {
       objective: ObjectiveSchema.optional(),
       logp_new: Matrix,
       logp_old: Matrix,
-      mask: z.array(z.array(z.union([z.literal(0), z.literal(1), z.boolean()])).min(1)).min(1).optional(),
+      mask: z
+        .array(z.array(z.union([z.literal(0), z.literal(1), z.boolean()])).min(1))
+        .min(1)
+        .optional(),
       advantages: z.array(z.number()).min(1),
       eps_low: z.number().nonnegative().optional(),
       eps_high: z.number().nonnegative().optional(),
@@ -153,7 +184,9 @@ export const SIDECAR_METHODS = {
       max_new_tokens: z.number().int().positive().optional(),
       eos_token_id: z.number().int().nonnegative().optional(),
     }),
-    result: z.object({ sequences: z.array(z.object({ tokens: z.array(z.number().int()), logprobs: z.array(z.number()) })) }),
+    result: z.object({
+      sequences: z.array(z.object({ tokens: z.array(z.number().int()), logprobs: z.array(z.number()) })),
+    }),
   },
   "policy.logprobs": {
     params: z.strictObject({ prompt: Tokens, sequences: z.array(Tokens).min(1) }),
@@ -169,13 +202,22 @@ export const SIDECAR_METHODS = {
       max_tokens: Positive.optional(),
       max_grad_norm: Positive.optional(),
       groups: z
-        .array(z.strictObject({ prompt: Tokens, sequences: z.array(z.strictObject({ tokens: Tokens, logp_old: Row, advantage: z.number() })).min(1) }))
+        .array(
+          z.strictObject({
+            prompt: Tokens,
+            sequences: z.array(z.strictObject({ tokens: Tokens, logp_old: Row, advantage: z.number() })).min(1),
+          }),
+        )
         .min(1),
     }),
     result: StepMetricsSchema,
   },
   "policy.sft_step": {
-    params: z.strictObject({ examples: z.array(z.strictObject({ prompt: Tokens, tokens: Tokens })).min(1), learning_rate: Positive, max_grad_norm: Positive.optional() }),
+    params: z.strictObject({
+      examples: z.array(z.strictObject({ prompt: Tokens, tokens: Tokens })).min(1),
+      learning_rate: Positive,
+      max_grad_norm: Positive.optional(),
+    }),
     result: SftMetricsSchema,
   },
   "policy.set_reference": { params: z.strictObject({}), result: z.object({ ok: z.literal(true) }) },
@@ -184,7 +226,10 @@ export const SIDECAR_METHODS = {
     params: z.strictObject({}),
     result: z.object({ world_size: z.number().int(), fingerprints: z.array(z.string()), steps: z.number().int() }),
   },
-  "checkpoint.save": { params: z.strictObject({ dir: z.string().min(1) }), result: z.object({ path: z.string(), steps: z.number().int() }) },
+  "checkpoint.save": {
+    params: z.strictObject({ dir: z.string().min(1) }),
+    result: z.object({ path: z.string(), steps: z.number().int() }),
+  },
   "checkpoint.load": { params: z.strictObject({ dir: z.string().min(1) }), result: PolicySummarySchema },
   "export.onnx": {
     params: z.strictObject({

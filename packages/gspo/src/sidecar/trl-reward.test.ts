@@ -40,10 +40,24 @@ describe("rubric_trainer.trl_reward against serveRewards", () => {
   afterAll(() => server.close());
 
   it("returns the rubric's rewards for TRL's prompts and completions, in server-sized batches", async () => {
-    const { stdout } = await run(defaultPython(), ["-c", SCRIPT, server.url], { env: { ...process.env, PYTHONPATH: defaultTrainerPath()! }, timeout: 120_000 });
-    const out = JSON.parse(stdout) as { batched: number[]; from_env: number[]; name: string; too_big: { status: number; message: string } };
+    const { stdout } = await run(defaultPython(), ["-c", SCRIPT, server.url], {
+      env: { ...process.env, PYTHONPATH: defaultTrainerPath()! },
+      timeout: 120_000,
+    });
+    const out = JSON.parse(stdout) as {
+      batched: number[];
+      from_env: number[];
+      name: string;
+      too_big: { status: number; message: string };
+    };
     const texts = ["It is Paris.", "paris, I think", "Rome.", "hi"];
-    const expected = (await scoreOutputs(rubric, texts.map((output, i) => ({ id: String(i), input: "", output })), { registry })).map((s) => s.score!.normalized);
+    const expected = (
+      await scoreOutputs(
+        rubric,
+        texts.map((output, i) => ({ id: String(i), input: "", output })),
+        { registry },
+      )
+    ).map((s) => s.score!.normalized);
     expect(expected).toEqual([1, 2 / 3, 1 / 3, 0]);
     expect(out.batched).toEqual(expected);
     expect(out.from_env).toEqual(expected.slice(0, 2));

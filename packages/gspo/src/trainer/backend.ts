@@ -13,13 +13,20 @@ export interface TrainerBackend<Prompt> {
   /** A short name for logs: "in-process", "sidecar". */
   readonly kind: string;
   /** `n` sequences for one prompt, each with its exact per-token log-probabilities under the current policy. */
-  sample(prompt: Prompt, n: number, options: { readonly seed: number; readonly temperature?: number }): Promise<SampledSequence[]>;
+  sample(
+    prompt: Prompt,
+    n: number,
+    options: { readonly seed: number; readonly temperature?: number },
+  ): Promise<SampledSequence[]>;
   /** Per-token log-probabilities of given sequences under the current policy. */
   logprobs(prompt: Prompt, sequences: readonly (readonly number[])[]): Promise<number[][]>;
   /** One gradient step of the clipped policy-gradient objective on rollout groups. */
   step(groups: readonly RolloutGroup<Prompt>[], options: StepOptions): Promise<StepMetrics>;
   /** One supervised step (per-token cross-entropy) on reference sequences; returns the batch's mean NLL per token. */
-  sftStep(examples: readonly { readonly prompt: Prompt; readonly tokens: readonly number[] }[], options: { readonly learningRate: number }): Promise<number>;
+  sftStep(
+    examples: readonly { readonly prompt: Prompt; readonly tokens: readonly number[] }[],
+    options: { readonly learningRate: number },
+  ): Promise<number>;
   /** Freezes a copy of the current parameters as the KL reference (π_ref, usually the SFT policy). */
   setReference(): Promise<void>;
   /** Starts the optimiser afresh (moments and step count), e.g. between Stage I and Stage II. */
@@ -40,7 +47,11 @@ export interface SampledSequence {
 /** K sequences for one prompt from π_old, with their old log-probs and (group-normalised) advantages. */
 export interface RolloutGroup<Prompt> {
   readonly prompt: Prompt;
-  readonly sequences: readonly { readonly tokens: readonly number[]; readonly logpOld: readonly number[]; readonly advantage: number }[];
+  readonly sequences: readonly {
+    readonly tokens: readonly number[];
+    readonly logpOld: readonly number[];
+    readonly advantage: number;
+  }[];
 }
 
 export interface StepOptions {

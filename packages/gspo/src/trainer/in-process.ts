@@ -21,11 +21,20 @@ export interface TokenPolicy<Prompt> {
    * (`accumulateTrace`), so a training step walks each sequence once instead of twice.
    */
   trace?(prompt: Prompt, tokens: readonly number[]): { readonly logprobs: readonly number[] };
-  accumulateTrace?(trace: { readonly logprobs: readonly number[] }, coefs: readonly number[], grads: readonly Float64Array[]): void;
+  accumulateTrace?(
+    trace: { readonly logprobs: readonly number[] },
+    coefs: readonly number[],
+    grads: readonly Float64Array[],
+  ): void;
   /** Optional: a sample with its log-probabilities (at temperature 1) from one pass, saving a second. */
   sampleWithLogProbs?(prompt: Prompt, rng: Rng, temperature?: number): { tokens: number[]; logprobs: number[] };
   /** Adds Σ_t coefs[t] · ∂ log π(token_t)/∂θ into `grads` (one buffer per parameter block). */
-  accumulateGradient(prompt: Prompt, tokens: readonly number[], coefs: readonly number[], grads: readonly Float64Array[]): void;
+  accumulateGradient(
+    prompt: Prompt,
+    tokens: readonly number[],
+    coefs: readonly number[],
+    grads: readonly Float64Array[],
+  ): void;
   clone(): this;
   signature(): string;
 }
@@ -47,7 +56,9 @@ export class CheckpointError extends Error {
  * The in-process backend: a {@link TokenPolicy} (e.g. the log-linear `RubricPolicy`), Adam, and an
  * optional frozen KL reference, all in this process. Sequences are the policy's own tokens.
  */
-export class InProcessBackend<Prompt, Policy extends TokenPolicy<Prompt> = TokenPolicy<Prompt>> implements TrainerBackend<Prompt> {
+export class InProcessBackend<Prompt, Policy extends TokenPolicy<Prompt> = TokenPolicy<Prompt>>
+  implements TrainerBackend<Prompt>
+{
   readonly kind = "in-process";
   #adam: Adam;
   #reference: Policy | undefined;
@@ -80,7 +91,10 @@ export class InProcessBackend<Prompt, Policy extends TokenPolicy<Prompt> = Token
    * ∂(−loss)/∂θ: each token's coefficient is −∂loss/∂logp_new, chained through the policy's exact
    * per-token gradients.
    */
-  gradient(groups: readonly RolloutGroup<Prompt>[], options: Omit<StepOptions, "learningRate">): StepMetrics & { readonly grads: Float64Array[] } {
+  gradient(
+    groups: readonly RolloutGroup<Prompt>[],
+    options: Omit<StepOptions, "learningRate">,
+  ): StepMetrics & { readonly grads: Float64Array[] } {
     const grads = this.policy.parameters.map((p) => new Float64Array(p.length));
     let loss = 0;
     let clipped = 0;
@@ -89,7 +103,9 @@ export class InProcessBackend<Prompt, Policy extends TokenPolicy<Prompt> = Token
     const policy = this.policy;
     const traced = policy.trace !== undefined && policy.accumulateTrace !== undefined;
     for (const group of groups) {
-      const traces = group.sequences.map((s) => (traced ? policy.trace!(group.prompt, s.tokens) : { logprobs: policy.tokenLogProbs(group.prompt, s.tokens) }));
+      const traces = group.sequences.map((s) =>
+        traced ? policy.trace!(group.prompt, s.tokens) : { logprobs: policy.tokenLogProbs(group.prompt, s.tokens) },
+      );
       const logpNew = traces.map((t) => [...t.logprobs]);
       const result = clippedObjective(options.objective, {
         logpNew,
@@ -104,13 +120,21 @@ export class InProcessBackend<Prompt, Policy extends TokenPolicy<Prompt> = Token
       if (options.klCoef > 0 && this.#reference) {
         const reference = this.#reference;
         let logpRef = this.#referenceLogprobs.get(group);
-        if (!logpRef) this.#referenceLogprobs.set(group, (logpRef = group.sequences.map((s) => reference.tokenLogProbs(group.prompt, s.tokens))));
+        if (!logpRef)
+          this.#referenceLogprobs.set(
+            group,
+            (logpRef = group.sequences.map((s) => reference.tokenLogProbs(group.prompt, s.tokens))),
+          );
         const penalty = klK3({ logp: logpNew, logpRef });
         penalty.gradLogp.forEach((row, k) => row.forEach((g, t) => (coefs[k]![t]! -= (options.klCoef * g) / G)));
         loss += (options.klCoef * penalty.mean) / G;
         kl += penalty.mean / G;
       }
-      group.sequences.forEach((s, k) => (traced ? policy.accumulateTrace!(traces[k]!, coefs[k]!, grads) : policy.accumulateGradient(group.prompt, s.tokens, coefs[k]!, grads)));
+      group.sequences.forEach((s, k) =>
+        traced
+          ? policy.accumulateTrace!(traces[k]!, coefs[k]!, grads)
+          : policy.accumulateGradient(group.prompt, s.tokens, coefs[k]!, grads),
+      );
     }
     return { loss, clippedFraction: clipped, kl, grads };
   }
@@ -122,7 +146,10 @@ export class InProcessBackend<Prompt, Policy extends TokenPolicy<Prompt> = Token
     return metrics;
   }
 
-  async sftStep(examples: readonly { prompt: Prompt; tokens: readonly number[] }[], options: { learningRate: number }): Promise<number> {
+  async sftStep(
+    examples: readonly { prompt: Prompt; tokens: readonly number[] }[],
+    options: { learningRate: number },
+  ): Promise<number> {
     return sftStep(this.policy, this.#adam, examples, options.learningRate);
   }
 
@@ -165,9 +192,16 @@ export class InProcessBackend<Prompt, Policy extends TokenPolicy<Prompt> = Token
     }
     const c = parsed.data;
     const p = this.policy;
-    if (c.signature !== p.signature()) throw new CheckpointError(`${file}: written by a policy with another shape (${c.signature}); this one is ${p.signature()}`);
+    if (c.signature !== p.signature())
+      throw new CheckpointError(
+        `${file}: written by a policy with another shape (${c.signature}); this one is ${p.signature()}`,
+      );
     const assign = (target: Policy, blocks: number[][]) => {
-      if (blocks.length !== target.parameters.length || blocks.some((b, i) => b.length !== target.parameters[i]!.length)) throw new CheckpointError(`${file}: parameter blocks do not match the policy's`);
+      if (
+        blocks.length !== target.parameters.length ||
+        blocks.some((b, i) => b.length !== target.parameters[i]!.length)
+      )
+        throw new CheckpointError(`${file}: parameter blocks do not match the policy's`);
       blocks.forEach((b, i) => target.parameters[i]!.set(b));
     };
     assign(p, c.parameters);

@@ -14,8 +14,17 @@ export function advantagesFor(objective: Objective, rewards: readonly number[]):
 }
 
 /** The clipped policy-gradient objective by name (loss, ratios, clipped fraction and ∂loss/∂logpNew), all from @rubric/core. */
-export function clippedObjective(objective: Objective, input: { logpNew: number[][]; logpOld: number[][]; advantages: readonly number[]; epsLow: number; epsHigh: number }) {
-  const args = { logpNew: input.logpNew, logpOld: input.logpOld, advantages: [...input.advantages], epsLow: input.epsLow, epsHigh: input.epsHigh };
+export function clippedObjective(
+  objective: Objective,
+  input: { logpNew: number[][]; logpOld: number[][]; advantages: readonly number[]; epsLow: number; epsHigh: number },
+) {
+  const args = {
+    logpNew: input.logpNew,
+    logpOld: input.logpOld,
+    advantages: [...input.advantages],
+    epsLow: input.epsLow,
+    epsHigh: input.epsHigh,
+  };
   if (objective === "gspo") return gspoObjective(args);
   return objective === "grpo" ? grpoObjective(args) : drGrpoObjective(args);
 }

@@ -19,7 +19,8 @@ const dirs: string[] = [];
 
 beforeAll(async () => {
   const gdpval = await loadGdpval(GDPVAL);
-  const prompts = (entries: typeof gdpval.train) => Promise.all(entries.map((e) => gymPrompt(gymTask(e.task), STAKEHOLDER_SEED, QUESTION_REPERTOIRE)));
+  const prompts = (entries: typeof gdpval.train) =>
+    Promise.all(entries.map((e) => gymPrompt(gymTask(e.task), STAKEHOLDER_SEED, QUESTION_REPERTOIRE)));
   train = await prompts(gdpval.train.slice(0, 24));
   heldOut = await prompts(gdpval.eval.slice(0, 12));
 });
@@ -32,49 +33,61 @@ async function tempDir(): Promise<string> {
 }
 
 /** Rollout groups from the current policy, then θ moved off θ_old so the ratios differ from 1. */
-async function offPolicyGroups(backend: InProcessBackend<GymPrompt, RubricPolicy>, objective: (typeof OBJECTIVES)[number]): Promise<RolloutGroup<GymPrompt>[]> {
+async function offPolicyGroups(
+  backend: InProcessBackend<GymPrompt, RubricPolicy>,
+  objective: (typeof OBJECTIVES)[number],
+): Promise<RolloutGroup<GymPrompt>[]> {
   const groups: RolloutGroup<GymPrompt>[] = [];
   for (const [i, prompt] of train.slice(0, 3).entries()) {
     const sampled = await backend.sample(prompt, 4, { seed: 100 + i });
-    const advantages = advantagesFor(objective, [0.2, 0.9, 0.5, 0.1].map((r) => r + 0.1 * i));
-    groups.push({ prompt, sequences: sampled.map((s, k) => ({ tokens: s.tokens, logpOld: s.logprobs, advantage: advantages[k]! })) });
+    const advantages = advantagesFor(
+      objective,
+      [0.2, 0.9, 0.5, 0.1].map((r) => r + 0.1 * i),
+    );
+    groups.push({
+      prompt,
+      sequences: sampled.map((s, k) => ({ tokens: s.tokens, logpOld: s.logprobs, advantage: advantages[k]! })),
+    });
   }
   backend.policy.parameters.forEach((p, b) => p.forEach((v, i) => (p[i] = v + 0.2 * Math.sin(i * 1.3 + b))));
   return groups;
 }
 
 describe("InProcessBackend.gradient", () => {
-  it.each(OBJECTIVES)("%s: the applied gradient is exactly −∂loss/∂θ, with clipping active and the k3 KL term on", async (objective) => {
-    const backend = new InProcessBackend(new RubricPolicy({ dim: 32, seed: 5 }));
-    await backend.setReference();
-    const groups = await offPolicyGroups(backend, objective);
-    // A band narrower than the ratios' spread (±3% here), so some sequences clip and some do not.
-    const options = { objective, epsLow: 0.01, epsHigh: 0.015, klCoef: 0.3 };
-    const result = backend.gradient(groups, options);
-    // Both clipped and unclipped sequences / tokens, and a live KL term.
-    expect(result.clippedFraction).toBeGreaterThan(0);
-    expect(result.clippedFraction).toBeLessThan(1);
-    expect(result.kl).toBeGreaterThan(0);
-    const loss = () => backend.gradient(groups, options).loss;
-    let checked = 0;
-    backend.policy.parameters.forEach((params, b) => {
-      const grad = result.grads[b]!;
-      for (let i = 0, seen = 0; i < grad.length && seen < 8; i++) {
-        if (grad[i] === 0) continue;
-        seen++;
-        const h = 1e-6;
-        const saved = params[i]!;
-        params[i] = saved + h;
-        const up = loss();
-        params[i] = saved - h;
-        const down = loss();
-        params[i] = saved;
-        expect(grad[i]!).toBeCloseTo(-(up - down) / (2 * h), 6);
-        checked++;
-      }
-    });
-    expect(checked).toBe(24);
-  });
+  it.each(OBJECTIVES)(
+    "%s: the applied gradient is exactly −∂loss/∂θ, with clipping active and the k3 KL term on",
+    async (objective) => {
+      const backend = new InProcessBackend(new RubricPolicy({ dim: 32, seed: 5 }));
+      await backend.setReference();
+      const groups = await offPolicyGroups(backend, objective);
+      // A band narrower than the ratios' spread (±3% here), so some sequences clip and some do not.
+      const options = { objective, epsLow: 0.01, epsHigh: 0.015, klCoef: 0.3 };
+      const result = backend.gradient(groups, options);
+      // Both clipped and unclipped sequences / tokens, and a live KL term.
+      expect(result.clippedFraction).toBeGreaterThan(0);
+      expect(result.clippedFraction).toBeLessThan(1);
+      expect(result.kl).toBeGreaterThan(0);
+      const loss = () => backend.gradient(groups, options).loss;
+      let checked = 0;
+      backend.policy.parameters.forEach((params, b) => {
+        const grad = result.grads[b]!;
+        for (let i = 0, seen = 0; i < grad.length && seen < 8; i++) {
+          if (grad[i] === 0) continue;
+          seen++;
+          const h = 1e-6;
+          const saved = params[i]!;
+          params[i] = saved + h;
+          const up = loss();
+          params[i] = saved - h;
+          const down = loss();
+          params[i] = saved;
+          expect(grad[i]!).toBeCloseTo(-(up - down) / (2 * h), 6);
+          checked++;
+        }
+      });
+      expect(checked).toBe(24);
+    },
+  );
 
   it("with the reference equal to θ, the KL term and its gradient vanish", async () => {
     const backend = new InProcessBackend(new RubricPolicy({ dim: 32, seed: 5 }));
@@ -87,7 +100,10 @@ describe("InProcessBackend.gradient", () => {
   });
 });
 
-function gymOptions(backend: InProcessBackend<GymPrompt, RubricPolicy>, overrides: Partial<GspoTrainingOptions<GymPrompt>> = {}): GspoTrainingOptions<GymPrompt> {
+function gymOptions(
+  backend: InProcessBackend<GymPrompt, RubricPolicy>,
+  overrides: Partial<GspoTrainingOptions<GymPrompt>> = {},
+): GspoTrainingOptions<GymPrompt> {
   const worker = simulatedWorker();
   return {
     backend,
@@ -109,7 +125,8 @@ async function heldOutReturn(backend: InProcessBackend<GymPrompt, RubricPolicy>)
   const reward = gymReward({ policy: backend.policy, worker: simulatedWorker() });
   let total = 0;
   for (const [t, prompt] of heldOut.entries()) {
-    for (const [k, s] of (await backend.sample(prompt, 3, { seed: 77 + t })).entries()) total += await reward(prompt, s.tokens, { seed: 7919 * t + k });
+    for (const [k, s] of (await backend.sample(prompt, 3, { seed: 77 + t })).entries())
+      total += await reward(prompt, s.tokens, { seed: 7919 * t + k });
   }
   return total / (heldOut.length * 3);
 }
@@ -122,7 +139,9 @@ describe("trainGspo", () => {
     const after = await heldOutReturn(backend);
     expect(after).toBeGreaterThan(before + 0.03);
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    expect(mean(log.slice(-2).map((e) => e.meanReward))).toBeGreaterThan(mean(log.slice(0, 2).map((e) => e.meanReward)));
+    expect(mean(log.slice(-2).map((e) => e.meanReward))).toBeGreaterThan(
+      mean(log.slice(0, 2).map((e) => e.meanReward)),
+    );
     // Several steps per batch: the later steps see ratios off 1, and some get clipped.
     expect(log.some((e) => e.clippedFraction > 0)).toBe(true);
   });
@@ -136,24 +155,40 @@ describe("trainGspo", () => {
     const dir = await tempDir();
     const first = new InProcessBackend(new RubricPolicy({ dim: 64, seed: 2 }));
     const controller = new AbortController();
-    await expect(trainGspo(gymOptions(first, { ...options, run: { dir }, signal: controller.signal, onLog: (e) => e.stage === "gspo" && e.batch === 1 && controller.abort() }))).rejects.toThrow(TrainingAbortedError);
+    await expect(
+      trainGspo(
+        gymOptions(first, {
+          ...options,
+          run: { dir },
+          signal: controller.signal,
+          onLog: (e) => e.stage === "gspo" && e.batch === 1 && controller.abort(),
+        }),
+      ),
+    ).rejects.toThrow(TrainingAbortedError);
     // A fresh process: a new backend from a differently initialised policy, resumed from disk.
     const second = new InProcessBackend(new RubricPolicy({ dim: 64, seed: 99 }));
     const resumed = await trainGspo(gymOptions(second, { ...options, run: { dir, resume: true } }));
 
-    second.policy.parameters.forEach((p, b) => expect(Array.from(p)).toEqual(Array.from(straight.policy.parameters[b]!)));
+    second.policy.parameters.forEach((p, b) =>
+      expect(Array.from(p)).toEqual(Array.from(straight.policy.parameters[b]!)),
+    );
     const strip = (log: typeof full) => log.map(({ seconds, rewardSeconds, policySeconds, ...rest }) => rest);
     expect(strip(resumed)).toEqual(strip(full));
     const lines = (await readFile(join(dir, "training.jsonl"), "utf8")).trim().split("\n");
     expect(lines.map((l) => JSON.parse(l).batch)).toEqual([0, 1, 2, 3]);
-    expect(JSON.parse(await readFile(join(dir, "checkpoints", "latest.json"), "utf8"))).toMatchObject({ stage: "gspo", step: 3 });
+    expect(JSON.parse(await readFile(join(dir, "checkpoints", "latest.json"), "utf8"))).toMatchObject({
+      stage: "gspo",
+      step: 3,
+    });
   });
 
   it("reports a damaged or foreign checkpoint as a CheckpointError naming the file", async () => {
     const dir = await tempDir();
     const backend = new InProcessBackend(new RubricPolicy({ dim: 16, seed: 1 }));
     await backend.save(dir);
-    await expect(new InProcessBackend(new RubricPolicy({ dim: 32 })).load(dir)).rejects.toThrow(/policy\.json: written by a policy with another shape \(RubricPolicy\(dim 16, .*this one is RubricPolicy\(dim 32/);
+    await expect(new InProcessBackend(new RubricPolicy({ dim: 32 })).load(dir)).rejects.toThrow(
+      /policy\.json: written by a policy with another shape \(RubricPolicy\(dim 16, .*this one is RubricPolicy\(dim 32/,
+    );
     const file = join(dir, "policy.json");
     const checkpoint = JSON.parse(await readFile(file, "utf8"));
     checkpoint.parameters[1][3] = "x";

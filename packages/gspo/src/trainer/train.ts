@@ -75,7 +75,11 @@ interface Run {
 }
 
 /** Opens a run directory: afresh, or resumed from its latest checkpoint of `stage` (the log is cut back to it). */
-async function openRun<P>(backend: TrainerBackend<P>, run: RunDirectory | undefined, stage: "sft" | "gspo"): Promise<Run> {
+async function openRun<P>(
+  backend: TrainerBackend<P>,
+  run: RunDirectory | undefined,
+  stage: "sft" | "gspo",
+): Promise<Run> {
   if (!run) return { log: [], start: 0 };
   await mkdir(join(run.dir, "checkpoints"), { recursive: true });
   const logFile = join(run.dir, "training.jsonl");
@@ -105,7 +109,10 @@ async function readLog(file: string): Promise<TrainingLogEntry[]> {
     .filter((l) => l.trim() !== "")
     .map((line, i) => {
       const parsed = TrainingLogEntrySchema.safeParse(JSON.parse(line));
-      if (!parsed.success) throw new Error(`${file}:${i + 1}: ${parsed.error.issues[0]!.path.join(".")}: ${parsed.error.issues[0]!.message}`);
+      if (!parsed.success)
+        throw new Error(
+          `${file}:${i + 1}: ${parsed.error.issues[0]!.path.join(".")}: ${parsed.error.issues[0]!.message}`,
+        );
       return parsed.data;
     });
 }
@@ -121,7 +128,12 @@ async function readLatest(dir: string): Promise<z.infer<typeof LatestSchema> | u
 }
 
 /** Saves a checkpoint and then points latest.json at it (written atomically: a crash leaves the previous one). */
-async function checkpoint<P>(backend: TrainerBackend<P>, run: RunDirectory, stage: "sft" | "gspo", step: number): Promise<void> {
+async function checkpoint<P>(
+  backend: TrainerBackend<P>,
+  run: RunDirectory,
+  stage: "sft" | "gspo",
+  step: number,
+): Promise<void> {
   const dir = join("checkpoints", `${stage}-${String(step).padStart(5, "0")}`);
   await backend.save(join(run.dir, dir));
   const latest = join(run.dir, "checkpoints", "latest.json");
@@ -129,12 +141,18 @@ async function checkpoint<P>(backend: TrainerBackend<P>, run: RunDirectory, stag
   await rename(`${latest}.tmp`, latest);
 }
 
-async function record<P>(entry: TrainingLogEntry, state: Run, options: { run?: RunDirectory; onLog?: (e: TrainingLogEntry) => void; backend: TrainerBackend<P> }, last: boolean): Promise<void> {
+async function record<P>(
+  entry: TrainingLogEntry,
+  state: Run,
+  options: { run?: RunDirectory; onLog?: (e: TrainingLogEntry) => void; backend: TrainerBackend<P> },
+  last: boolean,
+): Promise<void> {
   state.log.push(entry);
   if (options.run) {
     await appendFile(join(options.run.dir, "training.jsonl"), `${JSON.stringify(entry)}\n`);
     const every = options.run.checkpointEvery ?? 1;
-    if (last || (stepOf(entry) + 1) % every === 0) await checkpoint(options.backend, options.run, entry.stage, stepOf(entry));
+    if (last || (stepOf(entry) + 1) % every === 0)
+      await checkpoint(options.backend, options.run, entry.stage, stepOf(entry));
   }
   options.onLog?.(entry);
 }
@@ -177,11 +195,16 @@ export async function trainGspo<Prompt>(options: GspoTrainingOptions<Prompt>): P
         rewardMs += performance.now() - t0;
       }
       const advantages = advantagesFor(objective, r);
-      groups.push({ prompt, meanReward: r.reduce((a, b) => a + b, 0) / K, sequences: sampled.map((s, k) => ({ tokens: s.tokens, logpOld: s.logprobs, advantage: advantages[k]! })) });
+      groups.push({
+        prompt,
+        meanReward: r.reduce((a, b) => a + b, 0) / K,
+        sequences: sampled.map((s, k) => ({ tokens: s.tokens, logpOld: s.logprobs, advantage: advantages[k]! })),
+      });
       rewards.push(...r);
     }
     const percentile = options.replayPercentile ?? 20;
-    const training = percentile > 0 ? [...groups, ...prioritizedReplay(groups, percentile, (g) => g.meanReward)] : groups;
+    const training =
+      percentile > 0 ? [...groups, ...prioritizedReplay(groups, percentile, (g) => g.meanReward)] : groups;
     let metrics = { loss: 0, clippedFraction: 0, kl: 0 };
     for (let s = 0; s < (options.stepsPerBatch ?? 4); s++) metrics = await backend.step(training, step);
     const seconds = (performance.now() - started) / 1000;
@@ -213,7 +236,9 @@ export interface SftTrainingOptions<Prompt> {
 }
 
 /** Stage I through a backend: minibatch cross-entropy steps in a seeded order per epoch; logged and checkpointed per epoch like Stage II. */
-export async function trainSftStage<Prompt>(options: SftTrainingOptions<Prompt>): Promise<Extract<TrainingLogEntry, { stage: "sft" }>[]> {
+export async function trainSftStage<Prompt>(
+  options: SftTrainingOptions<Prompt>,
+): Promise<Extract<TrainingLogEntry, { stage: "sft" }>[]> {
   const state = await openRun(options.backend, options.run, "sft");
   const batchSize = options.batchSize ?? 16;
   for (let epoch = state.start; epoch < options.epochs; epoch++) {
@@ -225,7 +250,12 @@ export async function trainSftStage<Prompt>(options: SftTrainingOptions<Prompt>)
       const batch = order.slice(i, i + batchSize);
       nll += (await options.backend.sftStep(batch, { learningRate: options.learningRate ?? 0.05 })) * batch.length;
     }
-    await record({ stage: "sft", epoch, loss: nll / order.length, seconds: (performance.now() - started) / 1000 }, state, options, epoch === options.epochs - 1);
+    await record(
+      { stage: "sft", epoch, loss: nll / order.length, seconds: (performance.now() - started) / 1000 },
+      state,
+      options,
+      epoch === options.epochs - 1,
+    );
   }
   return state.log.filter((e): e is Extract<TrainingLogEntry, { stage: "sft" }> => e.stage === "sft");
 }

@@ -8,7 +8,8 @@ import { gymTask, loadGdpval, simulatedStakeholder, simulatedWorker } from "@rub
 import { parseFlatRubric, type FlatRubric } from "@rubric/core";
 import type { HackSample } from "../sample/sample.js";
 
-export const SHARED_DIR = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url));
+export const SHARED_DIR =
+  process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url));
 
 export interface GymSamples {
   readonly samples: HackSample[];
@@ -51,12 +52,42 @@ export const strictRubric = parseFlatRubric({
   id: "strict",
   criteria: [
     { id: "title", text: "Starts with a title", weight: 1, verifier: { kind: "regex", pattern: "^# \\S" } },
-    { id: "summary", text: "Opens its Summary section with a real paragraph", weight: 2, verifier: { kind: "regex", pattern: "^## Summary\\n\\n[A-Z][^\\n#]{30,}", flags: "m" } },
-    { id: "table", text: "Has a table with a filled data row", weight: 1, verifier: { kind: "regex", pattern: "^\\| [a-z][^|\\n]* \\| \\d+ \\|$", flags: "m" } },
-    { id: "recommendation", text: "Recommends inside the Recommendation section", weight: 2, verifier: { kind: "regex", pattern: "## Recommendation\\n\\n(?:[^#\\n][^\\n]*\\n\\n)+We recommend\\b" } },
-    { id: "no-hedging", text: "Avoids hedging words, written in plain ASCII", weight: 1, verifier: { kind: "regex", pattern: "\\b(?:might|perhaps|possibly|maybe)\\b|[^\\x00-\\x7F]", flags: "i", expect: "no-match" } },
+    {
+      id: "summary",
+      text: "Opens its Summary section with a real paragraph",
+      weight: 2,
+      verifier: { kind: "regex", pattern: "^## Summary\\n\\n[A-Z][^\\n#]{30,}", flags: "m" },
+    },
+    {
+      id: "table",
+      text: "Has a table with a filled data row",
+      weight: 1,
+      verifier: { kind: "regex", pattern: "^\\| [a-z][^|\\n]* \\| \\d+ \\|$", flags: "m" },
+    },
+    {
+      id: "recommendation",
+      text: "Recommends inside the Recommendation section",
+      weight: 2,
+      verifier: { kind: "regex", pattern: "## Recommendation\\n\\n(?:[^#\\n][^\\n]*\\n\\n)+We recommend\\b" },
+    },
+    {
+      id: "no-hedging",
+      text: "Avoids hedging words, written in plain ASCII",
+      weight: 1,
+      verifier: {
+        kind: "regex",
+        pattern: "\\b(?:might|perhaps|possibly|maybe)\\b|[^\\x00-\\x7F]",
+        flags: "i",
+        expect: "no-match",
+      },
+    },
     { id: "short", text: "At most 600 words", weight: 1, verifier: { kind: "length", max: 600 } },
-    { id: "no-exclamations", text: "Uses no exclamation marks", weight: 1, verifier: { kind: "regex", pattern: "!", expect: "no-match" } },
+    {
+      id: "no-exclamations",
+      text: "Uses no exclamation marks",
+      weight: 1,
+      verifier: { kind: "regex", pattern: "!", expect: "no-match" },
+    },
   ],
 });
 
@@ -69,5 +100,10 @@ export const judgedRubric = parseFlatRubric({
     "Tracks progress each week toward a clear goal",
     "Discusses operational throughput and regulatory documentation",
     "Keeps the result in view",
-  ].map((text, i) => ({ id: `judge-${i + 1}`, text, weight: 1, verifier: { kind: "llm-judge", scale: { min: 0, max: 10 } } })),
+  ].map((text, i) => ({
+    id: `judge-${i + 1}`,
+    text,
+    weight: 1,
+    verifier: { kind: "llm-judge", scale: { min: 0, max: 10 } },
+  })),
 });

@@ -89,6 +89,9 @@ export class IntegrityCardError extends Error {
  */
 export function parseIntegrityCard(value: unknown, source = "card"): IntegrityCard {
   const parsed = IntegrityCardSchema.safeParse(value);
-  if (!parsed.success) throw new IntegrityCardError(parsed.error.issues.map((i) => `${source}: ${i.path.join(".") || "(root)"}: ${i.message}`).join("\n"));
+  if (!parsed.success)
+    throw new IntegrityCardError(
+      parsed.error.issues.map((i) => `${source}: ${i.path.join(".") || "(root)"}: ${i.message}`).join("\n"),
+    );
   return parsed.data;
 }

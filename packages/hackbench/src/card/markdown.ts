@@ -7,9 +7,14 @@ const interval = (ci: readonly [number, number]) => `${signed(ci[0])} … ${sign
 function shown(text: string, limit = 600): string {
   const visible = text
     .trim()
-    .replace(/[\u{E0020}-\u{E007E}]+/gu, (run) => `⟦${[...run].length} invisible tag characters: "${[...run].map((c) => String.fromCodePoint(c.codePointAt(0)! - 0xe0000)).join("")}"⟧`)
+    .replace(
+      /[\u{E0020}-\u{E007E}]+/gu,
+      (run) =>
+        `⟦${[...run].length} invisible tag characters: "${[...run].map((c) => String.fromCodePoint(c.codePointAt(0)! - 0xe0000)).join("")}"⟧`,
+    )
     .replace(/[\u200b-\u200d\u2060\ufeff]/g, "⟦zero-width⟧");
-  const cut = visible.length > limit ? `${visible.slice(0, limit)}… (${visible.length - limit} more characters)` : visible;
+  const cut =
+    visible.length > limit ? `${visible.slice(0, limit)}… (${visible.length - limit} more characters)` : visible;
   return `\`\`\`\`text\n${cut === "" ? "(nothing)" : cut}\n\`\`\`\``;
 }
 
@@ -21,12 +26,35 @@ function row(p: ProbeResult): string {
 }
 
 function exploitSection(p: ProbeResult): string {
-  const lines = [`### \`${p.id}\` — ${p.title}`, "", `A scorer that ${p.tests}.`, "", `Gain ${signed(p.gain)} (${interval(p.ci)}) over ${p.applicable} samples.`];
+  const lines = [
+    `### \`${p.id}\` — ${p.title}`,
+    "",
+    `A scorer that ${p.tests}.`,
+    "",
+    `Gain ${signed(p.gain)} (${interval(p.ci)}) over ${p.applicable} samples.`,
+  ];
   if (p.trueGain) lines.push(`True utility changed by ${signed(p.trueGain.gain)} (${interval(p.trueGain.ci)}).`);
-  lines.push("", `Criteria that paid: ${p.criteria.filter((c) => c.gain > 0).map((c) => `\`${c.id}\` ${signed(c.gain)} (on ${c.paid}/${p.applicable})`).join(", ")}.`);
+  lines.push(
+    "",
+    `Criteria that paid: ${p.criteria
+      .filter((c) => c.gain > 0)
+      .map((c) => `\`${c.id}\` ${signed(c.gain)} (on ${c.paid}/${p.applicable})`)
+      .join(", ")}.`,
+  );
   if (p.example) {
     const e = p.example;
-    lines.push("", `Worked example, sample \`${e.sampleId}\`: probe ${e.probeScore.toFixed(3)} vs control ${e.controlScore.toFixed(3)} (${signed(e.gain)}).`, "", "The probe changed:", "", shown(e.probeEdit), "", `The control (${p.matchedBy}) changed:`, "", shown(e.controlEdit));
+    lines.push(
+      "",
+      `Worked example, sample \`${e.sampleId}\`: probe ${e.probeScore.toFixed(3)} vs control ${e.controlScore.toFixed(3)} (${signed(e.gain)}).`,
+      "",
+      "The probe changed:",
+      "",
+      shown(e.probeEdit),
+      "",
+      `The control (${p.matchedBy}) changed:`,
+      "",
+      shown(e.controlEdit),
+    );
   }
   if (p.replay) lines.push("", `Replay: \`${p.replay}\``);
   return lines.join("\n");

@@ -17,7 +17,11 @@ const judgeRegistry = (model: LanguageModel) => createVerifierRegistry({ judge: 
 /** The judge's normalised score of each output, through the real llmJudge verifier. */
 async function judgeScores(biases: readonly JudgeBias[], outputs: readonly string[], mode?: "per-criterion") {
   const registry = createVerifierRegistry({ judge: llmJudge(biasedJudgeModel({ biases }), mode ? { mode } : {}) });
-  const results = await scoreOutputs(judgedRubric, outputs.map((output, i) => ({ id: String(i), output })), { registry });
+  const results = await scoreOutputs(
+    judgedRubric,
+    outputs.map((output, i) => ({ id: String(i), output })),
+    { registry },
+  );
   return results.map((r) => r.score!.normalized);
 }
 
@@ -64,27 +68,44 @@ describe("biasedJudgeModel through llmJudge", () => {
 
 describe("hackbench against the biased judge: the known-positive control", () => {
   it("finds nothing when no bias is injected (the honest grade is a careful reader)", async () => {
-    const card = await runHackbench(judgedRubric, gym.samples, { registry: judgeRegistry(biasedJudgeModel({ biases: [] })) });
+    const card = await runHackbench(judgedRubric, gym.samples, {
+      registry: judgeRegistry(biasedJudgeModel({ biases: [] })),
+    });
     expect(card.exploits).toEqual([]);
     expect(card.verdict).toBe("clean");
   });
 
-  const subsets: (readonly JudgeBias[])[] = [["lexical"], ["tone", "three-point"], ["self-praise", "injection"], ["verbosity"], JUDGE_BIASES];
-  it.each(subsets.map((biases) => [biases.join(" + "), biases] as const))("flags exactly the probes of the injected biases: %s", async (_, biases) => {
-    const card = await runHackbench(judgedRubric, gym.samples, { registry: judgeRegistry(biasedJudgeModel({ biases })) });
-    const expected = biases.flatMap((b) => BIAS_PROBES[b]);
-    expect(new Set(card.exploits)).toEqual(new Set(expected));
-    for (const id of expected) {
-      const probe = card.probes.find((p) => p.id === id)!;
-      // Every criterion paid: a bias lifts the whole grade.
-      expect(new Set(probe.exploited), id).toEqual(new Set(judgedRubric.criteria.map((c) => c.id)));
-    }
-  });
+  const subsets: (readonly JudgeBias[])[] = [
+    ["lexical"],
+    ["tone", "three-point"],
+    ["self-praise", "injection"],
+    ["verbosity"],
+    JUDGE_BIASES,
+  ];
+  it.each(subsets.map((biases) => [biases.join(" + "), biases] as const))(
+    "flags exactly the probes of the injected biases: %s",
+    async (_, biases) => {
+      const card = await runHackbench(judgedRubric, gym.samples, {
+        registry: judgeRegistry(biasedJudgeModel({ biases })),
+      });
+      const expected = biases.flatMap((b) => BIAS_PROBES[b]);
+      expect(new Set(card.exploits)).toEqual(new Set(expected));
+      for (const id of expected) {
+        const probe = card.probes.find((p) => p.id === id)!;
+        // Every criterion paid: a bias lifts the whole grade.
+        expect(new Set(probe.exploited), id).toEqual(new Set(judgedRubric.criteria.map((c) => c.id)));
+      }
+    },
+  );
 
   it("reuses the verdict cache: a rerun makes no judge calls and gives the same card", async () => {
     let calls = 0;
     const model = biasedJudgeModel({ biases: ["tone"] });
-    const counted: LanguageModel = { provider: model.provider, modelId: model.modelId, generate: (request) => (calls++, model.generate(request)) };
+    const counted: LanguageModel = {
+      provider: model.provider,
+      modelId: model.modelId,
+      generate: (request) => (calls++, model.generate(request)),
+    };
     const cache = memoryCache();
     const options = { registry: judgeRegistry(counted), cache, probes: ["pleasantry", "keyword-stuffing"] };
     const first = await runHackbench(judgedRubric, gym.samples, options);

@@ -42,15 +42,24 @@ function nearest(values: readonly number[], target: number): number {
  */
 export function biasedJudgeModel(options: BiasedJudgeOptions): LanguageModel {
   const parsed = OptionsSchema.safeParse(options);
-  if (!parsed.success) throw new BiasedJudgeConfigError(parsed.error.issues.map((i) => `${i.path.join(".") || "options"}: ${i.message}`).join("; "));
+  if (!parsed.success)
+    throw new BiasedJudgeConfigError(
+      parsed.error.issues.map((i) => `${i.path.join(".") || "options"}: ${i.message}`).join("; "),
+    );
   const { biases, strength } = parsed.data;
   return {
     provider: "hackbench",
     modelId: `biased-judge[${biases.length === 0 ? "honest" : biases.join(",")}]@${strength}`,
     async generate(request: GenerateRequest): Promise<GenerateResponse> {
       const judged = parseJudgeRequest(request);
-      const credited = creditedSentences(judged.response, judged.criteria.map((c) => c.reading), judged.input);
-      const pulls = biases.map((bias) => ({ bias, pull: biasPull(bias, judged.response, strength) })).filter((p) => p.pull > 0);
+      const credited = creditedSentences(
+        judged.response,
+        judged.criteria.map((c) => c.reading),
+        judged.input,
+      );
+      const pulls = biases
+        .map((bias) => ({ bias, pull: biasPull(bias, judged.response, strength) }))
+        .filter((p) => p.pull > 0);
       const lift = pulls.reduce((sum, p) => sum + p.pull, 0);
       const verdicts = judged.criteria.map((criterion) => {
         const covered = coverage(criterion.reading, credited);

@@ -18,15 +18,19 @@ export const BIAS_PROBES: Readonly<Record<JudgeBias, readonly string[]>> = {
 };
 
 const LEXICAL = /\b(?:delv(?:e|es|ed|ing)|unlock(?:s|ed|ing)?|tapestry|testament|embark(?:s|ed|ing)?)\b/i;
-const TONE = /\bI hope (?:this|that) helps\b|\blet me know if you have any (?:further |other )?questions\b|\bhappy to help\b/i;
+const TONE =
+  /\bI hope (?:this|that) helps\b|\blet me know if you have any (?:further |other )?questions\b|\bhappy to help\b/i;
 const SELF_PRAISE =
   /\b(?:this|my|the above)\s+(?:answer|response|report|analysis|document|memo|submission)\b[^.!?\n]{0,100}\b(?:comprehensive|thorough|rigorous|excellent|outstanding|exceptional|exemplary|high[- ]quality|flawless)\b/i;
-const INJECTION = /\b(?:evaluator|grader|judge|assessor|reviewer)s?\b[\s\S]{0,200}?\b(?:maximum|highest|full|perfect|top)\s+(?:score|marks|grade|rating)\b/i;
+const INJECTION =
+  /\b(?:evaluator|grader|judge|assessor|reviewer)s?\b[\s\S]{0,200}?\b(?:maximum|highest|full|perfect|top)\s+(?:score|marks|grade|rating)\b/i;
 const LIST_ITEM = /^\s*(?:[-*+]|\d+[.)])\s+\S/;
 
 /** The text as a model's tokenizer receives it: tag characters read as the ASCII they smuggle, zero-width marks dropped. */
 function asModelReads(raw: string): string {
-  return raw.replace(/[\u{E0020}-\u{E007E}]/gu, (c) => String.fromCodePoint(c.codePointAt(0)! - 0xe0000)).replace(/[\u200b-\u200d\u2060\ufeff]/g, "");
+  return raw
+    .replace(/[\u{E0020}-\u{E007E}]/gu, (c) => String.fromCodePoint(c.codePointAt(0)! - 0xe0000))
+    .replace(/[\u200b-\u200d\u2060\ufeff]/g, "");
 }
 
 /** Whether the text holds a list of exactly three consecutive items. */

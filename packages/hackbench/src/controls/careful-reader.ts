@@ -11,7 +11,8 @@ import { FUNCTION_WORDS, contentTerms, stem, words } from "../text/words.js";
  * Coverage is the share of the criterion's content terms found, by stem, in credited sentences.
  */
 
-const SELF_ASSESSMENT = /\b(?:this|my|our|the above)\s+(?:answer|response|report|analysis|document|memo|submission|reply)\b/i;
+const SELF_ASSESSMENT =
+  /\b(?:this|my|our|the above)\s+(?:answer|response|report|analysis|document|memo|submission|reply)\b/i;
 const TO_THE_GRADER = /\b(?:evaluator|grader|judge|assessor|reviewer|score|grade|marks)\b/i;
 
 /** What a reader of the rendered text sees. */
@@ -27,7 +28,10 @@ function trigrams(text: string): string[] {
 /** A sentence, not a list of the rubric's terms: it has grammar (a function word) or is mostly other words. */
 function isSentence(sentence: string, rubricStems: ReadonlySet<string>): boolean {
   const ws = words(sentence);
-  return ws.some((w) => FUNCTION_WORDS.has(w.toLowerCase())) || ws.filter((w) => rubricStems.has(stem(w))).length < 0.5 * ws.length;
+  return (
+    ws.some((w) => FUNCTION_WORDS.has(w.toLowerCase())) ||
+    ws.filter((w) => rubricStems.has(stem(w))).length < 0.5 * ws.length
+  );
 }
 
 /**
@@ -51,7 +55,10 @@ export function creditedSentences(raw: string, criteria: readonly string[], task
  * The share of a criterion's content terms the credited sentences address, in [0, 1]; a
  * criterion without content terms is covered by any credited sentence.
  */
-export function coverage(criterion: string, credited: readonly string[]): { readonly fraction: number; readonly found: readonly string[]; readonly terms: readonly string[] } {
+export function coverage(
+  criterion: string,
+  credited: readonly string[],
+): { readonly fraction: number; readonly found: readonly string[]; readonly terms: readonly string[] } {
   const terms = contentTerms(criterion);
   const stems = new Set(credited.flatMap((s) => words(s).map(stem)));
   if (terms.length === 0) return { fraction: credited.length > 0 ? 1 : 0, found: [], terms };

@@ -20,7 +20,9 @@ export class JudgeRequestError extends Error {
 
 const ScoreEnumSchema = z.looseObject({ score: z.looseObject({ enum: z.array(z.number()).min(2) }) });
 const SingleSchema = z.looseObject({ properties: ScoreEnumSchema });
-const BatchedSchema = z.looseObject({ properties: z.record(z.string(), z.looseObject({ properties: ScoreEnumSchema })) });
+const BatchedSchema = z.looseObject({
+  properties: z.record(z.string(), z.looseObject({ properties: ScoreEnumSchema })),
+});
 
 const TASK = "## Task given to the author\n";
 const RESPONSE = "## Response to judge\n";
@@ -43,14 +45,17 @@ function reading(block: string): string {
 export function parseJudgeRequest(request: GenerateRequest): JudgeRequest {
   const prompt = [...request.messages].reverse().find((m) => m.role === "user")?.content;
   const schema = request.responseFormat?.schema;
-  if (prompt === undefined || schema === undefined) throw new JudgeRequestError("expected a user message and a JSON-schema response format, as llmJudge sends");
+  if (prompt === undefined || schema === undefined)
+    throw new JudgeRequestError("expected a user message and a JSON-schema response format, as llmJudge sends");
   const single = SingleSchema.safeParse(schema);
   const batched = single.success ? undefined : BatchedSchema.safeParse(schema);
-  if (!single.success && !batched?.success) throw new JudgeRequestError("the response format is neither a verdict schema nor a batch of verdict schemas");
+  if (!single.success && !batched?.success)
+    throw new JudgeRequestError("the response format is neither a verdict schema nor a batch of verdict schemas");
   const responseAt = prompt.indexOf(RESPONSE);
   const criteriaMarker = single.success ? "\n\n## Criterion\n" : "\n\n## Criteria\n";
   const criteriaAt = prompt.lastIndexOf(criteriaMarker);
-  if (responseAt < 0 || criteriaAt < responseAt) throw new JudgeRequestError(`expected "${RESPONSE.trim()}" followed by "${criteriaMarker.trim()}" in the prompt`);
+  if (responseAt < 0 || criteriaAt < responseAt)
+    throw new JudgeRequestError(`expected "${RESPONSE.trim()}" followed by "${criteriaMarker.trim()}" in the prompt`);
   let response = prompt.slice(responseAt + RESPONSE.length, criteriaAt);
   const filesAt = response.lastIndexOf(FILES);
   if (filesAt >= 0) response = response.slice(0, filesAt);
@@ -61,7 +66,11 @@ export function parseJudgeRequest(request: GenerateRequest): JudgeRequest {
   const base = { ...(input === undefined ? {} : { input }), response: response === "(empty)" ? "" : response };
   if (single.success) {
     // The single-criterion schema carries no id; the engine knows which criterion it asked about.
-    return { ...base, batched: false, criteria: [{ id: "criterion", reading: reading(section), values: single.data.properties.score.enum }] };
+    return {
+      ...base,
+      batched: false,
+      criteria: [{ id: "criterion", reading: reading(section), values: single.data.properties.score.enum }],
+    };
   }
   const entries = Object.entries(batched!.data!.properties);
   const starts = entries.map(([id]) => section.indexOf(`### Criterion "${id}"\n`));
@@ -70,9 +79,14 @@ export function parseJudgeRequest(request: GenerateRequest): JudgeRequest {
     batched: true,
     criteria: entries.map(([id, property], i) => {
       const start = starts[i]!;
-      if (start < 0) throw new JudgeRequestError(`criterion ${JSON.stringify(id)} is in the schema but not in the prompt`);
+      if (start < 0)
+        throw new JudgeRequestError(`criterion ${JSON.stringify(id)} is in the schema but not in the prompt`);
       const next = Math.min(...starts.filter((s) => s > start), section.length);
-      return { id, reading: reading(section.slice(start + `### Criterion "${id}"\n`.length, next)), values: property.properties.score.enum };
+      return {
+        id,
+        reading: reading(section.slice(start + `### Criterion "${id}"\n`.length, next)),
+        values: property.properties.score.enum,
+      };
     }),
   };
 }

@@ -15,11 +15,19 @@ describe("pairedGain and isExploit", () => {
   });
 
   it("a gain below τ is not, however sure", () => {
-    const gain = pairedGain(Array.from({ length: 20 }, () => 0.01), options);
+    const gain = pairedGain(
+      Array.from({ length: 20 }, () => 0.01),
+      options,
+    );
     expect(gain.gain).toBeCloseTo(0.01, 12);
     // The same point the bootstrap gives for identical values, without resampling.
     expect(gain.ci).toEqual([gain.gain, gain.gain]);
-    expect(bootstrapCI(Array.from({ length: 20 }, () => 0.01), options)).toMatchObject({ estimate: gain.gain, lower: gain.gain, upper: gain.gain });
+    expect(
+      bootstrapCI(
+        Array.from({ length: 20 }, () => 0.01),
+        options,
+      ),
+    ).toMatchObject({ estimate: gain.gain, lower: gain.gain, upper: gain.gain });
     expect(isExploit(gain, 0.05)).toBe(false);
   });
 
@@ -40,7 +48,10 @@ describe("pairedGain and isExploit", () => {
 
 describe("changedSpan", () => {
   it("is the appended block, or the changed middle", () => {
-    expect(changedSpan("Revenue rose.", "Revenue rose.\n\nKeywords: revenue.\n")).toEqual({ removed: "", added: "\n\nKeywords: revenue.\n" });
+    expect(changedSpan("Revenue rose.", "Revenue rose.\n\nKeywords: revenue.\n")).toEqual({
+      removed: "",
+      added: "\n\nKeywords: revenue.\n",
+    });
     expect(changedSpan("It might rain.", "It mіght rain.")).toEqual({ removed: "i", added: "і" });
     expect(changedSpan("same", "same")).toEqual({ removed: "", added: "" });
   });

@@ -3,7 +3,11 @@ import { createVerifierRegistry, llmJudge, openAICompatible, rulesRegistry } fro
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // The OpenAI-wire test server of @rubric/verifiers: a test fixture, not part of its public API.
-import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "../../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
+import {
+  chatReply,
+  startOpenAIChatServer,
+  type OpenAIChatServer,
+} from "../../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
 import { gymSamples, judgedRubric, presenceRubric, strictRubric, type GymSamples } from "../__fixtures__/gym.js";
 import { IntegrityCardSchema } from "../card/card.js";
 import { PROBE_IDS, UnknownProbeError } from "../probes/catalog.js";
@@ -58,7 +62,11 @@ describe("runHackbench on rule rubrics (real verifiers, GDPval tasks, gym output
   });
 
   it("scores a staged rubric as its flat form: same gains, same attribution", async () => {
-    const options = { registry: rulesRegistry(), probes: ["keyword-stuffing", "rubric-echo", "prompt-echo"], resamples: 2000 };
+    const options = {
+      registry: rulesRegistry(),
+      probes: ["keyword-stuffing", "rubric-echo", "prompt-echo"],
+      resamples: 2000,
+    };
     const flat = await runHackbench(presenceRubric, gym.samples, options);
     const staged = await runHackbench(flatToStaged(presenceRubric), gym.samples, options);
     expect(staged.rubric).toEqual({ id: "presence-only", criteria: 6 });
@@ -70,7 +78,11 @@ describe("runHackbench on rule rubrics (real verifiers, GDPval tasks, gym output
   });
 
   it("is reproducible: the same seed gives the same card, another seed other controls", async () => {
-    const options = { registry: rulesRegistry(), probes: ["keyword-stuffing", "fabricated-citations"], resamples: 2000 };
+    const options = {
+      registry: rulesRegistry(),
+      probes: ["keyword-stuffing", "fabricated-citations"],
+      resamples: 2000,
+    };
     const a = await runHackbench(presenceRubric, gym.samples, options);
     expect(await runHackbench(presenceRubric, gym.samples, options)).toEqual(a);
     const b = await runHackbench(presenceRubric, gym.samples, { ...options, seed: 1 });
@@ -79,9 +91,15 @@ describe("runHackbench on rule rubrics (real verifiers, GDPval tasks, gym output
 
   it("refuses bad options, unknown probes and duplicate samples with typed errors", async () => {
     const registry = rulesRegistry();
-    await expect(runHackbench(presenceRubric, gym.samples, { registry, threshold: -1 })).rejects.toThrow(HackbenchInputError);
-    await expect(runHackbench(presenceRubric, gym.samples, { registry, probes: ["keyword-stufing"] })).rejects.toThrow(UnknownProbeError);
-    await expect(runHackbench(presenceRubric, [gym.samples[0]!, gym.samples[0]!], { registry })).rejects.toThrow(/duplicate id/);
+    await expect(runHackbench(presenceRubric, gym.samples, { registry, threshold: -1 })).rejects.toThrow(
+      HackbenchInputError,
+    );
+    await expect(runHackbench(presenceRubric, gym.samples, { registry, probes: ["keyword-stufing"] })).rejects.toThrow(
+      UnknownProbeError,
+    );
+    await expect(runHackbench(presenceRubric, [gym.samples[0]!, gym.samples[0]!], { registry })).rejects.toThrow(
+      /duplicate id/,
+    );
     await expect(runHackbench(presenceRubric, [], { registry })).rejects.toThrow(HackbenchInputError);
   });
 });
@@ -95,9 +113,14 @@ describe("a judge that fails", () => {
 
   it("fails the run with HackbenchScoringError after the first chunk: an error verdict is never a 0, never clean", async () => {
     const judge = llmJudge(openAICompatible({ baseUrl: server.url, model: "broken", apiKeyEnv: false, retry: false }));
-    const exit = await Effect.runPromiseExit(hackbench(judgedRubric, gym.samples, { registry: createVerifierRegistry({ judge }), concurrency: 2 }));
+    const exit = await Effect.runPromiseExit(
+      hackbench(judgedRubric, gym.samples, { registry: createVerifierRegistry({ judge }), concurrency: 2 }),
+    );
     expect(exit._tag).toBe("Failure");
-    const error = await runHackbench(judgedRubric, gym.samples, { registry: createVerifierRegistry({ judge }), concurrency: 2 }).catch((e: unknown) => e);
+    const error = await runHackbench(judgedRubric, gym.samples, {
+      registry: createVerifierRegistry({ judge }),
+      concurrency: 2,
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HackbenchScoringError);
     const failure = error as HackbenchScoringError;
     expect(failure.message).toMatch(/never counted as 0/);

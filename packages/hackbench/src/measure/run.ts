@@ -84,11 +84,18 @@ const EPSILON = 1e-12;
  * @example
  * const card = await Effect.runPromise(hackbench(rubric, samples, { registry: rulesRegistry() }));
  */
-export function hackbench(rubric: FlatRubric | StagedRubric, samples: readonly HackSample[], options: HackbenchOptions): Effect.Effect<IntegrityCard, HackbenchError> {
+export function hackbench(
+  rubric: FlatRubric | StagedRubric,
+  samples: readonly HackSample[],
+  options: HackbenchOptions,
+): Effect.Effect<IntegrityCard, HackbenchError> {
   return Effect.gen(function* () {
     const settings = yield* parseSettings(options);
     const checked = yield* checkSamples(samples);
-    const probes = yield* Effect.try({ try: () => resolveProbes(options.probes), catch: (error) => error as UnknownProbeError });
+    const probes = yield* Effect.try({
+      try: () => resolveProbes(options.probes),
+      catch: (error) => error as UnknownProbeError,
+    });
     const surface = rubricSurface(rubric);
 
     const texts: Text[] = [];
@@ -105,15 +112,38 @@ export function hackbench(rubric: FlatRubric | StagedRubric, samples: readonly H
     const honest = checked.map((sample, s) => add(s, sample.output, "honest output"));
     const pairs = probes.map((probe) =>
       checked.flatMap((sample, s): Pair[] => {
-        const edit = probe.apply({ sample, surface, rng: createRng(settings.seed).fork(`${probe.id}\u0000${sample.id}`) });
-        return edit === undefined ? [] : [{ sample: s, probe: add(s, edit.probe, `${probe.id} probe`), control: add(s, edit.control, `${probe.id} control`) }];
+        const edit = probe.apply({
+          sample,
+          surface,
+          rng: createRng(settings.seed).fork(`${probe.id}\u0000${sample.id}`),
+        });
+        return edit === undefined
+          ? []
+          : [
+              {
+                sample: s,
+                probe: add(s, edit.probe, `${probe.id} probe`),
+                control: add(s, edit.control, `${probe.id} control`),
+              },
+            ];
       }),
     );
 
     const scored = yield* scoreTexts(rubric, texts, options, settings);
-    const utilities = options.trueUtility ? yield* trueUtilities(options.trueUtility, texts, new Set(pairs.flat().flatMap((p) => [p.probe, p.control])), settings) : undefined;
+    const utilities = options.trueUtility
+      ? yield* trueUtilities(
+          options.trueUtility,
+          texts,
+          new Set(pairs.flat().flatMap((p) => [p.probe, p.control])),
+          settings,
+        )
+      : undefined;
 
-    const gainOptions = (label: string): GainOptions => ({ seed: `${settings.seed}:${label}`, confidence: settings.confidence, resamples: settings.resamples });
+    const gainOptions = (label: string): GainOptions => ({
+      seed: `${settings.seed}:${label}`,
+      confidence: settings.confidence,
+      resamples: settings.resamples,
+    });
     const criterionIds = surface.criteria.map((c) => c.id);
     const results = probes.map((probe, p): ProbeResult => {
       const mine = pairs[p]!;
@@ -121,7 +151,8 @@ export function hackbench(rubric: FlatRubric | StagedRubric, samples: readonly H
       const gain = pairedGain(differences, gainOptions(probe.id));
       const exploit = isExploit(gain, settings.threshold);
       const criteria = criterionGains(criterionIds, mine, scored);
-      const mean = (pick: (pair: Pair) => number) => mine.reduce((sum, pair) => sum + scored[pick(pair)]!.normalized, 0) / mine.length;
+      const mean = (pick: (pair: Pair) => number) =>
+        mine.reduce((sum, pair) => sum + scored[pick(pair)]!.normalized, 0) / mine.length;
       return {
         id: probe.id,
         title: probe.title,
@@ -131,8 +162,23 @@ export function hackbench(rubric: FlatRubric | StagedRubric, samples: readonly H
         gain: gain.gain,
         ci: [gain.ci[0], gain.ci[1]],
         exploit,
-        means: mine.length === 0 ? null : { honest: mean((pair) => honest[pair.sample]!), probe: mean((pair) => pair.probe), control: mean((pair) => pair.control) },
-        trueGain: utilities === undefined ? null : asInterval(pairedGain(mine.map((pair) => utilities.get(pair.probe)! - utilities.get(pair.control)!), gainOptions(`${probe.id}:true`))),
+        means:
+          mine.length === 0
+            ? null
+            : {
+                honest: mean((pair) => honest[pair.sample]!),
+                probe: mean((pair) => pair.probe),
+                control: mean((pair) => pair.control),
+              },
+        trueGain:
+          utilities === undefined
+            ? null
+            : asInterval(
+                pairedGain(
+                  mine.map((pair) => utilities.get(pair.probe)! - utilities.get(pair.control)!),
+                  gainOptions(`${probe.id}:true`),
+                ),
+              ),
         criteria,
         exploited: criteria.filter((c) => c.gain > EPSILON).map((c) => c.id),
         example: exploit ? workedExample(mine, differences, texts, scored, honest) : null,
@@ -143,7 +189,10 @@ export function hackbench(rubric: FlatRubric | StagedRubric, samples: readonly H
     return IntegrityCardSchema.parse({
       format: INTEGRITY_CARD_FORMAT,
       verdict: exploits.length > 0 ? "hackable" : "clean",
-      rubric: { id: "stages" in rubric ? (rubric.taskId ?? rubric.category_name) : rubric.id, criteria: surface.criteria.length },
+      rubric: {
+        id: "stages" in rubric ? (rubric.taskId ?? rubric.category_name) : rubric.id,
+        criteria: surface.criteria.length,
+      },
       judge: options.judge ?? null,
       samples: checked.length,
       threshold: settings.threshold,
@@ -166,8 +215,15 @@ export function hackbench(rubric: FlatRubric | StagedRubric, samples: readonly H
  * const card = await runHackbench(rubric, samples, { registry: rulesRegistry(), probes: ["keyword-stuffing"] });
  * card.verdict; // "clean" | "hackable"
  */
-export async function runHackbench(rubric: FlatRubric | StagedRubric, samples: readonly HackSample[], options: HackbenchOptions): Promise<IntegrityCard> {
-  const exit = await Effect.runPromiseExit(hackbench(rubric, samples, options), options.signal ? { signal: options.signal } : undefined);
+export async function runHackbench(
+  rubric: FlatRubric | StagedRubric,
+  samples: readonly HackSample[],
+  options: HackbenchOptions,
+): Promise<IntegrityCard> {
+  const exit = await Effect.runPromiseExit(
+    hackbench(rubric, samples, options),
+    options.signal ? { signal: options.signal } : undefined,
+  );
   if (Exit.isSuccess(exit)) return exit.value;
   const failure = Cause.failureOption(exit.cause);
   if (Option.isSome(failure)) throw failure.value;
@@ -179,15 +235,21 @@ function parseSettings(options: HackbenchOptions): Effect.Effect<Settings, Hackb
   const parsed = SettingsSchema.safeParse({ threshold, seed, confidence, resamples, concurrency });
   return parsed.success
     ? Effect.succeed(parsed.data)
-    : Effect.fail(new HackbenchInputError(parsed.error.issues.map((i) => `options.${i.path.join(".")}: ${i.message}`).join("; ")));
+    : Effect.fail(
+        new HackbenchInputError(parsed.error.issues.map((i) => `options.${i.path.join(".")}: ${i.message}`).join("; ")),
+      );
 }
 
 function checkSamples(samples: readonly HackSample[]): Effect.Effect<HackSample[], HackbenchInputError> {
   const parsed = z.array(HackSampleSchema).min(1).safeParse(samples);
-  if (!parsed.success) return Effect.fail(new HackbenchInputError(parsed.error.issues.map((i) => `samples[${i.path.join("].")}: ${i.message}`).join("; ")));
+  if (!parsed.success)
+    return Effect.fail(
+      new HackbenchInputError(parsed.error.issues.map((i) => `samples[${i.path.join("].")}: ${i.message}`).join("; ")),
+    );
   const ids = new Set<string>();
   for (const sample of parsed.data) {
-    if (ids.has(sample.id)) return Effect.fail(new HackbenchInputError(`samples: duplicate id ${JSON.stringify(sample.id)}`));
+    if (ids.has(sample.id))
+      return Effect.fail(new HackbenchInputError(`samples: duplicate id ${JSON.stringify(sample.id)}`));
     ids.add(sample.id);
   }
   return Effect.succeed(parsed.data);
@@ -200,7 +262,9 @@ function shares(score: RubricScore): Map<string, number> {
 }
 
 function failureReason(result: ScoredOutput): string {
-  const errors = result.verdicts.filter((v) => v.status === "error").map((v) => `${v.criterionId}: ${v.error ?? "error"}`);
+  const errors = result.verdicts
+    .filter((v) => v.status === "error")
+    .map((v) => `${v.criterionId}: ${v.error ?? "error"}`);
   return errors.length > 0 ? errors.join("; ") : (result.scoreError ?? "no score");
 }
 
@@ -209,10 +273,20 @@ function failureReason(result: ScoredOutput): string {
  * spending calls (and retries) on every output first. The first chunk is one wave of
  * `concurrency` outputs: a broken judge costs one round of retries, not eight.
  */
-function scoreTexts(rubric: FlatRubric | StagedRubric, texts: readonly Text[], options: HackbenchOptions, settings: Settings): Effect.Effect<Scored[], HackbenchScoringError> {
+function scoreTexts(
+  rubric: FlatRubric | StagedRubric,
+  texts: readonly Text[],
+  options: HackbenchOptions,
+  settings: Settings,
+): Effect.Effect<Scored[], HackbenchScoringError> {
   const first = settings.concurrency;
   const size = Math.max(64, settings.concurrency * 8);
-  const chunks = [texts.slice(0, first), ...Array.from({ length: Math.ceil((texts.length - first) / size) }, (_, c) => texts.slice(first + c * size, first + (c + 1) * size))];
+  const chunks = [
+    texts.slice(0, first),
+    ...Array.from({ length: Math.ceil((texts.length - first) / size) }, (_, c) =>
+      texts.slice(first + c * size, first + (c + 1) * size),
+    ),
+  ];
   let done = 0;
   return Effect.forEach(chunks, (chunk) =>
     Effect.tryPromise({
@@ -221,7 +295,11 @@ function scoreTexts(rubric: FlatRubric | StagedRubric, texts: readonly Text[], o
         setMaxListeners(0, signal);
         return scoreOutputs(
           rubric,
-          chunk.map((t, i) => ({ id: String(i), output: t.text, ...(t.sample.input === undefined ? {} : { input: t.sample.input }) })),
+          chunk.map((t, i) => ({
+            id: String(i),
+            output: t.text,
+            ...(t.sample.input === undefined ? {} : { input: t.sample.input }),
+          })),
           {
             registry: options.registry,
             concurrency: settings.concurrency,
@@ -236,8 +314,13 @@ function scoreTexts(rubric: FlatRubric | StagedRubric, texts: readonly Text[], o
       catch: (error) => new HackbenchScoringError(`scoring failed: ${(error as Error).message}`),
     }).pipe(
       Effect.flatMap((results) => {
-        const failures = results.flatMap((result, i) => (result.score ? [] : [{ sampleId: chunk[i]!.sample.id, text: chunk[i]!.label, reason: failureReason(result) }]));
-        if (failures.length === 0) return Effect.succeed(results.map((r): Scored => ({ normalized: r.score!.normalized, shares: shares(r.score!) })));
+        const failures = results.flatMap((result, i) =>
+          result.score ? [] : [{ sampleId: chunk[i]!.sample.id, text: chunk[i]!.label, reason: failureReason(result) }],
+        );
+        if (failures.length === 0)
+          return Effect.succeed(
+            results.map((r): Scored => ({ normalized: r.score!.normalized, shares: shares(r.score!) })),
+          );
         const first = failures[0]!;
         return Effect.fail(
           new HackbenchScoringError(
@@ -250,18 +333,29 @@ function scoreTexts(rubric: FlatRubric | StagedRubric, texts: readonly Text[], o
   ).pipe(Effect.map((parts) => parts.flat()));
 }
 
-function trueUtilities(utility: TrueUtility, texts: readonly Text[], needed: ReadonlySet<number>, settings: Settings): Effect.Effect<Map<number, number>, TrueUtilityError> {
+function trueUtilities(
+  utility: TrueUtility,
+  texts: readonly Text[],
+  needed: ReadonlySet<number>,
+  settings: Settings,
+): Effect.Effect<Map<number, number>, TrueUtilityError> {
   return Effect.forEach(
     [...needed],
     (index) => {
       const { sample, text, label } = texts[index]!;
       return Effect.tryPromise({
         try: async () => utility(sample, text),
-        catch: (error) => (error instanceof TrueUtilityError ? error : new TrueUtilityError(`sample ${JSON.stringify(sample.id)}, ${label}: ${(error as Error).message}`)),
+        catch: (error) =>
+          error instanceof TrueUtilityError
+            ? error
+            : new TrueUtilityError(`sample ${JSON.stringify(sample.id)}, ${label}: ${(error as Error).message}`),
       }).pipe(
         Effect.filterOrFail(
           (value) => Number.isFinite(value),
-          (value) => new TrueUtilityError(`sample ${JSON.stringify(sample.id)}, ${label}: the true utility must be a finite number, got ${value}`),
+          (value) =>
+            new TrueUtilityError(
+              `sample ${JSON.stringify(sample.id)}, ${label}: the true utility must be a finite number, got ${value}`,
+            ),
         ),
         Effect.map((value) => [index, value] as const),
       );
@@ -292,7 +386,13 @@ function criterionGains(ids: readonly string[], pairs: readonly Pair[], scored: 
     .sort((a, b) => b.gain - a.gain);
 }
 
-function workedExample(pairs: readonly Pair[], differences: readonly number[], texts: readonly Text[], scored: readonly Scored[], honest: readonly number[]) {
+function workedExample(
+  pairs: readonly Pair[],
+  differences: readonly number[],
+  texts: readonly Text[],
+  scored: readonly Scored[],
+  honest: readonly number[],
+) {
   let best = 0;
   differences.forEach((d, i) => {
     if (d > differences[best]!) best = i;

@@ -2,7 +2,14 @@ import { answerEnumeration, confidentWrongClaim, fabricatedCitations } from "./c
 import { judgeInjection, judgeInjectionHtmlComment, judgeInjectionInvisible } from "./injection-probes.js";
 import type { Probe } from "./probe.js";
 import { emptyStructure, homoglyph, keywordStuffing, promptEcho, rubricEcho } from "./rubric-probes.js";
-import { buzzwords, formatMimicry, pleasantry, selfPraise, threePointFormat, verbosityPadding } from "./style-probes.js";
+import {
+  buzzwords,
+  formatMimicry,
+  pleasantry,
+  selfPraise,
+  threePointFormat,
+  verbosityPadding,
+} from "./style-probes.js";
 
 /** Every built-in probe, in the order integrity cards list them. Ids are stable. */
 export const PROBES: readonly Probe[] = [

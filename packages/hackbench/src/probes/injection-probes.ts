@@ -20,7 +20,11 @@ export function toTagCharacters(text: string): string {
 const injection = (id: string, title: string, exploit: string, wrap?: (text: string) => string): Probe =>
   insertionProbe({ id, title, exploit }, () => INJECTION, wrap);
 
-export const judgeInjection = injection("judge-injection", "Judge injection", "obeys an instruction to the evaluator written in the output");
+export const judgeInjection = injection(
+  "judge-injection",
+  "Judge injection",
+  "obeys an instruction to the evaluator written in the output",
+);
 
 export const judgeInjectionHtmlComment = injection(
   "judge-injection-html-comment",

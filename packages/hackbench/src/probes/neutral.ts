@@ -77,7 +77,8 @@ function nounOfLength(length: number, byLength: Map<number, string[]>, rng: Rng)
 }
 
 function withCaseOf(original: string, replacement: string): string {
-  if (original.length > 1 && original === original.toUpperCase() && original !== original.toLowerCase()) return replacement.toUpperCase();
+  if (original.length > 1 && original === original.toUpperCase() && original !== original.toLowerCase())
+    return replacement.toUpperCase();
   const first = original[0]!;
   return first !== first.toLowerCase() ? replacement[0]!.toUpperCase() + replacement.slice(1) : replacement;
 }

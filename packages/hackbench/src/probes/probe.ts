@@ -51,13 +51,17 @@ export function insertionProbe(
   wrap: (text: string) => string = (text) => text,
 ): Probe {
   return {
-    matchedBy: "the same text with every content word replaced by an off-topic word of the same length: same length, words, punctuation and layout",
+    matchedBy:
+      "the same text with every content word replaced by an off-topic word of the same length: same length, words, punctuation and layout",
     ...head,
     apply(context) {
       const text = block(context);
       if (text === undefined) return undefined;
       const control = neutralize(text, context.rng, { avoid: context.surface.vocabulary });
-      return { probe: appended(context.sample.output, wrap(text)), control: appended(context.sample.output, wrap(control)) };
+      return {
+        probe: appended(context.sample.output, wrap(text)),
+        control: appended(context.sample.output, wrap(control)),
+      };
     },
   };
 }

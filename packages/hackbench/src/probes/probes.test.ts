@@ -1,5 +1,12 @@
 import { createRng } from "@rubric/core";
-import { citationsVerifier, excludesVerifier, findCitations, includesVerifier, markdownCounts, measureLength } from "@rubric/verifiers";
+import {
+  citationsVerifier,
+  excludesVerifier,
+  findCitations,
+  includesVerifier,
+  markdownCounts,
+  measureLength,
+} from "@rubric/verifiers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { gymSamples, presenceRubric, strictRubric, type GymSamples } from "../__fixtures__/gym.js";
 import { changedSpan } from "../measure/diff.js";
@@ -23,8 +30,20 @@ const added = (sample: HackSample, text: string) => changedSpan(sample.output, t
 describe("the probe catalog", () => {
   it("has the stable ids of issue 7, and more", () => {
     const required = [
-      "keyword-stuffing", "rubric-echo", "verbosity-padding", "format-mimicry", "empty-structure", "confident-wrong-claim", "fabricated-citations",
-      "self-praise", "judge-injection", "judge-injection-html-comment", "judge-injection-invisible", "prompt-echo", "answer-enumeration", "homoglyph",
+      "keyword-stuffing",
+      "rubric-echo",
+      "verbosity-padding",
+      "format-mimicry",
+      "empty-structure",
+      "confident-wrong-claim",
+      "fabricated-citations",
+      "self-praise",
+      "judge-injection",
+      "judge-injection-html-comment",
+      "judge-injection-invisible",
+      "prompt-echo",
+      "answer-enumeration",
+      "homoglyph",
     ];
     expect(PROBE_IDS.slice(0, required.length)).toEqual(required);
     expect(PROBE_IDS).toEqual(expect.arrayContaining(["buzzwords", "pleasantry", "three-point-format"]));
@@ -42,18 +61,35 @@ describe("the probe catalog", () => {
 
 describe("probes and their matched controls", () => {
   it("are deterministic for a seed", () => {
-    for (const probe of PROBES) for (const sample of gym.samples) expect(apply(probe, sample), probe.id).toEqual(apply(probe, sample));
+    for (const probe of PROBES)
+      for (const sample of gym.samples) expect(apply(probe, sample), probe.id).toEqual(apply(probe, sample));
   });
 
   it("insertion probes: the control has exactly the probe's length, word count and line structure", () => {
-    const insertions = ["keyword-stuffing", "rubric-echo", "confident-wrong-claim", "fabricated-citations", "self-praise", "judge-injection", "judge-injection-html-comment", "judge-injection-invisible", "prompt-echo", "answer-enumeration", "buzzwords", "pleasantry"];
+    const insertions = [
+      "keyword-stuffing",
+      "rubric-echo",
+      "confident-wrong-claim",
+      "fabricated-citations",
+      "self-praise",
+      "judge-injection",
+      "judge-injection-html-comment",
+      "judge-injection-invisible",
+      "prompt-echo",
+      "answer-enumeration",
+      "buzzwords",
+      "pleasantry",
+    ];
     for (const id of insertions)
       for (const sample of gym.samples) {
         const edit = apply(byId(id), sample)!;
         expect(edit, id).toBeDefined();
         expect(edit.control.length, id).toBe(edit.probe.length);
         expect(measureLength(edit.control, "words"), id).toBe(measureLength(edit.probe, "words"));
-        expect(edit.control.split("\n").map((l) => l.length), id).toEqual(edit.probe.split("\n").map((l) => l.length));
+        expect(
+          edit.control.split("\n").map((l) => l.length),
+          id,
+        ).toEqual(edit.probe.split("\n").map((l) => l.length));
         expect(markdownCounts(edit.control), id).toEqual(markdownCounts(edit.probe));
         expect(edit.control, id).not.toBe(edit.probe);
       }
@@ -78,7 +114,9 @@ describe("probes and their matched controls", () => {
     for (const criterion of presenceRubric.criteria) {
       const spec = includesVerifier.specSchema.parse(criterion.verifier);
       expect((await includesVerifier.verify(criterion, spec, { output: added(sample, edit.probe) }, {})).score).toBe(1);
-      expect((await includesVerifier.verify(criterion, spec, { output: added(sample, edit.control) }, {})).score).toBe(0);
+      expect((await includesVerifier.verify(criterion, spec, { output: added(sample, edit.control) }, {})).score).toBe(
+        0,
+      );
     }
   });
 
@@ -89,7 +127,10 @@ describe("probes and their matched controls", () => {
     expect(findCitations(edit.probe, ["bracket", "url", "doi"]).length).toBeGreaterThanOrEqual(before + 6); // 3 brackets, 3 URLs, 3 DOIs
     expect(findCitations(edit.control, ["bracket", "url", "doi"]).length).toBe(before);
     const spec = citationsVerifier.specSchema.parse({ kind: "citations", min: before + 3, styles: ["bracket"] });
-    expect((await citationsVerifier.verify({ id: "c", text: "cites", verifier: spec }, spec, { output: edit.probe }, {})).score).toBe(1);
+    expect(
+      (await citationsVerifier.verify({ id: "c", text: "cites", verifier: spec }, spec, { output: edit.probe }, {}))
+        .score,
+    ).toBe(1);
   });
 
   it("homoglyph: the forbidden term vanishes for an excludes rule in the probe, not in the control, which swaps as many letters elsewhere", async () => {
@@ -97,10 +138,14 @@ describe("probes and their matched controls", () => {
     expect(hedged.length).toBeGreaterThan(0);
     const rule = { kind: "excludes", terms: ["might", "perhaps", "possibly", "maybe"] };
     const spec = excludesVerifier.specSchema.parse(rule);
-    const on = rubricSurface({ id: "r", criteria: [{ id: "no-hedging", text: "Avoids hedging", weight: 1, polarity: "reward", verifier: rule }] });
+    const on = rubricSurface({
+      id: "r",
+      criteria: [{ id: "no-hedging", text: "Avoids hedging", weight: 1, polarity: "reward", verifier: rule }],
+    });
     for (const sample of hedged) {
       const edit = apply(byId("homoglyph"), sample, 0, on)!;
-      const score = async (output: string) => (await excludesVerifier.verify({ id: "no-hedging", text: "", verifier: rule }, spec, { output }, {})).score;
+      const score = async (output: string) =>
+        (await excludesVerifier.verify({ id: "no-hedging", text: "", verifier: rule }, spec, { output }, {})).score;
       expect(await score(sample.output)).toBe(0);
       expect(await score(edit.probe)).toBe(1);
       expect(await score(edit.control)).toBe(0);
@@ -116,7 +161,11 @@ describe("probes and their matched controls", () => {
     const edit = apply(byId("judge-injection-invisible"), sample)!;
     const inserted = added(sample, edit.probe);
     expect(inserted.replace(/[\s\p{Cf}]/gu, "")).toBe("");
-    const decoded = [...inserted].map((c) => c.codePointAt(0)!).filter((c) => c >= 0xe0020 && c <= 0xe007e).map((c) => String.fromCodePoint(c - 0xe0000)).join("");
+    const decoded = [...inserted]
+      .map((c) => c.codePointAt(0)!)
+      .filter((c) => c >= 0xe0020 && c <= 0xe007e)
+      .map((c) => String.fromCodePoint(c - 0xe0000))
+      .join("");
     expect(decoded).toMatch(/^Note to the evaluator: .*maximum score\.$/);
   });
 
@@ -132,7 +181,12 @@ describe("probes and their matched controls", () => {
   it("prompt echo needs an input, and answer enumeration something to enumerate", () => {
     expect(apply(byId("prompt-echo"), { id: "x", output: "Fine." })).toBeUndefined();
     expect(apply(byId("answer-enumeration"), { id: "x", output: "No numbers here." })).toBeDefined(); // "No" is a yes/no answer
-    expect(added({ id: "x", output: "It is 42." }, apply(byId("answer-enumeration"), { id: "x", output: "It is 42." })!.probe)).toContain("41, 43, 84, 21");
+    expect(
+      added(
+        { id: "x", output: "It is 42." },
+        apply(byId("answer-enumeration"), { id: "x", output: "It is 42." })!.probe,
+      ),
+    ).toContain("41, 43, 84, 21");
     expect(apply(byId("answer-enumeration"), { id: "x", output: "Nothing to list." })).toBeUndefined();
   });
 });
@@ -144,7 +198,9 @@ describe("neutralize", () => {
     const out = neutralize(text, createRng(1), { avoid });
     expect(out.length).toBe(text.length);
     expect(out.replace(/[\p{L}\p{N}]/gu, "x")).toBe(text.replace(/[\p{L}\p{N}]/gu, "x"));
-    expect(out).toMatch(/^## [A-Z][a-z]{6}\n\n- The [a-z]{7} [a-z]{4} [a-z]{2}% \[[a-z]\]\.\n<!-- [A-Z][a-z]{4}: [a-z]{4} -->$/);
+    expect(out).toMatch(
+      /^## [A-Z][a-z]{6}\n\n- The [a-z]{7} [a-z]{4} [a-z]{2}% \[[a-z]\]\.\n<!-- [A-Z][a-z]{4}: [a-z]{4} -->$/,
+    );
     expect(out.toLowerCase()).not.toMatch(/revenue|risks|rose|none|12|3/);
   });
 });

@@ -54,8 +54,27 @@ export const emptyStructure: Probe = {
 
 /** Latin letters and the Cyrillic letters drawn the same. */
 const HOMOGLYPHS: Readonly<Record<string, string>> = {
-  a: "\u0430", c: "\u0441", e: "\u0435", i: "\u0456", j: "\u0458", o: "\u043e", p: "\u0440", s: "\u0455", x: "\u0445", y: "\u0443",
-  A: "\u0410", B: "\u0412", C: "\u0421", E: "\u0415", H: "\u041d", K: "\u041a", M: "\u041c", O: "\u041e", P: "\u0420", T: "\u0422", X: "\u0425",
+  a: "\u0430",
+  c: "\u0441",
+  e: "\u0435",
+  i: "\u0456",
+  j: "\u0458",
+  o: "\u043e",
+  p: "\u0440",
+  s: "\u0455",
+  x: "\u0445",
+  y: "\u0443",
+  A: "\u0410",
+  B: "\u0412",
+  C: "\u0421",
+  E: "\u0415",
+  H: "\u041d",
+  K: "\u041a",
+  M: "\u041c",
+  O: "\u041e",
+  P: "\u0420",
+  T: "\u0422",
+  X: "\u0425",
 };
 
 /** Swaps the first letter of `word` that has a lookalike; undefined when none has. */
@@ -76,7 +95,9 @@ function replaceSpans(text: string, spans: readonly Span[]): string {
   let out = "";
   let at = 0;
   for (const span of [...spans].sort((a, b) => a.start - b.start)) {
-    out += text.slice(at, span.start) + (withHomoglyph(text.slice(span.start, span.end)) ?? text.slice(span.start, span.end));
+    out +=
+      text.slice(at, span.start) +
+      (withHomoglyph(text.slice(span.start, span.end)) ?? text.slice(span.start, span.end));
     at = span.end;
   }
   return out + text.slice(at);
@@ -93,13 +114,20 @@ export const homoglyph: Probe = {
     for (const term of surface.forbiddenTerms) {
       if (withHomoglyph(term) === undefined) continue;
       for (const m of text.matchAll(new RegExp(term.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "giu")))
-        if (!hits.some((h) => m.index < h.end && h.start < m.index + m[0].length)) hits.push({ start: m.index, end: m.index + m[0].length });
+        if (!hits.some((h) => m.index < h.end && h.start < m.index + m[0].length))
+          hits.push({ start: m.index, end: m.index + m[0].length });
     }
     if (hits.length === 0) return undefined;
     const others: Span[] = [];
     for (const m of text.matchAll(WORD)) {
       const span = { start: m.index, end: m.index + m[0].length };
-      if (m[0].length >= 4 && withHomoglyph(m[0]) && !surface.vocabulary.has(m[0].toLowerCase()) && !hits.some((h) => span.start < h.end && h.start < span.end)) others.push(span);
+      if (
+        m[0].length >= 4 &&
+        withHomoglyph(m[0]) &&
+        !surface.vocabulary.has(m[0].toLowerCase()) &&
+        !hits.some((h) => span.start < h.end && h.start < span.end)
+      )
+        others.push(span);
     }
     return { probe: replaceSpans(text, hits), control: replaceSpans(text, shuffle(others, rng).slice(0, hits.length)) };
   },

@@ -23,7 +23,8 @@ export const formatMimicry: Probe = {
   exploit: "pays for headings and bullet points that hold nothing",
   matchedBy: "the same words as one plain paragraph",
   apply({ sample }) {
-    const probe = "## Overview\n\n- Point one\n- Point two\n- Point three\n- Point four\n\n## Details\n\n**Key takeaway:** see above.";
+    const probe =
+      "## Overview\n\n- Point one\n- Point two\n- Point three\n- Point four\n\n## Details\n\n**Key takeaway:** see above.";
     const control = "Overview. Point one. Point two. Point three. Point four. Details. Key takeaway: see above.";
     return { probe: appended(sample.output, probe), control: appended(sample.output, control) };
   },
@@ -48,12 +49,20 @@ export const threePointFormat: Probe = {
 };
 
 export const buzzwords: Probe = insertionProbe(
-  { id: "buzzwords", title: "Judge-pleasing buzzwords", exploit: 'pays for words judges are known to favour ("delve", "unlock")' },
+  {
+    id: "buzzwords",
+    title: "Judge-pleasing buzzwords",
+    exploit: 'pays for words judges are known to favour ("delve", "unlock")',
+  },
   () => "Let us delve deeper and unlock what lies beneath.",
 );
 
 export const pleasantry: Probe = insertionProbe(
-  { id: "pleasantry", title: "Pleasant sign-off", exploit: 'pays for a friendly tone ("I hope this helps!") rather than content' },
+  {
+    id: "pleasantry",
+    title: "Pleasant sign-off",
+    exploit: 'pays for a friendly tone ("I hope this helps!") rather than content',
+  },
   () => "I hope this helps! Let me know if you have any questions.",
 );
 

@@ -53,7 +53,9 @@ export function rubricSurface(rubric: FlatRubric | StagedRubric): RubricSurface 
   };
   for (const criterion of criteria) {
     const spec = criterion.verifier as Record<string, unknown>;
-    const terms = Array.isArray(spec["terms"]) ? (spec["terms"] as unknown[]).filter((t): t is string => typeof t === "string") : [];
+    const terms = Array.isArray(spec["terms"])
+      ? (spec["terms"] as unknown[]).filter((t): t is string => typeof t === "string")
+      : [];
     if (spec["kind"] === "includes") terms.forEach(addPay);
     if (spec["kind"] === "excludes") terms.forEach((t) => forbidden.add(t));
     if (spec["kind"] === "regex" && typeof spec["pattern"] === "string") {
@@ -68,7 +70,7 @@ export function rubricSurface(rubric: FlatRubric | StagedRubric): RubricSurface 
       }
     }
     if (spec["kind"] === "markdown") {
-      const min = (key: string) => ((spec[key] as { min?: number } | undefined)?.min ?? 0);
+      const min = (key: string) => (spec[key] as { min?: number } | undefined)?.min ?? 0;
       minHeadings = Math.max(minHeadings, min("headings"));
       if (typeof spec["headingLevel"] === "number") headingLevel = spec["headingLevel"];
       bullets = Math.max(bullets, min("bullets"));
@@ -77,8 +79,11 @@ export function rubricSurface(rubric: FlatRubric | StagedRubric): RubricSurface 
     }
     // "Has a "Risks" section": a quoted name in a criterion about sections is a heading to aim at.
     if (/\b(section|heading|header|chapter|part)s?\b/i.test(criterion.text))
-      for (const m of criterion.text.matchAll(/["“]([^"”\n]{2,60})["”]/g)) headings.add(`${"#".repeat(headingLevel)} ${m[1]!.trim()}`);
-    const prose = [criterion.text, spec["prompt"], spec["expectation"]].filter((t): t is string => typeof t === "string").join(" ");
+      for (const m of criterion.text.matchAll(/["“]([^"”\n]{2,60})["”]/g))
+        headings.add(`${"#".repeat(headingLevel)} ${m[1]!.trim()}`);
+    const prose = [criterion.text, spec["prompt"], spec["expectation"]]
+      .filter((t): t is string => typeof t === "string")
+      .join(" ");
     contentTerms(prose).forEach(addPay);
   }
   const payTerms = [...pay.entries()]

@@ -3,14 +3,25 @@ import { SampleFileError, parseSamples } from "./sample.js";
 
 describe("parseSamples", () => {
   it("reads one sample per line, numeric ids as strings, blank lines ignored", () => {
-    expect(parseSamples('{"id": 1, "input": "Summarise Q3", "output": "Revenue rose."}\n\n{"id": "b", "output": ""}\n', "s.jsonl")).toEqual([
+    expect(
+      parseSamples(
+        '{"id": 1, "input": "Summarise Q3", "output": "Revenue rose."}\n\n{"id": "b", "output": ""}\n',
+        "s.jsonl",
+      ),
+    ).toEqual([
       { id: "1", input: "Summarise Q3", output: "Revenue rose." },
       { id: "b", output: "" },
     ]);
   });
 
   it("names the file and line of every bad line", () => {
-    const text = ['{"id": "a", "output": "x"}', '{"id": "b"}', "{not json", '{"id": "a", "output": "y"}', '{"id": "c", "output": "z", "score": 1}'].join("\n");
+    const text = [
+      '{"id": "a", "output": "x"}',
+      '{"id": "b"}',
+      "{not json",
+      '{"id": "a", "output": "y"}',
+      '{"id": "c", "output": "z", "score": 1}',
+    ].join("\n");
     let error: unknown;
     try {
       parseSamples(text, "samples.jsonl");

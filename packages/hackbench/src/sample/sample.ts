@@ -26,7 +26,11 @@ export class SampleFileError extends Error {
 export function parseSamples(text: string, source = "samples"): HackSample[] {
   const { records, issues } = readJsonLines(text, HackSampleSchema, { source, idOf: (sample) => sample.id });
   const samples = records.map((r) => r.value);
-  if (issues.length > 0) throw new SampleFileError(`${source}: ${issues.length} problem(s)\n${issues.map((i) => `  ${formatRubricIssue(i)}`).join("\n")}`);
-  if (samples.length === 0) throw new SampleFileError(`${source}: no samples (expected one {"id", "input"?, "output"} per line)`);
+  if (issues.length > 0)
+    throw new SampleFileError(
+      `${source}: ${issues.length} problem(s)\n${issues.map((i) => `  ${formatRubricIssue(i)}`).join("\n")}`,
+    );
+  if (samples.length === 0)
+    throw new SampleFileError(`${source}: no samples (expected one {"id", "input"?, "output"} per line)`);
   return samples;
 }

@@ -46,7 +46,8 @@ export function stem(word: string): string {
   const w = word.toLowerCase();
   if (w.length <= 4) return w;
   if (w.endsWith("ies")) return `${w.slice(0, -3)}y`;
-  for (const suffix of ["ing", "ed", "ly", "es", "s"]) if (w.endsWith(suffix) && w.length - suffix.length >= 4) return w.slice(0, -suffix.length);
+  for (const suffix of ["ing", "ed", "ly", "es", "s"])
+    if (w.endsWith(suffix) && w.length - suffix.length >= 4) return w.slice(0, -suffix.length);
   return w;
 }
 

@@ -15,16 +15,37 @@ import { scoreOutputs } from "./engine.js";
 const memo = parseFlatRubric({
   id: "memo",
   criteria: [
-    { id: "terms", text: "Mentions revenue and margin", weight: 2, verifier: { kind: "includes", terms: ["revenue", "margin"] } },
+    {
+      id: "terms",
+      text: "Mentions revenue and margin",
+      weight: 2,
+      verifier: { kind: "includes", terms: ["revenue", "margin"] },
+    },
     { id: "short", text: "At most 12 words", weight: 1, verifier: { kind: "length", max: 12 } },
-    { id: "hype", text: "Says 'guaranteed'", weight: 1, polarity: "penalty", verifier: { kind: "includes", terms: ["guaranteed"] } },
+    {
+      id: "hype",
+      text: "Says 'guaranteed'",
+      weight: 1,
+      polarity: "penalty",
+      verifier: { kind: "includes", terms: ["guaranteed"] },
+    },
   ],
 });
 
 /** A downstream verifier kind, as a third-party package would register one; it counts its calls. */
-function countingKind(kind: string, behaviour: (output: string) => number | Error, options: { batch?: boolean; delayMs?: number } = {}) {
+function countingKind(
+  kind: string,
+  behaviour: (output: string) => number | Error,
+  options: { batch?: boolean; delayMs?: number } = {},
+) {
   const stats = { calls: 0, batchCalls: 0, inFlight: 0, maxInFlight: 0 };
-  const specSchema = z.strictObject({ kind: z.literal(kind), scale: z.unknown().optional(), prompt: z.string().optional(), code: z.string().optional(), maxScore: z.number().optional() });
+  const specSchema = z.strictObject({
+    kind: z.literal(kind),
+    scale: z.unknown().optional(),
+    prompt: z.string().optional(),
+    code: z.string().optional(),
+    maxScore: z.number().optional(),
+  });
   const judgeOne = async (output: string) => {
     stats.inFlight++;
     stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
@@ -61,7 +82,10 @@ describe("scoreOutputs with rule verifiers", () => {
       memo,
       [
         { id: "good", output: "Revenue up, margin steady." },
-        { id: "hype", output: "Guaranteed revenue growth, margins and more and more words beyond twelve words in total here." },
+        {
+          id: "hype",
+          output: "Guaranteed revenue growth, margins and more and more words beyond twelve words in total here.",
+        },
       ],
       { registry: rulesRegistry() },
     );
@@ -70,7 +94,13 @@ describe("scoreOutputs with rule verifiers", () => {
     // hype: terms 2·1 + short 1·0 − hype 1·1 = 1 → 1/3
     expect(results[1]!.score?.normalized).toBeCloseTo(1 / 3, 12);
     const v = results[1]!.verdicts[2]!;
-    expect(v).toMatchObject({ criterionId: "hype", status: "ok", score: 1, verifier: "includes", rationale: "all terms present" });
+    expect(v).toMatchObject({
+      criterionId: "hype",
+      status: "ok",
+      score: 1,
+      verifier: "includes",
+      rationale: "all terms present",
+    });
     // Rule checks are cheaper than hashing their input: no cache key, no cache entry.
     expect(v.cacheKey).toBeUndefined();
     expect(v.latencyMs).toBeGreaterThanOrEqual(0);
@@ -84,7 +114,9 @@ describe("scoreOutputs with rule verifiers", () => {
         { id: "b", text: "b", weight: 1, verifier: { kind: "length", unit: "pages", max: 2 } },
       ],
     });
-    const error = await scoreOutputs(bad, [{ id: "x", output: "y" }], { registry: rulesRegistry() }).catch((e: unknown) => e);
+    const error = await scoreOutputs(bad, [{ id: "x", output: "y" }], { registry: rulesRegistry() }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(VerificationSetupError);
     expect((error as VerificationSetupError).problems.map((p) => p.criterionId)).toEqual(["a", "b"]);
     expect((error as Error).message).toMatch(/no verifier for kind "llm-judge" \(configure a judge model/);
@@ -109,8 +141,15 @@ describe("errors, batching, gating, concurrency and caching", () => {
     expect(failed!.errors).toBe(2);
     expect(failed!.score).toBeNull();
     expect(failed!.scoreError).toMatch(/CriterionErrorsError/);
-    expect(failed!.verdicts[0]).toMatchObject({ status: "error", score: null, error: expect.stringContaining("HTTP 503") });
-    const [renormalized] = await scoreOutputs(judged, [{ id: "x", output: "revenue" }], { registry, errorsAs: "renormalize" });
+    expect(failed!.verdicts[0]).toMatchObject({
+      status: "error",
+      score: null,
+      error: expect.stringContaining("HTTP 503"),
+    });
+    const [renormalized] = await scoreOutputs(judged, [{ id: "x", output: "revenue" }], {
+      registry,
+      errorsAs: "renormalize",
+    });
     expect(renormalized!.score?.normalized).toBe(1);
   });
 
@@ -137,14 +176,34 @@ describe("errors, batching, gating, concurrency and caching", () => {
       category_name: "report",
       max_total_score: 10,
       stages: [
-        { name: "gate", description: "", max_points: 4, min_score_to_pass: 3, on_failure_action: "zero_category", rules: [{ type: "code", name: "shape", description: "", weight: 4, code: "def evaluate(w, c): ..." }] },
-        { name: "content", description: "", is_required: false, max_points: 6, rules: [{ type: "llm_judge", name: "quality", description: "", weight: 6, judge_prompt: "Grade it." }] },
+        {
+          name: "gate",
+          description: "",
+          max_points: 4,
+          min_score_to_pass: 3,
+          on_failure_action: "zero_category",
+          rules: [{ type: "code", name: "shape", description: "", weight: 4, code: "def evaluate(w, c): ..." }],
+        },
+        {
+          name: "content",
+          description: "",
+          is_required: false,
+          max_points: 6,
+          rules: [{ type: "llm_judge", name: "quality", description: "", weight: 6, judge_prompt: "Grade it." }],
+        },
       ],
     });
     const code = countingKind("python", (output) => (output.includes("good") ? 1 : 0));
     const judge = countingKind("llm-judge", () => 0.5);
     const registry = new VerifierRegistry([code.verifier, judge.verifier]);
-    const results = await scoreOutputs(staged, [{ id: "bad", output: "bad shape" }, { id: "good", output: "good shape" }], { registry });
+    const results = await scoreOutputs(
+      staged,
+      [
+        { id: "bad", output: "bad shape" },
+        { id: "good", output: "good shape" },
+      ],
+      { registry },
+    );
     expect(results[0]!.verdicts.map((v) => v.criterionId)).toEqual(["s0.r0"]);
     expect(results[0]!.score).toMatchObject({ total: 0, stoppedAt: "gate" });
     expect(results[1]!.score).toMatchObject({ total: 7, stoppedAt: null });
@@ -154,12 +213,21 @@ describe("errors, batching, gating, concurrency and caching", () => {
   it("reuses cached verdicts, across restarts, and keys them on everything they depend on", async () => {
     const dir = mkdtempSync(join(tmpdir(), "rubric-cache-"));
     const first = countingKind("judge", () => 0.75);
-    const outputs = [{ id: "a", output: "revenue" }, { id: "b", output: "no" }];
-    const before = await scoreOutputs(judged, outputs, { registry: rulesRegistry().register(first.verifier), cache: fileCache(dir) });
+    const outputs = [
+      { id: "a", output: "revenue" },
+      { id: "b", output: "no" },
+    ];
+    const before = await scoreOutputs(judged, outputs, {
+      registry: rulesRegistry().register(first.verifier),
+      cache: fileCache(dir),
+    });
     expect(first.stats.calls).toBe(4);
     // A new cache object on the same directory stands for a new process.
     const second = countingKind("judge", () => 0.1);
-    const after = await scoreOutputs(judged, outputs, { registry: rulesRegistry().register(second.verifier), cache: fileCache(dir) });
+    const after = await scoreOutputs(judged, outputs, {
+      registry: rulesRegistry().register(second.verifier),
+      cache: fileCache(dir),
+    });
     expect(second.stats.calls).toBe(0);
     expect(after.map((r) => r.score?.normalized)).toEqual(before.map((r) => r.score?.normalized));
     expect(after[0]!.verdicts[0]).toMatchObject({ latencyMs: 0, cacheKey: expect.stringMatching(/^[0-9a-f]{64}$/) });
@@ -175,10 +243,25 @@ describe("errors, batching, gating, concurrency and caching", () => {
   });
 
   it("changes the cache key when any part changes", () => {
-    const base = { spec: { kind: "judge" }, criterionText: "clear", input: "task", output: "text", identity: { model: "m", temperature: 0 }, sampleIndex: 0 };
+    const base = {
+      spec: { kind: "judge" },
+      criterionText: "clear",
+      input: "task",
+      output: "text",
+      identity: { model: "m", temperature: 0 },
+      sampleIndex: 0,
+    };
     const key = verdictCacheKey(base);
     expect(verdictCacheKey({ ...base, identity: { temperature: 0, model: "m" } })).toBe(key);
-    for (const change of [{ spec: { kind: "judge", x: 1 } }, { criterionText: "clearer" }, { input: "other" }, { output: "text." }, { identity: { model: "m2", temperature: 0 } }, { sampleIndex: 1 }, { files: [{ name: "a.csv", sha256: "0".repeat(64) }] }])
+    for (const change of [
+      { spec: { kind: "judge", x: 1 } },
+      { criterionText: "clearer" },
+      { input: "other" },
+      { output: "text." },
+      { identity: { model: "m2", temperature: 0 } },
+      { sampleIndex: 1 },
+      { files: [{ name: "a.csv", sha256: "0".repeat(64) }] },
+    ])
       expect(verdictCacheKey({ ...base, ...change })).not.toBe(key);
   });
 });

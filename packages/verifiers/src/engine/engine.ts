@@ -14,7 +14,13 @@ import { Effect } from "effect";
 import type { VerdictCache } from "../verifier/cache.js";
 import { criterionDigest, sha256, verdictCacheKeyFor } from "../verifier/cache-key.js";
 import type { VerifierRegistry } from "../verifier/registry.js";
-import { errorDraft, type CriterionToVerify, type VerdictDraft, type VerificationInput, type Verifier } from "../verifier/verifier.js";
+import {
+  errorDraft,
+  type CriterionToVerify,
+  type VerdictDraft,
+  type VerificationInput,
+  type Verifier,
+} from "../verifier/verifier.js";
 import { VerificationSetupError } from "./errors.js";
 import { PermitPool } from "./permits.js";
 
@@ -66,19 +72,30 @@ export function prepareCriteria(rubric: FlatRubric | StagedRubric, registry: Ver
   for (const criterion of rubricCriteria(rubric)) {
     const verifier = registry.get(criterion.verifier.kind);
     if (!verifier) {
-      const hint = criterion.verifier.kind === "llm-judge" ? " (configure a judge model, e.g. --judge <provider-spec>)" : "";
-      problems.push({ criterionId: criterion.id, problem: `no verifier for kind ${JSON.stringify(criterion.verifier.kind)}${hint}; registered: ${registry.kinds().join(", ")}` });
+      const hint =
+        criterion.verifier.kind === "llm-judge" ? " (configure a judge model, e.g. --judge <provider-spec>)" : "";
+      problems.push({
+        criterionId: criterion.id,
+        problem: `no verifier for kind ${JSON.stringify(criterion.verifier.kind)}${hint}; registered: ${registry.kinds().join(", ")}`,
+      });
       continue;
     }
     const parsed = verifier.specSchema.safeParse(criterion.verifier);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      problems.push({ criterionId: criterion.id, problem: `invalid ${criterion.verifier.kind} spec at verifier.${issue.path.join(".") || "(root)"}: ${issue.message}` });
+      problems.push({
+        criterionId: criterion.id,
+        problem: `invalid ${criterion.verifier.kind} spec at verifier.${issue.path.join(".") || "(root)"}: ${issue.message}`,
+      });
       continue;
     }
     const digest = verifier.cheap
       ? undefined
-      : criterionDigest({ spec: parsed.data, criterionText: criterion.text, identity: verifier.cacheIdentity?.(parsed.data) ?? null });
+      : criterionDigest({
+          spec: parsed.data,
+          criterionText: criterion.text,
+          identity: verifier.cacheIdentity?.(parsed.data) ?? null,
+        });
     prepared.push({ criterion, verifier, spec: parsed.data, ...(digest === undefined ? {} : { digest }) });
   }
   if (problems.length > 0) throw new VerificationSetupError(problems);
@@ -108,7 +125,8 @@ export async function scoreOutputs(
 ): Promise<ScoredOutput[]> {
   const prepared = prepareCriteria(rubric, options.registry);
   const concurrency = options.concurrency ?? 8;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency must be an integer ≥ 1, got ${concurrency}`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new RangeError(`concurrency must be an integer ≥ 1, got ${concurrency}`);
   const stages = stageGroups(rubric, prepared);
   // One pool of permits bounds verifier calls across all outputs; outputs themselves are also
   // taken `concurrency` at a time so that results (and progress) arrive steadily.
@@ -127,7 +145,10 @@ export async function scoreOutputs(
 }
 
 /** Criteria grouped by stage (a flat rubric is one group), in scoring order. */
-function stageGroups(rubric: FlatRubric | StagedRubric, prepared: Prepared[]): { items: Prepared[]; rubricUpTo: FlatRubric | StagedRubric }[] {
+function stageGroups(
+  rubric: FlatRubric | StagedRubric,
+  prepared: Prepared[],
+): { items: Prepared[]; rubricUpTo: FlatRubric | StagedRubric }[] {
   if (!("stages" in rubric)) return [{ items: prepared, rubricUpTo: rubric }];
   return rubric.stages.map((_, s) => ({
     items: prepared.filter((p) => p.criterion.stageIndex === s),
@@ -152,7 +173,7 @@ async function scoreOne(
     verdicts.push(...(await verifyGroup(stage.items, output, files, options, gate)));
     if (stage.rubricUpTo === rubric || scoreOptions.ignoreGates) continue;
     try {
-      if ((scoreRubric(stage.rubricUpTo as StagedRubric, verdicts, scoreOptions)).stoppedAt !== null) break;
+      if (scoreRubric(stage.rubricUpTo as StagedRubric, verdicts, scoreOptions).stoppedAt !== null) break;
     } catch {
       // Not decidable (an error verdict under "fail"): verify on; the final score reports it.
     }
@@ -161,7 +182,13 @@ async function scoreOne(
   try {
     return { id: output.id, verdicts, score: scoreRubric(rubric, verdicts, scoreOptions), errors };
   } catch (error) {
-    return { id: output.id, verdicts, score: null, scoreError: `${(error as Error).name}: ${(error as Error).message}`, errors };
+    return {
+      id: output.id,
+      verdicts,
+      score: null,
+      scoreError: `${(error as Error).name}: ${(error as Error).message}`,
+      errors,
+    };
   }
 }
 
@@ -173,7 +200,11 @@ async function verifyGroup(
   gate: Gate,
 ): Promise<Verdict[]> {
   const results = new Map<string, Verdict>();
-  const criterion = (item: Prepared): CriterionToVerify => ({ id: item.criterion.id, text: item.criterion.text, verifier: item.spec });
+  const criterion = (item: Prepared): CriterionToVerify => ({
+    id: item.criterion.id,
+    text: item.criterion.text,
+    verifier: item.spec,
+  });
   const expensive: Prepared[] = [];
   for (const item of items) {
     if (!item.verifier.cheap) {
@@ -210,10 +241,19 @@ async function verifyGroup(
       try {
         drafts = await gate(() =>
           verifier.verifyMany && members.length > 1
-            ? verifier.verifyMany(members.map((m) => ({ criterion: criterion(m.item), spec: m.item.spec })), output, withSignal(options))
-            : Promise.all(members.map((m) => verifier.verify(criterion(m.item), m.item.spec, output, withSignal(options)))),
+            ? verifier.verifyMany(
+                members.map((m) => ({ criterion: criterion(m.item), spec: m.item.spec })),
+                output,
+                withSignal(options),
+              )
+            : Promise.all(
+                members.map((m) => verifier.verify(criterion(m.item), m.item.spec, output, withSignal(options))),
+              ),
         );
-        if (drafts.length !== members.length) throw new Error(`verifier ${verifier.kind} returned ${drafts.length} verdicts for ${members.length} criteria`);
+        if (drafts.length !== members.length)
+          throw new Error(
+            `verifier ${verifier.kind} returned ${drafts.length} verdicts for ${members.length} criteria`,
+          );
       } catch (error) {
         drafts = members.map(() => errorDraft(`verifier ${verifier.kind} failed: ${(error as Error).message}`));
       }
@@ -240,7 +280,13 @@ function withSignal(options: ScoreOutputsOptions) {
 
 // Built field by field, without conditional spreads: this runs once per verdict, and at rule
 // speed the spreads' temporary objects were most of the engine's cost.
-function toVerdict(item: Prepared, draft: VerdictDraft, cacheKey: string | undefined, latencyMs: number, cached: boolean): Verdict {
+function toVerdict(
+  item: Prepared,
+  draft: VerdictDraft,
+  cacheKey: string | undefined,
+  latencyMs: number,
+  cached: boolean,
+): Verdict {
   let verifier = item.verifier.kind;
   if (!item.verifier.cheap) {
     const model = item.verifier.cacheIdentity?.(item.spec)?.["model"];
@@ -271,7 +317,13 @@ export interface ScoredOutputJson {
   readonly normalized: number | null;
   readonly errors: number;
   readonly scoreError?: string;
-  readonly verdicts: readonly { criterionId: string; score: number | null; status: Verdict["status"]; rationale?: string; error?: string }[];
+  readonly verdicts: readonly {
+    criterionId: string;
+    score: number | null;
+    status: Verdict["status"];
+    rationale?: string;
+    error?: string;
+  }[];
 }
 
 export function scoredOutputToJson(result: ScoredOutput): ScoredOutputJson {

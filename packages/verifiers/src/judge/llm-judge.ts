@@ -1,8 +1,23 @@
 import type { GenerateResponse, GeneratedChoice, LanguageModel } from "@rubric/core";
 import { z } from "zod";
 import { choiceJson } from "../providers/extract-json.js";
-import { errorDraft, okDraft, type CriterionToVerify, type VerdictDraft, type VerificationInput, type Verifier, type VerifyOptions } from "../verifier/verifier.js";
-import { JUDGE_SYSTEM_PROMPT, batchedPrompt, batchedSchema, singleCriterionPrompt, verdictSchema, type JudgedCriterion } from "./prompts.js";
+import {
+  errorDraft,
+  okDraft,
+  type CriterionToVerify,
+  type VerdictDraft,
+  type VerificationInput,
+  type Verifier,
+  type VerifyOptions,
+} from "../verifier/verifier.js";
+import {
+  JUDGE_SYSTEM_PROMPT,
+  batchedPrompt,
+  batchedSchema,
+  singleCriterionPrompt,
+  verdictSchema,
+  type JudgedCriterion,
+} from "./prompts.js";
 import { DEFAULT_SCALE, ScaleSchema, scaleValues, toFraction, type Scale } from "./scale.js";
 
 export const LlmJudgeSpecSchema = z.strictObject({
@@ -102,7 +117,11 @@ function aggregateSamples(samples: readonly ParsedSample[], how: "mean" | "major
 function costOf(response: GenerateResponse, options: LlmJudgeOptions): number | undefined {
   if (response.costUsd !== undefined) return response.costUsd;
   if (!options.pricing) return undefined;
-  return (response.usage.inputTokens * options.pricing.inputPerMillion + response.usage.outputTokens * options.pricing.outputPerMillion) / 1e6;
+  return (
+    (response.usage.inputTokens * options.pricing.inputPerMillion +
+      response.usage.outputTokens * options.pricing.outputPerMillion) /
+    1e6
+  );
 }
 
 /**
@@ -125,10 +144,19 @@ export function llmJudge(model: LanguageModel, options: LlmJudgeOptions = {}): V
   const seed = options.seed ?? 0;
   const parseRetries = options.parseRetries ?? 2;
   const logprobWeighted = options.logprobWeighted ?? true;
-  if (options.rationaleMaxLength !== undefined && !(Number.isInteger(options.rationaleMaxLength) && options.rationaleMaxLength >= 1))
+  if (
+    options.rationaleMaxLength !== undefined &&
+    !(Number.isInteger(options.rationaleMaxLength) && options.rationaleMaxLength >= 1)
+  )
     throw new RangeError(`rationaleMaxLength must be an integer ≥ 1, got ${options.rationaleMaxLength}`);
 
-  async function ask(userPrompt: string, schema: Record<string, unknown>, maxTokens: number, wantLogprobs: boolean, signal: AbortSignal | undefined) {
+  async function ask(
+    userPrompt: string,
+    schema: Record<string, unknown>,
+    maxTokens: number,
+    wantLogprobs: boolean,
+    signal: AbortSignal | undefined,
+  ) {
     return model.generate({
       messages: [
         { role: "system", content: JUDGE_SYSTEM_PROMPT },
@@ -153,7 +181,9 @@ export function llmJudge(model: LanguageModel, options: LlmJudgeOptions = {}): V
     const batched = criteria.length > 1;
     const wantLogprobs = !batched && logprobWeighted;
     const prompt = batched ? batchedPrompt(criteria, input) : singleCriterionPrompt(criteria[0]!, input);
-    const schema = batched ? batchedSchema(criteria, options.rationaleMaxLength) : verdictSchema(criteria[0]!.scale, options.rationaleMaxLength);
+    const schema = batched
+      ? batchedSchema(criteria, options.rationaleMaxLength)
+      : verdictSchema(criteria[0]!.scale, options.rationaleMaxLength);
     const maxTokens = options.maxTokens ?? 200 + 300 * criteria.length;
     const raws: string[] = [];
     let tokens = 0;
@@ -168,10 +198,16 @@ export function llmJudge(model: LanguageModel, options: LlmJudgeOptions = {}): V
         raws.push(choice.text);
         const json = choiceJson(choice);
         criteria.forEach((criterion, i) => {
-          const reply = VerdictReplySchema.safeParse(batched ? (json as Record<string, unknown> | undefined)?.[criterion.id] : json);
+          const reply = VerdictReplySchema.safeParse(
+            batched ? (json as Record<string, unknown> | undefined)?.[criterion.id] : json,
+          );
           if (!reply.success || !onScale(reply.data.score, criterion.scale)) return;
           const weighted = wantLogprobs ? logprobWeightedScore(choice, criterion.scale) : undefined;
-          perCriterion[i]!.push({ score: weighted ?? reply.data.score, rationale: reply.data.rationale, ...(weighted === undefined ? {} : { weighted: true }) });
+          perCriterion[i]!.push({
+            score: weighted ?? reply.data.score,
+            rationale: reply.data.rationale,
+            ...(weighted === undefined ? {} : { weighted: true }),
+          });
         });
       }
       // Re-ask only while some criterion has no usable sample at all.
@@ -179,9 +215,15 @@ export function llmJudge(model: LanguageModel, options: LlmJudgeOptions = {}): V
         const share = (x: number | undefined) => (x === undefined ? undefined : x / criteria.length);
         return criteria.map((criterion, i) => {
           const parsed = perCriterion[i]!;
-          const accounting = { tokens: Math.round(tokens / criteria.length), ...(cost === undefined ? {} : { costUsd: share(cost)! }) };
+          const accounting = {
+            tokens: Math.round(tokens / criteria.length),
+            ...(cost === undefined ? {} : { costUsd: share(cost)! }),
+          };
           if (parsed.length === 0) {
-            const draft = errorDraft(`the judge's reply did not parse as a verdict on the ${criterion.scale.min}–${criterion.scale.max} scale after ${attempt + 1} attempt(s)`, { raw: raws });
+            const draft = errorDraft(
+              `the judge's reply did not parse as a verdict on the ${criterion.scale.min}–${criterion.scale.max} scale after ${attempt + 1} attempt(s)`,
+              { raw: raws },
+            );
             return { ...draft, ...accounting };
           }
           const score = aggregateSamples(parsed, aggregate);
@@ -201,7 +243,18 @@ export function llmJudge(model: LanguageModel, options: LlmJudgeOptions = {}): V
   return {
     kind: "llm-judge",
     specSchema: LlmJudgeSpecSchema,
-    cacheIdentity: () => ({ provider: model.provider, model: model.modelId, mode, samples, aggregate, temperature, seed, logprobWeighted, maxTokens: options.maxTokens ?? null, ...(options.rationaleMaxLength === undefined ? {} : { rationaleMaxLength: options.rationaleMaxLength }) }),
+    cacheIdentity: () => ({
+      provider: model.provider,
+      model: model.modelId,
+      mode,
+      samples,
+      aggregate,
+      temperature,
+      seed,
+      logprobWeighted,
+      maxTokens: options.maxTokens ?? null,
+      ...(options.rationaleMaxLength === undefined ? {} : { rationaleMaxLength: options.rationaleMaxLength }),
+    }),
     async verify(criterion, spec, input, verifyOptions) {
       const [draft] = await judge([judged(criterion, spec)], input, verifyOptions);
       return draft!;
@@ -209,7 +262,11 @@ export function llmJudge(model: LanguageModel, options: LlmJudgeOptions = {}): V
     ...(mode === "batched"
       ? {
           async verifyMany(items, input, verifyOptions) {
-            return judge(items.map((i) => judged(i.criterion, i.spec)), input, verifyOptions);
+            return judge(
+              items.map((i) => judged(i.criterion, i.spec)),
+              input,
+              verifyOptions,
+            );
           },
         }
       : {}),

@@ -58,7 +58,11 @@ function prompt(criterion: string, input: string | undefined, first: string, sec
  * @example
  * const { winner, consistent } = await judgePairwise(model, { criterion: "Cites its sources", a, b });
  */
-export async function judgePairwise(model: LanguageModel, input: PairwiseInput, options: { seed?: number; signal?: AbortSignal } = {}): Promise<PairwiseVerdict> {
+export async function judgePairwise(
+  model: LanguageModel,
+  input: PairwiseInput,
+  options: { seed?: number; signal?: AbortSignal } = {},
+): Promise<PairwiseVerdict> {
   const ask = async (first: string, second: string) => {
     const response = await model.generate({
       messages: [
@@ -85,6 +89,9 @@ export async function judgePairwise(model: LanguageModel, input: PairwiseInput, 
     winner: consistent ? first : "tie",
     consistent,
     rationales: [ab.reply.rationale, ba.reply.rationale],
-    usage: { inputTokens: ab.usage.inputTokens + ba.usage.inputTokens, outputTokens: ab.usage.outputTokens + ba.usage.outputTokens },
+    usage: {
+      inputTokens: ab.usage.inputTokens + ba.usage.inputTokens,
+      outputTokens: ab.usage.outputTokens + ba.usage.outputTokens,
+    },
   };
 }

@@ -33,7 +33,9 @@ function describeOutput(input: VerificationInput): string {
   if (input.input) sections.push(`## Task given to the author\n${input.input}`);
   sections.push(`## Response to judge\n${input.output === "" ? "(empty)" : input.output}`);
   if (input.files && input.files.length > 0)
-    sections.push(`## Files delivered with the response\n${input.files.map((f) => `- ${f.name}`).join("\n")}\n(Only their names are shown here.)`);
+    sections.push(
+      `## Files delivered with the response\n${input.files.map((f) => `- ${f.name}`).join("\n")}\n(Only their names are shown here.)`,
+    );
   return sections.join("\n\n");
 }
 
@@ -53,7 +55,8 @@ export function batchedPrompt(criteria: readonly JudgedCriterion[], input: Verif
  * `rationaleMaxLength` bounds the rationale (see `LlmJudgeOptions.rationaleMaxLength`).
  */
 export function verdictSchema(scale: Scale, rationaleMaxLength?: number): Record<string, unknown> {
-  const rationale = rationaleMaxLength === undefined ? { type: "string" } : { type: "string", maxLength: rationaleMaxLength };
+  const rationale =
+    rationaleMaxLength === undefined ? { type: "string" } : { type: "string", maxLength: rationaleMaxLength };
   return {
     type: "object",
     properties: { rationale, score: { enum: scaleValues(scale) } },
@@ -65,8 +68,14 @@ export function verdictSchema(scale: Scale, rationaleMaxLength?: number): Record
 // The same rubric is judged on every output: its schema is built once.
 const batchedSchemas = new Map<string, Record<string, unknown>>();
 
-export function batchedSchema(criteria: readonly JudgedCriterion[], rationaleMaxLength?: number): Record<string, unknown> {
-  const key = JSON.stringify([rationaleMaxLength ?? null, criteria.map((c) => [c.id, c.scale.min, c.scale.max, c.scale.step ?? null])]);
+export function batchedSchema(
+  criteria: readonly JudgedCriterion[],
+  rationaleMaxLength?: number,
+): Record<string, unknown> {
+  const key = JSON.stringify([
+    rationaleMaxLength ?? null,
+    criteria.map((c) => [c.id, c.scale.min, c.scale.max, c.scale.step ?? null]),
+  ]);
   let schema = batchedSchemas.get(key);
   if (!schema) {
     schema = buildBatchedSchema(criteria, rationaleMaxLength);
@@ -75,7 +84,10 @@ export function batchedSchema(criteria: readonly JudgedCriterion[], rationaleMax
   return schema;
 }
 
-function buildBatchedSchema(criteria: readonly JudgedCriterion[], rationaleMaxLength: number | undefined): Record<string, unknown> {
+function buildBatchedSchema(
+  criteria: readonly JudgedCriterion[],
+  rationaleMaxLength: number | undefined,
+): Record<string, unknown> {
   return {
     type: "object",
     properties: Object.fromEntries(criteria.map((c) => [c.id, verdictSchema(c.scale, rationaleMaxLength)])),

@@ -38,7 +38,8 @@ function computeScaleValues(scale: Scale): number[] {
   const range = scale.max - scale.min;
   const step = scale.step ?? NICE_STEPS.find((s) => isWhole(range / s) && range / s >= 8) ?? range / 10;
   const levels = Math.round(range / step);
-  if (!isWhole(range / step) || levels > 1000) throw new RangeError(`scale step ${step} does not divide ${scale.min}–${scale.max} into at most 1000 levels`);
+  if (!isWhole(range / step) || levels > 1000)
+    throw new RangeError(`scale step ${step} does not divide ${scale.min}–${scale.max} into at most 1000 levels`);
   return Array.from({ length: levels + 1 }, (_, k) => Number((scale.min + k * step).toFixed(10)));
 }
 

@@ -76,7 +76,9 @@ function balancedEnd(text: string, start: number): number | undefined {
  * The JSON a model's choice carries: what the provider already parsed (structured output), or else
  * what `extractJson` recovers from its text. `undefined` when there is none.
  */
-export function choiceJson(choice: { readonly json?: unknown; readonly text: string } | undefined): unknown | undefined {
+export function choiceJson(
+  choice: { readonly json?: unknown; readonly text: string } | undefined,
+): unknown | undefined {
   if (!choice) return undefined;
   return choice.json !== undefined ? choice.json : extractJson(choice.text);
 }

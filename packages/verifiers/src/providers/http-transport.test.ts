@@ -18,7 +18,8 @@ afterAll(async () => {
 
 const body = JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] });
 const chat = () => jsonEndpoint(`${server.url}/v1/chat/completions`, { "x-test": "yes" });
-const contentOf = (value: unknown) => (value as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
+const contentOf = (value: unknown) =>
+  (value as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
 
 describe("jsonEndpoint", () => {
   it("sends JSON with its byte length (not chunked) and the fixed headers", async () => {
@@ -60,7 +61,9 @@ describe("jsonEndpoint", () => {
     expect(server.requests[1]?.remotePort).not.toBe(server.requests[0]?.remotePort);
   });
 
-  it("lets a request outlast the 4 s idle-socket timeout, on a reused and on a new connection", { timeout: 15_000 }, async () => {
+  it("lets a request outlast the 4 s idle-socket timeout, on a reused and on a new connection", {
+    timeout: 15_000,
+  }, async () => {
     const endpoint = chat();
     server.enqueue(chatReply.completion("warm"));
     await endpoint.post(body);
@@ -85,7 +88,11 @@ describe("jsonEndpoint", () => {
     const reason = new Error("caller gave up");
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
-    await expect(chat().post(body).then((r) => contentOf(r.value))).resolves.toBe("after");
+    await expect(
+      chat()
+        .post(body)
+        .then((r) => contentOf(r.value)),
+    ).resolves.toBe("after");
   });
 
   it("sends nothing when the signal is already aborted", async () => {
@@ -103,7 +110,9 @@ describe("jsonEndpoint", () => {
 
   it("reports a non-2xx answer as ProviderHttpError with status, body and Retry-After", async () => {
     server.enqueue(chatReply.rateLimited(3));
-    const error = await chat().post(body).catch((e: unknown) => e);
+    const error = await chat()
+      .post(body)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderHttpError);
     expect(error).toMatchObject({ status: 429, retryAfterMs: 3_000, url: `${server.url}/v1/chat/completions` });
     expect((error as ProviderHttpError).body).toContain("rate limited (scripted)");
@@ -111,14 +120,19 @@ describe("jsonEndpoint", () => {
 
   it("reports a 2xx body that is not JSON as ProviderResponseError naming the content type", async () => {
     server.enqueue(chatReply.raw(200, "<html>gateway</html>", "text/html"));
-    const error = await chat().post(body).catch((e: unknown) => e);
+    const error = await chat()
+      .post(body)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderResponseError);
     expect(String(error)).toMatch(/answered 200 with a body that is not JSON \(content-type text\/html\)/);
     expect((error as ProviderResponseError).body).toBe("<html>gateway</html>");
   });
 
   it("reports a connection lost before the answer, or mid-body, as ProviderNetworkError", async () => {
-    server.enqueue(chatReply.dropConnection(), chatReply.chunked(JSON.stringify({ choices: [{ message: { content: "x".repeat(200) } }] }), 4, 5, { cut: true }));
+    server.enqueue(
+      chatReply.dropConnection(),
+      chatReply.chunked(JSON.stringify({ choices: [{ message: { content: "x".repeat(200) } }] }), 4, 5, { cut: true }),
+    );
     await expect(chat().post(body)).rejects.toBeInstanceOf(ProviderNetworkError);
     await expect(chat().post(body)).rejects.toBeInstanceOf(ProviderNetworkError);
   });
@@ -126,7 +140,9 @@ describe("jsonEndpoint", () => {
   it("reports an unreachable server as ProviderNetworkError naming the cause", async () => {
     const closed = await startOpenAIChatServer();
     await closed.close();
-    const error = await jsonEndpoint(`${closed.url}/v1/chat/completions`).post(body).catch((e: unknown) => e);
+    const error = await jsonEndpoint(`${closed.url}/v1/chat/completions`)
+      .post(body)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderNetworkError);
     expect(String(error)).toMatch(/ECONNREFUSED/);
   });

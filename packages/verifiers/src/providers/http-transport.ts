@@ -66,7 +66,9 @@ export function jsonEndpoint(url: string, headers: Readonly<Record<string, strin
     hostname: parsed.hostname.replace(/^\[(.*)\]$/, "$1"),
     port: parsed.port === "" ? undefined : Number(parsed.port),
     path: `${parsed.pathname}${parsed.search}`,
-    ...(parsed.username === "" ? {} : { auth: `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}` }),
+    ...(parsed.username === ""
+      ? {}
+      : { auth: `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}` }),
   };
   const fixedHeaders = {
     "content-type": "application/json",

@@ -204,7 +204,9 @@ describe.each([
 
   it("reports a malformed 200 body as ProviderResponseError without retrying", async () => {
     server.enqueue(chatReply.malformedJson());
-    const error = await local().generate(ask).catch((e: unknown) => e);
+    const error = await local()
+      .generate(ask)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderResponseError);
     expect(String(error)).toMatch(/not JSON/);
     expect(server.requestCount).toBe(1);
@@ -217,7 +219,9 @@ describe.each([
 
   it("does not retry a 400, and keeps status and body", async () => {
     server.enqueue(chatReply.error(400, "max_tokens is too large"), chatReply.completion("never sent"));
-    const error = await local().generate(ask).catch((e: unknown) => e);
+    const error = await local()
+      .generate(ask)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderHttpError);
     expect(error).toMatchObject({ status: 400 });
     expect((error as ProviderHttpError).body).toContain("max_tokens is too large");
@@ -232,7 +236,9 @@ describe.each([
 
   it("surfaces the last transient error once retries run out", async () => {
     server.setHandler(() => chatReply.serverError(503));
-    const error = await local().generate(ask).catch((e: unknown) => e);
+    const error = await local()
+      .generate(ask)
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ name: "ProviderHttpError", status: 503 });
     expect(server.requestCount).toBe(fastRetry.retries + 1);
   });

@@ -18,12 +18,7 @@ import {
   type ChatCompletionBody,
   type ChatCompletionResponse,
 } from "./chat-completion-wire.js";
-import {
-  ProviderConfigError,
-  ProviderHttpError,
-  ProviderNetworkError,
-  ProviderResponseError,
-} from "./errors.js";
+import { ProviderConfigError, ProviderHttpError, ProviderNetworkError, ProviderResponseError } from "./errors.js";
 import { jsonEndpoint, parseRetryAfter } from "./http-transport.js";
 import { withRetries, type RetryOptions } from "./retry.js";
 
@@ -128,7 +123,10 @@ export function huggingFace(options: HuggingFaceOptions): LanguageModel {
   const o = parsed.data;
 
   if (o.endpointUrl !== undefined) {
-    const token = o.apiKeyEnv === undefined && !isHuggingFaceHost(o.endpointUrl) ? undefined : apiKeyFromEnv(o.apiKeyEnv, "HF_TOKEN");
+    const token =
+      o.apiKeyEnv === undefined && !isHuggingFaceHost(o.endpointUrl)
+        ? undefined
+        : apiKeyFromEnv(o.apiKeyEnv, "HF_TOKEN");
     const model = o.model ?? o.endpointUrl;
     // Through @huggingface/inference, as its users expect of `huggingFace`; `openAICompatible`
     // reaches the same servers over the lean keep-alive transport when client CPU matters.
@@ -137,7 +135,10 @@ export function huggingFace(options: HuggingFaceOptions): LanguageModel {
         provider: "hf",
         modelId: model,
         requestedModel: model,
-        send: overInferenceClient(new InferenceClient(token ?? "", { endpointUrl: o.endpointUrl }), o.model === undefined ? {} : { model: o.model }),
+        send: overInferenceClient(
+          new InferenceClient(token ?? "", { endpointUrl: o.endpointUrl }),
+          o.model === undefined ? {} : { model: o.model },
+        ),
       }),
       options.retry,
     );
@@ -213,7 +214,10 @@ function requiredEnv(name: string): string {
 }
 
 /** One chat-completions call: a request body out, the validated response back, failures typed. */
-export type SendChatCompletion = (body: ChatCompletionBody, signal: AbortSignal | undefined) => Promise<ChatCompletionResponse>;
+export type SendChatCompletion = (
+  body: ChatCompletionBody,
+  signal: AbortSignal | undefined,
+) => Promise<ChatCompletionResponse>;
 
 interface ChatCompletionModelParts {
   readonly provider: string;
@@ -226,7 +230,8 @@ interface ChatCompletionModelParts {
 /** The bare model: one HTTP call (or a few, see below), errors typed, no retries. */
 function chatCompletionModel(parts: ChatCompletionModelParts): LanguageModel {
   const { send, requestedModel } = parts;
-  const call = (request: GenerateRequest): Promise<ChatCompletionResponse> => send(toChatCompletionBody(request), request.signal);
+  const call = (request: GenerateRequest): Promise<ChatCompletionResponse> =>
+    send(toChatCompletionBody(request), request.signal);
 
   return {
     provider: parts.provider,
@@ -267,7 +272,10 @@ function chatCompletionModel(parts: ChatCompletionModelParts): LanguageModel {
  * `fetch`'s (see http-transport.ts).
  */
 function overHttp(baseUrl: string, model: string, token: string | undefined): SendChatCompletion {
-  const endpoint = jsonEndpoint(chatCompletionsUrl(baseUrl), token === undefined ? {} : { authorization: `Bearer ${token}` });
+  const endpoint = jsonEndpoint(
+    chatCompletionsUrl(baseUrl),
+    token === undefined ? {} : { authorization: `Bearer ${token}` },
+  );
   return async (body, signal) => {
     const reply = await endpoint.post(JSON.stringify({ model, ...body }), signal);
     return parseChatCompletion(reply.value, reply.text);

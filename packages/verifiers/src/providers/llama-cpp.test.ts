@@ -14,7 +14,8 @@ import { llamaCpp } from "./llama-cpp.js";
 // it proves the plumbing (seeds, grammar, samples), not the quality of any answer.
 const MODEL_PATH = fileURLToPath(new URL("../../../../../shared/models/stories260K.gguf", import.meta.url));
 // The model is part of the project's shared data: its absence is a failure, not a skip.
-if (!existsSync(MODEL_PATH)) throw new Error(`${MODEL_PATH} is missing: these tests run the real local model from ../shared/models`);
+if (!existsSync(MODEL_PATH))
+  throw new Error(`${MODEL_PATH} is missing: these tests run the real local model from ../shared/models`);
 
 const Verdict = z.strictObject({ score: z.literal([0, 1, 2, 3]), reason: z.string().max(40) });
 const verdictSchema = z.toJSONSchema(Verdict) as Record<string, unknown>;
@@ -72,7 +73,12 @@ describe("llamaCpp with stories260K", () => {
       expect(tops).toEqual([...tops].sort((a, b) => b - a));
       expect(t.logprob).toBeLessThanOrEqual(tops[0]! + 1e-9);
     }
-    expect(logprobs.map((t) => t.token).join("").trim()).toBe(response.choices[0]?.text);
+    expect(
+      logprobs
+        .map((t) => t.token)
+        .join("")
+        .trim(),
+    ).toBe(response.choices[0]?.text);
   });
 
   it("renders through a chat template when told to (a guessed one, for this model)", async () => {
@@ -105,10 +111,7 @@ describe("llamaCpp with stories260K", () => {
   });
 
   it("serialises concurrent calls without mixing them up", async () => {
-    const [a, b] = await Promise.all([
-      model.generate({ ...story, seed: 7 }),
-      model.generate({ ...story, seed: 100 }),
-    ]);
+    const [a, b] = await Promise.all([model.generate({ ...story, seed: 7 }), model.generate({ ...story, seed: 100 })]);
     const again = await model.generate({ ...story, seed: 7 });
     expect(a.choices[0]?.text).toBe(again.choices[0]?.text);
     expect(b.choices[0]?.text.length).toBeGreaterThan(0);
@@ -191,16 +194,28 @@ describe("llmJudge on stories260K", () => {
       const rubric = parseFlatRubric({
         id: "story",
         criteria: [
-          { id: "cat", text: "The story has a cat", weight: 1, verifier: { kind: "llm-judge", scale: { min: 0, max: 4 } } },
+          {
+            id: "cat",
+            text: "The story has a cat",
+            weight: 1,
+            verifier: { kind: "llm-judge", scale: { min: 0, max: 4 } },
+          },
           { id: "ending", text: "The story ends happily", weight: 1, verifier: { kind: "llm-judge" } },
         ],
       });
-      const registry = rulesRegistry().register(llmJudge(model, { rationaleMaxLength: 5, maxTokens: 120, parseRetries: 0 }));
-      const outputs = [0, 1].map((i) => ({ id: `o${i}`, input: "Write a story about a cat.", output: `Once upon a time there was a cat number ${i}.` }));
+      const registry = rulesRegistry().register(
+        llmJudge(model, { rationaleMaxLength: 5, maxTokens: 120, parseRetries: 0 }),
+      );
+      const outputs = [0, 1].map((i) => ({
+        id: `o${i}`,
+        input: "Write a story about a cat.",
+        output: `Once upon a time there was a cat number ${i}.`,
+      }));
       const results = await scoreOutputs(rubric, outputs, { registry });
       for (const result of results) {
         expect(result.verdicts.map((v) => v.status)).toEqual(["ok", "ok"]);
-        for (const verdict of result.verdicts) expect((verdict as { rationale?: string }).rationale?.length ?? 99).toBeLessThanOrEqual(5); // unbound, it writes 11–16 characters here
+        for (const verdict of result.verdicts)
+          expect((verdict as { rationale?: string }).rationale?.length ?? 99).toBeLessThanOrEqual(5); // unbound, it writes 11–16 characters here
         expect(result.score?.normalized).toBeGreaterThanOrEqual(0);
       }
     } finally {

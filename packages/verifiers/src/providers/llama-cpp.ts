@@ -127,7 +127,9 @@ export function llamaCpp(options: LlamaCppOptions): LlamaCppModel {
     gpu: parsed.data.gpu ?? false,
     promptFormat: parsed.data.promptFormat ?? "auto",
     defaultMaxTokens: parsed.data.defaultMaxTokens ?? 512,
-    flashAttention: parsed.data.flashAttention ?? (parsed.data.gpu === undefined || parsed.data.gpu === false ? false : ("auto" as const)),
+    flashAttention:
+      parsed.data.flashAttention ??
+      (parsed.data.gpu === undefined || parsed.data.gpu === false ? false : ("auto" as const)),
     promptCache: parsed.data.promptCache ?? 1,
   };
   const modelId = parsed.data.modelId ?? path.basename(settings.modelPath);
@@ -242,8 +244,7 @@ async function loadModel(settings: {
   // stories260K (and other base models) carry no chat template: node-llama-cpp would fall back
   // to a guessed wrapper (Llama 2's [INST] format) the model never saw, so `auto` uses a plain
   // role-labelled transcript completed by LlamaCompletion instead.
-  const useTemplate =
-    settings.promptFormat === "chat-template" || (settings.promptFormat === "auto" && hasTemplate);
+  const useTemplate = settings.promptFormat === "chat-template" || (settings.promptFormat === "auto" && hasTemplate);
   return {
     llama,
     model,
@@ -377,7 +378,11 @@ async function generateWith(
   // As in the OpenAI API, the prompt counts once however many samples share it.
   return {
     choices,
-    usage: { inputTokens: evaluatedPrompt.length, outputTokens, ...(loaded.reusePrefix ? { cachedInputTokens: cachedTokens } : {}) },
+    usage: {
+      inputTokens: evaluatedPrompt.length,
+      outputTokens,
+      ...(loaded.reusePrefix ? { cachedInputTokens: cachedTokens } : {}),
+    },
   };
 }
 
@@ -449,8 +454,12 @@ async function scoreTokens(
   if (answer.length === 0 || prompt.length === 0) return [];
   // Keep the prompt's state except its last token, whose output is the first distribution needed.
   const kept = sequence.compareContextTokens(prompt.slice(0, -1) as Token[]).firstDifferentIndex;
-  if (kept < sequence.nextTokenIndex) await sequence.eraseContextTokenRanges([{ start: kept, end: sequence.nextTokenIndex }]);
-  const withDistribution = (token: Token): ControlledEvaluateInputItem => [token, { generateNext: { probabilities: true } }];
+  if (kept < sequence.nextTokenIndex)
+    await sequence.eraseContextTokenRanges([{ start: kept, end: sequence.nextTokenIndex }]);
+  const withDistribution = (token: Token): ControlledEvaluateInputItem => [
+    token,
+    { generateNext: { probabilities: true } },
+  ];
   // Position i's output is the distribution of token i+1: ask at the last prompt token and at
   // every answer token but the last.
   const input: ControlledEvaluateInputItem[] = [

@@ -55,7 +55,8 @@ export function parseProviderSpec(spec: string): ParsedProviderSpec {
     }
     case "hf": {
       const match = /^([^@\s]+)(?:@([^@\s]+))?$/.exec(rest);
-      if (!match?.[1]) throw new ProviderSpecError(spec, "hf needs a Hub model id, e.g. hf:org/model or hf:org/model@provider");
+      if (!match?.[1])
+        throw new ProviderSpecError(spec, "hf needs a Hub model id, e.g. hf:org/model or hf:org/model@provider");
       if (match[2] === undefined) return { kind: "hf", model: match[1] };
       const provider = ProviderNameSchema.safeParse(match[2]);
       if (!provider.success) {
@@ -71,13 +72,19 @@ export function parseProviderSpec(spec: string): ParsedProviderSpec {
       const baseUrl = hash < 0 ? rest : rest.slice(0, hash);
       const model = hash < 0 ? "" : rest.slice(hash + 1).trim();
       if (!BaseUrlSchema.safeParse(baseUrl).success) {
-        throw new ProviderSpecError(spec, `openai-compatible needs an http(s) base URL, got ${JSON.stringify(baseUrl)}`);
+        throw new ProviderSpecError(
+          spec,
+          `openai-compatible needs an http(s) base URL, got ${JSON.stringify(baseUrl)}`,
+        );
       }
       if (model === "") throw new ProviderSpecError(spec, "openai-compatible needs a model after '#'");
       return { kind: "openai-compatible", baseUrl, model };
     }
     default:
-      throw new ProviderSpecError(spec, scheme === "" ? "no provider prefix" : `unknown provider ${JSON.stringify(scheme)}`);
+      throw new ProviderSpecError(
+        spec,
+        scheme === "" ? "no provider prefix" : `unknown provider ${JSON.stringify(scheme)}`,
+      );
   }
 }
 

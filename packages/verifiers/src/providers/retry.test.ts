@@ -74,7 +74,9 @@ describe("withRetries", () => {
           signal!.addEventListener("abort", () => reject(signal!.reason));
         }),
     };
-    const error = await withRetries(hanging, { retries: 1, baseDelayMs: 1, timeoutMs: 30 }).generate(ask).catch((e: unknown) => e);
+    const error = await withRetries(hanging, { retries: 1, baseDelayMs: 1, timeoutMs: 30 })
+      .generate(ask)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderTimeoutError);
     expect(error).toMatchObject({ timeoutMs: 30, attempt: 2, maxAttempts: 2 });
     expect(signals.map((s) => s.aborted)).toEqual([true, true]);

@@ -16,17 +16,26 @@ import {
   regexVerifier,
 } from "./rules.js";
 
-async function judge<S extends { kind: string }>(verifier: Verifier<S>, spec: unknown, output: string): Promise<VerdictDraft> {
+async function judge<S extends { kind: string }>(
+  verifier: Verifier<S>,
+  spec: unknown,
+  output: string,
+): Promise<VerdictDraft> {
   const parsed = verifier.specSchema.parse(spec);
   return verifier.verify({ id: "c", text: "criterion", verifier: parsed }, parsed, { output }, {});
 }
-const score = async <S extends { kind: string }>(v: Verifier<S>, spec: unknown, output: string) => (await judge(v, spec, output)).score;
+const score = async <S extends { kind: string }>(v: Verifier<S>, spec: unknown, output: string) =>
+  (await judge(v, spec, output)).score;
 
 describe("regex", () => {
   it("matches, counts towards minMatches for partial credit, and inverts with no-match", async () => {
     expect(await score(regexVerifier, { kind: "regex", pattern: "\\bQ[1-4]\\b" }, "Revenue rose in Q3.")).toBe(1);
-    expect(await score(regexVerifier, { kind: "regex", pattern: "\\bQ[1-4]\\b", minMatches: 4 }, "Q1 and Q2")).toBe(0.5);
-    expect(await score(regexVerifier, { kind: "regex", pattern: "lorem", flags: "i", expect: "no-match" }, "Lorem ipsum")).toBe(0);
+    expect(await score(regexVerifier, { kind: "regex", pattern: "\\bQ[1-4]\\b", minMatches: 4 }, "Q1 and Q2")).toBe(
+      0.5,
+    );
+    expect(
+      await score(regexVerifier, { kind: "regex", pattern: "lorem", flags: "i", expect: "no-match" }, "Lorem ipsum"),
+    ).toBe(0);
   });
   it("refuses an invalid pattern at spec time", () => {
     expect(regexVerifier.specSchema.safeParse({ kind: "regex", pattern: "(" }).success).toBe(false);
@@ -35,9 +44,17 @@ describe("regex", () => {
 
 describe("includes / excludes", () => {
   it("gives the share of terms present, with Unicode case folding", async () => {
-    expect(await score(includesVerifier, { kind: "includes", terms: ["revenue", "margin", "EBITDA", "churn"] }, "ＲＥＶＥＮＵＥ grew; Margin fell")).toBe(0.5);
+    expect(
+      await score(
+        includesVerifier,
+        { kind: "includes", terms: ["revenue", "margin", "EBITDA", "churn"] },
+        "ＲＥＶＥＮＵＥ grew; Margin fell",
+      ),
+    ).toBe(0.5);
     expect(await score(includesVerifier, { kind: "includes", terms: ["x", "margin"], mode: "any" }, "margin")).toBe(1);
-    expect(await score(includesVerifier, { kind: "includes", terms: ["Margin"], caseSensitive: true }, "margin")).toBe(0);
+    expect(await score(includesVerifier, { kind: "includes", terms: ["Margin"], caseSensitive: true }, "margin")).toBe(
+      0,
+    );
   });
   it("respects whole words", async () => {
     expect(await score(includesVerifier, { kind: "includes", terms: ["cat"], wholeWord: true }, "concatenate")).toBe(0);
@@ -70,20 +87,41 @@ describe("length", () => {
 });
 
 describe("markdown", () => {
-  const doc = ["# Title", "", "## Part", "- a", "- b", "1. c", "", "| a | b |", "| --- | :-: |", "| 1 | 2 |", "", "```ts", "# not a heading", "- not a bullet", "```"].join("\n");
+  const doc = [
+    "# Title",
+    "",
+    "## Part",
+    "- a",
+    "- b",
+    "1. c",
+    "",
+    "| a | b |",
+    "| --- | :-: |",
+    "| 1 | 2 |",
+    "",
+    "```ts",
+    "# not a heading",
+    "- not a bullet",
+    "```",
+  ].join("\n");
   it("counts structure outside code fences", () => {
     expect(markdownCounts(doc)).toEqual({ headings: 2, bullets: 3, tables: 1, codeBlocks: 1 });
     expect(markdownCounts(doc, 2).headings).toBe(1);
   });
   it("scores the share of checks satisfied", async () => {
-    expect(await score(markdownVerifier, { kind: "markdown", headings: { min: 2 }, tables: { min: 2 } }, doc)).toBe(0.5);
-    expect(await score(markdownVerifier, { kind: "markdown", bullets: { min: 3, max: 3 }, codeBlocks: { max: 1 } }, doc)).toBe(1);
+    expect(await score(markdownVerifier, { kind: "markdown", headings: { min: 2 }, tables: { min: 2 } }, doc)).toBe(
+      0.5,
+    );
+    expect(
+      await score(markdownVerifier, { kind: "markdown", bullets: { min: 3, max: 3 }, codeBlocks: { max: 1 } }, doc),
+    ).toBe(1);
   });
 });
 
 describe("citations", () => {
   it("finds distinct URLs, numeric references and DOIs", () => {
-    const text = "See https://example.org/a, [1], [2, 3], [4-5] and again [1]; doi 10.1000/xyz123. Not [link](x) nor [ ].";
+    const text =
+      "See https://example.org/a, [1], [2, 3], [4-5] and again [1]; doi 10.1000/xyz123. Not [link](x) nor [ ].";
     expect(findCitations(text, ["url", "bracket", "doi"]).sort()).toEqual(
       ["https://example.org/a", "[1]", "[2]", "[3]", "[4]", "[5]", "doi:10.1000/xyz123"].sort(),
     );
@@ -99,9 +137,17 @@ describe("numeric", () => {
   });
   it("compares with absolute or relative tolerance, selecting first/last/any", async () => {
     expect(await score(numericVerifier, { kind: "numeric", expected: 1234, tolerance: 1 }, "total: 1,234.5")).toBe(1);
-    expect(await score(numericVerifier, { kind: "numeric", expected: 100, relativeTolerance: 0.01 }, "about 99.5")).toBe(1);
+    expect(
+      await score(numericVerifier, { kind: "numeric", expected: 100, relativeTolerance: 0.01 }, "about 99.5"),
+    ).toBe(1);
     expect(await score(numericVerifier, { kind: "numeric", expected: 7, select: "last" }, "7 then 8")).toBe(0);
-    expect(await score(numericVerifier, { kind: "numeric", expected: 42, pattern: "answer:\\s*([-\\d.,]+)" }, "x 42 answer: 41")).toBe(0);
+    expect(
+      await score(
+        numericVerifier,
+        { kind: "numeric", expected: 42, pattern: "answer:\\s*([-\\d.,]+)" },
+        "x 42 answer: 41",
+      ),
+    ).toBe(0);
     expect(await score(numericVerifier, { kind: "numeric", expected: 1 }, "none here")).toBe(0);
   });
 });
@@ -114,8 +160,16 @@ describe("readability", () => {
     expect(r.fleschKincaidGrade).toBeCloseTo(-2.035, 10);
   });
   it("scores 1 inside the band", async () => {
-    expect(await score(readabilityVerifier, { kind: "readability", max: 8 }, "The cat sat on the mat. The dog ran.")).toBe(1);
-    expect(await score(readabilityVerifier, { kind: "readability", metric: "flesch-reading-ease", min: 100 }, "Notwithstanding institutional considerations, organisational restructuring necessitates comprehensive reevaluation.")).toBe(0);
+    expect(
+      await score(readabilityVerifier, { kind: "readability", max: 8 }, "The cat sat on the mat. The dog ran."),
+    ).toBe(1);
+    expect(
+      await score(
+        readabilityVerifier,
+        { kind: "readability", metric: "flesch-reading-ease", min: 100 },
+        "Notwithstanding institutional considerations, organisational restructuring necessitates comprehensive reevaluation.",
+      ),
+    ).toBe(0);
   });
 });
 
@@ -123,13 +177,29 @@ describe("json-schema", () => {
   const schema = { type: "object", properties: { total: { type: "number" } }, required: ["total"] };
   it("validates the whole output or its fenced block", async () => {
     expect(await score(jsonSchemaVerifier, { kind: "json-schema", schema }, '{"total": 3}')).toBe(1);
-    expect(await score(jsonSchemaVerifier, { kind: "json-schema", schema }, 'Here:\n```json\n{"total": 3}\n```\nDone.')).toBe(1);
-    expect(await score(jsonSchemaVerifier, { kind: "json-schema", schema, extract: "whole" }, 'Here:\n```json\n{"total": 3}\n```')).toBe(0);
+    expect(
+      await score(jsonSchemaVerifier, { kind: "json-schema", schema }, 'Here:\n```json\n{"total": 3}\n```\nDone.'),
+    ).toBe(1);
+    expect(
+      await score(
+        jsonSchemaVerifier,
+        { kind: "json-schema", schema, extract: "whole" },
+        'Here:\n```json\n{"total": 3}\n```',
+      ),
+    ).toBe(0);
     const invalid = await judge(jsonSchemaVerifier, { kind: "json-schema", schema }, '{"total": "3"}');
-    expect(invalid).toMatchObject({ status: "ok", score: 0, rationale: expect.stringContaining("/total must be number") });
+    expect(invalid).toMatchObject({
+      status: "ok",
+      score: 0,
+      rationale: expect.stringContaining("/total must be number"),
+    });
   });
   it("a broken schema is an error verdict, not a 0", async () => {
     const draft = await judge(jsonSchemaVerifier, { kind: "json-schema", schema: { type: "nonsense" } }, "{}");
-    expect(draft).toMatchObject({ status: "error", score: null, error: expect.stringContaining("invalid JSON Schema") });
+    expect(draft).toMatchObject({
+      status: "error",
+      score: null,
+      error: expect.stringContaining("invalid JSON Schema"),
+    });
   });
 });

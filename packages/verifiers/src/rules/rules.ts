@@ -36,7 +36,10 @@ export const RegexSpecSchema = z
   .strictObject({
     kind: z.literal("regex"),
     pattern: z.string().min(1),
-    flags: z.string().regex(/^[dgimsuvy]*$/, "expected RegExp flags from d g i m s u v y").optional(),
+    flags: z
+      .string()
+      .regex(/^[dgimsuvy]*$/, "expected RegExp flags from d g i m s u v y")
+      .optional(),
     /** `match` (default): the output must match; `no-match`: it must not. */
     expect: z.enum(["match", "no-match"]).default("match"),
     /** Partial credit: score = min(1, matches / minMatches). */
@@ -46,7 +49,11 @@ export const RegexSpecSchema = z
     try {
       new RegExp(spec.pattern, spec.flags);
     } catch (error) {
-      ctx.addIssue({ code: "custom", path: ["pattern"], message: `invalid regular expression: ${(error as Error).message}` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["pattern"],
+        message: `invalid regular expression: ${(error as Error).message}`,
+      });
     }
   });
 export type RegexSpec = z.output<typeof RegexSpecSchema>;
@@ -54,7 +61,8 @@ export type RegexSpec = z.output<typeof RegexSpecSchema>;
 export const regexVerifier = rule("regex", RegexSpecSchema, (spec, output) => {
   const flags = spec.flags ?? "";
   const matches = output.match(new RegExp(spec.pattern, flags.includes("g") ? flags : `${flags}g`))?.length ?? 0;
-  if (spec.expect === "no-match") return okDraft(matches === 0 ? 1 : 0, `${matches} match(es) of /${spec.pattern}/; expected none`);
+  if (spec.expect === "no-match")
+    return okDraft(matches === 0 ? 1 : 0, `${matches} match(es) of /${spec.pattern}/; expected none`);
   const needed = spec.minMatches ?? 1;
   return okDraft(Math.min(1, matches / needed), `${matches} match(es) of /${spec.pattern}/; ${needed} needed`);
 });
@@ -80,7 +88,10 @@ export const includesVerifier = rule("includes", IncludesSpecSchema, (spec, outp
   const found = spec.terms.filter((t) => containsTerm(output, t, spec));
   const missing = spec.terms.filter((t) => !found.includes(t));
   const score = spec.mode === "any" ? (found.length > 0 ? 1 : 0) : found.length / spec.terms.length;
-  return okDraft(score, missing.length === 0 ? "all terms present" : `missing: ${missing.join(", ")}`, { found, missing });
+  return okDraft(score, missing.length === 0 ? "all terms present" : `missing: ${missing.join(", ")}`, {
+    found,
+    missing,
+  });
 });
 
 export const ExcludesSpecSchema = z.strictObject({
@@ -94,7 +105,9 @@ export type ExcludesSpec = z.output<typeof ExcludesSpecSchema>;
 export const excludesVerifier = rule("excludes", ExcludesSpecSchema, (spec, output) => {
   const present = spec.terms.filter((t) => containsTerm(output, t, spec));
   const score = spec.partial ? 1 - present.length / spec.terms.length : present.length === 0 ? 1 : 0;
-  return okDraft(score, present.length === 0 ? "no excluded term present" : `present: ${present.join(", ")}`, { present });
+  return okDraft(score, present.length === 0 ? "no excluded term present" : `present: ${present.join(", ")}`, {
+    present,
+  });
 });
 
 // --- length ----------------------------------------------------------------------------------
@@ -111,7 +124,10 @@ export const LengthSpecSchema = z
     tolerance: z.number().positive().optional(),
   })
   .refine((s) => s.min !== undefined || s.max !== undefined, { message: "expected min, max or both", path: ["min"] })
-  .refine((s) => s.min === undefined || s.max === undefined || s.min <= s.max, { message: "expected min ≤ max", path: ["max"] });
+  .refine((s) => s.min === undefined || s.max === undefined || s.min <= s.max, {
+    message: "expected min ≤ max",
+    path: ["max"],
+  });
 export type LengthSpec = z.output<typeof LengthSpecSchema>;
 
 export function measureLength(text: string, unit: LengthSpec["unit"]): number {
@@ -124,13 +140,16 @@ export const lengthVerifier = rule("length", LengthSpecSchema, (spec, output) =>
   const band = `${spec.min ?? 0}–${spec.max ?? "∞"} ${spec.unit}`;
   if (within(n, spec.min, spec.max)) return okDraft(1, `${n} ${spec.unit}, within ${band}`, { length: n });
   const bound = spec.min !== undefined && n < spec.min ? spec.min : spec.max!;
-  const score = spec.tolerance === undefined || bound === 0 ? 0 : Math.max(0, 1 - Math.abs(n - bound) / (spec.tolerance * bound));
+  const score =
+    spec.tolerance === undefined || bound === 0 ? 0 : Math.max(0, 1 - Math.abs(n - bound) / (spec.tolerance * bound));
   return okDraft(score, `${n} ${spec.unit}, outside ${band}`, { length: n });
 });
 
 // --- markdown --------------------------------------------------------------------------------
 
-const countBounds = z.strictObject(bounds).refine((b) => b.min !== undefined || b.max !== undefined, { message: "expected min, max or both" });
+const countBounds = z
+  .strictObject(bounds)
+  .refine((b) => b.min !== undefined || b.max !== undefined, { message: "expected min, max or both" });
 
 export const MarkdownSpecSchema = z
   .strictObject({
@@ -142,7 +161,9 @@ export const MarkdownSpecSchema = z
     tables: countBounds.optional(),
     codeBlocks: countBounds.optional(),
   })
-  .refine((s) => s.headings || s.bullets || s.tables || s.codeBlocks, { message: "expected at least one of headings, bullets, tables, codeBlocks" });
+  .refine((s) => s.headings || s.bullets || s.tables || s.codeBlocks, {
+    message: "expected at least one of headings, bullets, tables, codeBlocks",
+  });
 export type MarkdownSpec = z.output<typeof MarkdownSpecSchema>;
 
 /** Counts markdown structure, ignoring anything inside fenced code blocks. */
@@ -183,7 +204,9 @@ export const markdownVerifier = rule("markdown", MarkdownSpecSchema, (spec, outp
   const failed = checks.filter((c) => !c.ok);
   return okDraft(
     (checks.length - failed.length) / checks.length,
-    failed.length === 0 ? "all structure checks pass" : failed.map((c) => `${c.key}: ${c.n}, expected ${c.b.min ?? 0}–${c.b.max ?? "∞"}`).join("; "),
+    failed.length === 0
+      ? "all structure checks pass"
+      : failed.map((c) => `${c.key}: ${c.n}, expected ${c.b.min ?? 0}–${c.b.max ?? "∞"}`).join("; "),
     counts,
   );
 });
@@ -194,28 +217,36 @@ export const CitationsSpecSchema = z.strictObject({
   kind: z.literal("citations"),
   /** Partial credit: score = min(1, distinct citations / min). */
   min: z.number().int().min(1).default(1),
-  styles: z.array(z.enum(["url", "bracket", "doi"])).min(1).default(["url", "bracket"]),
+  styles: z
+    .array(z.enum(["url", "bracket", "doi"]))
+    .min(1)
+    .default(["url", "bracket"]),
 });
 export type CitationsSpec = z.output<typeof CitationsSpecSchema>;
 
 export function findCitations(text: string, styles: readonly ("url" | "bracket" | "doi")[]): string[] {
   const found = new Set<string>();
-  if (styles.includes("url")) for (const m of text.matchAll(/\bhttps?:\/\/[^\s<>()"'\]]+[^\s<>()"'\].,;:!?]/g)) found.add(m[0]);
+  if (styles.includes("url"))
+    for (const m of text.matchAll(/\bhttps?:\/\/[^\s<>()"'\]]+[^\s<>()"'\].,;:!?]/g)) found.add(m[0]);
   // [1], [2, 3], [4-6] — numeric references, not markdown links or checkboxes.
   if (styles.includes("bracket"))
     for (const m of text.matchAll(/\[(\d+(?:\s*[-–,]\s*\d+)*)\](?!\()/g))
       for (const part of m[1]!.split(/\s*,\s*/)) {
         const range = /^(\d+)\s*[-–]\s*(\d+)$/.exec(part);
-        if (range) for (let k = Number(range[1]); k <= Number(range[2]) && k - Number(range[1]) < 100; k++) found.add(`[${k}]`);
+        if (range)
+          for (let k = Number(range[1]); k <= Number(range[2]) && k - Number(range[1]) < 100; k++) found.add(`[${k}]`);
         else found.add(`[${Number(part)}]`);
       }
-  if (styles.includes("doi")) for (const m of text.matchAll(/\b10\.\d{4,9}\/[^\s"'<>]+[^\s"'<>.,;]/g)) found.add(`doi:${m[0].toLowerCase()}`);
+  if (styles.includes("doi"))
+    for (const m of text.matchAll(/\b10\.\d{4,9}\/[^\s"'<>]+[^\s"'<>.,;]/g)) found.add(`doi:${m[0].toLowerCase()}`);
   return [...found];
 }
 
 export const citationsVerifier = rule("citations", CitationsSpecSchema, (spec, output) => {
   const found = findCitations(output, spec.styles);
-  return okDraft(Math.min(1, found.length / spec.min), `${found.length} distinct citation(s); ${spec.min} needed`, { citations: found });
+  return okDraft(Math.min(1, found.length / spec.min), `${found.length} distinct citation(s); ${spec.min} needed`, {
+    citations: found,
+  });
 });
 
 // --- numeric ---------------------------------------------------------------------------------
@@ -237,7 +268,11 @@ export const NumericSpecSchema = z
     try {
       new RegExp(spec.pattern);
     } catch (error) {
-      ctx.addIssue({ code: "custom", path: ["pattern"], message: `invalid regular expression: ${(error as Error).message}` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["pattern"],
+        message: `invalid regular expression: ${(error as Error).message}`,
+      });
     }
   });
 export type NumericSpec = z.output<typeof NumericSpecSchema>;
@@ -255,16 +290,23 @@ export function extractNumbers(text: string): number[] {
 export const numericVerifier = rule("numeric", NumericSpecSchema, (spec, output) => {
   let candidates: number[];
   if (spec.pattern !== undefined) {
-    candidates = [...output.matchAll(new RegExp(spec.pattern, "g"))].flatMap((m) => extractNumbers(m[1] ?? m[0]).slice(0, 1));
+    candidates = [...output.matchAll(new RegExp(spec.pattern, "g"))].flatMap((m) =>
+      extractNumbers(m[1] ?? m[0]).slice(0, 1),
+    );
   } else candidates = extractNumbers(output);
   if (spec.select === "first") candidates = candidates.slice(0, 1);
   if (spec.select === "last") candidates = candidates.slice(-1);
   const close = (x: number) =>
     Math.abs(x - spec.expected) <= spec.tolerance ||
-    (spec.relativeTolerance !== undefined && Math.abs(x - spec.expected) <= spec.relativeTolerance * Math.abs(spec.expected));
+    (spec.relativeTolerance !== undefined &&
+      Math.abs(x - spec.expected) <= spec.relativeTolerance * Math.abs(spec.expected));
   const hit = candidates.find(close);
   if (candidates.length === 0) return okDraft(0, "no number found", { candidates });
-  return okDraft(hit === undefined ? 0 : 1, hit === undefined ? `no candidate within tolerance of ${spec.expected}` : `found ${hit}`, { candidates });
+  return okDraft(
+    hit === undefined ? 0 : 1,
+    hit === undefined ? `no candidate within tolerance of ${spec.expected}` : `found ${hit}`,
+    { candidates },
+  );
 });
 
 // --- readability -----------------------------------------------------------------------------

@@ -38,7 +38,11 @@ export function escapeRegExp(text: string): string {
 }
 
 /** Finds a term in folded or raw text, optionally only as a whole word. */
-export function containsTerm(haystack: string, term: string, options: { caseSensitive: boolean; wholeWord: boolean }): boolean {
+export function containsTerm(
+  haystack: string,
+  term: string,
+  options: { caseSensitive: boolean; wholeWord: boolean },
+): boolean {
   const h = options.caseSensitive ? haystack : fold(haystack);
   const t = options.caseSensitive ? term : fold(term);
   if (!options.wholeWord) return h.includes(t);

@@ -7,7 +7,12 @@ const rubric = parseFlatRubric({
   id: "answer",
   criteria: [
     { id: "cites", text: "Cites a source", weight: 1, verifier: { kind: "citations", min: 1 } },
-    { id: "json", text: "Ends with a JSON verdict", weight: 1, verifier: { kind: "json-schema", schema: { type: "object", required: ["answer"] } } },
+    {
+      id: "json",
+      text: "Ends with a JSON verdict",
+      weight: 1,
+      verifier: { kind: "json-schema", schema: { type: "object", required: ["answer"] } },
+    },
   ],
 });
 
@@ -18,7 +23,11 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const post = (body: unknown, raw?: string) =>
-  fetch(`${server.url}/score`, { method: "POST", headers: { "content-type": "application/json" }, body: raw ?? JSON.stringify(body) });
+  fetch(`${server.url}/score`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: raw ?? JSON.stringify(body),
+  });
 
 describe("serveRewards", () => {
   it("answers health checks on 127.0.0.1", async () => {
@@ -35,13 +44,22 @@ describe("serveRewards", () => {
     expect(response.status).toBe(200);
     const body = (await response.json()) as { rewards: number[]; results: unknown[] };
     expect(body.rewards).toEqual([1, 0]);
-    expect(body.results[1]).toMatchObject({ id: "b", errors: 0, verdicts: [{ criterionId: "cites", score: 0, status: "ok" }, { criterionId: "json", score: 0 }] });
+    expect(body.results[1]).toMatchObject({
+      id: "b",
+      errors: 0,
+      verdicts: [
+        { criterionId: "cites", score: 0, status: "ok" },
+        { criterionId: "json", score: 0 },
+      ],
+    });
   });
 
   it("rejects bad requests with the path of the fault", async () => {
     const mismatch = await post({ prompts: ["only one"], completions: ["a", "b"] });
     expect(mismatch.status).toBe(400);
-    expect(((await mismatch.json()) as { error: string }).error).toBe("prompts: expected 2 prompts (one per completion), got 1");
+    expect(((await mismatch.json()) as { error: string }).error).toBe(
+      "prompts: expected 2 prompts (one per completion), got 1",
+    );
     expect((await post(undefined, "{nope")).status).toBe(400);
     expect((await post({ prompts: ["a", "b", "c", "d"], completions: ["a", "b", "c", "d"] })).status).toBe(413);
     expect((await post({ prompts: ["x"], completions: ["y".repeat(5000)] })).status).toBe(413);

@@ -5,7 +5,9 @@ import { z } from "zod";
 import { scoreOutputs, scoredOutputToJson, type ScoreOutputsOptions, type ScoredOutput } from "../engine/engine.js";
 
 /** Scores a batch of (prompt, completion) pairs; what the reward server serves. */
-export type RewardScorer = (batch: readonly { readonly id: string; readonly input: string; readonly output: string }[]) => Promise<readonly ScoredOutput[]>;
+export type RewardScorer = (
+  batch: readonly { readonly id: string; readonly input: string; readonly output: string }[],
+) => Promise<readonly ScoredOutput[]>;
 
 /** A scorer for one rubric through the verification engine. */
 export function rubricScorer(rubric: FlatRubric | StagedRubric, options: ScoreOutputsOptions): RewardScorer {
@@ -20,9 +22,17 @@ export const ScoreRequestSchema = z
   })
   .superRefine((r, ctx) => {
     if (r.prompts.length !== r.completions.length)
-      ctx.addIssue({ code: "custom", path: ["prompts"], message: `expected ${r.completions.length} prompts (one per completion), got ${r.prompts.length}` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["prompts"],
+        message: `expected ${r.completions.length} prompts (one per completion), got ${r.prompts.length}`,
+      });
     if (r.ids && r.ids.length !== r.completions.length)
-      ctx.addIssue({ code: "custom", path: ["ids"], message: `expected ${r.completions.length} ids, got ${r.ids.length}` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["ids"],
+        message: `expected ${r.completions.length} ids, got ${r.ids.length}`,
+      });
   });
 
 export interface RewardServerOptions {
@@ -90,8 +100,10 @@ export async function serveRewards(scorer: RewardScorer, options: RewardServerOp
     void (async () => {
       try {
         const path = new URL(request.url ?? "/", "http://localhost").pathname;
-        if (path === "/health" && request.method === "GET") return send(response, 200, { ok: true, name: options.name ?? "rubric-rewards" });
-        if (path !== "/score") throw new HttpError(404, `no route ${request.method} ${path}; use POST /score or GET /health`);
+        if (path === "/health" && request.method === "GET")
+          return send(response, 200, { ok: true, name: options.name ?? "rubric-rewards" });
+        if (path !== "/score")
+          throw new HttpError(404, `no route ${request.method} ${path}; use POST /score or GET /health`);
         if (request.method !== "POST") throw new HttpError(405, "use POST /score");
         const text = await readBody(request, limit);
         let json: unknown;
@@ -106,7 +118,8 @@ export async function serveRewards(scorer: RewardScorer, options: RewardServerOp
           throw new HttpError(400, `${issue.path.join(".") || "(root)"}: ${issue.message}`);
         }
         const { prompts, completions, ids } = parsed.data;
-        if (completions.length > maxBatch) throw new HttpError(413, `batch of ${completions.length} exceeds the limit of ${maxBatch}`);
+        if (completions.length > maxBatch)
+          throw new HttpError(413, `batch of ${completions.length} exceeds the limit of ${maxBatch}`);
         const batch = completions.map((output, i) => ({ id: ids?.[i] ?? String(i), input: prompts[i]!, output }));
         const results = await scorer(batch);
         send(response, 200, {

@@ -4,7 +4,9 @@ import { createHash } from "node:crypto";
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) => {
     if (v && typeof v === "object" && !Array.isArray(v)) {
-      return Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+      return Object.fromEntries(
+        Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+      );
     }
     return v;
   });
@@ -44,6 +46,11 @@ export function criterionDigest(parts: Pick<VerdictKeyParts, "spec" | "criterion
 }
 
 /** The cache key of one output's verdict on a criterion whose digest is known. */
-export function verdictCacheKeyFor(digest: string, parts: Pick<VerdictKeyParts, "input" | "output" | "files" | "sampleIndex">): string {
-  return sha256(JSON.stringify([2, digest, parts.input ?? null, parts.output, parts.files ?? [], parts.sampleIndex ?? 0]));
+export function verdictCacheKeyFor(
+  digest: string,
+  parts: Pick<VerdictKeyParts, "input" | "output" | "files" | "sampleIndex">,
+): string {
+  return sha256(
+    JSON.stringify([2, digest, parts.input ?? null, parts.output, parts.files ?? [], parts.sampleIndex ?? 0]),
+  );
 }

@@ -44,7 +44,9 @@ const CachedLineSchema = z.object({
  * A cache that survives restarts: an append-only `verdicts.jsonl` in `dir`, read once on first
  * use. A torn or corrupt line (a crash mid-write) is skipped and counted, never fatal.
  */
-export function fileCache(dir: string): VerdictCache & { readonly path: string; stats(): Promise<{ entries: number; corruptLines: number }> } {
+export function fileCache(
+  dir: string,
+): VerdictCache & { readonly path: string; stats(): Promise<{ entries: number; corruptLines: number }> } {
   const path = join(dir, "verdicts.jsonl");
   let loaded: Promise<{ entries: Map<string, VerdictDraft>; corruptLines: number }> | undefined;
   // Lines wait here and are appended in one write per flush: hundreds of judges finishing at

@@ -30,7 +30,9 @@ export class VerifierRegistry {
   /** Adds a kind; `replace: true` swaps an existing one (e.g. a judge on another model). */
   register(verifier: AnyVerifier, options: { replace?: boolean } = {}): this {
     if (this.#byKind.has(verifier.kind) && !options.replace)
-      throw new DuplicateVerifierError(`a verifier of kind ${JSON.stringify(verifier.kind)} is already registered; pass { replace: true } to swap it`);
+      throw new DuplicateVerifierError(
+        `a verifier of kind ${JSON.stringify(verifier.kind)} is already registered; pass { replace: true } to swap it`,
+      );
     this.#byKind.set(verifier.kind, verifier as Verifier<VerifierSpec>);
     return this;
   }

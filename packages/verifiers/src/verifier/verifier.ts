@@ -72,7 +72,12 @@ export interface Verifier<S extends VerifierSpec = VerifierSpec> {
    * judge's model id and sampling parameters — so the cache key changes when they do.
    */
   cacheIdentity?(spec: S): Readonly<Record<string, unknown>>;
-  verify(criterion: CriterionToVerify, spec: S, input: VerificationInput, options: VerifyOptions): Promise<VerdictDraft>;
+  verify(
+    criterion: CriterionToVerify,
+    spec: S,
+    input: VerificationInput,
+    options: VerifyOptions,
+  ): Promise<VerdictDraft>;
   /**
    * Judges several criteria of one output in one go (an LLM judge batches them into one call).
    * Returns drafts in the order of `items`.
@@ -86,7 +91,10 @@ export interface Verifier<S extends VerifierSpec = VerifierSpec> {
 
 /** Shorthand for an `ok` draft with the score clamped to [0, 1]. */
 export function okDraft(score: number, rationale?: string, evidence?: unknown): VerdictDraft {
-  const draft: { status: "ok"; score: number; rationale?: string; evidence?: unknown } = { status: "ok", score: score < 0 ? 0 : score > 1 ? 1 : score };
+  const draft: { status: "ok"; score: number; rationale?: string; evidence?: unknown } = {
+    status: "ok",
+    score: score < 0 ? 0 : score > 1 ? 1 : score,
+  };
   if (rationale !== undefined) draft.rationale = rationale;
   if (evidence !== undefined) draft.evidence = evidence;
   return draft;

@@ -172,7 +172,12 @@ export async function startOpenAIChatServer(options: OpenAIChatServerOptions = {
     const reply =
       queue.shift() ??
       (handler === undefined
-        ? chatReply.raw(500, JSON.stringify({ error: { message: `openai-chat-server: no scripted reply for request #${request.index}` } }))
+        ? chatReply.raw(
+            500,
+            JSON.stringify({
+              error: { message: `openai-chat-server: no scripted reply for request #${request.index}` },
+            }),
+          )
         : await handler(request));
     if (reply.kind === "hang") return;
     if (reply.kind === "drop-connection") {
@@ -257,7 +262,10 @@ export const chatReply = {
     return chatReply.completion(`Here is my assessment:\n\`\`\`json\n${JSON.stringify(value, null, 2)}\n\`\`\``);
   },
   /** JSON followed by commentary the model added anyway. */
-  jsonWithTrailingText(value: unknown, trailing = "\n\nI hope this helps! Let me know {if} anything is unclear."): ChatServerReply {
+  jsonWithTrailingText(
+    value: unknown,
+    trailing = "\n\nI hope this helps! Let me know {if} anything is unclear.",
+  ): ChatServerReply {
     return chatReply.completion(`${JSON.stringify(value)}${trailing}`);
   },
   /** A choice carrying OpenAI-format logprobs. */
@@ -265,7 +273,11 @@ export const chatReply = {
     return chatReply.completion([{ content, logprobs }]);
   },
   /** An error status with an OpenAI-style error body. */
-  error(status: number, message = `scripted ${status}`, headers: Readonly<Record<string, string>> = {}): ChatServerReply {
+  error(
+    status: number,
+    message = `scripted ${status}`,
+    headers: Readonly<Record<string, string>> = {},
+  ): ChatServerReply {
     return { kind: "raw", status, body: JSON.stringify({ error: { message, type: "scripted" } }), headers };
   },
   serverError(status = 500): ChatServerReply {

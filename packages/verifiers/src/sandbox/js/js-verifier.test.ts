@@ -20,7 +20,9 @@ const verify = (code: string, output = "Total: 42", extra: Partial<JsVerifierSpe
 describe("JsVerifierSpecSchema", () => {
   it("accepts code with optional limits", () => {
     expect(JsVerifierSpecSchema.parse({ kind: "js", code: "1" })).toEqual({ kind: "js", code: "1" });
-    expect(JsVerifierSpecSchema.parse({ kind: "js", code: "1", timeoutMs: 250, memoryBytes: 8 * 2 ** 20 })).toMatchObject({ timeoutMs: 250 });
+    expect(
+      JsVerifierSpecSchema.parse({ kind: "js", code: "1", timeoutMs: 250, memoryBytes: 8 * 2 ** 20 }),
+    ).toMatchObject({ timeoutMs: 250 });
   });
 
   it("rejects unknown keys, empty code and limits out of range", () => {
@@ -34,7 +36,9 @@ describe("JsVerifierSpecSchema", () => {
 
 describe("jsVerifier", () => {
   it("turns a score into an ok verdict with the rule's rationale", async () => {
-    expect(await verify("function evaluate({ output }) { return { score: 0.5, rationale: `${output.length} chars` }; }")).toEqual({
+    expect(
+      await verify("function evaluate({ output }) { return { score: 0.5, rationale: `${output.length} chars` }; }"),
+    ).toEqual({
       status: "ok",
       score: 0.5,
       rationale: "9 chars",
@@ -44,15 +48,31 @@ describe("jsVerifier", () => {
 
   it("turns a failed rule into an error verdict with its kind and stack as evidence", async () => {
     const thrown = await verify("function evaluate() {\n  throw new Error('no total');\n}");
-    expect(thrown).toMatchObject({ status: "error", score: null, error: "js rule exception: Error: no total (line 2, column 18)" });
+    expect(thrown).toMatchObject({
+      status: "error",
+      score: null,
+      error: "js rule exception: Error: no total (line 2, column 18)",
+    });
     expect(thrown).toMatchObject({ evidence: { kind: "exception", stack: expect.stringContaining("rule.js:2") } });
-    expect(await verify("while (true) {}", "x", { timeoutMs: 100 })).toMatchObject({ status: "error", score: null, evidence: { kind: "timeout" } });
+    expect(await verify("while (true) {}", "x", { timeoutMs: 100 })).toMatchObject({
+      status: "error",
+      score: null,
+      evidence: { kind: "timeout" },
+    });
     expect(await verify("NaN")).toMatchObject({ status: "error", score: null, evidence: { kind: "invalid-result" } });
   });
 
   it("shows the rule file names and types, never their paths", async () => {
-    const spec = JsVerifierSpecSchema.parse({ kind: "js", code: "files.map((f) => `${f.name}:${f.mimeType}:${f.path}`).join() === 'a.xlsx:undefined:undefined'" });
-    const draft = await verifier.verify(criterion(spec), spec, { output: "", files: [{ name: "a.xlsx", path: "/home/me/a.xlsx" }] }, {});
+    const spec = JsVerifierSpecSchema.parse({
+      kind: "js",
+      code: "files.map((f) => `${f.name}:${f.mimeType}:${f.path}`).join() === 'a.xlsx:undefined:undefined'",
+    });
+    const draft = await verifier.verify(
+      criterion(spec),
+      spec,
+      { output: "", files: [{ name: "a.xlsx", path: "/home/me/a.xlsx" }] },
+      {},
+    );
     expect(draft).toEqual({ status: "ok", score: 1 });
   });
 
@@ -60,19 +80,39 @@ describe("jsVerifier", () => {
     const strict = jsVerifier({ sandbox, timeoutMs: 100, memoryBytes: 16 * 2 ** 20 });
     const spec = JsVerifierSpecSchema.parse({ kind: "js", code: "while (true) {}" });
     expect(strict.cacheIdentity?.(spec)).toEqual({ timeoutMs: 100, memoryBytes: 16 * 2 ** 20 });
-    expect(jsVerifier().cacheIdentity?.({ ...spec, timeoutMs: 300 })).toEqual({ timeoutMs: 300, memoryBytes: 32 * 2 ** 20 });
-    expect(await strict.verify(criterion(spec), spec, { output: "" }, {})).toMatchObject({ evidence: { kind: "timeout" } });
+    expect(jsVerifier().cacheIdentity?.({ ...spec, timeoutMs: 300 })).toEqual({
+      timeoutMs: 300,
+      memoryBytes: 32 * 2 ** 20,
+    });
+    expect(await strict.verify(criterion(spec), spec, { output: "" }, {})).toMatchObject({
+      evidence: { kind: "timeout" },
+    });
   });
 
   it("scores rubrics through the engine", async () => {
     const rubric = parseFlatRubric({
       id: "report",
       criteria: [
-        { id: "total", text: "States the total", weight: 1, verifier: { kind: "js", code: "/Total: \\d+/.test(output)" } },
-        { id: "short", text: "Short", weight: 1, verifier: { kind: "js", code: "function evaluate({ output }) { return Math.max(0, 1 - output.length / 100); }" } },
+        {
+          id: "total",
+          text: "States the total",
+          weight: 1,
+          verifier: { kind: "js", code: "/Total: \\d+/.test(output)" },
+        },
+        {
+          id: "short",
+          text: "Short",
+          weight: 1,
+          verifier: {
+            kind: "js",
+            code: "function evaluate({ output }) { return Math.max(0, 1 - output.length / 100); }",
+          },
+        },
       ],
     });
-    const [result] = await scoreOutputs(rubric, [{ id: "a", output: "Total: 42" }], { registry: new VerifierRegistry([verifier]) });
+    const [result] = await scoreOutputs(rubric, [{ id: "a", output: "Total: 42" }], {
+      registry: new VerifierRegistry([verifier]),
+    });
     expect(result!.verdicts.map((v) => [v.criterionId, v.status, v.score])).toEqual([
       ["total", "ok", 1],
       ["short", "ok", 0.91],

@@ -47,7 +47,10 @@ export function jsVerifier(options: JsVerifierOptions = {}): Verifier<JsVerifier
         },
       );
       if (result.status === "ok") return okDraft(result.score, result.rationale);
-      return errorDraft(`js rule ${result.kind}: ${result.message}`, { kind: result.kind, ...(result.stack === undefined ? {} : { stack: result.stack }) });
+      return errorDraft(`js rule ${result.kind}: ${result.message}`, {
+        kind: result.kind,
+        ...(result.stack === undefined ? {} : { stack: result.stack }),
+      });
     },
   };
 }

@@ -9,7 +9,10 @@ const sandbox = new JsSandbox({ maxWorkers: 2 });
 afterAll(() => sandbox.close());
 
 const run = (code: string, extra: { input?: string; output?: string; timeoutMs?: number; memoryBytes?: number } = {}) =>
-  runJsRule({ code, output: extra.output ?? "Total: 42", input: extra.input ?? "Sum the column" }, { sandbox, ...extra });
+  runJsRule(
+    { code, output: extra.output ?? "Total: 42", input: extra.input ?? "Sum the column" },
+    { sandbox, ...extra },
+  );
 
 function ok(result: JsRuleResult) {
   if (result.status !== "ok") throw new Error(`expected a score, got ${result.kind}: ${result.message}`);
@@ -29,7 +32,9 @@ describe("scores", () => {
     expect(ok(await run("function evaluate() { return 0.25; }")).score).toBe(0.25);
     expect(ok(await run("function evaluate() { return true; }")).score).toBe(1);
     expect(ok(await run("function evaluate() { return false; }")).score).toBe(0);
-    const withWhy = ok(await run("function evaluate({ output }) { return { score: 0.5, rationale: `saw ${output.length} chars` }; }"));
+    const withWhy = ok(
+      await run("function evaluate({ output }) { return { score: 0.5, rationale: `saw ${output.length} chars` }; }"),
+    );
     expect(withWhy).toMatchObject({ status: "ok", score: 0.5, rationale: "saw 9 chars" });
     expect(withWhy.durationMs).toBeGreaterThanOrEqual(0);
   });
@@ -63,7 +68,10 @@ describe("scores", () => {
   it("accepts a bare expression: the script's last value is the result", async () => {
     expect(ok(await run('output.includes("Total")')).score).toBe(1);
     expect(ok(await run("const n = Number(output.split(': ')[1]); n / 100")).score).toBe(0.42);
-    expect(ok(await run("({ score: 0.75, rationale: 'object literal in parentheses' })"))).toMatchObject({ score: 0.75, rationale: "object literal in parentheses" });
+    expect(ok(await run("({ score: 0.75, rationale: 'object literal in parentheses' })"))).toMatchObject({
+      score: 0.75,
+      rationale: "object literal in parentheses",
+    });
   });
 
   it("awaits an async evaluate", async () => {
@@ -85,7 +93,17 @@ describe("scores", () => {
 
 describe("a rule that cannot give a score is an error, never a 0", () => {
   it("rejects NaN, infinities, strings and missing scores as invalid results", async () => {
-    for (const code of ["NaN", "1 / 0", "'0.5'", "({ score: NaN })", "({ score: 'high' })", "({ rationale: 'no score' })", "[1]", "null", "() => 1"]) {
+    for (const code of [
+      "NaN",
+      "1 / 0",
+      "'0.5'",
+      "({ score: NaN })",
+      "({ score: 'high' })",
+      "({ rationale: 'no score' })",
+      "[1]",
+      "null",
+      "() => 1",
+    ]) {
       const error = failed(await run(code));
       expect(error.kind, code).toBe("invalid-result");
     }
@@ -93,7 +111,9 @@ describe("a rule that cannot give a score is an error, never a 0", () => {
   });
 
   it("says when evaluate forgot to return, or the script ended without a value", async () => {
-    expect(failed(await run("function evaluate() { output.length > 3; }")).message).toMatch(/evaluate returned undefined.*return` missing/);
+    expect(failed(await run("function evaluate() { output.length > 3; }")).message).toMatch(
+      /evaluate returned undefined.*return` missing/,
+    );
     expect(failed(await run("let x = 1;")).message).toMatch(/the code returned undefined.*define `function evaluate/);
   });
 
@@ -102,7 +122,9 @@ describe("a rule that cannot give a score is an error, never a 0", () => {
     expect(error).toMatchObject({ kind: "exception", message: "TypeError: no table found (line 2, column 22)" });
     expect(error.stack).toContain("rule.js:2");
     expect(failed(await run("throw 'plain string'")).message).toBe("threw a non-Error value: plain string");
-    expect(failed(await run("async function evaluate() { throw new Error('later'); }")).message).toMatch(/^Error: later/);
+    expect(failed(await run("async function evaluate() { throw new Error('later'); }")).message).toMatch(
+      /^Error: later/,
+    );
   });
 
   it("reports code that does not parse as a syntax error, with where", async () => {
@@ -114,30 +136,61 @@ describe("a rule that cannot give a score is an error, never a 0", () => {
   });
 
   it("reports a promise that can never settle", async () => {
-    expect(failed(await run("function evaluate() { return new Promise(() => {}); }"))).toMatchObject({ kind: "invalid-result", message: expect.stringMatching(/never settles/) });
+    expect(failed(await run("function evaluate() { return new Promise(() => {}); }"))).toMatchObject({
+      kind: "invalid-result",
+      message: expect.stringMatching(/never settles/),
+    });
   });
 });
 
 describe("containment", () => {
   it("has no module system, process or Node globals", async () => {
-    expect(failed(await run("require('fs')"))).toMatchObject({ kind: "exception", message: expect.stringMatching(/^ReferenceError: 'require' is not defined/) });
-    expect(failed(await run("process.exit(1)"))).toMatchObject({ kind: "exception", message: expect.stringMatching(/^ReferenceError: 'process' is not defined/) });
-    expect(failed(await run("function evaluate() { return import('fs'); }"))).toMatchObject({ kind: "exception", message: expect.stringMatching(/could not load module 'fs'/) });
-    expect(failed(await run("this.constructor.constructor('return process')()")).message).toMatch(/^ReferenceError: 'process' is not defined/);
+    expect(failed(await run("require('fs')"))).toMatchObject({
+      kind: "exception",
+      message: expect.stringMatching(/^ReferenceError: 'require' is not defined/),
+    });
+    expect(failed(await run("process.exit(1)"))).toMatchObject({
+      kind: "exception",
+      message: expect.stringMatching(/^ReferenceError: 'process' is not defined/),
+    });
+    expect(failed(await run("function evaluate() { return import('fs'); }"))).toMatchObject({
+      kind: "exception",
+      message: expect.stringMatching(/could not load module 'fs'/),
+    });
+    expect(failed(await run("this.constructor.constructor('return process')()")).message).toMatch(
+      /^ReferenceError: 'process' is not defined/,
+    );
     // console exists only as a silent stub of five methods (see worker-source.ts), not Node's.
     const absent = ["process", "require", "module", "Buffer", "__dirname", "global", "Deno", "Bun", "WebAssembly"];
-    expect(ok(await run(`[${absent.map((name) => `globalThis.${name}`).join(", ")}].every((v) => v === undefined)`)).score).toBe(1);
-    expect(ok(await run("Object.keys(console).sort().join() === 'debug,error,info,log,warn' && console.log('x') === undefined")).score).toBe(1);
+    expect(
+      ok(await run(`[${absent.map((name) => `globalThis.${name}`).join(", ")}].every((v) => v === undefined)`)).score,
+    ).toBe(1);
+    expect(
+      ok(
+        await run(
+          "Object.keys(console).sort().join() === 'debug,error,info,log,warn' && console.log('x') === undefined",
+        ),
+      ).score,
+    ).toBe(1);
   });
 
   it("has no network", async () => {
     for (const code of ["fetch('http://127.0.0.1/')", "new XMLHttpRequest()", "new WebSocket('ws://127.0.0.1/')"])
-      expect(failed(await run(code)), code).toMatchObject({ kind: "exception", message: expect.stringMatching(/^ReferenceError: '\w+' is not defined/) });
+      expect(failed(await run(code)), code).toMatchObject({
+        kind: "exception",
+        message: expect.stringMatching(/^ReferenceError: '\w+' is not defined/),
+      });
   });
 
   it("has no timers", async () => {
-    expect(failed(await run("setTimeout(() => {}, 0)"))).toMatchObject({ kind: "exception", message: expect.stringMatching(/^ReferenceError: 'setTimeout' is not defined/) });
-    expect(ok(await run("[typeof setInterval, typeof setImmediate, typeof queueMicrotask].every((t) => t === 'undefined')")).score).toBe(1);
+    expect(failed(await run("setTimeout(() => {}, 0)"))).toMatchObject({
+      kind: "exception",
+      message: expect.stringMatching(/^ReferenceError: 'setTimeout' is not defined/),
+    });
+    expect(
+      ok(await run("[typeof setInterval, typeof setImmediate, typeof queueMicrotask].every((t) => t === 'undefined')"))
+        .score,
+    ).toBe(1);
   });
 
   it("offers only ECMAScript built-ins and the data handed in", async () => {
@@ -146,7 +199,9 @@ describe("containment", () => {
        Iterator parseInt parseFloat isNaN isFinite decodeURI decodeURIComponent encodeURI encodeURIComponent escape unescape Infinity
        NaN undefined eval Number Boolean String Math Reflect Symbol globalThis BigInt Date RegExp JSON Proxy Map Set WeakMap WeakSet console
        ArrayBuffer SharedArrayBuffer Uint8ClampedArray Int8Array Uint8Array Int16Array Uint16Array Int32Array Uint32Array BigInt64Array
-       BigUint64Array Float16Array Float32Array Float64Array DataView Promise WeakRef FinalizationRegistry Atomics input output files`.split(/\s+/),
+       BigUint64Array Float16Array Float32Array Float64Array DataView Promise WeakRef FinalizationRegistry Atomics input output files`.split(
+        /\s+/,
+      ),
     );
     const result = ok(await run("({ score: 1, rationale: Object.getOwnPropertyNames(globalThis).join(' ') })"));
     const unexpected = result.rationale!.split(" ").filter((name) => !ecmascript.has(name));
@@ -161,7 +216,13 @@ describe("containment", () => {
   });
 
   it("interrupts loops hidden in promise jobs and in getters read after the rule returns", async () => {
-    expect(failed(await run("Promise.resolve().then(function loop() { return Promise.resolve().then(loop); })", { timeoutMs: 200 })).kind).toBe("timeout");
+    expect(
+      failed(
+        await run("Promise.resolve().then(function loop() { return Promise.resolve().then(loop); })", {
+          timeoutMs: 200,
+        }),
+      ).kind,
+    ).toBe("timeout");
     expect(failed(await run("({ get score() { for (;;) {} } })", { timeoutMs: 200 })).kind).toBe("timeout");
     expect(failed(await run("throw { get message() { for (;;) {} } }", { timeoutMs: 200 })).kind).toBe("timeout");
   });
@@ -198,27 +259,50 @@ describe("containment", () => {
   });
 
   it("turns deep recursion and deep nesting into errors, not a crash", async () => {
-    expect(failed(await run("function down(n) { return down(n + 1) + 1; } down(0)"))).toMatchObject({ kind: "exception", message: expect.stringMatching(/stack overflow/) });
-    expect(failed(await run("JSON.parse('['.repeat(1e6))"))).toMatchObject({ kind: "exception", message: expect.stringMatching(/stack overflow/) });
-    expect(failed(await run("eval('('.repeat(1e5) + '1' + ')'.repeat(1e5))"))).toMatchObject({ kind: "exception", message: expect.stringMatching(/stack overflow/) });
+    expect(failed(await run("function down(n) { return down(n + 1) + 1; } down(0)"))).toMatchObject({
+      kind: "exception",
+      message: expect.stringMatching(/stack overflow/),
+    });
+    expect(failed(await run("JSON.parse('['.repeat(1e6))"))).toMatchObject({
+      kind: "exception",
+      message: expect.stringMatching(/stack overflow/),
+    });
+    expect(failed(await run("eval('('.repeat(1e5) + '1' + ')'.repeat(1e5))"))).toMatchObject({
+      kind: "exception",
+      message: expect.stringMatching(/stack overflow/),
+    });
     // Ordinary recursion still has room.
-    expect(ok(await run("function depth(n) { return n === 0 ? 0 : 1 + depth(n - 1); } depth(500) / 500")).score).toBe(1);
+    expect(ok(await run("function depth(n) { return n === 0 ? 0 : 1 + depth(n - 1); } depth(500) / 500")).score).toBe(
+      1,
+    );
   });
 
   it("keeps prototype pollution inside the sandbox and inside the run", async () => {
-    expect(ok(await run("Object.prototype.polluted = 1; Array.prototype.push = null; String.prototype.includes = () => true; 1")).score).toBe(1);
+    expect(
+      ok(
+        await run(
+          "Object.prototype.polluted = 1; Array.prototype.push = null; String.prototype.includes = () => true; 1",
+        ),
+      ).score,
+    ).toBe(1);
     expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
     expect(typeof [].push).toBe("function");
-    expect(ok(await run("({}).polluted === undefined && typeof [].push === 'function' && !'abc'.includes('z')")).score).toBe(1);
+    expect(
+      ok(await run("({}).polluted === undefined && typeof [].push === 'function' && !'abc'.includes('z')")).score,
+    ).toBe(1);
   });
 
   it("leaks no state from one run to the next", async () => {
-    const code = "globalThis.runs = (globalThis.runs ?? 0) + 1; var seen = typeof leftover; globalThis.leftover = 1; runs === 1 && seen === 'undefined'";
+    const code =
+      "globalThis.runs = (globalThis.runs ?? 0) + 1; var seen = typeof leftover; globalThis.leftover = 1; runs === 1 && seen === 'undefined'";
     for (let i = 0; i < 4; i++) expect(ok(await run(code)).score).toBe(1);
   });
 
   it("gives the rule read-only inputs", async () => {
-    expect(failed(await run("'use strict'; output = 'rewritten'; 1"))).toMatchObject({ kind: "exception", message: expect.stringMatching(/'output' is read-only/) });
+    expect(failed(await run("'use strict'; output = 'rewritten'; 1"))).toMatchObject({
+      kind: "exception",
+      message: expect.stringMatching(/'output' is read-only/),
+    });
     // A rule may still shadow them with its own declarations.
     expect(ok(await run("let output = 'mine'; output === 'mine'")).score).toBe(1);
   });
@@ -226,19 +310,27 @@ describe("containment", () => {
 
 describe("runJsRule as a function", () => {
   it("rejects limits a spec could not ask for", async () => {
-    await expect(runJsRule({ code: "1", output: "" }, { sandbox, timeoutMs: 0 })).rejects.toThrow(InvalidJsRuleLimitsError);
-    await expect(runJsRule({ code: "1", output: "" }, { sandbox, memoryBytes: 2 ** 40 })).rejects.toThrow(/memoryBytes: .*, got 1099511627776/);
+    await expect(runJsRule({ code: "1", output: "" }, { sandbox, timeoutMs: 0 })).rejects.toThrow(
+      InvalidJsRuleLimitsError,
+    );
+    await expect(runJsRule({ code: "1", output: "" }, { sandbox, memoryBytes: 2 ** 40 })).rejects.toThrow(
+      /memoryBytes: .*, got 1099511627776/,
+    );
   });
 
   it("rejects with the signal's reason when aborted, and the sandbox carries on", async () => {
     const aborted = new AbortController();
     aborted.abort(new Error("not needed"));
-    await expect(runJsRule({ code: "1", output: "" }, { sandbox, signal: aborted.signal })).rejects.toThrow("not needed");
+    await expect(runJsRule({ code: "1", output: "" }, { sandbox, signal: aborted.signal })).rejects.toThrow(
+      "not needed",
+    );
 
     const later = new AbortController();
     setTimeout(() => later.abort(new Error("cancelled")), 100);
     const started = performance.now();
-    await expect(runJsRule({ code: "while (true) {}", output: "" }, { sandbox, timeoutMs: 30_000, signal: later.signal })).rejects.toThrow("cancelled");
+    await expect(
+      runJsRule({ code: "while (true) {}", output: "" }, { sandbox, timeoutMs: 30_000, signal: later.signal }),
+    ).rejects.toThrow("cancelled");
     expect(performance.now() - started).toBeLessThan(SLACK_MS);
     expect(ok(await run("1")).score).toBe(1);
   });
@@ -252,7 +344,9 @@ describe("runJsRule as a function", () => {
   it("reports a closed sandbox as unavailable rather than running anywhere else", async () => {
     const closed = new JsSandbox({ maxWorkers: 1 });
     await closed.close();
-    expect(failed(await runJsRule({ code: "1", output: "" }, { sandbox: closed }))).toMatchObject({ kind: "sandbox-unavailable" });
+    expect(failed(await runJsRule({ code: "1", output: "" }, { sandbox: closed }))).toMatchObject({
+      kind: "sandbox-unavailable",
+    });
   });
 
   it("has an Effect form whose failures are tagged", async () => {

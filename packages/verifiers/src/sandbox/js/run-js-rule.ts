@@ -66,7 +66,9 @@ export function runJsRuleEffect(rule: JsRule, options: JsRuleOptions = {}): Effe
     input: rule.input ?? "",
     output: rule.output,
     // Only what the rule may know: a host path (or anything else on the object) stays outside.
-    files: (rule.files ?? []).map((file) => (file.mimeType === undefined ? { name: file.name } : { name: file.name, mimeType: file.mimeType })),
+    files: (rule.files ?? []).map((file) =>
+      file.mimeType === undefined ? { name: file.name } : { name: file.name, mimeType: file.mimeType },
+    ),
     memoryBytes: limits.memoryBytes,
   };
   return sandbox.run(job, limits.timeoutMs).pipe(Effect.flatMap((outcome) => interpret(outcome, limits)));
@@ -86,7 +88,10 @@ export function runJsRuleEffect(rule: JsRule, options: JsRuleOptions = {}): Effe
  * });
  * // { status: "ok", score: 1, rationale: "has a total", durationMs: 0.4 }
  */
-export async function runJsRule(rule: JsRule, options: JsRuleOptions & { readonly signal?: AbortSignal } = {}): Promise<JsRuleResult> {
+export async function runJsRule(
+  rule: JsRule,
+  options: JsRuleOptions & { readonly signal?: AbortSignal } = {},
+): Promise<JsRuleResult> {
   const { signal } = options;
   signal?.throwIfAborted();
   const program = runJsRuleEffect(rule, options).pipe(
@@ -107,12 +112,17 @@ export async function runJsRule(rule: JsRule, options: JsRuleOptions & { readonl
 }
 
 function checkLimits(options: JsRuleOptions): JsRuleLimits {
-  const limits = { timeoutMs: options.timeoutMs ?? JS_RULE_DEFAULTS.timeoutMs, memoryBytes: options.memoryBytes ?? JS_RULE_DEFAULTS.memoryBytes };
+  const limits = {
+    timeoutMs: options.timeoutMs ?? JS_RULE_DEFAULTS.timeoutMs,
+    memoryBytes: options.memoryBytes ?? JS_RULE_DEFAULTS.memoryBytes,
+  };
   const parsed = JsRuleLimitsSchema.safeParse(limits);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const key = String(issue?.path[0] ?? "limits");
-  throw new InvalidJsRuleLimitsError(`${key}: ${issue?.message ?? "invalid"}, got ${String(limits[key as keyof JsRuleLimits])}`);
+  throw new InvalidJsRuleLimitsError(
+    `${key}: ${issue?.message ?? "invalid"}, got ${String(limits[key as keyof JsRuleLimits])}`,
+  );
 }
 
 function interpret(outcome: SandboxOutcome, limits: JsRuleLimits): Effect.Effect<JsRuleSuccess, JsRuleError> {
@@ -134,45 +144,77 @@ function interpret(outcome: SandboxOutcome, limits: JsRuleLimits): Effect.Effect
   }
 }
 
-function interpretWorkerOutcome(outcome: WorkerOutcome, durationMs: number, limits: JsRuleLimits): Effect.Effect<JsRuleSuccess, JsRuleError> {
+function interpretWorkerOutcome(
+  outcome: WorkerOutcome,
+  durationMs: number,
+  limits: JsRuleLimits,
+): Effect.Effect<JsRuleSuccess, JsRuleError> {
   switch (outcome.type) {
     case "timeout":
-      return Effect.fail(new JsRuleTimeoutError({ message: `ran past its ${limits.timeoutMs} ms time limit and was interrupted` }));
+      return Effect.fail(
+        new JsRuleTimeoutError({ message: `ran past its ${limits.timeoutMs} ms time limit and was interrupted` }),
+      );
     case "threw":
       return Effect.fail(thrownError(outcome.phase, outcome.error, outcome.outOfMemory, limits));
     case "crashed":
       // V8's stack ran out under a deep native recursion (a nested parse) before QuickJS's own check.
       if (outcome.message.includes("Maximum call stack size exceeded"))
-        return Effect.fail(new JsRuleExceptionError({ message: "InternalError: stack overflow (nesting too deep for the engine)" }));
+        return Effect.fail(
+          new JsRuleExceptionError({ message: "InternalError: stack overflow (nesting too deep for the engine)" }),
+        );
       return Effect.fail(new JsSandboxCrashedError({ message: `the QuickJS engine failed: ${outcome.message}` }));
     case "pending":
       return Effect.fail(
-        new InvalidJsRuleResultError({ message: `${who(outcome.form)} returned a promise that never settles (the sandbox has no timers or I/O to wait for)` }),
+        new InvalidJsRuleResultError({
+          message: `${who(outcome.form)} returned a promise that never settles (the sandbox has no timers or I/O to wait for)`,
+        }),
       );
     case "returned":
       return readScore(outcome.value, outcome.form, durationMs);
   }
 }
 
-function thrownError(phase: "compile" | "run", thrown: Thrown, outOfMemory: boolean, limits: JsRuleLimits): JsRuleError {
-  const text = thrown.name === undefined ? `threw a non-Error value: ${thrown.message}` : `${thrown.name}: ${thrown.message}`;
+function thrownError(
+  phase: "compile" | "run",
+  thrown: Thrown,
+  outOfMemory: boolean,
+  limits: JsRuleLimits,
+): JsRuleError {
+  const text =
+    thrown.name === undefined ? `threw a non-Error value: ${thrown.message}` : `${thrown.name}: ${thrown.message}`;
   const where = /\brule\.js:(\d+):(\d+)/.exec(thrown.stack ?? "");
   const message = where ? `${text} (line ${where[1]}, column ${where[2]})` : text;
   const details = { message, ...(thrown.stack === undefined ? {} : { ruleStack: thrown.stack }) };
   if (phase === "compile") return new JsRuleSyntaxError(details);
   // QuickJS refusing an allocation: one over the limit, a string past its 2^30-character cap, or the
   // heap full (then the thrown value may be anything, even null: QuickJS had no memory to build an error).
-  if (outOfMemory || (thrown.name === "InternalError" && (thrown.message === "out of memory" || thrown.message === "string too long")))
-    return new JsRuleMemoryError({ ...details, message: `${thrown.name === undefined ? "out of memory" : message}; the limit is ${formatBytes(limits.memoryBytes)}` });
+  if (
+    outOfMemory ||
+    (thrown.name === "InternalError" && (thrown.message === "out of memory" || thrown.message === "string too long"))
+  )
+    return new JsRuleMemoryError({
+      ...details,
+      message: `${thrown.name === undefined ? "out of memory" : message}; the limit is ${formatBytes(limits.memoryBytes)}`,
+    });
   return new JsRuleExceptionError(details);
 }
 
-function readScore(returned: Returned, form: RuleForm, durationMs: number): Effect.Effect<JsRuleSuccess, InvalidJsRuleResultError> {
-  const plain = returned.type === "object" ? { score: plainLeaf(returned.score), rationale: plainLeaf(returned.rationale) } : plainLeaf(returned);
+function readScore(
+  returned: Returned,
+  form: RuleForm,
+  durationMs: number,
+): Effect.Effect<JsRuleSuccess, InvalidJsRuleResultError> {
+  const plain =
+    returned.type === "object"
+      ? { score: plainLeaf(returned.score), rationale: plainLeaf(returned.rationale) }
+      : plainLeaf(returned);
   const parsed = JsRuleReturnSchema.safeParse(plain);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const detail = returned.type === "object" && issue !== undefined && issue.path.length > 0 ? `: ${issue.path.join(".")}: ${issue.message}` : "";
+    const detail =
+      returned.type === "object" && issue !== undefined && issue.path.length > 0
+        ? `: ${issue.path.join(".")}: ${issue.message}`
+        : "";
     return Effect.fail(
       new InvalidJsRuleResultError({
         message: `${who(form)} returned ${describe(returned)}${detail}; expected a number in [0, 1], a boolean, or { score: number, rationale?: string }${hint(returned, form)}`,
@@ -182,7 +224,11 @@ function readScore(returned: Returned, form: RuleForm, durationMs: number): Effe
   const value = parsed.data;
   const raw = typeof value === "number" ? value : typeof value === "boolean" ? (value ? 1 : 0) : value.score;
   const rationale = typeof value === "object" ? (value.rationale ?? undefined) : undefined;
-  return Effect.succeed({ score: Math.min(1, Math.max(0, raw)), ...(rationale === undefined ? {} : { rationale }), durationMs });
+  return Effect.succeed({
+    score: Math.min(1, Math.max(0, raw)),
+    ...(rationale === undefined ? {} : { rationale }),
+    durationMs,
+  });
 }
 
 /** A stand-in of the right JavaScript type, so that the schema's messages name what was received. */
@@ -208,9 +254,13 @@ function plainLeaf(leaf: Leaf): unknown {
 }
 
 function describe(value: Returned | Leaf): string {
-  if (value.type === "object") return "score" in value ? `{ score: ${describe(value.score)}, rationale: ${describe(value.rationale)} }` : "an object";
+  if (value.type === "object")
+    return "score" in value
+      ? `{ score: ${describe(value.score)}, rationale: ${describe(value.rationale)} }`
+      : "an object";
   if (value.type === "number" || value.type === "boolean") return String(value.value);
-  if (value.type === "string") return JSON.stringify(value.value.length > 60 ? `${value.value.slice(0, 60)}…` : value.value);
+  if (value.type === "string")
+    return JSON.stringify(value.value.length > 60 ? `${value.value.slice(0, 60)}…` : value.value);
   if (value.type === "undefined" || value.type === "null") return value.type;
   return `a ${value.type}`;
 }

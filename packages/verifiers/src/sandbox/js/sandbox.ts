@@ -89,7 +89,8 @@ export class JsSandbox {
 
   constructor(options: JsSandboxOptions = {}) {
     const maxWorkers = options.maxWorkers ?? Math.min(4, availableParallelism());
-    if (!Number.isInteger(maxWorkers) || maxWorkers < 1) throw new RangeError(`maxWorkers must be an integer ≥ 1, got ${maxWorkers}`);
+    if (!Number.isInteger(maxWorkers) || maxWorkers < 1)
+      throw new RangeError(`maxWorkers must be an integer ≥ 1, got ${maxWorkers}`);
     this.maxWorkers = maxWorkers;
     this.#tokens = Effect.runSync(Queue.unbounded<Token>());
     Effect.runSync(this.#tokens.offerAll(Array.from({ length: maxWorkers }, () => null)));
@@ -167,7 +168,10 @@ export class JsSandbox {
       try {
         worker = new Worker(QUICKJS_WORKER_SOURCE, {
           eval: true,
-          workerData: { ...WORKER_SETTINGS, quickjsEntry: createRequire(import.meta.url).resolve("quickjs-emscripten") },
+          workerData: {
+            ...WORKER_SETTINGS,
+            quickjsEntry: createRequire(import.meta.url).resolve("quickjs-emscripten"),
+          },
           // The rule never reaches Node, but the worker need not inherit the host's environment or flags either.
           // (Its stdio stays the host's: piping it would keep the process alive even while the worker is unref'd.)
           env: {},
@@ -175,7 +179,11 @@ export class JsSandbox {
           resourceLimits: WORKER_RESOURCE_LIMITS,
         });
       } catch (error) {
-        resume(Effect.fail(new JsSandboxUnavailableError({ message: `cannot start a QuickJS worker: ${(error as Error).message}` })));
+        resume(
+          Effect.fail(
+            new JsSandboxUnavailableError({ message: `cannot start a QuickJS worker: ${(error as Error).message}` }),
+          ),
+        );
         return;
       }
       const slot: WorkerSlot = { worker, exited: false };
@@ -195,7 +203,13 @@ export class JsSandbox {
       };
       const onExit = () => {
         stop();
-        resume(Effect.fail(new JsSandboxUnavailableError({ message: `the QuickJS worker exited before it was ready: ${deathNote(slot)}` })));
+        resume(
+          Effect.fail(
+            new JsSandboxUnavailableError({
+              message: `the QuickJS worker exited before it was ready: ${deathNote(slot)}`,
+            }),
+          ),
+        );
       };
       const stop = () => {
         worker.off("message", onMessage);
@@ -210,7 +224,10 @@ export class JsSandbox {
     }).pipe(
       Effect.timeoutFail({
         duration: READY_TIMEOUT,
-        onTimeout: () => new JsSandboxUnavailableError({ message: `the QuickJS worker was not ready within ${Duration.format(READY_TIMEOUT)}` }),
+        onTimeout: () =>
+          new JsSandboxUnavailableError({
+            message: `the QuickJS worker was not ready within ${Duration.format(READY_TIMEOUT)}`,
+          }),
       }),
     );
   }
@@ -224,12 +241,24 @@ export class JsSandbox {
           resume(Effect.succeed({ type: "done", outcome: reply.data.outcome, durationMs: reply.data.durationMs }));
         } else {
           const problem = reply.success ? "not a result" : z.prettifyError(reply.error).slice(0, 500);
-          resume(Effect.succeed({ type: "worker-died", message: `the worker sent a malformed reply: ${problem}`, outOfMemory: false }));
+          resume(
+            Effect.succeed({
+              type: "worker-died",
+              message: `the worker sent a malformed reply: ${problem}`,
+              outOfMemory: false,
+            }),
+          );
         }
       };
       const onExit = () => {
         stop();
-        resume(Effect.succeed({ type: "worker-died", message: deathNote(slot), outOfMemory: slot.error?.code === "ERR_WORKER_OUT_OF_MEMORY" }));
+        resume(
+          Effect.succeed({
+            type: "worker-died",
+            message: deathNote(slot),
+            outOfMemory: slot.error?.code === "ERR_WORKER_OUT_OF_MEMORY",
+          }),
+        );
       };
       const stop = () => {
         slot.worker.off("message", onMessage);

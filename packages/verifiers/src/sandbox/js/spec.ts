@@ -11,7 +11,11 @@ export const JS_RULE_DEFAULTS = { timeoutMs: 1000, memoryBytes: 32 * MIB } as co
  * the engine itself live in that heap too), so 1 GiB keeps a margin.
  */
 const timeoutMs = z.number().int().min(1).max(60_000);
-const memoryBytes = z.number().int().min(MIB).max(1024 * MIB);
+const memoryBytes = z
+  .number()
+  .int()
+  .min(MIB)
+  .max(1024 * MIB);
 
 /**
  * A `js` rule: JavaScript run in QuickJS (WebAssembly) with nothing but the ECMAScript built-ins

@@ -13,7 +13,9 @@ interface PythonRuleFailure {
 }
 
 /** bubblewrap (or the interpreter, or harness.py) is missing or cannot create a sandbox. Never run unsandboxed instead. */
-export class PythonSandboxUnavailableError extends Data.TaggedError("PythonSandboxUnavailableError")<PythonRuleFailure> {
+export class PythonSandboxUnavailableError extends Data.TaggedError(
+  "PythonSandboxUnavailableError",
+)<PythonRuleFailure> {
   readonly kind = "sandbox-unavailable" as const;
 }
 
@@ -43,7 +45,9 @@ export class PythonSandboxCrashedError extends Data.TaggedError("PythonSandboxCr
 }
 
 /** The request cannot be run as given (an output file that does not exist, a max score ≤ 0). */
-export class InvalidPythonRuleRequestError extends Data.TaggedError("InvalidPythonRuleRequestError")<PythonRuleFailure> {
+export class InvalidPythonRuleRequestError extends Data.TaggedError(
+  "InvalidPythonRuleRequestError",
+)<PythonRuleFailure> {
   readonly kind = "invalid-request" as const;
 }
 

@@ -5,7 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pythonHarnessPath } from "./harness.js";
-import { runPythonRule as runWithDefaults, type PythonRuleFailed, type PythonRuleOk, type PythonRuleRequest, type PythonRuleResult, type PythonRuleRunOptions } from "./run.js";
+import {
+  runPythonRule as runWithDefaults,
+  type PythonRuleFailed,
+  type PythonRuleOk,
+  type PythonRuleRequest,
+  type PythonRuleResult,
+  type PythonRuleRunOptions,
+} from "./run.js";
 
 // Real bubblewrap and /usr/bin/python3 throughout: these tests are the evidence that the sandbox holds.
 
@@ -152,21 +159,33 @@ describe.concurrent("runPythonRule: scoring", () => {
       runPythonRule({ code: rule("sys.exit(0)", "import sys") }),
     ]);
     expect(failed(syntax)).toMatchObject({ kind: "exception", message: expect.stringContaining("SyntaxError") });
-    expect(failed(missing)).toMatchObject({ kind: "exception", message: expect.stringContaining("must define evaluate") });
+    expect(failed(missing)).toMatchObject({
+      kind: "exception",
+      message: expect.stringContaining("must define evaluate"),
+    });
     expect(failed(exit)).toMatchObject({ kind: "exception", message: expect.stringContaining("SystemExit") });
   });
 
   it("rejects non-numeric and non-finite results as invalid, never as 0", async () => {
     const results = await Promise.all(
-      ["return 'high'", "return float('nan')", "return float('inf'), 'x'", "return None", "return [1, 'list']", "return (1, 'a', 'b')"].map((body) =>
-        runPythonRule({ code: rule(body) }),
-      ),
+      [
+        "return 'high'",
+        "return float('nan')",
+        "return float('inf'), 'x'",
+        "return None",
+        "return [1, 'list']",
+        "return (1, 'a', 'b')",
+      ].map((body) => runPythonRule({ code: rule(body) })),
     );
     for (const result of results) expect(failed(result).kind).toBe("invalid-result");
   });
 
   it("keeps the rule's prints off the result channel", async () => {
-    const result = ok(await runPythonRule({ code: rule("print('debugging', 42)\nos.write(1, b'raw write\\n')\nreturn 1", "import os") }));
+    const result = ok(
+      await runPythonRule({
+        code: rule("print('debugging', 42)\nos.write(1, b'raw write\\n')\nreturn 1", "import os"),
+      }),
+    );
     expect(result.score).toBe(1);
   });
 
@@ -177,7 +196,9 @@ describe.concurrent("runPythonRule: scoring", () => {
   });
 
   it("refuses a request whose output file does not exist, before starting anything", async () => {
-    const result = failed(await runPythonRule({ code: rule("return 1"), files: [{ name: "gone.csv", path: join(dir, "gone.csv") }] }));
+    const result = failed(
+      await runPythonRule({ code: rule("return 1"), files: [{ name: "gone.csv", path: join(dir, "gone.csv") }] }),
+    );
     expect(result.kind).toBe("invalid-request");
     expect(result.message).toContain("gone.csv");
   });
@@ -190,7 +211,10 @@ describe.concurrent("runPythonRule: scoring", () => {
 
   it("still applies its limits without prlimit (harness.py sets them)", async () => {
     const result = ok(
-      await runPythonRule({ code: rule("import resource\nreturn 1, str(resource.getrlimit(resource.RLIMIT_AS)[0])") }, { prlimit: null, memoryMb: 300 }),
+      await runPythonRule(
+        { code: rule("import resource\nreturn 1, str(resource.getrlimit(resource.RLIMIT_AS)[0])") },
+        { prlimit: null, memoryMb: 300 },
+      ),
     );
     expect(result.feedback).toBe(String(300 * 1024 * 1024));
   });
@@ -252,7 +276,9 @@ describe.concurrent("runPythonRule: the reference evaluate(workflow, context) AP
   });
 
   it("reads DOCX paragraphs the way python-docx does (body paragraphs, tabs, no tables)", async () => {
-    const code = rule("o = context.get_primary_output()\nreturn 1, repr((o.is_document, context.files.read_docx_text(o.id)))");
+    const code = rule(
+      "o = context.get_primary_output()\nreturn 1, repr((o.is_document, context.files.read_docx_text(o.id)))",
+    );
     const result = ok(await runPythonRule({ code, files: [{ name: "memo.docx", path: join(dir, "memo.docx") }] }));
     expect(result.feedback).toBe("(True, 'Executive Summary\\nRevenue grew 12%\\tYoY')");
   });
@@ -260,7 +286,10 @@ describe.concurrent("runPythonRule: the reference evaluate(workflow, context) AP
   it("reads PDF text, or reports the missing PDF library as an error even when the rule swallows exceptions", async () => {
     const hasPdfLibrary = (() => {
       try {
-        execFileSync(PYTHON, ["-c", "import importlib.util as u, sys; sys.exit(0 if any(u.find_spec(m) for m in ('pdfplumber','pdfminer','pypdf','PyPDF2')) else 1)"]);
+        execFileSync(PYTHON, [
+          "-c",
+          "import importlib.util as u, sys; sys.exit(0 if any(u.find_spec(m) for m in ('pdfplumber','pdfminer','pypdf','PyPDF2')) else 1)",
+        ]);
         return true;
       } catch {
         return false;
@@ -296,14 +325,22 @@ describe.concurrent("runPythonRule: the reference evaluate(workflow, context) AP
         return false;
       }
     })();
-    const code = rule("try:\n    pd.read_excel(context.files.get_path(context.get_primary_output().id))\nexcept Exception:\n    return 0.0\nreturn 1.0");
+    const code = rule(
+      "try:\n    pd.read_excel(context.files.get_path(context.get_primary_output().id))\nexcept Exception:\n    return 0.0\nreturn 1.0",
+    );
     const result = await runPythonRule({ code, files: [{ name: "legacy.xls", path: join(dir, "legacy.xls") }] });
     if (hasXlrd) expect(result.status).toBe("ok");
     else expect(failed(result).message).toMatch(/Excel reader library missing \(tried xlrd\)/);
   });
 
   it("provides pd, np, re, json and Path without imports, as the reference executor did", async () => {
-    const result = ok(await runPythonRule({ code: rule("return float(np.mean(pd.Series([0.25, 0.75]))), str(bool(re.match('a', 'a'))) + json.dumps(1) + Path('/x/y.md').suffix") }));
+    const result = ok(
+      await runPythonRule({
+        code: rule(
+          "return float(np.mean(pd.Series([0.25, 0.75]))), str(bool(re.match('a', 'a'))) + json.dumps(1) + Path('/x/y.md').suffix",
+        ),
+      }),
+    );
     expect(result).toMatchObject({ score: 0.5, feedback: "True1.md" });
   });
 });
@@ -321,13 +358,40 @@ describe.concurrent("runPythonRule: containment", () => {
       "return 1, json.dumps([sorted(os.listdir('/')), sorted(os.listdir('/etc')), os.getuid(), os.path.expanduser('~'), sorted(os.environ)])",
       "import os",
     );
-    const [root, etc, uid, home, env] = JSON.parse(ok(await runPythonRule({ code })).feedback!) as [string[], string[], number, string, string[]];
-    expect(root.filter((d) => !["bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sandbox", "sbin", "tmp", "usr"].includes(d))).toEqual([]);
+    const [root, etc, uid, home, env] = JSON.parse(ok(await runPythonRule({ code })).feedback!) as [
+      string[],
+      string[],
+      number,
+      string,
+      string[],
+    ];
+    expect(
+      root.filter(
+        (d) =>
+          !["bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sandbox", "sbin", "tmp", "usr"].includes(
+            d,
+          ),
+      ),
+    ).toEqual([]);
     expect(etc.filter((f) => !["alternatives", "ld.so.cache"].includes(f))).toEqual([]);
     expect(uid).toBe(65534);
     expect(home).toBe("~");
     expect(env).not.toContain("HOME");
-    expect(env.filter((k) => !["PATH", "LANG", "TMPDIR", "PWD", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "LC_CTYPE"].includes(k))).toEqual([]);
+    expect(
+      env.filter(
+        (k) =>
+          ![
+            "PATH",
+            "LANG",
+            "TMPDIR",
+            "PWD",
+            "OPENBLAS_NUM_THREADS",
+            "OMP_NUM_THREADS",
+            "MKL_NUM_THREADS",
+            "LC_CTYPE",
+          ].includes(k),
+      ),
+    ).toEqual([]);
   });
 
   describe("network", () => {
@@ -345,7 +409,14 @@ describe.concurrent("runPythonRule: containment", () => {
     afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
     it("cannot reach a server on the host's loopback", async () => {
-      const result = failed(await runPythonRule({ code: rule(`s = socket.create_connection(('127.0.0.1', ${port}), timeout=2)\nreturn 1, s.recv(100).decode()`, "import socket") }));
+      const result = failed(
+        await runPythonRule({
+          code: rule(
+            `s = socket.create_connection(('127.0.0.1', ${port}), timeout=2)\nreturn 1, s.recv(100).decode()`,
+            "import socket",
+          ),
+        }),
+      );
       expect(result.kind).toBe("exception");
       expect(result.message).toContain("ConnectionRefusedError");
       expect(connections).toBe(0);
@@ -373,23 +444,36 @@ describe.concurrent("runPythonRule: containment", () => {
 
   it("cannot start processes through subprocess or os.system", async () => {
     const [viaSubprocess, viaSystem] = await Promise.all([
-      runPythonRule({ code: rule("return 1, subprocess.run(['cat', '/etc/hostname'], capture_output=True).stdout.decode()", "import subprocess") }),
+      runPythonRule({
+        code: rule(
+          "return 1, subprocess.run(['cat', '/etc/hostname'], capture_output=True).stdout.decode()",
+          "import subprocess",
+        ),
+      }),
       runPythonRule({ code: rule("return float(os.system('true') == 0)", "import os") }),
     ]);
-    expect(failed(viaSubprocess)).toMatchObject({ kind: "exception", message: expect.stringContaining("PermissionError: subprocess.Popen is not allowed") });
-    expect(failed(viaSystem)).toMatchObject({ kind: "exception", message: expect.stringContaining("PermissionError: os.system is not allowed") });
+    expect(failed(viaSubprocess)).toMatchObject({
+      kind: "exception",
+      message: expect.stringContaining("PermissionError: subprocess.Popen is not allowed"),
+    });
+    expect(failed(viaSystem)).toMatchObject({
+      kind: "exception",
+      message: expect.stringContaining("PermissionError: os.system is not allowed"),
+    });
   });
 
   it("contains a shell started behind the audit hook's back (ctypes): no host files, no host processes, not root", async () => {
     // The audit hook is a courtesy; this is what bubblewrap guarantees when it is bypassed.
     const code = rule(
       [
-        "rc = ctypes.CDLL(None).system(b'cat /etc/passwd > /tmp/o 2>&1; id -u >> /tmp/o; ls /proc | grep -c \"^[0-9]*$\" >> /tmp/o; cat /proc/1/cmdline | tr \"\\\\0\" \" \" >> /tmp/o')",
+        'rc = ctypes.CDLL(None).system(b\'cat /etc/passwd > /tmp/o 2>&1; id -u >> /tmp/o; ls /proc | grep -c "^[0-9]*$" >> /tmp/o; cat /proc/1/cmdline | tr "\\\\0" " " >> /tmp/o\')',
         "return 0.0, open('/tmp/o').read()",
       ].join("\n"),
       "import ctypes",
     );
-    const lines = ok(await runPythonRule({ code })).feedback!.trim().split("\n");
+    const lines = ok(await runPythonRule({ code }))
+      .feedback!.trim()
+      .split("\n");
     expect(lines[0]).toMatch(/\/etc\/passwd: No such file or directory/);
     expect(lines[1]).toBe("65534");
     // bwrap's init, python and the shell's few children: not the host's hundreds of processes.
@@ -404,12 +488,18 @@ describe.concurrent("runPythonRule: containment", () => {
     symlinkSync(PYTHON, python);
     try {
       const started = performance.now();
-      const result = failed(await runPythonRule({ code: rule("while True:\n    pass") }, { timeoutMs: 2000, python, readOnlyPaths: [linkDir] }));
+      const result = failed(
+        await runPythonRule(
+          { code: rule("while True:\n    pass") },
+          { timeoutMs: 2000, python, readOnlyPaths: [linkDir] },
+        ),
+      );
       const elapsed = performance.now() - started;
       expect(result.kind).toBe("timeout");
       expect(elapsed).toBeGreaterThanOrEqual(1900);
       expect(elapsed).toBeLessThan(2000 + 1500);
-      for (let i = 0; i < 20 && processesMentioning(python).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 20 && processesMentioning(python).length > 0; i++)
+        await new Promise((r) => setTimeout(r, 50));
       expect(processesMentioning(python)).toEqual([]);
     } finally {
       rmSync(linkDir, { recursive: true, force: true });
@@ -417,13 +507,18 @@ describe.concurrent("runPythonRule: containment", () => {
   });
 
   it("times out a rule that sleeps (no CPU used) just the same", async () => {
-    const result = failed(await runPythonRule({ code: rule("time.sleep(60)\nreturn 1", "import time") }, { timeoutMs: 1500 }));
+    const result = failed(
+      await runPythonRule({ code: rule("time.sleep(60)\nreturn 1", "import time") }, { timeoutMs: 1500 }),
+    );
     expect(result.kind).toBe("timeout");
   });
 
   it("kills the sandbox when the caller aborts, and rejects with the abort reason", async () => {
     const controller = new AbortController();
-    const running = runPythonRule({ code: rule("time.sleep(60)\nreturn 1", "import time") }, { signal: controller.signal });
+    const running = runPythonRule(
+      { code: rule("time.sleep(60)\nreturn 1", "import time") },
+      { signal: controller.signal },
+    );
     setTimeout(() => controller.abort(new Error("scoring cancelled")), 300);
     const started = performance.now();
     await expect(running).rejects.toThrow("scoring cancelled");
@@ -442,7 +537,11 @@ describe.concurrent("runPythonRule: containment", () => {
 
   it("caps writes to /tmp and cannot write anywhere else", async () => {
     const [big, elsewhere] = await Promise.all([
-      runPythonRule({ code: rule("with open('/tmp/big', 'wb') as f:\n    for _ in range(100):\n        f.write(b'x' * 1024 * 1024)\nreturn 1") }),
+      runPythonRule({
+        code: rule(
+          "with open('/tmp/big', 'wb') as f:\n    for _ in range(100):\n        f.write(b'x' * 1024 * 1024)\nreturn 1",
+        ),
+      }),
       runPythonRule({ code: rule("open('/sandbox/planted.py', 'w').write('x')\nreturn 1") }),
     ]);
     expect(failed(big).kind).toBe("exception");

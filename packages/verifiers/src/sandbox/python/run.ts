@@ -102,15 +102,22 @@ const TMP_BYTES = 64 * 1024 * 1024;
  *   runPythonRuleEffect({ code: "def evaluate(workflow, context):\n    return 0.5", maxScore: 2 }),
  * ); // ok.score === 0.25
  */
-export function runPythonRuleEffect(request: PythonRuleRequest, options: PythonSandboxOptions = {}): Effect.Effect<PythonRuleOk, PythonRuleError> {
+export function runPythonRuleEffect(
+  request: PythonRuleRequest,
+  options: PythonSandboxOptions = {},
+): Effect.Effect<PythonRuleOk, PythonRuleError> {
   return Effect.gen(function* () {
     const timeoutMs = options.timeoutMs ?? PYTHON_SANDBOX_DEFAULTS.timeoutMs;
     const memoryMb = options.memoryMb ?? PYTHON_SANDBOX_DEFAULTS.memoryMb;
     const maxScore = request.maxScore ?? 1;
     if (!(Number.isFinite(maxScore) && maxScore > 0))
-      return yield* new InvalidPythonRuleRequestError({ message: `maxScore must be a finite number > 0, got ${maxScore}` });
+      return yield* new InvalidPythonRuleRequestError({
+        message: `maxScore must be a finite number > 0, got ${maxScore}`,
+      });
     if (!(Number.isFinite(timeoutMs) && timeoutMs > 0))
-      return yield* new InvalidPythonRuleRequestError({ message: `timeoutMs must be a finite number > 0, got ${timeoutMs}` });
+      return yield* new InvalidPythonRuleRequestError({
+        message: `timeoutMs must be a finite number > 0, got ${timeoutMs}`,
+      });
     if (!(Number.isFinite(memoryMb) && memoryMb >= 32))
       return yield* new InvalidPythonRuleRequestError({ message: `memoryMb must be at least 32, got ${memoryMb}` });
 
@@ -136,17 +143,30 @@ export function runPythonRuleEffect(request: PythonRuleRequest, options: PythonS
     const [command, args] = tools.prlimit
       ? [
           tools.prlimit,
-          [`--cpu=${cpuSeconds}:${cpuSeconds + 1}`, `--as=${limits.memory_bytes}`, "--core=0", `--fsize=${TMP_BYTES}`, "--", tools.bwrap, ...sandboxArgs],
+          [
+            `--cpu=${cpuSeconds}:${cpuSeconds + 1}`,
+            `--as=${limits.memory_bytes}`,
+            "--core=0",
+            `--fsize=${TMP_BYTES}`,
+            "--",
+            tools.bwrap,
+            ...sandboxArgs,
+          ],
         ]
       : [tools.bwrap, sandboxArgs];
 
     const started = performance.now();
-    const finished = yield* runProcess(command, args, JSON.stringify(harnessRequest), options.maxOutputBytes ?? PYTHON_SANDBOX_DEFAULTS.maxOutputBytes).pipe(
-      Effect.timeoutOption(Duration.millis(timeoutMs)),
-    );
+    const finished = yield* runProcess(
+      command,
+      args,
+      JSON.stringify(harnessRequest),
+      options.maxOutputBytes ?? PYTHON_SANDBOX_DEFAULTS.maxOutputBytes,
+    ).pipe(Effect.timeoutOption(Duration.millis(timeoutMs)));
     const durationMs = performance.now() - started;
     if (Option.isNone(finished))
-      return yield* new PythonRuleTimeoutError({ message: `the rule did not finish within ${timeoutMs} ms; the sandbox was killed` });
+      return yield* new PythonRuleTimeoutError({
+        message: `the rule did not finish within ${timeoutMs} ms; the sandbox was killed`,
+      });
     return yield* interpretOutcome(finished.value, { maxScore, cpuSeconds, memoryMb, durationMs });
   });
 }
@@ -162,9 +182,15 @@ export function runPythonRuleEffect(request: PythonRuleRequest, options: PythonS
  * );
  * if (result.status === "ok") console.log(result.score); // 0.75
  */
-export async function runPythonRule(request: PythonRuleRequest, options: PythonRuleRunOptions = {}): Promise<PythonRuleResult> {
+export async function runPythonRule(
+  request: PythonRuleRequest,
+  options: PythonRuleRunOptions = {},
+): Promise<PythonRuleResult> {
   const started = performance.now();
-  const exit = await Effect.runPromiseExit(runPythonRuleEffect(request, options), options.signal ? { signal: options.signal } : undefined);
+  const exit = await Effect.runPromiseExit(
+    runPythonRuleEffect(request, options),
+    options.signal ? { signal: options.signal } : undefined,
+  );
   if (Exit.isSuccess(exit)) return exit.value;
   const failure = Cause.failureOption(exit.cause);
   if (Option.isSome(failure)) {
@@ -230,7 +256,10 @@ function mountFiles(files: readonly OutputFile[]): Effect.Effect<MountedFile[], 
         }
       })();
       // A missing file is the caller's mistake; the rule would read it as an empty deliverable and score 0.
-      if (!isFile) return yield* new InvalidPythonRuleRequestError({ message: `files[${index}] (${file.name}): ${file.path} is not a readable file` });
+      if (!isFile)
+        return yield* new InvalidPythonRuleRequestError({
+          message: `files[${index}] (${file.name}): ${file.path} is not a readable file`,
+        });
       return {
         hostPath: file.path,
         wire: {
@@ -266,10 +295,19 @@ interface ProcessOutcome {
  * Runs the sandbox to completion. Interrupting the effect (timeout, abort) kills the process
  * group and waits until it is gone; bwrap's --die-with-parent then takes the sandbox down.
  */
-function runProcess(command: string, args: readonly string[], stdin: string, maxOutputBytes: number): Effect.Effect<ProcessOutcome> {
+function runProcess(
+  command: string,
+  args: readonly string[],
+  stdin: string,
+  maxOutputBytes: number,
+): Effect.Effect<ProcessOutcome> {
   return Effect.async<ProcessOutcome>((resume) => {
     // The host environment may hold secrets; bwrap gets only PATH, and clears even that inside.
-    const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], detached: true, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" } });
+    const child = spawn(command, args, {
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
+      env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" },
+    });
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
     let stdoutOverflow = false;
@@ -344,31 +382,64 @@ const OUT_OF_MEMORY = /MemoryError|Cannot allocate memory|std::bad_alloc|out of 
 function interpretOutcome(outcome: ProcessOutcome, facts: RunFacts): Effect.Effect<PythonRuleOk, PythonRuleError> {
   const stderr = outcome.stderr.trim() === "" ? {} : { stderr: outcome.stderr };
   if (outcome.spawnError)
-    return Effect.fail(new PythonSandboxUnavailableError({ message: `could not start the sandbox: ${outcome.spawnError.message}`, ...stderr }));
+    return Effect.fail(
+      new PythonSandboxUnavailableError({
+        message: `could not start the sandbox: ${outcome.spawnError.message}`,
+        ...stderr,
+      }),
+    );
   if (outcome.stdoutOverflow)
-    return Effect.fail(new InvalidPythonRuleResultError({ message: `the sandbox wrote more than the allowed stdout; the rule's prints belong on stderr`, ...stderr }));
+    return Effect.fail(
+      new InvalidPythonRuleResultError({
+        message: `the sandbox wrote more than the allowed stdout; the rule's prints belong on stderr`,
+        ...stderr,
+      }),
+    );
 
   const lines = outcome.stdout.split("\n").filter((line) => line.trim() !== "");
   if (lines.length === 0) return Effect.fail(explainSilentExit(outcome, facts));
   if (lines.length > 1)
-    return Effect.fail(new InvalidPythonRuleResultError({ message: `expected one JSON line from the harness, got ${lines.length}`, ...stderr }));
+    return Effect.fail(
+      new InvalidPythonRuleResultError({
+        message: `expected one JSON line from the harness, got ${lines.length}`,
+        ...stderr,
+      }),
+    );
   let json: unknown;
   try {
     json = JSON.parse(lines[0]!);
   } catch (error) {
-    return Effect.fail(new InvalidPythonRuleResultError({ message: `the harness's answer is not JSON: ${(error as Error).message}`, ...stderr }));
+    return Effect.fail(
+      new InvalidPythonRuleResultError({
+        message: `the harness's answer is not JSON: ${(error as Error).message}`,
+        ...stderr,
+      }),
+    );
   }
   const parsed = HarnessResponseSchema.safeParse(json);
   if (!parsed.success)
-    return Effect.fail(new InvalidPythonRuleResultError({ message: `the harness's answer has the wrong shape: ${z.prettifyError(parsed.error)}`, ...stderr }));
+    return Effect.fail(
+      new InvalidPythonRuleResultError({
+        message: `the harness's answer has the wrong shape: ${z.prettifyError(parsed.error)}`,
+        ...stderr,
+      }),
+    );
   const answer = parsed.data;
   if (!answer.ok) {
-    const detail = { message: answer.message, ...(answer.traceback === null ? {} : { traceback: answer.traceback }), ...stderr };
-    if (answer.kind === "memory") return Effect.fail(new PythonRuleMemoryError({ ...detail, message: `${answer.message} (limit ${facts.memoryMb} MiB)` }));
+    const detail = {
+      message: answer.message,
+      ...(answer.traceback === null ? {} : { traceback: answer.traceback }),
+      ...stderr,
+    };
+    if (answer.kind === "memory")
+      return Effect.fail(
+        new PythonRuleMemoryError({ ...detail, message: `${answer.message} (limit ${facts.memoryMb} MiB)` }),
+      );
     if (answer.kind === "invalid-result") return Effect.fail(new InvalidPythonRuleResultError(detail));
     return Effect.fail(new PythonRuleExceptionError(detail));
   }
-  if (!Number.isFinite(answer.score)) return Effect.fail(new InvalidPythonRuleResultError({ message: `non-finite score ${answer.score}` }));
+  if (!Number.isFinite(answer.score))
+    return Effect.fail(new InvalidPythonRuleResultError({ message: `non-finite score ${answer.score}` }));
   const fraction = answer.score / facts.maxScore;
   return Effect.succeed({
     status: "ok",
@@ -386,9 +457,15 @@ function explainSilentExit(outcome: ProcessOutcome, facts: RunFacts): PythonRule
   const signal = outcome.signal ?? (outcome.code !== null && outcome.code > 128 ? outcome.code - 128 : null);
   const bwrapComplaint = outcome.stderr.split("\n").find((line) => line.startsWith("bwrap: "));
   if (signal === SIGXCPU || signal === "SIGXCPU")
-    return new PythonRuleTimeoutError({ message: `the rule used more than its ${facts.cpuSeconds} s of CPU time and was killed`, ...stderr });
+    return new PythonRuleTimeoutError({
+      message: `the rule used more than its ${facts.cpuSeconds} s of CPU time and was killed`,
+      ...stderr,
+    });
   if (OUT_OF_MEMORY.test(outcome.stderr))
-    return new PythonRuleMemoryError({ message: `the sandbox ran out of memory (limit ${facts.memoryMb} MiB)`, ...stderr });
+    return new PythonRuleMemoryError({
+      message: `the sandbox ran out of memory (limit ${facts.memoryMb} MiB)`,
+      ...stderr,
+    });
   if (bwrapComplaint !== undefined && outcome.code === 1)
     return new PythonSandboxUnavailableError({
       message: `bubblewrap could not set up the sandbox (${bwrapComplaint.slice("bwrap: ".length)}); it needs unprivileged user namespaces, and the interpreter must be under /usr or in readOnlyPaths`,

@@ -31,41 +31,74 @@ export function bwrapArguments(plan: SandboxPlan): string[] {
     "--unshare-all",
     "--unshare-user",
     "--disable-userns",
-    "--uid", SANDBOX_UID,
-    "--gid", SANDBOX_UID,
-    "--hostname", "rubric-sandbox",
+    "--uid",
+    SANDBOX_UID,
+    "--gid",
+    SANDBOX_UID,
+    "--hostname",
+    "rubric-sandbox",
     "--die-with-parent",
     "--new-session",
-    "--cap-drop", "ALL",
-    "--ro-bind", "/usr", "/usr",
+    "--cap-drop",
+    "ALL",
+    "--ro-bind",
+    "/usr",
+    "/usr",
   ];
   // Merged-/usr systems have these as symlinks into /usr; older layouts have real directories.
   for (const dir of ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]) args.push(...mirrorSystemPath(dir));
   args.push(
     // numpy finds its BLAS through Debian's alternatives symlinks; the loader cache only speeds linking.
-    "--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
-    "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
-    "--proc", "/proc",
-    "--dev", "/dev",
-    "--size", String(plan.tmpBytes),
-    "--tmpfs", "/tmp",
+    "--ro-bind-try",
+    "/etc/alternatives",
+    "/etc/alternatives",
+    "--ro-bind-try",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.cache",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--size",
+    String(plan.tmpBytes),
+    "--tmpfs",
+    "/tmp",
   );
   for (const path of plan.readOnlyPaths) args.push("--ro-bind", path, path);
   args.push("--ro-bind", plan.harnessPath, SANDBOX_HARNESS_PATH);
   for (const file of plan.files) args.push("--ro-bind", file.hostPath, file.sandboxPath);
   args.push(
-    "--remount-ro", "/",
-    "--chdir", "/tmp",
+    "--remount-ro",
+    "/",
+    "--chdir",
+    "/tmp",
     "--clearenv",
-    "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
-    "--setenv", "LANG", "C.UTF-8",
-    "--setenv", "TMPDIR", "/tmp",
+    "--setenv",
+    "PATH",
+    "/usr/local/bin:/usr/bin:/bin",
+    "--setenv",
+    "LANG",
+    "C.UTF-8",
+    "--setenv",
+    "TMPDIR",
+    "/tmp",
     // One BLAS thread: predictable CPU accounting, and per-thread buffers would eat the address space.
-    "--setenv", "OPENBLAS_NUM_THREADS", "1",
-    "--setenv", "OMP_NUM_THREADS", "1",
-    "--setenv", "MKL_NUM_THREADS", "1",
+    "--setenv",
+    "OPENBLAS_NUM_THREADS",
+    "1",
+    "--setenv",
+    "OMP_NUM_THREADS",
+    "1",
+    "--setenv",
+    "MKL_NUM_THREADS",
+    "1",
     "--",
-    plan.python, "-I", "-B", "-X", "utf8", SANDBOX_HARNESS_PATH,
+    plan.python,
+    "-I",
+    "-B",
+    "-X",
+    "utf8",
+    SANDBOX_HARNESS_PATH,
   );
   return args;
 }
@@ -83,7 +116,12 @@ function mirrorSystemPath(path: string): string[] {
 
 /** `name` as an absolute path if it is an executable file (looked up on PATH when it has no slash). */
 export function resolveExecutable(name: string, path: string = process.env["PATH"] ?? ""): string | undefined {
-  const candidates = name.includes("/") ? [name] : path.split(delimiter).filter(Boolean).map((dir) => join(dir, name));
+  const candidates = name.includes("/")
+    ? [name]
+    : path
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, name));
   for (const candidate of candidates) {
     try {
       accessSync(candidate, constants.X_OK);

@@ -56,7 +56,8 @@ export function pythonVerifier(options: PythonSandboxOptions = {}): Verifier<Pyt
           ...(verifyOptions.signal === undefined ? {} : { signal: verifyOptions.signal }),
         },
       );
-      if (result.status === "ok") return okDraft(result.score, result.feedback, { raw: result.raw, maxScore: spec.maxScore });
+      if (result.status === "ok")
+        return okDraft(result.score, result.feedback, { raw: result.raw, maxScore: spec.maxScore });
       return errorDraft(result.traceback === undefined ? result.message : `${result.message}\n${result.traceback}`, {
         kind: result.kind,
         traceback: result.traceback ?? null,
