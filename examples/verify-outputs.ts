@@ -10,7 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseFlatRubric } from "@rubric/core";
-import { createVerifierRegistry, fileCache, llmJudge, llamaCpp, scoreOutputs } from "@rubric/verifiers";
+import { createVerifierRegistry, fileCache, llmJudge, scoreOutputs } from "@rubric/verifiers";
+import { llamaCpp } from "@rubric/providers";
 
 const shared = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../shared/", import.meta.url));
 

@@ -10,7 +10,7 @@ import {
   startOpenAIChatServer,
   type OpenAIChatServer,
   type RecordedRequest,
-} from "../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
+} from "@rubric/providers/testing";
 import { gymSamples, judgedRubric, presenceRubric, strictRubric } from "../../hackbench/src/__fixtures__/gym.js";
 import { runRubric } from "./__fixtures__/run-cli.js";
 

@@ -4,11 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ArcaneLlmTableSchema, ArcaneTableSchema } from "@rubric/gspo";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  chatReply,
-  startOpenAIChatServer,
-  type OpenAIChatServer,
-} from "../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
+import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "@rubric/providers/testing";
 import { runRubric } from "./__fixtures__/run-cli.js";
 
 /** `rubric repro arcane` as a user runs it: the built binary on the real GDPval data. */

@@ -5,11 +5,7 @@ import { fileURLToPath } from "node:url";
 import { runRubric } from "./__fixtures__/run-cli.js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 // The OpenAI-wire test server of @rubric/verifiers: a test fixture, not part of its public API.
-import {
-  chatReply,
-  startOpenAIChatServer,
-  type OpenAIChatServer,
-} from "../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
+import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "@rubric/providers/testing";
 import { runCli } from "./cli.js";
 
 /**

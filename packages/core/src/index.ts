@@ -179,3 +179,7 @@ export {
   type TokenLogprob,
   type TokenUsage,
 } from "./model/language-model.js";
+export { choiceJson, extractJson } from "./model/json-reply.js";
+
+// errors: the root every package's errors share, with a stable code
+export { RubricError, isRubricError } from "./errors/rubric-error.js";

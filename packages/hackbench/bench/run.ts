@@ -17,10 +17,11 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { CRITERIA_BANK, gymTask, loadGdpval, simulatedWorker } from "@rubric/autointeract";
 import { parseFlatRubric } from "@rubric/core";
-import { createVerifierRegistry, fileCache, llmJudge, openAICompatible, rulesRegistry } from "@rubric/verifiers";
+import { createVerifierRegistry, fileCache, llmJudge, rulesRegistry } from "@rubric/verifiers";
+import { openAICompatible } from "@rubric/providers";
 import { PROBE_IDS, biasedJudgeModel, runHackbench, type HackSample, type IntegrityCard } from "../src/index.js";
 // The OpenAI-wire test server of @rubric/verifiers (a fixture, not its public API).
-import { chatReply, startOpenAIChatServer } from "../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
+import { chatReply, startOpenAIChatServer } from "@rubric/providers/testing";
 
 const { values: args } = parseArgs({
   options: { runs: { type: "string", default: "5" }, "judge-samples": { type: "string", default: "100" } },

@@ -4,7 +4,7 @@
  * the number of requests received.
  */
 import { createInterface } from "node:readline";
-import { chatReply, startOpenAIChatServer } from "../src/providers/__fixtures__/openai-chat-server.js";
+import { chatReply, startOpenAIChatServer } from "@rubric/providers/testing";
 
 const latencyMs = Number(process.argv[2] ?? "50");
 const server = await startOpenAIChatServer({

@@ -25,15 +25,8 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { parseFlatRubric } from "@rubric/core";
-import {
-  createVerifierRegistry,
-  fileCache,
-  llamaCpp,
-  llmJudge,
-  openAICompatible,
-  scoreOutputs,
-  type LlamaCppOptions,
-} from "@rubric/verifiers";
+import { createVerifierRegistry, fileCache, llmJudge, scoreOutputs } from "@rubric/verifiers";
+import { llamaCpp, openAICompatible, type LlamaCppOptions } from "@rubric/providers";
 import { readFileSync } from "node:fs";
 
 const { values: args } = parseArgs({

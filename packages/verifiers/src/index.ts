@@ -1,6 +1,7 @@
 /**
- * @rubric/verifiers — rule, sandboxed-code and LLM-judge verifiers, model providers, and the
- * engine that runs them over outputs. This file is the package's only public door.
+ * @rubric/verifiers — rule, sandboxed-code and LLM-judge verifiers, and the engine that runs
+ * them over outputs. Judges take any `LanguageModel`; the providers that make one live in
+ * @rubric/providers. This file is the package's only public door.
  */
 
 // verifier: the interface, the registry, cache keys and caches
@@ -83,34 +84,9 @@ export {
 } from "./server/reward-server.js";
 export { createVerifierRegistry, type VerifierRegistryOptions } from "./engine/registry.js";
 
-// providers: LanguageModel implementations, the retry layer, spec strings
-export {
-  ProviderConfigError,
-  ProviderHttpError,
-  ProviderNetworkError,
-  ProviderRequestError,
-  ProviderResponseError,
-  ProviderSpecError,
-  ProviderTimeoutError,
-} from "./providers/errors.js";
-export { choiceJson, extractJson } from "./providers/extract-json.js";
-export { isRetryableProviderError, withRetries, type RetryOptions } from "./providers/retry.js";
-export {
-  huggingFace,
-  openAICompatible,
-  type HuggingFaceEndpointOptions,
-  type HuggingFaceHubOptions,
-  type HuggingFaceOptions,
-  type OpenAICompatibleOptions,
-} from "./providers/hugging-face.js";
-export { defaultLlamaThreads, llamaCpp, type LlamaCppModel, type LlamaCppOptions } from "./providers/llama-cpp.js";
-export {
-  parseProviderSpec,
-  providerFromSpec,
-  type ParsedProviderSpec,
-  type ProviderSpecOptions,
-  type SpecifiedModel,
-} from "./providers/provider-spec.js";
+// Reading JSON out of a model's reply moved to @rubric/core (the model providers, to
+// @rubric/providers); re-exported here for one release.
+export { choiceJson, extractJson } from "@rubric/core";
 
 // judge: model-based verifiers
 export {

@@ -6,7 +6,7 @@ import {
   type LanguageModel,
   type TokenUsage,
 } from "@rubric/core";
-import { choiceJson } from "@rubric/verifiers";
+import { choiceJson } from "@rubric/core";
 import { z } from "zod";
 import { RoleOutputError } from "../dialogue/errors.js";
 import type { DialogueState, Manager, ManagerMove } from "../dialogue/roles.js";

@@ -1,15 +1,11 @@
 import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { parseRubric, readRubricJsonl, type StagedRubric } from "@rubric/core";
-import { llamaCpp, openAICompatible } from "@rubric/verifiers";
+import { llamaCpp, openAICompatible } from "@rubric/providers";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 // The OpenAI-wire test server of @rubric/verifiers: a test fixture, not part of its public API.
-import {
-  chatReply,
-  startOpenAIChatServer,
-  type OpenAIChatServer,
-} from "../../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
+import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "@rubric/providers/testing";
 import { runEpisode } from "../dialogue/episode.js";
 import { llmStakeholder } from "../stakeholder/llm-stakeholder.js";
 import { terminalStakeholder } from "../stakeholder/terminal-stakeholder.js";

@@ -13,7 +13,7 @@ import {
   type Manager,
   type Stakeholder,
 } from "@rubric/autointeract";
-import { providerFromSpec, type SpecifiedModel } from "@rubric/verifiers";
+import { providerFromSpec, type SpecifiedModel } from "@rubric/providers";
 import { InputFileError, UsageError, gdpvalDir, integer, type CliIO } from "../io.js";
 
 export const elicitHelp = `rubric elicit --task <task_id> --manager <kind> --out <transcript.jsonl> [options]

@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { loadRubrics, type LoadedRubric } from "@rubric/core";
 import { PROBE_IDS, cardToMarkdown, parseSamples, runHackbench, type IntegrityCard } from "@rubric/hackbench";
-import { createVerifierRegistry, fileCache, llmJudge, providerFromSpec, type SpecifiedModel } from "@rubric/verifiers";
+import { createVerifierRegistry, fileCache, llmJudge } from "@rubric/verifiers";
+import { providerFromSpec, type SpecifiedModel } from "@rubric/providers";
 import { InputFileError, UsageError, numberFlag, readText, type CliIO } from "../io.js";
 
 export const hackbenchHelp = `rubric hackbench --rubric <file> --samples <file.jsonl> --out <card.json> [options]

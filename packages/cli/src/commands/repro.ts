@@ -13,7 +13,7 @@ import {
   type ArcaneProgress,
   type Objective,
 } from "@rubric/gspo";
-import { parseProviderSpec, providerFromSpec } from "@rubric/verifiers";
+import { parseProviderSpec, providerFromSpec } from "@rubric/providers";
 import { UsageError, gdpvalDir, integer, numberFlag, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
 

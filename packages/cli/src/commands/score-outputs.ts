@@ -3,12 +3,12 @@ import {
   createVerifierRegistry,
   fileCache,
   llmJudge,
-  providerFromSpec,
   scoreOutputs,
   scoredOutputToJson,
   type OutputToScore,
   type ScoredOutput,
 } from "@rubric/verifiers";
+import { providerFromSpec } from "@rubric/providers";
 import { z } from "zod";
 import { InputFileError, UsageError, integer, readText, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";

@@ -1,13 +1,10 @@
 import { flatToStaged } from "@rubric/core";
-import { createVerifierRegistry, llmJudge, openAICompatible, rulesRegistry } from "@rubric/verifiers";
+import { createVerifierRegistry, llmJudge, rulesRegistry } from "@rubric/verifiers";
+import { openAICompatible } from "@rubric/providers";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // The OpenAI-wire test server of @rubric/verifiers: a test fixture, not part of its public API.
-import {
-  chatReply,
-  startOpenAIChatServer,
-  type OpenAIChatServer,
-} from "../../../verifiers/src/providers/__fixtures__/openai-chat-server.js";
+import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "@rubric/providers/testing";
 import { gymSamples, judgedRubric, presenceRubric, strictRubric, type GymSamples } from "../__fixtures__/gym.js";
 import { IntegrityCardSchema } from "../card/card.js";
 import { PROBE_IDS, UnknownProbeError } from "../probes/catalog.js";

@@ -4,12 +4,8 @@ import { join } from "node:path";
 import { parseFlatRubric } from "@rubric/core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { scoreOutputs } from "../engine/engine.js";
-import {
-  chatReply,
-  startOpenAIChatServer,
-  type OpenAIChatServer,
-} from "../providers/__fixtures__/openai-chat-server.js";
-import { openAICompatible } from "../providers/hugging-face.js";
+import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "@rubric/providers/testing";
+import { openAICompatible } from "@rubric/providers";
 import { rulesRegistry } from "../rules/registry.js";
 import { fileCache } from "../verifier/cache.js";
 import { llmJudge } from "./llm-judge.js";

@@ -1,6 +1,6 @@
 import type { GenerateResponse, GeneratedChoice, LanguageModel } from "@rubric/core";
 import { z } from "zod";
-import { choiceJson } from "../providers/extract-json.js";
+import { choiceJson } from "@rubric/core";
 import {
   errorDraft,
   okDraft,

@@ -1,6 +1,6 @@
 import type { LanguageModel, TokenUsage } from "@rubric/core";
 import { z } from "zod";
-import { choiceJson } from "../providers/extract-json.js";
+import { choiceJson } from "@rubric/core";
 import { JUDGE_SYSTEM_PROMPT } from "./prompts.js";
 
 export interface PairwiseInput {

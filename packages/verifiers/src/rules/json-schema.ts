@@ -1,6 +1,6 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { z } from "zod";
-import { extractJson } from "../providers/extract-json.js";
+import { extractJson } from "@rubric/core";
 import { errorDraft, okDraft, type Verifier } from "../verifier/verifier.js";
 
 export const JsonSchemaSpecSchema = z.strictObject({

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "./__fixtures__/openai-chat-server.js";
-import { ProviderHttpError, ProviderNetworkError, ProviderResponseError } from "./errors.js";
+import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "../testing/openai-chat-server.js";
+import { ProviderHttpError, ProviderNetworkError, ProviderResponseError } from "../errors.js";
 import { jsonEndpoint, parseRetryAfter } from "./http-transport.js";
 
 /** The keep-alive transport against a real HTTP server on 127.0.0.1, faults included. */

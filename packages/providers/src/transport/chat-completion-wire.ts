@@ -1,7 +1,7 @@
 import type { GeneratedChoice, GenerateRequest, GenerateResponse, TokenLogprob } from "@rubric/core";
 import { z } from "zod";
-import { ProviderResponseError } from "./errors.js";
-import { extractJson } from "./extract-json.js";
+import { ProviderResponseError } from "../errors.js";
+import { extractJson } from "@rubric/core";
 
 /**
  * The OpenAI chat-completions wire format, which the HF router, TGI, vLLM, llama.cpp's server

@@ -1,7 +1,7 @@
 import type { GenerateRequest, GenerateResponse, LanguageModel } from "@rubric/core";
 import { Duration, Effect, Schedule } from "effect";
 import { z } from "zod";
-import { ProviderConfigError, ProviderHttpError, ProviderNetworkError, ProviderTimeoutError } from "./errors.js";
+import { ProviderConfigError, ProviderError, ProviderHttpError, ProviderTimeoutError } from "../errors.js";
 import { runEffect } from "./run-effect.js";
 
 export interface RetryOptions {
@@ -42,8 +42,7 @@ const DEFAULTS: Required<RetryOptions> = {
  * way again, and so would a malformed response or a programming error.
  */
 export function isRetryableProviderError(error: unknown): boolean {
-  if (error instanceof ProviderHttpError) return error.status === 429 || error.status >= 500;
-  return error instanceof ProviderTimeoutError || error instanceof ProviderNetworkError;
+  return error instanceof ProviderError && error.isRetryable;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { extractJson } from "./extract-json.js";
+import { extractJson } from "./json-reply.js";
 
 describe("extractJson", () => {
   it("parses plain JSON, including scalars", () => {

@@ -1,4 +1,4 @@
-import type { GeneratedChoice, GenerateRequest, GenerateResponse, LanguageModel } from "@rubric/core";
+import type { LanguageModel } from "@rubric/core";
 import {
   InferenceClient,
   InferenceClientHubApiError,
@@ -10,28 +10,26 @@ import {
   type InferenceProviderOrPolicy,
 } from "@huggingface/inference";
 import { z } from "zod";
+import { ProviderConfigError, ProviderHttpError, ProviderNetworkError, ProviderResponseError } from "../errors.js";
 import {
-  chatCompletionsUrl,
-  fromChatCompletion,
-  parseChatCompletion,
-  toChatCompletionBody,
-  type ChatCompletionBody,
-  type ChatCompletionResponse,
-} from "./chat-completion-wire.js";
-import { ProviderConfigError, ProviderHttpError, ProviderNetworkError, ProviderResponseError } from "./errors.js";
-import { jsonEndpoint, parseRetryAfter } from "./http-transport.js";
-import { withRetries, type RetryOptions } from "./retry.js";
+  HttpUrlSchema,
+  RetrySettingSchema,
+  apiKeyFromEnv,
+  chatCompletionModel,
+  requiredEnv,
+  withRetryLayer,
+  type RemoteModelOptions,
+  type SendChatCompletion,
+} from "../transport/chat-completion-model.js";
+import { parseChatCompletion } from "../transport/chat-completion-wire.js";
+import { parseRetryAfter } from "../transport/http-transport.js";
 
-interface CommonOptions {
-  /**
-   * Retry layer around every call (see {@link withRetries}); on by default with its defaults.
-   * `false` gives the bare model: one attempt, no timeout of its own.
-   */
-  readonly retry?: RetryOptions | false;
+function isHuggingFaceHost(url: string): boolean {
+  return /(^|\.)(huggingface\.co|huggingface\.cloud|hf\.space)$/.test(new URL(url).hostname);
 }
 
 /** A model served by Hugging Face Inference Providers, addressed by its Hub id. */
-export interface HuggingFaceHubOptions extends CommonOptions {
+export interface HuggingFaceHubOptions extends RemoteModelOptions {
   /** Hub model id, e.g. `meta-llama/Llama-3.1-8B-Instruct`. */
   readonly model: string;
   /** Which Inference Provider serves it; default `auto` (your order at hf.co/settings/inference-providers). */
@@ -42,7 +40,7 @@ export interface HuggingFaceHubOptions extends CommonOptions {
 }
 
 /** A self-hosted or dedicated server speaking the OpenAI chat format: TGI, vLLM, llama.cpp's server, an Inference Endpoint. */
-export interface HuggingFaceEndpointOptions extends CommonOptions {
+export interface HuggingFaceEndpointOptions extends RemoteModelOptions {
   /** Base URL, e.g. `http://127.0.0.1:8080` or `https://x.endpoints.huggingface.cloud/v1`; `/v1/chat/completions` is appended as needed. */
   readonly endpointUrl: string;
   /** The `model` field sent; servers hosting one model ignore it. Default: the endpoint URL. */
@@ -58,20 +56,6 @@ export interface HuggingFaceEndpointOptions extends CommonOptions {
 }
 
 export type HuggingFaceOptions = HuggingFaceHubOptions | HuggingFaceEndpointOptions;
-
-export interface OpenAICompatibleOptions extends CommonOptions {
-  /** e.g. `https://api.openai.com/v1`, `http://127.0.0.1:8000` (vLLM), `http://127.0.0.1:8080` (llama.cpp). */
-  readonly baseUrl: string;
-  readonly model: string;
-  /**
-   * Environment variable holding the API key. Default `OPENAI_API_KEY`, sent when set; naming a
-   * variable makes it required; `false` sends no key.
-   */
-  readonly apiKeyEnv?: string | false;
-}
-
-const HttpUrlSchema = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
-const RetrySettingSchema = z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional();
 
 const HuggingFaceOptionsSchema = z
   .strictObject({
@@ -96,13 +80,6 @@ const HuggingFaceOptionsSchema = z
       ctx.addIssue({ code: "custom", path: ["apiKeyEnv"], message: "Inference Providers need a token" });
     }
   });
-
-const OpenAICompatibleOptionsSchema = z.strictObject({
-  baseUrl: HttpUrlSchema,
-  model: z.string().trim().min(1),
-  apiKeyEnv: z.union([z.string().min(1), z.literal(false)]).optional(),
-  retry: RetrySettingSchema,
-});
 
 /**
  * A `LanguageModel` for Hugging Face: a Hub model through Inference Providers, over
@@ -160,126 +137,6 @@ export function huggingFace(options: HuggingFaceOptions): LanguageModel {
     }),
     options.retry,
   );
-}
-
-/**
- * A `LanguageModel` for any server speaking the OpenAI chat-completions API (OpenAI, vLLM, TGI,
- * llama.cpp's server, Together, …), over a keep-alive `node:http(s)` pool: `huggingFace` with an
- * `endpointUrl`, reported as `openai-compatible`, keyed by `OPENAI_API_KEY` unless told otherwise.
- * `/v1/chat/completions` is appended to `baseUrl` as needed.
- *
- * @example
- * const model = openAICompatible({ baseUrl: "http://127.0.0.1:8000/v1", model: "Qwen/Qwen2.5-7B-Instruct" });
- */
-export function openAICompatible(options: OpenAICompatibleOptions): LanguageModel {
-  const parsed = OpenAICompatibleOptionsSchema.safeParse(options);
-  if (!parsed.success) throw new ProviderConfigError(`openAICompatible: ${z.prettifyError(parsed.error)}`);
-  const o = parsed.data;
-  const token = apiKeyFromEnv(o.apiKeyEnv, "OPENAI_API_KEY");
-  return withRetryLayer(
-    chatCompletionModel({
-      provider: "openai-compatible",
-      modelId: o.model,
-      requestedModel: o.model,
-      send: overHttp(o.baseUrl, o.model, token),
-    }),
-    options.retry,
-  );
-}
-
-function withRetryLayer(model: LanguageModel, retry: RetryOptions | false | undefined): LanguageModel {
-  return retry === false ? model : withRetries(model, retry ?? {});
-}
-
-function isHuggingFaceHost(url: string): boolean {
-  return /(^|\.)(huggingface\.co|huggingface\.cloud|hf\.space)$/.test(new URL(url).hostname);
-}
-
-/**
- * API keys come from the environment only, never from files or spec strings. A variable the
- * user named must be set; the default one is used when set; `false` means no key.
- */
-function apiKeyFromEnv(setting: string | false | undefined, defaultName: string): string | undefined {
-  if (setting === false) return undefined;
-  if (setting === undefined) return process.env[defaultName] || undefined;
-  return requiredEnv(setting);
-}
-
-function requiredEnv(name: string): string {
-  const value = process.env[name];
-  if (value === undefined || value === "") {
-    throw new ProviderConfigError(`environment variable ${name} is not set; it must hold the API token`);
-  }
-  return value;
-}
-
-/** One chat-completions call: a request body out, the validated response back, failures typed. */
-export type SendChatCompletion = (
-  body: ChatCompletionBody,
-  signal: AbortSignal | undefined,
-) => Promise<ChatCompletionResponse>;
-
-interface ChatCompletionModelParts {
-  readonly provider: string;
-  readonly modelId: string;
-  /** The model the request names; a response naming another is reported as `modelId`. */
-  readonly requestedModel: string;
-  readonly send: SendChatCompletion;
-}
-
-/** The bare model: one HTTP call (or a few, see below), errors typed, no retries. */
-function chatCompletionModel(parts: ChatCompletionModelParts): LanguageModel {
-  const { send, requestedModel } = parts;
-  const call = (request: GenerateRequest): Promise<ChatCompletionResponse> =>
-    send(toChatCompletionBody(request), request.signal);
-
-  return {
-    provider: parts.provider,
-    modelId: parts.modelId,
-    async generate(request: GenerateRequest): Promise<GenerateResponse> {
-      const wanted = request.n ?? 1;
-      const first = fromChatCompletion(await call(request), request, requestedModel);
-      const choices: GeneratedChoice[] = [...first.choices];
-      let { inputTokens, outputTokens } = first.usage;
-      // llama.cpp's server and some TGI versions ignore `n` and return one choice; fetch the rest
-      // with further calls (seeds continuing seed+k) so the caller gets the samples it asked for.
-      for (let calls = 1; choices.length < wanted && calls < wanted; calls++) {
-        const more = fromChatCompletion(
-          await call({
-            ...request,
-            n: wanted - choices.length,
-            ...(request.seed === undefined ? {} : { seed: request.seed + choices.length }),
-          }),
-          request,
-          requestedModel,
-        );
-        choices.push(...more.choices.slice(0, wanted - choices.length));
-        inputTokens += more.usage.inputTokens;
-        outputTokens += more.usage.outputTokens;
-      }
-      return {
-        choices,
-        usage: { inputTokens, outputTokens },
-        ...(first.modelId === undefined ? {} : { modelId: first.modelId }),
-      };
-    },
-  };
-}
-
-/**
- * Sends straight to one server's chat-completions URL over the keep-alive transport: the same
- * body and headers `InferenceClient` would send to an endpoint, without its per-call work or
- * `fetch`'s (see http-transport.ts).
- */
-function overHttp(baseUrl: string, model: string, token: string | undefined): SendChatCompletion {
-  const endpoint = jsonEndpoint(
-    chatCompletionsUrl(baseUrl),
-    token === undefined ? {} : { authorization: `Bearer ${token}` },
-  );
-  return async (body, signal) => {
-    const reply = await endpoint.post(JSON.stringify({ model, ...body }), signal);
-    return parseChatCompletion(reply.value, reply.text);
-  };
 }
 
 /**

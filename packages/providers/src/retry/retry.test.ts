@@ -1,6 +1,6 @@
 import type { GenerateRequest, GenerateResponse, LanguageModel } from "@rubric/core";
 import { describe, expect, it } from "vitest";
-import { ProviderConfigError, ProviderHttpError, ProviderResponseError, ProviderTimeoutError } from "./errors.js";
+import { ProviderConfigError, ProviderHttpError, ProviderResponseError, ProviderTimeoutError } from "../errors.js";
 import { isRetryableProviderError, withRetries } from "./retry.js";
 
 const ask: GenerateRequest = { messages: [{ role: "user", content: "hi" }] };

@@ -1,8 +1,17 @@
+import { RubricError } from "@rubric/core";
+
 /**
- * The failures a model provider can report. Each is its own class so that the retry layer (and
- * callers) can decide by type: HTTP 429/5xx, timeouts and network errors are transient; a 4xx, a
- * malformed response, a bad spec or configuration are not.
+ * The failures a model provider can report, all under {@link ProviderError}. Each says whether
+ * repeating the same call may succeed (`isRetryable`), which is what the retry layer and callers
+ * decide on: HTTP 429/5xx, timeouts and network errors are transient; any other 4xx, a malformed
+ * response, a bad spec or configuration would fail the same way again.
  */
+
+/** Every provider failure: a stable `code` and whether the same call is worth repeating. */
+export abstract class ProviderError extends RubricError {
+  abstract override readonly code: `provider.${string}`;
+  abstract readonly isRetryable: boolean;
+}
 
 /** How much of a response body an error message quotes; bodies can be megabytes of HTML. */
 const BODY_EXCERPT_CHARS = 500;
@@ -12,8 +21,11 @@ export function excerpt(text: string): string {
 }
 
 /** The server answered with a non-2xx status. */
-export class ProviderHttpError extends Error {
+export class ProviderHttpError extends ProviderError {
   override readonly name = "ProviderHttpError";
+  readonly code = "provider.http";
+  /** Rate limits (429) and server errors (5xx) are transient; any other status is not. */
+  readonly isRetryable: boolean;
   constructor(
     readonly url: string,
     readonly status: number,
@@ -27,12 +39,15 @@ export class ProviderHttpError extends Error {
         excerpt(body) || "(empty body)"
       }`,
     );
+    this.isRetryable = status === 429 || status >= 500;
   }
 }
 
 /** One attempt took longer than its budget and was aborted. */
-export class ProviderTimeoutError extends Error {
+export class ProviderTimeoutError extends ProviderError {
   override readonly name = "ProviderTimeoutError";
+  readonly code = "provider.timeout";
+  readonly isRetryable = true;
   constructor(
     readonly timeoutMs: number,
     /** 1-based attempt number that timed out, when a retry layer ran it. */
@@ -48,8 +63,10 @@ export class ProviderTimeoutError extends Error {
 }
 
 /** The request never got an HTTP answer: connection refused, reset, DNS failure. */
-export class ProviderNetworkError extends Error {
+export class ProviderNetworkError extends ProviderError {
   override readonly name = "ProviderNetworkError";
+  readonly code = "provider.network";
+  readonly isRetryable = true;
   constructor(
     readonly url: string,
     override readonly cause: unknown,
@@ -59,8 +76,10 @@ export class ProviderNetworkError extends Error {
 }
 
 /** The server answered 2xx but the body is not a chat completion we can read. */
-export class ProviderResponseError extends Error {
+export class ProviderResponseError extends ProviderError {
   override readonly name = "ProviderResponseError";
+  readonly code = "provider.response";
+  readonly isRetryable = false;
   constructor(
     message: string,
     /** The offending body (or the part of it that was read). */
@@ -71,8 +90,10 @@ export class ProviderResponseError extends Error {
 }
 
 /** A provider spec string (`hf:…`, `llama-cpp:…`, `openai-compatible:…`) could not be parsed. */
-export class ProviderSpecError extends Error {
+export class ProviderSpecError extends ProviderError {
   override readonly name = "ProviderSpecError";
+  readonly code = "provider.spec";
+  readonly isRetryable = false;
   constructor(
     readonly spec: string,
     reason: string,
@@ -85,13 +106,17 @@ export class ProviderSpecError extends Error {
 }
 
 /** The provider was set up wrongly: a missing API-key variable, conflicting options, a missing model file. */
-export class ProviderConfigError extends Error {
+export class ProviderConfigError extends ProviderError {
   override readonly name = "ProviderConfigError";
+  readonly code = "provider.config";
+  readonly isRetryable = false;
 }
 
 /** This provider cannot serve this particular request (e.g. a JSON schema its grammar engine rejects, a prompt longer than the context). */
-export class ProviderRequestError extends Error {
+export class ProviderRequestError extends ProviderError {
   override readonly name = "ProviderRequestError";
+  readonly code = "provider.request";
+  readonly isRetryable = false;
 }
 
 function describeCause(cause: unknown): string {

@@ -25,9 +25,9 @@ import type {
   Token,
 } from "node-llama-cpp";
 import { z } from "zod";
-import { ProviderConfigError, ProviderRequestError } from "./errors.js";
-import { extractJson } from "./extract-json.js";
-import { runEffect } from "./run-effect.js";
+import { ProviderConfigError, ProviderRequestError } from "../errors.js";
+import { extractJson } from "@rubric/core";
+import { runEffect } from "../retry/run-effect.js";
 
 export interface LlamaCppOptions {
   /** A local `.gguf` file. */
@@ -217,9 +217,9 @@ async function loadModel(settings: {
   const file = await stat(settings.modelPath).catch(() => undefined);
   if (!file?.isFile()) throw new ProviderConfigError(`llamaCpp: no model file at ${settings.modelPath}`);
 
-  // Imported on first use: node-llama-cpp takes ≈0.8 s to import, a cost every user of this
-  // package would otherwise pay, local model or not.
-  const lib = await import("node-llama-cpp");
+  // Imported on first use: node-llama-cpp takes ≈0.8 s to import and ~70 MB to install, a cost
+  // every user of this package would otherwise pay, local model or not; it is an optional peer.
+  const lib = await importNodeLlamaCpp();
   const llama = await lib.getLlama({
     gpu: settings.gpu === true ? "auto" : settings.gpu,
     // Never compile llama.cpp from source inside a verifier run: use the prebuilt binary or fail.
@@ -291,6 +291,21 @@ function buildPrompt(loaded: LoadedModel, messages: readonly ChatMessage[]): Pro
 }
 
 /** The token LlamaCompletion prepends (mirrors node-llama-cpp's internal `resolveBeginningTokenToPrepend`). */
+async function importNodeLlamaCpp(): Promise<typeof import("node-llama-cpp")> {
+  try {
+    return await import("node-llama-cpp");
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") {
+      throw new ProviderConfigError(
+        "llamaCpp needs node-llama-cpp, an optional peer dependency of @rubric/providers: " +
+          "install it beside it (npm install node-llama-cpp@^3.21.1)",
+      );
+    }
+    throw error;
+  }
+}
+
 function beginningToken(lib: typeof import("node-llama-cpp"), model: LlamaModel): Token | null {
   const vocabulary = model.vocabularyType;
   if (vocabulary === lib.LlamaVocabularyType.rwkv || vocabulary === lib.LlamaVocabularyType.ugm) return null;

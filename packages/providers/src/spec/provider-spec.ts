@@ -2,10 +2,11 @@ import path from "node:path";
 import type { LanguageModel } from "@rubric/core";
 import { PROVIDERS_OR_POLICIES, type InferenceProviderOrPolicy } from "@huggingface/inference";
 import { z } from "zod";
-import { ProviderSpecError } from "./errors.js";
-import { huggingFace, openAICompatible } from "./hugging-face.js";
-import { llamaCpp, type LlamaCppModel, type LlamaCppOptions } from "./llama-cpp.js";
-import type { RetryOptions } from "./retry.js";
+import { ProviderSpecError } from "../errors.js";
+import { huggingFace } from "../hugging-face/hugging-face.js";
+import { openAICompatible } from "../openai-compatible/openai-compatible.js";
+import { llamaCpp, type LlamaCppModel, type LlamaCppOptions } from "../llama-cpp/llama-cpp.js";
+import type { RetryOptions } from "../retry/retry.js";
 
 /** A provider spec string, understood. */
 export type ParsedProviderSpec =

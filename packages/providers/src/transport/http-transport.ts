@@ -1,6 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import { ProviderHttpError, ProviderNetworkError, ProviderResponseError } from "./errors.js";
+import { ProviderHttpError, ProviderNetworkError, ProviderResponseError } from "../errors.js";
 
 /**
  * JSON POSTs over `node:http` / `node:https` with keep-alive connection pools: the transport of

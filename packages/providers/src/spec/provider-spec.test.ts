@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { chatReply, startOpenAIChatServer } from "./__fixtures__/openai-chat-server.js";
-import { ProviderSpecError } from "./errors.js";
+import { chatReply, startOpenAIChatServer } from "../testing/openai-chat-server.js";
+import { ProviderSpecError } from "../errors.js";
 import { parseProviderSpec, providerFromSpec } from "./provider-spec.js";
 
 afterEach(() => {

@@ -1,15 +1,16 @@
 import type { GenerateRequest } from "@rubric/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "./__fixtures__/openai-chat-server.js";
+import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "../testing/openai-chat-server.js";
 import {
   ProviderConfigError,
   ProviderHttpError,
   ProviderNetworkError,
   ProviderResponseError,
   ProviderTimeoutError,
-} from "./errors.js";
+} from "../errors.js";
 import { InferenceClient } from "@huggingface/inference";
-import { huggingFace, openAICompatible, overInferenceClient } from "./hugging-face.js";
+import { openAICompatible } from "../openai-compatible/openai-compatible.js";
+import { huggingFace, overInferenceClient } from "./hugging-face.js";
 
 const ask: GenerateRequest = { messages: [{ role: "user", content: "Rate this answer." }] };
 const scoreFormat = {

@@ -1,0 +1,36 @@
+/**
+ * @rubric/providers — `LanguageModel` implementations for judges, managers and workers: any
+ * OpenAI-compatible server, Hugging Face (Inference Providers or an endpoint), and local GGUF
+ * models through node-llama-cpp, which is an optional peer dependency loaded only on first use of
+ * `llamaCpp`. Also the retry layer, provider spec strings and the errors they raise. This file is
+ * the package's only public door; `@rubric/providers/testing` holds a local test server.
+ */
+
+export {
+  ProviderConfigError,
+  ProviderError,
+  ProviderHttpError,
+  ProviderNetworkError,
+  ProviderRequestError,
+  ProviderResponseError,
+  ProviderSpecError,
+  ProviderTimeoutError,
+} from "./errors.js";
+export { isRetryableProviderError, withRetries, type RetryOptions } from "./retry/retry.js";
+export { runEffect } from "./retry/run-effect.js";
+export type { RemoteModelOptions } from "./transport/chat-completion-model.js";
+export { openAICompatible, type OpenAICompatibleOptions } from "./openai-compatible/openai-compatible.js";
+export {
+  huggingFace,
+  type HuggingFaceEndpointOptions,
+  type HuggingFaceHubOptions,
+  type HuggingFaceOptions,
+} from "./hugging-face/hugging-face.js";
+export { defaultLlamaThreads, llamaCpp, type LlamaCppModel, type LlamaCppOptions } from "./llama-cpp/llama-cpp.js";
+export {
+  parseProviderSpec,
+  providerFromSpec,
+  type ParsedProviderSpec,
+  type ProviderSpecOptions,
+  type SpecifiedModel,
+} from "./spec/provider-spec.js";
