@@ -74,7 +74,7 @@ describe("rubric elicit", () => {
     expect(again.stdout).toBe(run.stdout);
   });
 
-  it("llm manager on the real local model", async () => {
+  it("llm manager on the real local model, with the default context (GDPval prompts exceed 2048 tokens)", async () => {
     const run = await rubric([
       "elicit",
       "--task",
@@ -83,8 +83,6 @@ describe("rubric elicit", () => {
       `llm:llama-cpp:${MODEL}`,
       "--budget",
       "1",
-      "--context-size",
-      "8192",
       "--gdpval",
       GDPVAL,
       "--out",

@@ -54,6 +54,13 @@ export function numberFlag(
 }
 
 /** An integer flag ≥ `min`, or `fallback` when absent. @throws UsageError naming the flag. */
+/**
+ * The context window of every command that runs a llama-cpp model on GDPval prompts (elicit,
+ * repro): those prompts, with a dialogue, run to several thousand tokens, beyond the 2048 that
+ * llamaCpp defaults to for small uses.
+ */
+export const LLAMA_CPP_GDPVAL_CONTEXT = 8192;
+
 export function integer(value: string | undefined, flag: string, fallback: number, min: number): number {
   return numberFlag(
     value,

@@ -14,7 +14,7 @@ import {
   type Stakeholder,
 } from "@rubric/autointeract";
 import { providerFromSpec, type SpecifiedModel } from "@rubric/providers";
-import { InputFileError, UsageError, gdpvalDir, integer, type CliIO } from "../io.js";
+import { InputFileError, LLAMA_CPP_GDPVAL_CONTEXT, UsageError, gdpvalDir, integer, type CliIO } from "../io.js";
 
 export const elicitHelp = `rubric elicit --task <task_id> --manager <kind> --out <transcript.jsonl> [options]
 
@@ -28,8 +28,8 @@ Runs one manager–stakeholder dialogue on a GDPval task and prints the dialogue
   --seed <n>               world seed for sim stakeholders and model sampling (default 0)
   --out <file>             transcript, one JSON line per turn, written as the dialogue happens
   --gdpval <dir>           GDPval data (default $RUBRIC_SHARED_DIR/data/gdpval or ../shared/data/gdpval)
-  --context-size <n>       context window for llama-cpp models (default: the model's own); GDPval
-                           prompts with a dialogue need several thousand tokens
+  --context-size <n>       context window for llama-cpp models (default 8192: GDPval prompts with a
+                           dialogue run to several thousand tokens)
   --json                   print exactly one JSON object {"rubric", "questions", "costs"} on stdout
 
 <provider>: llama-cpp:<file.gguf> | hf:<model>[@<provider>] | openai-compatible:<baseUrl>#<model>`;
@@ -58,9 +58,9 @@ export async function elicit(args: ElicitArgs, io: CliIO): Promise<number> {
   if (!task) throw new InputFileError(`no GDPval task ${JSON.stringify(args.task)}`);
   const brief = gymTask(task);
   const models: SpecifiedModel[] = [];
-  const contextSize = args.contextSize === undefined ? undefined : integer(args.contextSize, "--context-size", 0, 256);
+  const contextSize = integer(args.contextSize, "--context-size", LLAMA_CPP_GDPVAL_CONTEXT, 256);
   const model = (spec: string) => {
-    const m = providerFromSpec(spec, contextSize === undefined ? {} : { llamaCpp: { contextSize } });
+    const m = providerFromSpec(spec, { llamaCpp: { contextSize } });
     models.push(m);
     return m;
   };

@@ -14,7 +14,7 @@ import {
   type Objective,
 } from "@rubric/gspo";
 import { parseProviderSpec, providerFromSpec } from "@rubric/providers";
-import { UsageError, gdpvalDir, integer, numberFlag, type CliIO } from "../io.js";
+import { LLAMA_CPP_GDPVAL_CONTEXT, UsageError, gdpvalDir, integer, numberFlag, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
 
 export const reproHelp = `rubric repro arcane --out <dir> [options]
@@ -164,7 +164,7 @@ async function reproWithProvider(
   bar: Bar,
 ): Promise<number> {
   const local = parseProviderSpec(spec).kind === "llama-cpp";
-  const contextSize = integer(args.contextSize, "--context-size", 8192, 256);
+  const contextSize = integer(args.contextSize, "--context-size", LLAMA_CPP_GDPVAL_CONTEXT, 256);
   const threads = args.threads === undefined ? undefined : integer(args.threads, "--threads", 1, 1);
   const errorsAs = args.errorsAs ?? "fail";
   if (errorsAs !== "fail" && errorsAs !== "renormalize")
