@@ -265,3 +265,25 @@ describe("errors, batching, gating, concurrency and caching", () => {
       expect(verdictCacheKey({ ...base, ...change })).not.toBe(key);
   });
 });
+
+describe("scoreOutputs without options", () => {
+  it("scores rule and js criteria with the built-in kinds, and refuses a judge criterion up front by name", async () => {
+    const rubric = parseFlatRubric({
+      id: "memo",
+      criteria: [
+        { id: "revenue", text: "Mentions revenue", weight: 2, verifier: { kind: "includes", terms: ["revenue"] } },
+        { id: "figure", text: "States 4.2M", weight: 1, verifier: { kind: "numeric", expected: 4.2, tolerance: 0.05 } },
+        { id: "short", text: "Under 50 chars", weight: 1, verifier: { kind: "js", code: "output.length < 50" } },
+      ],
+    });
+    const [result] = await scoreOutputs(rubric, [{ id: "a", input: "memo", output: "Revenue was 4.2M." }]);
+    expect(result?.verdicts.map((v) => v.status)).toEqual(["ok", "ok", "ok"]);
+    expect(result?.score?.normalized).toBe(1);
+
+    const judged = parseFlatRubric({
+      id: "j",
+      criteria: [{ id: "clear", text: "Is clear", weight: 1, verifier: { kind: "llm-judge" } }],
+    });
+    await expect(scoreOutputs(judged, [{ id: "a", input: "", output: "x" }])).rejects.toThrow(/llm-judge/);
+  });
+});

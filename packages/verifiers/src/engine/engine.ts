@@ -1,3 +1,4 @@
+import { createVerifierRegistry } from "./registry.js";
 import { readFile } from "node:fs/promises";
 import {
   rubricCriteria,
@@ -30,7 +31,11 @@ export interface OutputToScore extends VerificationInput {
 }
 
 export interface ScoreOutputsOptions {
-  readonly registry: VerifierRegistry;
+  /**
+   * The verifiers by kind. Default `createVerifierRegistry()`: every built-in kind that needs no
+   * model (rules, `js`, `python`); a rubric with `llm-judge` criteria needs a registry with a judge.
+   */
+  readonly registry?: VerifierRegistry;
   /** Verdicts found here are not recomputed; new ok verdicts are stored. */
   readonly cache?: VerdictCache;
   /** Verifier calls in flight at once, across all outputs. Default 8. */
@@ -121,9 +126,9 @@ async function digestFiles(input: VerificationInput) {
 export async function scoreOutputs(
   rubric: FlatRubric | StagedRubric,
   outputs: readonly OutputToScore[],
-  options: ScoreOutputsOptions,
+  options: ScoreOutputsOptions = {},
 ): Promise<ScoredOutput[]> {
-  const prepared = prepareCriteria(rubric, options.registry);
+  const prepared = prepareCriteria(rubric, options.registry ?? createVerifierRegistry());
   const concurrency = options.concurrency ?? 8;
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new RangeError(`concurrency must be an integer ≥ 1, got ${concurrency}`);
