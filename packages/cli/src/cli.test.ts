@@ -242,4 +242,18 @@ describe("runCli in-process", () => {
     expect(JSON.parse(out).required).toEqual(["id", "criteria"]);
     expect(await runCli(["schema", "nope"], io)).toBe(2);
   });
+
+  it("answers `schema --help` with its help, and suggests the command a typo meant", async () => {
+    let out = "";
+    let err = "";
+    const io = { out: (t: string) => (out += t), err: (t: string) => (err += t) };
+    expect(await runCli(["schema", "--help"], io)).toBe(0);
+    expect(out).toContain("rubric schema <flat|staged|staged-record>");
+    expect(await runCli(["scor", "--rubric", "x"], io)).toBe(2);
+    expect(err).toContain('unknown command "scor" (did you mean "score"?)');
+    err = "";
+    expect(await runCli(["deploy"], io)).toBe(2);
+    expect(err).toContain('unknown command "deploy"');
+    expect(err).not.toContain("did you mean");
+  });
 });

@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { InputFileError, UsageError, type CliIO } from "./io.js";
 import { score, scoreHelp } from "./commands/score.js";
 import { schema, schemaHelp } from "./commands/schema.js";
+import { suggest } from "./suggest.js";
 import { validate, validateHelp } from "./commands/validate.js";
 
 const help = `rubric — rubrics (flat weighted or staged GDPval-style): validate, score, elicit, train and probe them
@@ -19,6 +20,8 @@ Usage:
 
 Exit codes: 0 success, 1 invalid input or unscorable verdicts, 2 usage error or error verdicts;
 hackbench: 0 clean, 3 hackable, 2 error.`;
+
+const COMMANDS = ["validate", "score", "schema", "elicit", "repro", "hackbench", "help"];
 
 const helps: Record<string, string> = { validate: validateHelp, score: scoreHelp, schema: schemaHelp };
 
@@ -119,6 +122,7 @@ export async function runCli(argv: readonly string[], io: CliIO, options: { isTT
         );
       }
       case "schema":
+        if (rest.includes("--help") || rest.includes("-h")) return (io.out(`${schemaHelp}\n`), 0);
         return schema(rest[0], io);
       case "elicit": {
         const { values } = parseArgs({
@@ -227,8 +231,12 @@ export async function runCli(argv: readonly string[], io: CliIO, options: { isTT
         const { help: _help, ...flags } = values;
         return await hackbench(flags, io);
       }
-      default:
-        throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+      default: {
+        const meant = suggest(command, COMMANDS);
+        throw new UsageError(
+          `unknown command ${JSON.stringify(command)}${meant === undefined ? "" : ` (did you mean "${meant}"?)`}`,
+        );
+      }
     }
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
