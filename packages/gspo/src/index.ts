@@ -28,11 +28,13 @@ export {
   type PolicyPrompt,
   type PolicyTrace,
 } from "./policy/rubric-policy.js";
-export { Adam, AdamStateSchema, sftLoss, sftStep, trainSft, type AdamState, type SftItem } from "./policy/sft.js";
+export { Adam, AdamStateSchema, type AdamState } from "./trainer/adam.js";
+export { sftLoss, sftStep, trainSft, type SftItem } from "./trainer/sft.js";
 
 // trainer: one interface over backends, the in-process backend, Stage I/II loops with checkpoints and logs
 export type { RolloutGroup, SampledSequence, StepMetrics, StepOptions, TrainerBackend } from "./trainer/backend.js";
-export { CheckpointError, InProcessBackend, type TokenPolicy } from "./trainer/in-process.js";
+export { CheckpointError, InProcessBackend } from "./trainer/in-process.js";
+export type { TokenPolicy } from "./trainer/token-policy.js";
 export { advantagesFor, clippedObjective, OBJECTIVES, type Objective } from "./trainer/objective.js";
 export {
   TrainingAbortedError,

@@ -4,7 +4,7 @@ import { gymSftCorpus, gymTask, loadGdpval } from "@rubric/autointeract";
 import { beforeAll, describe, expect, it } from "vitest";
 import { gymPrompt, sftSequence, teacherSequence, type GymPrompt } from "../arcane/gym.js";
 import { PolicySequenceError, QUESTION_REPERTOIRE, RubricPolicy } from "./rubric-policy.js";
-import { sftLoss, trainSft, type SftItem } from "./sft.js";
+import { sftLoss, trainSft, type SftItem } from "../trainer/sft.js";
 
 const GDPVAL = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url))}/data/gdpval`;
 let train: SftItem[];
