@@ -196,7 +196,9 @@ describe("rubric score (staged)", () => {
     expect(run.stdout).toBe("");
     const zero = rubric("score", "--rubric", rubricFile, "--verdicts", verdicts, "--errors-as", "zero", "--json");
     expect(zero.code).toBe(0);
-    expect(rubric("score", "--rubric", rubricFile, "--verdicts", verdicts, "--errors-as", "maybe").code).toBe(2);
+    const maybe = rubric("score", "--rubric", rubricFile, "--verdicts", verdicts, "--errors-as", "maybe");
+    expect(maybe.code).toBe(2);
+    expect(maybe.stderr).toContain('--errors-as must be one of fail, zero, renormalize, got "maybe"');
   });
 
   it("names the fault in a bad verdicts file", () => {

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { ErrorPolicySchema, type ErrorPolicy } from "@rubric/core";
 
 /** Where a command writes; injected so tests run commands in-process and read what they printed. */
 export interface CliIO {
@@ -82,4 +83,22 @@ export function gdpvalDir(given: string | undefined): string {
   const found = candidates.find((c): c is string => typeof c === "string" && existsSync(join(c, "tasks.jsonl")));
   if (!found) throw new InputFileError("cannot find the GDPval data: pass --gdpval <dir> or set RUBRIC_SHARED_DIR");
   return found;
+}
+
+/**
+ * `--errors-as`, validated by core's own `ErrorPolicySchema` (narrowed to `allowed` where a
+ * command cannot honour every policy), or `fallback` when absent.
+ */
+export function errorPolicyFlag<P extends ErrorPolicy>(
+  value: string | undefined,
+  fallback: P,
+  allowed: readonly P[] = ErrorPolicySchema.options as unknown as readonly P[],
+  why = "",
+): P {
+  if (value === undefined) return fallback;
+  const parsed = ErrorPolicySchema.safeParse(value);
+  if (!parsed.success || !(allowed as readonly string[]).includes(parsed.data)) {
+    throw new UsageError(`--errors-as must be one of ${allowed.join(", ")}, got ${JSON.stringify(value)}${why}`);
+  }
+  return parsed.data as P;
 }

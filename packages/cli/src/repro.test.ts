@@ -235,7 +235,9 @@ describe("rubric repro arcane --provider (OpenAI-compatible server)", () => {
       join(dir, "llm-zero"),
     ]);
     expect(policy.code).toBe(2);
-    expect(policy.stderr).toMatch(/--errors-as must be fail or renormalize/);
+    expect(policy.stderr).toMatch(
+      /--errors-as must be one of fail, renormalize, got "zero" \(an error is never counted as 0\)/,
+    );
   });
 
   it("a judge that always fails yields exit 2 and listed errors, never zeros", { timeout: 300_000 }, async () => {

@@ -94,6 +94,7 @@ export type {
   StageResult,
   StagedScore,
 } from "./score/result.js";
+export { ErrorPolicySchema } from "./score/result.js";
 export { CriterionErrorsError, ScoringError, VerdictValidationError } from "./score/errors.js";
 
 // metrics: ranking, correlation, significance, uncertainty, calibration

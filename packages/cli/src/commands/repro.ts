@@ -14,7 +14,15 @@ import {
   type Objective,
 } from "@rubric/gspo";
 import { parseProviderSpec, providerFromSpec } from "@rubric/providers";
-import { LLAMA_CPP_GDPVAL_CONTEXT, UsageError, gdpvalDir, integer, numberFlag, type CliIO } from "../io.js";
+import {
+  LLAMA_CPP_GDPVAL_CONTEXT,
+  UsageError,
+  gdpvalDir,
+  integer,
+  numberFlag,
+  type CliIO,
+  errorPolicyFlag,
+} from "../io.js";
 import { progressBar } from "../progress.js";
 
 export const reproHelp = `rubric repro arcane --out <dir> [options]
@@ -166,11 +174,7 @@ async function reproWithProvider(
   const local = parseProviderSpec(spec).kind === "llama-cpp";
   const contextSize = integer(args.contextSize, "--context-size", LLAMA_CPP_GDPVAL_CONTEXT, 256);
   const threads = args.threads === undefined ? undefined : integer(args.threads, "--threads", 1, 1);
-  const errorsAs = args.errorsAs ?? "fail";
-  if (errorsAs !== "fail" && errorsAs !== "renormalize")
-    throw new UsageError(
-      `--errors-as must be fail or renormalize, got ${JSON.stringify(errorsAs)} (an error is never counted as 0)`,
-    );
+  const errorsAs = errorPolicyFlag(args.errorsAs, "fail", ["fail", "renormalize"], " (an error is never counted as 0)");
   const taskIds = args.taskIds
     ?.split(",")
     .map((id) => id.trim())

@@ -10,7 +10,7 @@ import {
 } from "@rubric/verifiers";
 import { providerFromSpec } from "@rubric/providers";
 import { z } from "zod";
-import { InputFileError, UsageError, integer, readText, type CliIO } from "../io.js";
+import { InputFileError, UsageError, integer, readText, type CliIO, errorPolicyFlag } from "../io.js";
 import { progressBar } from "../progress.js";
 
 /** One line of an outputs file. */
@@ -73,12 +73,9 @@ export async function scoreOutputsCommand(
   io: CliIO,
   isTTY: boolean,
 ): Promise<number> {
-  const policies = ["fail", "zero", "renormalize"];
-  if (args.errorsAs !== undefined && !policies.includes(args.errorsAs))
-    throw new UsageError(`--errors-as must be one of ${policies.join(", ")}`);
   if (args.judgeMode !== undefined && !["batched", "per-criterion"].includes(args.judgeMode))
     throw new UsageError("--judge-mode must be batched or per-criterion");
-  const errorsAs = (args.errorsAs ?? "renormalize") as ErrorPolicy;
+  const errorsAs: ErrorPolicy = errorPolicyFlag(args.errorsAs, "renormalize");
   const outputs = readOutputs(args.outputs);
   const model = args.judge === undefined ? undefined : providerFromSpec(args.judge);
   try {

@@ -7,7 +7,7 @@ import {
   type LoadedRubric,
   type RubricScore,
 } from "@rubric/core";
-import { InputFileError, UsageError, readJson, readText, type CliIO } from "../io.js";
+import { InputFileError, UsageError, readJson, readText, type CliIO, errorPolicyFlag } from "../io.js";
 
 export const scoreHelp = `rubric score --rubric <file> (--verdicts <file> | --outputs <file>) [options]
 
@@ -136,15 +136,13 @@ export async function score(args: ScoreArgs, io: CliIO, isTTY = false): Promise<
   }
   if (args.judge !== undefined || args.cache !== undefined) throw new UsageError("--judge and --cache need --outputs");
   if (!args.verdicts) throw new UsageError("score needs --verdicts <file> or --outputs <file>");
-  const policies = ["fail", "zero", "renormalize"];
-  if (args.errorsAs !== undefined && !policies.includes(args.errorsAs))
-    throw new UsageError(`--errors-as must be one of ${policies.join(", ")}, got ${JSON.stringify(args.errorsAs)}`);
+  const errorsAs = args.errorsAs === undefined ? undefined : errorPolicyFlag(args.errorsAs, "fail");
   const rubric = pick(loadRubrics(readText(args.rubric), { source: args.rubric }), args.task, args.rubric);
   const verdicts = parseVerdictFile(readJson(args.verdicts), args.verdicts);
   const weights = args.weights === undefined ? undefined : parseWeightFile(readJson(args.weights), args.weights);
   const result = scoreRubric(rubric, verdicts, {
     ignoreGates: args.ignoreGates,
-    ...(args.errorsAs === undefined ? {} : { errorsAs: args.errorsAs as ErrorPolicy }),
+    ...(errorsAs === undefined ? {} : { errorsAs }),
     ...(weights === undefined ? {} : { weights }),
   });
   io.out(args.json ? `${JSON.stringify(scoreToJson(result))}\n` : scoreToText(result));

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { FlatRubric } from "../rubric/flat.js";
 import type { FailureAction, StagedRubric } from "../rubric/staged.js";
 import type { CriterionStatus } from "./plan.js";
@@ -9,7 +10,8 @@ import type { CriterionStatus } from "./plan.js";
  * - `renormalize`: leave it out and rescale by the weight that could be judged.
  * `skipped` verdicts (not applicable) are always left out and renormalised.
  */
-export type ErrorPolicy = "fail" | "zero" | "renormalize";
+export const ErrorPolicySchema = z.enum(["fail", "zero", "renormalize"]);
+export type ErrorPolicy = z.infer<typeof ErrorPolicySchema>;
 
 export interface ScoreOptions {
   readonly errorsAs?: ErrorPolicy;
