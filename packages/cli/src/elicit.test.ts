@@ -54,11 +54,11 @@ describe("rubric elicit", () => {
       .split("\n")
       .map((l) => JSON.parse(l).type);
     expect(turns).toEqual(["task", "question", "answer", "question", "answer", "question", "answer", "rubric", "end"]);
-    // Same seed, same dialogue.
+    // Same seed, same dialogue; the task named by a unique prefix of its id.
     const again = await rubric([
       "elicit",
       "--task",
-      TASK,
+      TASK.slice(0, 8),
       "--manager",
       "policy:default",
       "--budget",
@@ -72,6 +72,20 @@ describe("rubric elicit", () => {
       "--json",
     ]);
     expect(again.stdout).toBe(run.stdout);
+    // A prefix shared by several ids is refused, naming them.
+    const ambiguous = await rubric([
+      "elicit",
+      "--task",
+      TASK.slice(0, 1),
+      "--manager",
+      "policy:default",
+      "--gdpval",
+      GDPVAL,
+      "--out",
+      join(dir, "x.jsonl"),
+    ]);
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toMatch(/is a prefix of \d+ task ids .*give more of it/);
   });
 
   it("llm manager on the real local model, with the default context (GDPval prompts exceed 2048 tokens)", async () => {

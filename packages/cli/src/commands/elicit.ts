@@ -20,7 +20,7 @@ export const elicitHelp = `rubric elicit --task <task_id> --manager <kind> --out
 
 Runs one manager–stakeholder dialogue on a GDPval task and prints the dialogue and the rubric.
 
-  --task <id>              a GDPval task id (see ../shared/data/gdpval/tasks.jsonl)
+  --task <id>              a GDPval task id or a unique prefix of one (see ../shared/data/gdpval/tasks.jsonl)
   --stakeholder <kind>     sim (default: the rubric gym's simulated stakeholder) | llm:<provider>
                            (a model holding the task's gold rubric as an outline) | terminal (you)
   --manager <kind>         llm:<provider> | policy:<file.json> | policy:default
@@ -53,9 +53,19 @@ export async function elicit(args: ElicitArgs, io: CliIO): Promise<number> {
   const budget = integer(args.budget, "--budget", 5, 0);
   const seed = integer(args.seed, "--seed", 0, 0);
   const dataset = await loadGdpval(gdpvalDir(args.gdpval));
-  const example = [...dataset.train, ...dataset.eval].find((e) => e.task.task_id === args.task);
-  const task = example?.task ?? dataset.tasks.find((t) => t.task_id === args.task);
-  if (!task) throw new InputFileError(`no GDPval task ${JSON.stringify(args.task)}`);
+  // A whole id or a unique prefix of one (ids are UUIDs; the first 8 characters name a task).
+  const wanted = args.task;
+  const exact = dataset.tasks.find((t) => t.task_id === wanted);
+  const matches = exact ? [exact] : dataset.tasks.filter((t) => t.task_id.startsWith(wanted));
+  if (matches.length === 0) throw new InputFileError(`no GDPval task ${JSON.stringify(wanted)}`);
+  if (matches.length > 1) {
+    const shown = matches.slice(0, 5).map((t) => t.task_id);
+    throw new UsageError(
+      `--task ${JSON.stringify(wanted)} is a prefix of ${matches.length} task ids (${shown.join(", ")}${matches.length > 5 ? ", …" : ""}); give more of it`,
+    );
+  }
+  const task = matches[0]!;
+  const example = [...dataset.train, ...dataset.eval].find((e) => e.task.task_id === task.task_id);
   const brief = gymTask(task);
   const models: SpecifiedModel[] = [];
   const contextSize = integer(args.contextSize, "--context-size", LLAMA_CPP_GDPVAL_CONTEXT, 256);
