@@ -1,4 +1,4 @@
 import { defineConfig } from "tsup";
 import { libraryBuild } from "../../tsup.base";
 
-export default defineConfig(libraryBuild());
+export default defineConfig(libraryBuild({ index: "src/index.ts", effect: "src/effect/index.ts" }));

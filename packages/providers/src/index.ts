@@ -17,7 +17,8 @@ export {
   ProviderTimeoutError,
 } from "./errors.js";
 export { isRetryableProviderError, withRetries, type RetryOptions } from "./retry/retry.js";
-export { runEffect } from "./retry/run-effect.js";
+/** @deprecated moved to `@rubric/core/effect`; re-exported here for one release. */
+export { runEffect } from "@rubric/core/effect";
 export type { RemoteModelOptions } from "./transport/chat-completion-model.js";
 export { openAICompatible, type OpenAICompatibleOptions } from "./openai-compatible/openai-compatible.js";
 export {

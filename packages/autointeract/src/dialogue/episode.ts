@@ -1,5 +1,6 @@
 import { FlatRubricSchema, type FlatRubric } from "@rubric/core";
-import { Duration, Effect, Exit, Cause } from "effect";
+import { runEffect } from "@rubric/core/effect";
+import { Duration, Effect } from "effect";
 import { QuestionBudgetExceededError, RoleOutputError, RoleTimeoutError, TurnLimitError } from "./errors.js";
 import type { Answer, Difficulty, DialogueState, Manager, Question, Spend, Stakeholder, TaskBrief } from "./roles.js";
 import type { Turn } from "./transcript.js";
@@ -70,10 +71,11 @@ async function call<T>(
       onTimeout: () => new RoleTimeoutError(`${what} did not answer within ${timeoutMs} ms`),
     }),
   );
-  const exit = await Effect.runPromiseExit(effect, signal ? { signal } : undefined);
-  if (Exit.isSuccess(exit)) return { ok: true, value: exit.value };
-  const squashed = Cause.squash(exit.cause);
-  return { ok: false, error: squashed instanceof Error ? squashed : new Error(String(squashed)) };
+  try {
+    return { ok: true, value: await runEffect(effect, signal) };
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error : new Error(String(error)) };
+  }
 }
 
 /**

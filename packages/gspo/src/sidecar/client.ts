@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Cause, Effect, Exit, Option } from "effect";
+import { runEffect } from "@rubric/core/effect";
+import { Effect } from "effect";
 import { SidecarClosedError, SidecarCrashedError, type SidecarFailure } from "./errors.js";
 import { SidecarProcess, type SidecarLaunch } from "./process.js";
 import type { ParamsOf, PolicyInitParams, ResultOf, SidecarMethod, TrainingMetrics } from "./protocol.js";
@@ -259,12 +260,10 @@ export class SidecarClient {
   }
 }
 
-/** Runs a sidecar Effect as a promise: resolves with its value, rejects with its failure, or with the signal's reason when aborted. */
+/**
+ * Runs a sidecar Effect as a promise: resolves with its value, rejects with its failure, or with the
+ * signal's reason when aborted. Kept as a typed alias of core's `runEffect` for callers who imported it.
+ */
 export async function runSidecarEffect<A>(effect: Effect.Effect<A, SidecarFailure>, signal?: AbortSignal): Promise<A> {
-  const exit = await Effect.runPromiseExit(effect, signal ? { signal } : undefined);
-  if (Exit.isSuccess(exit)) return exit.value;
-  const failure = Cause.failureOption(exit.cause);
-  if (Option.isSome(failure)) throw failure.value;
-  if (Cause.isInterruptedOnly(exit.cause) && signal?.aborted) throw signal.reason;
-  throw Cause.squash(exit.cause);
+  return runEffect(effect, signal);
 }

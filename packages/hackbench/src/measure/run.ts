@@ -1,7 +1,8 @@
 import { setMaxListeners } from "node:events";
 import { createRng, type FlatRubric, type RubricScore, type StagedRubric } from "@rubric/core";
 import { scoreOutputs, type ScoredOutput, type VerdictCache, type VerifierRegistry } from "@rubric/verifiers";
-import { Cause, Effect, Exit, Option } from "effect";
+import { runEffect } from "@rubric/core/effect";
+import { Effect } from "effect";
 import { z } from "zod";
 import { INTEGRITY_CARD_FORMAT, IntegrityCardSchema, type IntegrityCard, type ProbeResult } from "../card/card.js";
 import { UnknownProbeError, resolveProbes } from "../probes/catalog.js";
@@ -220,14 +221,7 @@ export async function runHackbench(
   samples: readonly HackSample[],
   options: HackbenchOptions,
 ): Promise<IntegrityCard> {
-  const exit = await Effect.runPromiseExit(
-    hackbench(rubric, samples, options),
-    options.signal ? { signal: options.signal } : undefined,
-  );
-  if (Exit.isSuccess(exit)) return exit.value;
-  const failure = Cause.failureOption(exit.cause);
-  if (Option.isSome(failure)) throw failure.value;
-  throw Cause.squash(exit.cause);
+  return runEffect(hackbench(rubric, samples, options), options.signal);
 }
 
 function parseSettings(options: HackbenchOptions): Effect.Effect<Settings, HackbenchInputError> {

@@ -27,7 +27,7 @@ import type {
 import { z } from "zod";
 import { ProviderConfigError, ProviderRequestError } from "../errors.js";
 import { extractJson } from "@rubric/core";
-import { runEffect } from "../retry/run-effect.js";
+import { runEffect } from "@rubric/core/effect";
 
 export interface LlamaCppOptions {
   /** A local `.gguf` file. */

@@ -2,7 +2,7 @@ import type { GenerateRequest, GenerateResponse, LanguageModel } from "@rubric/c
 import { Duration, Effect, Schedule } from "effect";
 import { z } from "zod";
 import { ProviderConfigError, ProviderError, ProviderHttpError, ProviderTimeoutError } from "../errors.js";
-import { runEffect } from "./run-effect.js";
+import { runEffect } from "@rubric/core/effect";
 
 export interface RetryOptions {
   /** Retries after the first attempt (so `retries + 1` attempts at most). Default 4. */

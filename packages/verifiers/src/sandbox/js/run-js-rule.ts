@@ -1,4 +1,5 @@
-import { Cause, Effect, Exit } from "effect";
+import { runEffect } from "@rubric/core/effect";
+import { Effect } from "effect";
 import { z } from "zod";
 import {
   InvalidJsRuleLimitsError,
@@ -105,10 +106,7 @@ export async function runJsRule(
       }),
     }),
   );
-  const exit = await Effect.runPromiseExit(program, signal === undefined ? undefined : { signal });
-  if (Exit.isSuccess(exit)) return exit.value;
-  if (Cause.isInterruptedOnly(exit.cause) && signal?.aborted) throw signal.reason;
-  throw Cause.squash(exit.cause);
+  return runEffect(program, signal);
 }
 
 function checkLimits(options: JsRuleOptions): JsRuleLimits {

@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
-import { Cause, Duration, Effect, Exit, Option } from "effect";
+import { runEffect } from "@rubric/core/effect";
+import { Duration, Effect, Option } from "effect";
 import { z } from "zod";
 import type { OutputFile } from "../../verifier/verifier.js";
 import {
@@ -187,25 +188,20 @@ export async function runPythonRule(
   options: PythonRuleRunOptions = {},
 ): Promise<PythonRuleResult> {
   const started = performance.now();
-  const exit = await Effect.runPromiseExit(
-    runPythonRuleEffect(request, options),
-    options.signal ? { signal: options.signal } : undefined,
+  // A typed sandbox failure is a result the caller inspects; only defects and aborts reject.
+  const program = runPythonRuleEffect(request, options).pipe(
+    Effect.catchAll((error) =>
+      Effect.succeed<PythonRuleResult>({
+        status: "error",
+        kind: error.kind,
+        message: error.message,
+        ...(error.traceback === undefined ? {} : { traceback: error.traceback }),
+        ...(error.stderr === undefined ? {} : { stderr: error.stderr }),
+        durationMs: performance.now() - started,
+      }),
+    ),
   );
-  if (Exit.isSuccess(exit)) return exit.value;
-  const failure = Cause.failureOption(exit.cause);
-  if (Option.isSome(failure)) {
-    const error = failure.value;
-    return {
-      status: "error",
-      kind: error.kind,
-      message: error.message,
-      ...(error.traceback === undefined ? {} : { traceback: error.traceback }),
-      ...(error.stderr === undefined ? {} : { stderr: error.stderr }),
-      durationMs: performance.now() - started,
-    };
-  }
-  if (Cause.isInterruptedOnly(exit.cause) && options.signal?.aborted) throw options.signal.reason;
-  throw Cause.squash(exit.cause);
+  return runEffect(program, options.signal);
 }
 
 // --- setup -------------------------------------------------------------------------------------
