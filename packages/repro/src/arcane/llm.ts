@@ -10,7 +10,7 @@ import {
 } from "@rubric/autointeract";
 import { createVerifierRegistry, llmJudge, scoreOutputs, type LlmJudgeOptions } from "@rubric/verifiers";
 import { z } from "zod";
-import { QUESTION_REPERTOIRE } from "../policy/rubric-policy.js";
+import { QUESTION_REPERTOIRE } from "@rubric/gspo";
 import { managerRubrics, type TrainedManagers } from "./experiment.js";
 import { PAPER } from "./table.js";
 
