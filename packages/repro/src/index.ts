@@ -37,7 +37,6 @@ export {
 export {
   ARCANE_LLM_METHODS,
   ArcaneLlmTableSchema,
-  ArcaneTaskSelectionError,
   arcaneLlmMarkdown,
   pairedMeans,
   runArcaneWithModel,
