@@ -15,7 +15,9 @@ const LAYERS = {
   hackbench: ["core", "verifiers"],
   "arco-heads": ["core"],
   rlxar: ["core", "arco-heads"],
-  cli: ["core", "providers", "verifiers", "autointeract", "gspo", "hackbench", "arco-heads", "rlxar"],
+  // The papers' reproductions sit above every library they reproduce (ARCO's will use rlxar and arco-heads).
+  repro: ["core", "verifiers", "autointeract", "gspo", "arco-heads", "rlxar"],
+  cli: ["core", "providers", "verifiers", "autointeract", "gspo", "hackbench", "arco-heads", "rlxar", "repro"],
 };
 const ALL = Object.keys(LAYERS);
 const TESTS = "(\\.test\\.ts$|/__fixtures__/)";

@@ -8,6 +8,7 @@
  */
 export { GdpvalDataError, GdpvalTaskSchema, parseGdpvalTasks, type GdpvalTask } from "./gdpval/tasks.js";
 export { loadGdpval, type GdpvalDataset, type GdpvalExample } from "./gdpval/dataset.js";
+export { findGdpvalTask, GdpvalTaskAmbiguousError, GdpvalTaskNotFoundError } from "./gdpval/find-task.js";
 
 // dialogue: roles, the episode engine, transcripts
 export type {

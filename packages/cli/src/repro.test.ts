@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ArcaneLlmTableSchema, ArcaneTableSchema } from "@rubric/gspo";
+import { ArcaneLlmTableSchema, ArcaneTableSchema } from "@rubric/repro";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "@rubric/providers/testing";
 import { runRubric } from "./__fixtures__/run-cli.js";

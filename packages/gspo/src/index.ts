@@ -3,8 +3,8 @@
  * This file is the package's only public door.
  *
  * Test-time guidance, the in-process manager policy, one TrainerBackend interface (in-process and the
- * Python sidecar), Stage I/II training loops with checkpoints, and the ARCANE reproduction.
- *
+ * Python sidecar), Stage I/II training loops with checkpoints, and the rubric gym as a training
+ * environment. Experiments built on these (the ARCANE reproduction) live in `@rubric/repro`.
  */
 export {
   beamSearch,
@@ -48,7 +48,7 @@ export {
   type TrainingLogEntry,
 } from "./trainer/train.js";
 
-// the rubric gym as a training environment
+// the rubric gym as a training environment: prompts, Stage I targets, Stage II reward, U* and û
 export {
   gymPrompt,
   gymReward,
@@ -58,42 +58,7 @@ export {
   trueUtility,
   type GymPrompt,
   type GymRewardOptions,
-} from "./arcane/gym.js";
-
-// the ARCANE reproduction (`rubric repro arcane`)
-export {
-  arcaneConfig,
-  runArcane,
-  trainArcaneManagers,
-  writeArcaneOutputs,
-  type ArcaneConfig,
-  type ArcaneProgress,
-  type ArcaneRunOptions,
-  type TrainedManagers,
-} from "./arcane/experiment.js";
-export { scalingSvg } from "./arcane/plot.js";
-export {
-  ARCANE_METHODS,
-  ArcaneTableSchema,
-  arcaneMarkdown,
-  METHOD_LABELS,
-  methodLabels,
-  PAPER,
-  type ArcaneMethod,
-  type ArcaneTable,
-  type MeanStd,
-} from "./arcane/table.js";
-export {
-  ARCANE_LLM_METHODS,
-  ArcaneLlmTableSchema,
-  ArcaneTaskSelectionError,
-  arcaneLlmMarkdown,
-  pairedMeans,
-  runArcaneWithModel,
-  type ArcaneLlmMethod,
-  type ArcaneLlmOptions,
-  type ArcaneLlmTable,
-} from "./arcane/llm.js";
+} from "./gym-environment/environment.js";
 
 // sidecar: the Python training sidecar (python/rubric-trainer) behind JSON lines over stdio
 export { SidecarBackend, type SidecarBackendOptions, type TokenPrompt } from "./sidecar/backend.js";

@@ -12,9 +12,13 @@ export const GdpvalTaskSchema = z.strictObject({
 });
 export type GdpvalTask = z.output<typeof GdpvalTaskSchema>;
 
-/** Thrown when a GDPval file does not have the shape it should; names every bad line. */
+/**
+ * The gdpval module's errors: thrown as is when a GDPval file does not have the shape it should
+ * (naming every bad line); its subclasses are the task lookups of `findGdpvalTask`.
+ */
 export class GdpvalDataError extends Error {
-  override readonly name = "GdpvalDataError";
+  // Widened to string so that the more specific gdpval errors (find-task.ts) can name themselves.
+  override readonly name: string = "GdpvalDataError";
 }
 
 /** Parses `tasks.jsonl`. @throws GdpvalDataError listing every bad line with its path. */

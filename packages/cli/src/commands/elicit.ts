@@ -1,6 +1,9 @@
 import {
   DEFAULT_POLICY,
+  GdpvalTaskAmbiguousError,
+  GdpvalTaskNotFoundError,
   appendTurnsTo,
+  findGdpvalTask,
   gymTask,
   llmManager,
   llmStakeholder,
@@ -10,6 +13,7 @@ import {
   runEpisode,
   simulatedStakeholder,
   terminalStakeholder,
+  type GdpvalTask,
   type Manager,
   type Stakeholder,
 } from "@rubric/autointeract";
@@ -46,6 +50,22 @@ export interface ElicitArgs {
   readonly json: boolean;
 }
 
+/** `--task`: a whole id or a unique prefix of one; no match is bad input, an ambiguous prefix a usage error. */
+function taskFlag(tasks: readonly GdpvalTask[], wanted: string): GdpvalTask {
+  try {
+    return findGdpvalTask(tasks, wanted);
+  } catch (error) {
+    if (error instanceof GdpvalTaskNotFoundError) throw new InputFileError(`no GDPval task ${JSON.stringify(wanted)}`);
+    if (error instanceof GdpvalTaskAmbiguousError) {
+      const { candidates } = error;
+      throw new UsageError(
+        `--task ${JSON.stringify(wanted)} is a prefix of ${candidates.length} task ids (${candidates.slice(0, 5).join(", ")}${candidates.length > 5 ? ", …" : ""}); give more of it`,
+      );
+    }
+    throw error;
+  }
+}
+
 export async function elicit(args: ElicitArgs, io: CliIO): Promise<number> {
   if (!args.task) throw new UsageError("elicit needs --task <task_id>");
   if (!args.manager) throw new UsageError("elicit needs --manager llm:<provider> | policy:<file> | policy:default");
@@ -53,18 +73,7 @@ export async function elicit(args: ElicitArgs, io: CliIO): Promise<number> {
   const budget = integer(args.budget, "--budget", 5, 0);
   const seed = integer(args.seed, "--seed", 0, 0);
   const dataset = await loadGdpval(gdpvalDir(args.gdpval));
-  // A whole id or a unique prefix of one (ids are UUIDs; the first 8 characters name a task).
-  const wanted = args.task;
-  const exact = dataset.tasks.find((t) => t.task_id === wanted);
-  const matches = exact ? [exact] : dataset.tasks.filter((t) => t.task_id.startsWith(wanted));
-  if (matches.length === 0) throw new InputFileError(`no GDPval task ${JSON.stringify(wanted)}`);
-  if (matches.length > 1) {
-    const shown = matches.slice(0, 5).map((t) => t.task_id);
-    throw new UsageError(
-      `--task ${JSON.stringify(wanted)} is a prefix of ${matches.length} task ids (${shown.join(", ")}${matches.length > 5 ? ", …" : ""}); give more of it`,
-    );
-  }
-  const task = matches[0]!;
+  const task = taskFlag(dataset.tasks, args.task);
   const example = [...dataset.train, ...dataset.eval].find((e) => e.task.task_id === task.task_id);
   const brief = gymTask(task);
   const models: SpecifiedModel[] = [];

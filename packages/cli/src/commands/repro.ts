@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { OBJECTIVES, type Objective } from "@rubric/gspo";
 import {
-  OBJECTIVES,
   arcaneConfig,
   methodLabels,
   arcaneLlmMarkdown,
@@ -11,8 +11,7 @@ import {
   writeArcaneOutputs,
   type ArcaneConfig,
   type ArcaneProgress,
-  type Objective,
-} from "@rubric/gspo";
+} from "@rubric/repro";
 import { parseProviderSpec, providerFromSpec } from "@rubric/providers";
 import {
   LLAMA_CPP_GDPVAL_CONTEXT,

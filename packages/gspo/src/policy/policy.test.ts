@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import { createRng } from "@rubric/core";
 import { gymSftCorpus, gymTask, loadGdpval } from "@rubric/autointeract";
 import { beforeAll, describe, expect, it } from "vitest";
-import { gymPrompt, sftSequence, teacherSequence, type GymPrompt } from "../arcane/gym.js";
+import { gymPrompt, sftSequence, teacherSequence, type GymPrompt } from "../gym-environment/environment.js";
 import { PolicySequenceError, QUESTION_REPERTOIRE, RubricPolicy } from "./rubric-policy.js";
 import { sftLoss, trainSft, type SftItem } from "../trainer/sft.js";
 

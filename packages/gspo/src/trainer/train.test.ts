@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gymTask, loadGdpval, simulatedWorker } from "@rubric/autointeract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { gymPrompt, gymReward, type GymPrompt } from "../arcane/gym.js";
+import { gymPrompt, gymReward, type GymPrompt } from "../gym-environment/environment.js";
 import { QUESTION_REPERTOIRE, RubricPolicy } from "../policy/rubric-policy.js";
 import type { RolloutGroup } from "./backend.js";
 import { CheckpointError, InProcessBackend } from "./in-process.js";

@@ -3,7 +3,7 @@
  * ≤ 3 min here) and of the full run (5 seeds, target ≤ 20 min), training rollouts per second, and
  * where training time goes (verifiers, the simulated worker, policy math).
  *
- *   pnpm --filter @rubric/gspo run bench [--append ../../BENCHMARKS.md] [--skip-full] [--out <dir>]
+ *   pnpm --filter @rubric/repro run bench [--append ../../BENCHMARKS.md] [--skip-full] [--out <dir>]
  *
  * With --out, the full run's table.json / table.md / scaling.svg are written there too.
  */
@@ -38,7 +38,7 @@ if (!args["skip-full"]) {
 }
 for (const l of lines) console.log(l);
 if (args.append) {
-  const header = `\n## @rubric/gspo — the ARCANE reproduction\n\nMeasured ${new Date().toISOString().slice(0, 10)} on ${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.availableParallelism()} cores, Node ${process.version}, by \`pnpm --filter @rubric/gspo run bench --append ../../BENCHMARKS.md\` (run through tsx; the library code is the same as the CLI's). Wall time includes loading GDPval and evaluation; rollouts/s counts Stage II training only.\n\n`;
+  const header = `\n## @rubric/repro — the ARCANE reproduction\n\nMeasured ${new Date().toISOString().slice(0, 10)} on ${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.availableParallelism()} cores, Node ${process.version}, by \`pnpm --filter @rubric/repro run bench --append ../../BENCHMARKS.md\` (run through tsx; the library code is the same as the CLI's). Wall time includes loading GDPval and evaluation; rollouts/s counts Stage II training only.\n\n`;
   appendFileSync(
     args.append,
     `${header}${lines.map((l) => (l.startsWith("  ") ? `  - ${l.trim()}` : `- ${l}`)).join("\n")}\n`,

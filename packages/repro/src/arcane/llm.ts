@@ -1,5 +1,6 @@
 import { createRng, ndcgAtK, stagedToFlat, type FlatRubric, type LanguageModel, type StagedRubric } from "@rubric/core";
 import {
+  findGdpvalTask,
   gymTask,
   llmManager,
   llmStakeholder,
@@ -10,7 +11,7 @@ import {
 } from "@rubric/autointeract";
 import { createVerifierRegistry, llmJudge, scoreOutputs, type LlmJudgeOptions } from "@rubric/verifiers";
 import { z } from "zod";
-import { QUESTION_REPERTOIRE } from "../policy/rubric-policy.js";
+import { QUESTION_REPERTOIRE } from "@rubric/gspo";
 import { managerRubrics, type TrainedManagers } from "./experiment.js";
 import { PAPER } from "./table.js";
 
@@ -86,7 +87,10 @@ export interface ArcaneLlmOptions {
   readonly model: LanguageModel;
   /** The first this many eval tasks with a gold rubric. Default 2. Ignored when `taskIds` is given. */
   readonly tasks?: number;
-  /** Eval tasks by id or unique id prefix, in this order. */
+  /**
+   * Eval tasks by id or unique id prefix, in this order.
+   * An entry that names no eval task, or several, throws `GdpvalTaskNotFoundError` / `GdpvalTaskAmbiguousError`.
+   */
   readonly taskIds?: readonly string[];
   readonly ns?: readonly number[];
   readonly seed?: number;
@@ -105,11 +109,6 @@ export interface ArcaneLlmOptions {
   readonly managers?: TrainedManagers;
   readonly onProgress?: (event: { task: string; done: number; total: number; step: string }) => void;
   readonly signal?: AbortSignal;
-}
-
-/** Raised when `taskIds` names no eval task, or more than one. */
-export class ArcaneTaskSelectionError extends Error {
-  override readonly name = "ArcaneTaskSelectionError";
 }
 
 type AnyRubric = FlatRubric | StagedRubric;
@@ -140,7 +139,7 @@ export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<Arc
   const errorsAs = options.errorsAs ?? "fail";
   const gdpval = await loadGdpval(options.gdpvalDir);
   const examples = options.taskIds
-    ? options.taskIds.map((id) => selectTask(gdpval.eval, id))
+    ? options.taskIds.map((id) => findGdpvalTask(gdpval.eval, id, { pool: "eval" }))
     : gdpval.eval.slice(0, options.tasks ?? 2);
   const registry = createVerifierRegistry({ judge: llmJudge(options.model, { mode: "batched", ...options.judge }) });
   const worker = llmWorker(options.model, { maxTokens: options.maxTokens ?? 256 });
@@ -375,18 +374,6 @@ export function pairedMeans(
 }
 
 /** The eval task whose id is `id` or starts with it (exactly one). */
-function selectTask<T extends { task: { task_id: string } }>(pool: readonly T[], id: string): T {
-  const exact = pool.find((e) => e.task.task_id === id);
-  if (exact) return exact;
-  const matches = pool.filter((e) => e.task.task_id.startsWith(id));
-  if (matches.length === 1) return matches[0]!;
-  throw new ArcaneTaskSelectionError(
-    matches.length === 0
-      ? `no GDPval eval task has an id starting with ${JSON.stringify(id)}`
-      : `${JSON.stringify(id)} matches ${matches.length} eval tasks: ${matches.map((m) => m.task.task_id.slice(0, 12)).join(", ")}`,
-  );
-}
-
 const LABELS: Record<ArcaneLlmMethod, string> = {
   noRubric: "No Rubric",
   manager: "LLM manager (untrained)",

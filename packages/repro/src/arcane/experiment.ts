@@ -3,11 +3,22 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { approximateTokens, createRng, ndcgAtK, wilcoxonSignedRank, type FlatRubric } from "@rubric/core";
 import { gymTask, loadGdpval, simulatedStakeholder, simulatedWorker, type Worker } from "@rubric/autointeract";
-import { QUESTION_REPERTOIRE, RubricPolicy, type PolicyPrompt } from "../policy/rubric-policy.js";
-import { InProcessBackend } from "../trainer/in-process.js";
-import type { Objective } from "../trainer/objective.js";
-import { trainGspo, trainSftStage, type GspoLogEntry, type TrainingLogEntry } from "../trainer/train.js";
-import { gymPrompt, gymReward, proxyScores, teacherSequence, type GymPrompt } from "./gym.js";
+import {
+  gymPrompt,
+  gymReward,
+  InProcessBackend,
+  proxyScores,
+  QUESTION_REPERTOIRE,
+  RubricPolicy,
+  teacherSequence,
+  trainGspo,
+  trainSftStage,
+  type GspoLogEntry,
+  type GymPrompt,
+  type Objective,
+  type PolicyPrompt,
+  type TrainingLogEntry,
+} from "@rubric/gspo";
 import { scalingSvg } from "./plot.js";
 import {
   ARCANE_METHODS,

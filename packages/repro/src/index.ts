@@ -1,0 +1,46 @@
+/**
+ * @rubric/repro — the papers' reproductions, kept out of the libraries they exercise.
+ * This file is the package's only public door.
+ *
+ * A reproduction is an experiment, not a library: it calls `@rubric/gspo`, `@rubric/autointeract`,
+ * `@rubric/verifiers` and `@rubric/core` through their public doors, like any user, and owns only
+ * what is the paper's — its configuration, its tables and plots, its numbers to compare against.
+ * One folder per paper: `src/arcane/` (`rubric repro arcane`); the ARCO reproduction will live in
+ * `src/arco/` beside it, on `@rubric/rlxar` and `@rubric/arco-heads`.
+ */
+
+// ARCANE in the rubric gym: SFT then GSPO of the in-process manager, best-of-N evaluation
+export {
+  arcaneConfig,
+  runArcane,
+  trainArcaneManagers,
+  writeArcaneOutputs,
+  type ArcaneConfig,
+  type ArcaneProgress,
+  type ArcaneRunOptions,
+  type TrainedManagers,
+} from "./arcane/experiment.js";
+export { scalingSvg } from "./arcane/plot.js";
+export {
+  ARCANE_METHODS,
+  ArcaneTableSchema,
+  arcaneMarkdown,
+  METHOD_LABELS,
+  methodLabels,
+  PAPER,
+  type ArcaneMethod,
+  type ArcaneTable,
+  type MeanStd,
+} from "./arcane/table.js";
+
+// ARCANE with LLM roles on real GDPval eval tasks (`rubric repro arcane --provider`)
+export {
+  ARCANE_LLM_METHODS,
+  ArcaneLlmTableSchema,
+  arcaneLlmMarkdown,
+  pairedMeans,
+  runArcaneWithModel,
+  type ArcaneLlmMethod,
+  type ArcaneLlmOptions,
+  type ArcaneLlmTable,
+} from "./arcane/llm.js";
