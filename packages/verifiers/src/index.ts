@@ -4,7 +4,7 @@
  * @rubric/providers. This file is the package's only public door.
  */
 
-// verifier: the interface, the registry, cache keys and caches
+// verifier: the interface, cache keys and caches
 export {
   errorDraft,
   okDraft,
@@ -15,7 +15,6 @@ export {
   type Verifier,
   type VerifyOptions,
 } from "./verifier/verifier.js";
-export { DuplicateVerifierError, VerifierRegistry, type AnyVerifier } from "./verifier/registry.js";
 export {
   canonicalJson,
   criterionDigest,
@@ -25,41 +24,27 @@ export {
 } from "./verifier/cache-key.js";
 export { fileCache, memoryCache, type VerdictCache } from "./verifier/cache.js";
 
-// rules: deterministic verifiers
+// registry: kinds → verifiers, with every built-in kind registered
 export {
-  CitationsSpecSchema,
-  ExcludesSpecSchema,
-  IncludesSpecSchema,
-  LengthSpecSchema,
-  MarkdownSpecSchema,
-  NumericSpecSchema,
-  ReadabilitySpecSchema,
-  RegexSpecSchema,
-  citationsVerifier,
-  excludesVerifier,
-  extractNumbers,
-  findCitations,
-  includesVerifier,
-  lengthVerifier,
-  markdownCounts,
-  markdownVerifier,
-  measureLength,
-  numericVerifier,
-  readability,
-  readabilityVerifier,
-  regexVerifier,
+  DuplicateVerifierError,
+  VerifierRegistry,
+  createVerifierRegistry,
   ruleVerifiers,
-  type CitationsSpec,
-  type ExcludesSpec,
-  type IncludesSpec,
-  type LengthSpec,
-  type MarkdownSpec,
-  type NumericSpec,
-  type ReadabilitySpec,
-  type RegexSpec,
-} from "./rules/rules.js";
+  rulesRegistry,
+  type AnyVerifier,
+  type VerifierRegistryOptions,
+} from "./registry/registry.js";
+
+// rules: deterministic verifiers, one kind per file
+export { RegexSpecSchema, regexVerifier, type RegexSpec } from "./rules/regex.js";
+export { IncludesSpecSchema, includesVerifier, type IncludesSpec } from "./rules/includes.js";
+export { ExcludesSpecSchema, excludesVerifier, type ExcludesSpec } from "./rules/excludes.js";
+export { LengthSpecSchema, lengthVerifier, measureLength, type LengthSpec } from "./rules/length.js";
+export { MarkdownSpecSchema, markdownCounts, markdownVerifier, type MarkdownSpec } from "./rules/markdown.js";
+export { CitationsSpecSchema, citationsVerifier, findCitations, type CitationsSpec } from "./rules/citations.js";
+export { NumericSpecSchema, extractNumbers, numericVerifier, type NumericSpec } from "./rules/numeric.js";
+export { ReadabilitySpecSchema, readability, readabilityVerifier, type ReadabilitySpec } from "./rules/readability.js";
 export { JsonSchemaSpecSchema, jsonSchemaVerifier, type JsonSchemaSpec } from "./rules/json-schema.js";
-export { rulesRegistry } from "./rules/registry.js";
 
 // engine: verify and score outputs
 export {
@@ -82,7 +67,6 @@ export {
   type RewardServer,
   type RewardServerOptions,
 } from "./server/reward-server.js";
-export { createVerifierRegistry, type VerifierRegistryOptions } from "./engine/registry.js";
 
 // Reading JSON out of a model's reply moved to @rubric/core (the model providers, to
 // @rubric/providers); re-exported here for one release.

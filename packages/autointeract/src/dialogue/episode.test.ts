@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runEpisode } from "./episode.js";
 import { replayRoles } from "./replay.js";
-import type { Manager, ManagerMove, Stakeholder } from "./roles.js";
+import type { Manager, ManagerMove } from "../roles/manager/manager.js";
+import type { Stakeholder } from "../roles/stakeholder/stakeholder.js";
 import { appendTurnsTo, parseTranscript, transcriptToJsonl, TranscriptError } from "./transcript.js";
 
 const task = { id: "t-1", prompt: "Draft the Q3 board memo", sector: "Finance", occupation: "Analyst" };

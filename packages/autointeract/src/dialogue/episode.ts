@@ -2,7 +2,9 @@ import { FlatRubricSchema, type FlatRubric } from "@rubric/core";
 import { runEffect } from "@rubric/core/effect";
 import { Duration, Effect } from "effect";
 import { QuestionBudgetExceededError, RoleOutputError, RoleTimeoutError, TurnLimitError } from "./errors.js";
-import type { Answer, Difficulty, DialogueState, Manager, Question, Spend, Stakeholder, TaskBrief } from "./roles.js";
+import type { Manager } from "../roles/manager/manager.js";
+import type { Answer, Stakeholder } from "../roles/stakeholder/stakeholder.js";
+import type { Difficulty, DialogueState, Question, Spend, TaskBrief } from "./dialogue.js";
 import type { Turn } from "./transcript.js";
 
 /** USD per million tokens, by model id. */

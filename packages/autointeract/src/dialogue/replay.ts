@@ -1,5 +1,6 @@
 import { RoleOutputError } from "./errors.js";
-import type { Manager, Stakeholder } from "./roles.js";
+import type { Manager } from "../roles/manager/manager.js";
+import type { Stakeholder } from "../roles/stakeholder/stakeholder.js";
 import type { Turn } from "./transcript.js";
 
 /**

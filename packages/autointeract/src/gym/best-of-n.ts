@@ -1,7 +1,8 @@
 import { createRng, type FlatRubric } from "@rubric/core";
 import { createVerifierRegistry, scoreOutputs } from "@rubric/verifiers";
-import type { Worker } from "../dialogue/roles.js";
-import { simulatedStakeholder, type GymTask } from "./stakeholder.js";
+import { simulatedStakeholder } from "../roles/stakeholder/simulated-stakeholder.js";
+import type { Worker } from "../roles/worker/worker.js";
+import type { GymTask } from "./task.js";
 
 export interface BestOfNResult {
   readonly taskId: string;

@@ -4,8 +4,9 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { runEpisode } from "../dialogue/episode.js";
 import { loadGdpval } from "../gdpval/dataset.js";
-import { gymTask, simulatedStakeholder } from "../gym/stakeholder.js";
-import { policyManager } from "../manager/policy-manager.js";
+import { gymTask } from "../gym/task.js";
+import { policyManager } from "../roles/manager/policy-manager.js";
+import { simulatedStakeholder } from "../roles/stakeholder/simulated-stakeholder.js";
 import { gymSftCorpus, sftExample, sftToJsonl } from "./corpus.js";
 
 const GDPVAL = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url))}/data/gdpval`;

@@ -1,10 +1,11 @@
 import type { ChatMessage, FlatRubric } from "@rubric/core";
 import { runEpisode } from "../dialogue/episode.js";
-import type { Manager } from "../dialogue/roles.js";
 import type { Turn } from "../dialogue/transcript.js";
-import { simulatedStakeholder, type GymTask } from "../gym/stakeholder.js";
-import { MANAGER_SYSTEM_PROMPT } from "../manager/llm-manager.js";
-import { policyManager } from "../manager/policy-manager.js";
+import type { GymTask } from "../gym/task.js";
+import { MANAGER_SYSTEM_PROMPT } from "../roles/manager/llm-manager.js";
+import type { Manager } from "../roles/manager/manager.js";
+import { policyManager } from "../roles/manager/policy-manager.js";
+import { simulatedStakeholder } from "../roles/stakeholder/simulated-stakeholder.js";
 
 /** One supervised example in the chat format SFT trainers read: the rubric is the last assistant turn. */
 export interface SftExample {

@@ -1,4 +1,3 @@
-import { createVerifierRegistry } from "./registry.js";
 import { readFile } from "node:fs/promises";
 import {
   rubricCriteria,
@@ -14,7 +13,7 @@ import {
 import { Effect } from "effect";
 import type { VerdictCache } from "../verifier/cache.js";
 import { criterionDigest, sha256, verdictCacheKeyFor } from "../verifier/cache-key.js";
-import type { VerifierRegistry } from "../verifier/registry.js";
+import { createVerifierRegistry, type VerifierRegistry } from "../registry/registry.js";
 import {
   errorDraft,
   type CriterionToVerify,

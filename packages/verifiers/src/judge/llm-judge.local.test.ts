@@ -4,7 +4,7 @@ import { parseFlatRubric } from "@rubric/core";
 import { llamaCpp } from "@rubric/providers";
 import { describe, expect, it } from "vitest";
 import { scoreOutputs } from "../engine/engine.js";
-import { rulesRegistry } from "../rules/registry.js";
+import { rulesRegistry } from "../registry/registry.js";
 import { llmJudge } from "./llm-judge.js";
 
 // The shared 260K-parameter TinyStories model (no instruction following): it proves the judge's

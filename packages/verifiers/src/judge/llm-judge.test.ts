@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { scoreOutputs } from "../engine/engine.js";
 import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "@rubric/providers/testing";
 import { openAICompatible } from "@rubric/providers";
-import { rulesRegistry } from "../rules/registry.js";
+import { rulesRegistry } from "../registry/registry.js";
 import { fileCache } from "../verifier/cache.js";
 import { llmJudge } from "./llm-judge.js";
 import { judgePairwise } from "./pairwise.js";

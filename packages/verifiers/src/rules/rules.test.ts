@@ -1,20 +1,15 @@
+// One describe per rule kind; each kind is a file of its own beside this one.
 import { describe, expect, it } from "vitest";
 import type { VerdictDraft, Verifier } from "../verifier/verifier.js";
 import { jsonSchemaVerifier } from "./json-schema.js";
-import {
-  citationsVerifier,
-  excludesVerifier,
-  extractNumbers,
-  findCitations,
-  includesVerifier,
-  lengthVerifier,
-  markdownCounts,
-  markdownVerifier,
-  numericVerifier,
-  readability,
-  readabilityVerifier,
-  regexVerifier,
-} from "./rules.js";
+import { citationsVerifier, findCitations } from "./citations.js";
+import { excludesVerifier } from "./excludes.js";
+import { includesVerifier } from "./includes.js";
+import { lengthVerifier } from "./length.js";
+import { markdownCounts, markdownVerifier } from "./markdown.js";
+import { extractNumbers, numericVerifier } from "./numeric.js";
+import { readability, readabilityVerifier } from "./readability.js";
+import { regexVerifier } from "./regex.js";
 
 async function judge<S extends { kind: string }>(
   verifier: Verifier<S>,

@@ -36,15 +36,3 @@ export function syllables(word: string): number {
 export function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
-
-/** Finds a term in folded or raw text, optionally only as a whole word. */
-export function containsTerm(
-  haystack: string,
-  term: string,
-  options: { caseSensitive: boolean; wholeWord: boolean },
-): boolean {
-  const h = options.caseSensitive ? haystack : fold(haystack);
-  const t = options.caseSensitive ? term : fold(term);
-  if (!options.wholeWord) return h.includes(t);
-  return new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(t)}(?![\\p{L}\\p{N}])`, "u").test(h);
-}

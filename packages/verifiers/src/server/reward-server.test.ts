@@ -1,6 +1,6 @@
 import { parseFlatRubric } from "@rubric/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rulesRegistry } from "../rules/registry.js";
+import { rulesRegistry } from "../registry/registry.js";
 import { rubricScorer, serveRewards, type RewardServer } from "./reward-server.js";
 
 const rubric = parseFlatRubric({

@@ -1,7 +1,7 @@
 import { parseFlatRubric } from "@rubric/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { scoreOutputs } from "../../engine/engine.js";
-import { VerifierRegistry } from "../../verifier/registry.js";
+import { VerifierRegistry } from "../../registry/registry.js";
 import type { CriterionToVerify } from "../../verifier/verifier.js";
 import { jsVerifier } from "./js-verifier.js";
 import { JsSandbox } from "./sandbox.js";

@@ -8,8 +8,9 @@ import {
 } from "@rubric/core";
 import { choiceJson } from "@rubric/core";
 import { z } from "zod";
-import { RoleOutputError } from "../dialogue/errors.js";
-import type { DialogueState, Manager, ManagerMove } from "../dialogue/roles.js";
+import type { DialogueState } from "../../dialogue/dialogue.js";
+import { RoleOutputError } from "../../dialogue/errors.js";
+import type { Manager, ManagerMove } from "./manager.js";
 
 export interface LlmManagerOptions {
   /** Questions to ask before writing the rubric (capped by the episode's budget). Default 3. */

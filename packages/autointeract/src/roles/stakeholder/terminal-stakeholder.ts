@@ -1,6 +1,7 @@
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
-import type { Answer, Question, Stakeholder } from "../dialogue/roles.js";
+import type { Question } from "../../dialogue/dialogue.js";
+import type { Answer, Stakeholder } from "./stakeholder.js";
 
 /**
  * A person answering at a terminal (or any pair of streams): each question is printed and one

@@ -1,4 +1,3 @@
-import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { parseRubric, readRubricJsonl, type StagedRubric } from "@rubric/core";
 import { llamaCpp, openAICompatible } from "@rubric/providers";
@@ -7,11 +6,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 // The OpenAI-wire test server of @rubric/verifiers: a test fixture, not part of its public API.
 import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "@rubric/providers/testing";
 import { runEpisode } from "../dialogue/episode.js";
-import { llmStakeholder } from "../stakeholder/llm-stakeholder.js";
-import { terminalStakeholder } from "../stakeholder/terminal-stakeholder.js";
-import { llmWorker } from "../worker/llm-worker.js";
 import { sftExample } from "../sft/corpus.js";
-import { llmManager } from "./llm-manager.js";
+import { llmManager } from "./manager/llm-manager.js";
+import { llmStakeholder } from "./stakeholder/llm-stakeholder.js";
+import { llmWorker } from "./worker/llm-worker.js";
 
 const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url));
 const gold = readRubricJsonl(readFileSync(`${SHARED}/data/gdpval/rubrics-eval.jsonl`, "utf8")).rubrics[0]!
@@ -128,58 +126,6 @@ describe("LLM roles against an OpenAI-wire server", () => {
       role: "manager",
       name: "RoleOutputError",
       message: expect.stringContaining("still invalid after 1 repair"),
-    });
-  });
-});
-
-describe("terminalStakeholder", () => {
-  it("asks on the output stream and takes a line of input as the answer", async () => {
-    const input = new PassThrough();
-    const output = new PassThrough();
-    let shown = "";
-    output.on("data", (d: Buffer) => (shown += d.toString()));
-    input.write("Mostly the weekly totals.\n");
-    input.end();
-    const asking = {
-      name: "one-question",
-      next: async (s: { exchanges: readonly unknown[] }) =>
-        s.exchanges.length === 0
-          ? { type: "ask" as const, question: { text: "What matters?" } }
-          : {
-              type: "submit" as const,
-              rubric: {
-                id: "r",
-                criteria: [
-                  {
-                    id: "a",
-                    text: "Weekly totals",
-                    weight: 1,
-                    polarity: "reward" as const,
-                    verifier: { kind: "llm-judge" },
-                  },
-                ],
-              },
-            },
-    };
-    const result = await runEpisode({
-      task,
-      manager: asking,
-      stakeholder: terminalStakeholder({ input, output }),
-      questionBudget: 2,
-    });
-    expect(shown).toContain("Question 1: What matters?");
-    expect(result.transcript.find((t) => t.type === "answer")).toMatchObject({ text: "Mostly the weekly totals." });
-    // A closed terminal is an error, not an empty answer.
-    const closed = new PassThrough();
-    closed.end();
-    const ended = await runEpisode({
-      task,
-      manager: asking,
-      stakeholder: terminalStakeholder({ input: closed, output }),
-    });
-    expect(ended.error).toMatchObject({
-      role: "stakeholder",
-      message: "the terminal closed before an answer was given",
     });
   });
 });

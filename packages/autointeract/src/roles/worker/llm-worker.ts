@@ -1,5 +1,6 @@
 import type { FlatRubric, LanguageModel } from "@rubric/core";
-import type { TaskBrief, Worker, WorkerOutput } from "../dialogue/roles.js";
+import type { TaskBrief } from "../../dialogue/dialogue.js";
+import type { Worker, WorkerOutput } from "./worker.js";
 
 /** A worker played by a language model; steered by the rubric's criteria when given one. Sample k uses seed + k. */
 export function llmWorker(

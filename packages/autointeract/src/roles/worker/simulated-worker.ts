@@ -1,7 +1,8 @@
 import { createRng, type FlatRubric, type Rng } from "@rubric/core";
-import type { TaskBrief, Worker, WorkerOutput } from "../dialogue/roles.js";
-import { CRITERIA_BANK, briefCriterion, briefTerms, type BankCriterion } from "./bank.js";
-import { SECTION_NAMES, renderDocument, type DocumentPlan } from "./document.js";
+import type { TaskBrief } from "../../dialogue/dialogue.js";
+import { CRITERIA_BANK, briefCriterion, briefTerms, type BankCriterion } from "../../gym/bank.js";
+import { SECTION_NAMES, renderDocument, type DocumentPlan } from "../../gym/document.js";
+import type { Worker, WorkerOutput } from "./worker.js";
 
 export interface SimulatedWorkerOptions {
   /** Probability of following each rubric criterion it understands. Default 0.7: best-of-N selection must matter. */

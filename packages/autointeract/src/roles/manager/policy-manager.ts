@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import type { FlatRubric } from "@rubric/core";
 import { z } from "zod";
-import type { DialogueState, Manager, ManagerMove } from "../dialogue/roles.js";
-import { CRITERIA_BANK, briefCriterion, briefTerms, type BankCriterion } from "../gym/bank.js";
+import type { DialogueState } from "../../dialogue/dialogue.js";
+import { CRITERIA_BANK, briefCriterion, briefTerms, type BankCriterion } from "../../gym/bank.js";
+import type { Manager, ManagerMove } from "./manager.js";
 
 /**
  * A manager policy as data: the questions to ask, in order, and how to turn answers into a rubric

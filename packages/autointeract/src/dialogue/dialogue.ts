@@ -1,4 +1,10 @@
-import type { FlatRubric, TokenUsage } from "@rubric/core";
+import type { TokenUsage } from "@rubric/core";
+
+/*
+ * What every role of a dialogue shares: the task brief, the questions, what a move cost, and the
+ * state of the exchange. Each role's own interface (Stakeholder, Manager, Worker) lives in its
+ * folder under roles/, beside the models, people and policies that play it.
+ */
 
 /** What everyone in an episode knows about the task. */
 export interface TaskBrief {
@@ -25,16 +31,6 @@ export interface Spend {
   readonly model?: string;
 }
 
-export interface Answer extends Spend {
-  readonly text: string;
-}
-
-export type ManagerMove = (
-  | { readonly type: "ask"; readonly question: Question }
-  | { readonly type: "submit"; readonly rubric: FlatRubric }
-) &
-  Spend;
-
 /** The exchange so far, as the roles see it. */
 export interface DialogueState {
   readonly task: TaskBrief;
@@ -42,31 +38,4 @@ export interface DialogueState {
   readonly questionsLeft: number;
   readonly turnsLeft: number;
   readonly signal?: AbortSignal;
-}
-
-/** Holds the true utility U*; answers the manager's questions about it. */
-export interface Stakeholder {
-  readonly name: string;
-  answer(question: Question, state: DialogueState): Promise<Answer>;
-}
-
-/** Asks questions, then writes the rubric. */
-export interface Manager {
-  readonly name: string;
-  next(state: DialogueState): Promise<ManagerMove>;
-}
-
-export interface WorkerOutput extends Spend {
-  readonly text: string;
-}
-
-/** Produces outputs for a task, steered by a rubric when given one. */
-export interface Worker {
-  readonly name: string;
-  produce(
-    task: TaskBrief,
-    rubric: FlatRubric | undefined,
-    n: number,
-    options: { readonly seed: number; readonly signal?: AbortSignal },
-  ): Promise<WorkerOutput[]>;
 }

@@ -1,6 +1,8 @@
 import { createRng, type FlatRubric, type Rng } from "@rubric/core";
-import type { Answer, Question, Stakeholder, TaskBrief } from "../dialogue/roles.js";
-import { CRITERIA_BANK, briefCriterion, briefTerms, type BankCriterion } from "./bank.js";
+import type { Question } from "../../dialogue/dialogue.js";
+import { CRITERIA_BANK, briefCriterion, briefTerms, type BankCriterion } from "../../gym/bank.js";
+import type { GymTask } from "../../gym/task.js";
+import type { Answer, Stakeholder } from "./stakeholder.js";
 
 export type Persona = "excellent" | "average" | "vague" | "terse";
 type Family = BankCriterion["family"];
@@ -21,21 +23,6 @@ export interface SimulatedStakeholder extends Stakeholder {
   readonly utility: FlatRubric;
   /** The families this stakeholder's sector tends to care about (what a learner can pick up). */
   readonly sectorFamilies: readonly Family[];
-}
-
-export interface GymTask extends TaskBrief {
-  readonly sector: string;
-  readonly occupation: string;
-}
-
-/** A GDPval task as the gym (and every role) sees it. */
-export function gymTask(task: {
-  readonly task_id: string;
-  readonly prompt: string;
-  readonly sector: string;
-  readonly occupation: string;
-}): GymTask {
-  return { id: task.task_id, prompt: task.prompt, sector: task.sector, occupation: task.occupation };
 }
 
 /** Words that tell which family a question is about. */

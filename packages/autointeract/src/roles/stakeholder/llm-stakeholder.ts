@@ -1,5 +1,6 @@
 import type { ChatMessage, FlatRubric, LanguageModel, StagedRubric } from "@rubric/core";
-import type { Answer, DialogueState, Question, Stakeholder } from "../dialogue/roles.js";
+import type { DialogueState, Question } from "../../dialogue/dialogue.js";
+import type { Answer, Stakeholder } from "./stakeholder.js";
 import { preferenceOutline } from "./outline.js";
 
 export interface LlmStakeholderOptions {

@@ -3,14 +3,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { runEpisode } from "../dialogue/episode.js";
-import { loadGdpval } from "../gdpval/dataset.js";
-import { bestOfN } from "../gym/best-of-n.js";
-import { gymTask, simulatedStakeholder } from "../gym/stakeholder.js";
-import { simulatedWorker } from "../gym/worker.js";
+import { runEpisode } from "../../dialogue/episode.js";
+import { loadGdpval } from "../../gdpval/dataset.js";
+import { bestOfN } from "../../gym/best-of-n.js";
+import { gymTask } from "../../gym/task.js";
+import { simulatedStakeholder } from "../stakeholder/simulated-stakeholder.js";
+import { simulatedWorker } from "../worker/simulated-worker.js";
 import { DEFAULT_POLICY, policyManager, readManagerPolicy } from "./policy-manager.js";
 
-const GDPVAL = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url))}/data/gdpval`;
+const GDPVAL = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../../shared/", import.meta.url))}/data/gdpval`;
 
 describe("policyManager in the gym", () => {
   it("elicits rubrics whose selection beats random at best-of-8, identically for a seed", async () => {
