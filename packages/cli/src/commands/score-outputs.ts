@@ -13,7 +13,6 @@ import { z } from "zod";
 import { EXIT } from "../exit-codes.js";
 import { InputFileError, readText, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
-import type { ScoreArgs } from "./score.js";
 
 /** One line of an outputs file. */
 const OutputLineSchema = z.strictObject({
@@ -26,8 +25,18 @@ const OutputLineSchema = z.strictObject({
     .optional(),
 });
 
-/** `score --outputs`: the score command's options, with the outputs file given. */
-export type ScoreOutputsArgs = ScoreArgs & { readonly outputs: string };
+/** What `score --outputs` uses of the score command's options (parsed by its declaration in score.ts). */
+export interface ScoreOutputsArgs {
+  readonly outputs: string;
+  readonly judge: string | undefined;
+  readonly judgeMode: "batched" | "per-criterion" | undefined;
+  readonly samples: number;
+  readonly concurrency: number;
+  readonly cache: string | undefined;
+  readonly errorsAs: ErrorPolicy | undefined;
+  readonly ignoreGates: boolean;
+  readonly json: boolean;
+}
 
 function readOutputs(path: string): OutputToScore[] {
   const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/") + 1) : "";
