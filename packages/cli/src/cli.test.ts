@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
+import { EXIT_CODES, exitCodeTable } from "./exit-codes.js";
 
 /**
  * The `rubric` binary as a user runs it: the built dist/main.js in a child process
@@ -193,12 +194,15 @@ describe("rubric score (staged)", () => {
     const run = rubric("score", "--rubric", rubricFile, "--verdicts", verdicts, "--json");
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^CriterionErrorsError: .*s1\.r0 \(verifier error: Traceback: KeyError 'Sheet1'\)/);
+    // The library names its option (errorsAs); the user is told the flag.
+    expect(run.stderr).toContain("Pass --errors-as zero or --errors-as renormalize to score anyway.");
+    expect(run.stderr).not.toContain("errorsAs");
     expect(run.stdout).toBe("");
     const zero = rubric("score", "--rubric", rubricFile, "--verdicts", verdicts, "--errors-as", "zero", "--json");
     expect(zero.code).toBe(0);
     const maybe = rubric("score", "--rubric", rubricFile, "--verdicts", verdicts, "--errors-as", "maybe");
     expect(maybe.code).toBe(2);
-    expect(maybe.stderr).toContain('--errors-as must be one of fail, zero, renormalize, got "maybe"');
+    expect(maybe.stderr).toContain('--errors-as: expected one of fail, zero, renormalize, got "maybe"');
   });
 
   it("names the fault in a bad verdicts file", () => {
@@ -257,5 +261,84 @@ describe("runCli in-process", () => {
     expect(await runCli(["deploy"], io)).toBe(2);
     expect(err).toContain('unknown command "deploy"');
     expect(err).not.toContain("did you mean");
+  });
+});
+
+describe("rubric help", () => {
+  const COMMANDS = ["validate", "score", "schema", "elicit", "repro", "hackbench"];
+  const capture = () => {
+    const seen = { out: "", err: "" };
+    return { seen, io: { out: (t: string) => (seen.out += t), err: (t: string) => (seen.err += t) } };
+  };
+
+  it("lists every command and prints the exit-code table", async () => {
+    const { seen, io } = capture();
+    expect(await runCli(["--help"], io)).toBe(0);
+    for (const command of COMMANDS) expect(seen.out).toMatch(new RegExp(`^ {2}${command} +\\S`, "m"));
+    expect(seen.out).toContain(exitCodeTable());
+    expect(exitCodeTable().split("\n")).toHaveLength(EXIT_CODES.length + 1);
+    const { seen: plain, io: io2 } = capture();
+    expect(await runCli([], io2)).toBe(0);
+    expect(plain.out).toBe(seen.out);
+  });
+
+  it("gives each command one help, whether asked by `help <command>`, --help or -h", async () => {
+    for (const command of COMMANDS) {
+      const routes = [
+        ["help", command],
+        [command, "--help"],
+        [command, "-h"],
+      ];
+      const texts: string[] = [];
+      for (const argv of routes) {
+        const { seen, io } = capture();
+        expect(await runCli(argv, io), argv.join(" ")).toBe(0);
+        texts.push(seen.out);
+      }
+      expect(texts[1]).toBe(texts[0]);
+      expect(texts[2]).toBe(texts[0]);
+      expect(texts[0]).toMatch(new RegExp(`^Usage: rubric ${command} `));
+      expect(texts[0]).toContain("-h, --help");
+    }
+  });
+
+  it("describes every flag a command declares", async () => {
+    const { seen, io } = capture();
+    await runCli(["help", "repro"], io);
+    for (const flag of [
+      "--eps-low <x>",
+      "--task-ids <a,b,…>",
+      "--max-n <n>",
+      "--errors-as <policy>",
+      "--context-size <n>",
+      "--threads <n>",
+      "--quick",
+    ])
+      expect(seen.out).toContain(flag);
+  });
+
+  it("refuses an unknown flag with a suggestion, and help for an unknown command", async () => {
+    const { seen, io } = capture();
+    expect(await runCli(["score", "--rubric", "r.json", "--ignore-gate"], io)).toBe(2);
+    expect(seen.err).toBe(
+      "rubric: score: unknown flag --ignore-gate (did you mean --ignore-gates?)\nRun `rubric help score` for usage.\n",
+    );
+    const other = capture();
+    expect(await runCli(["help", "scor"], other.io)).toBe(2);
+    expect(other.seen.err).toContain('unknown command "scor" (did you mean "score"?)');
+  });
+
+  it("makes a missing required flag and a rejected value usage errors naming the flag", async () => {
+    const { seen, io } = capture();
+    expect(await runCli(["hackbench", "--rubric", "r.json", "--out", "card.json"], io)).toBe(2);
+    expect(seen.err).toContain("hackbench needs --samples <file.jsonl>");
+    const bad = capture();
+    expect(
+      await runCli(
+        ["elicit", "--task", "x", "--manager", "policy:default", "--out", "t.jsonl", "--budget", "-1"],
+        bad.io,
+      ),
+    ).toBe(2);
+    expect(bad.seen.err).toContain('--budget: expected an integer ≥ 0, got "-1"');
   });
 });

@@ -197,7 +197,7 @@ describe("rubric hackbench", () => {
     expect(unknown.stderr).toMatch(/unknown probe\(s\) flattery; known: keyword-stuffing, rubric-echo, /);
     const threshold = await runRubric([...base, "--threshold=-0.1"]);
     expect(threshold.code).toBe(2);
-    expect(threshold.stderr).toContain('--threshold must be a number ≥ 0, got "-0.1"');
+    expect(threshold.stderr).toContain('--threshold: expected a number ≥ 0, got "-0.1"');
     const missing = await runRubric(["hackbench", "--rubric", "r.json"]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("hackbench needs --samples <file.jsonl>");

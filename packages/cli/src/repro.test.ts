@@ -96,7 +96,7 @@ describe("rubric repro arcane (gym)", () => {
   it("usage errors exit 2 and bad input exits 1, with a clear message", { timeout: 120_000 }, async () => {
     const bad = await runRubric(["repro", "arcane", "--objective", "ppo", "--gdpval", GDPVAL, "--out", join(dir, "x")]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--objective must be one of gspo, grpo, dr-grpo/);
+    expect(bad.stderr).toMatch(/--objective: expected one of gspo, grpo, dr-grpo, got "ppo"/);
     expect((await runRubric(["repro", "arcane", "--gdpval", GDPVAL])).stderr).toMatch(/needs --out/);
     expect((await runRubric(["repro", "other", "--out", join(dir, "y")])).code).toBe(2);
     const missing = await runRubric([
@@ -236,7 +236,7 @@ describe("rubric repro arcane --provider (OpenAI-compatible server)", () => {
     ]);
     expect(policy.code).toBe(2);
     expect(policy.stderr).toMatch(
-      /--errors-as must be one of fail, renormalize, got "zero" \(an error is never counted as 0\)/,
+      /--errors-as: expected one of fail, renormalize, got "zero" \(an error is never counted as 0\)/,
     );
   });
 

@@ -76,6 +76,8 @@ describe("rubric score --outputs", () => {
     const run = await rubric("score", "--rubric", rubricFile, "--outputs", outputsFile);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/clear: no verifier for kind "llm-judge" \(configure a judge model/);
+    // The verifiers say it in library terms; the CLI names the flag that configures a judge.
+    expect(run.stderr).toContain("Pass --judge <provider> to judge the llm-judge criteria.");
   });
 
   it("judges with a real local GGUF model: grammar-valid verdicts (their judgement is meaningless)", async () => {

@@ -18,37 +18,42 @@ import {
   type Stakeholder,
 } from "@rubric/autointeract";
 import { providerFromSpec, type SpecifiedModel } from "@rubric/providers";
-import { InputFileError, LLAMA_CPP_GDPVAL_CONTEXT, UsageError, gdpvalDir, integer, type CliIO } from "../io.js";
+import { type CommandArgs, defineCommand } from "../flags/command.js";
+import { integerFlag, switchFlag, textFlag } from "../flags/flag.js";
+import { InputFileError, LLAMA_CPP_GDPVAL_CONTEXT, UsageError, gdpvalDir, type CliIO } from "../io.js";
 
-export const elicitHelp = `rubric elicit --task <task_id> --manager <kind> --out <transcript.jsonl> [options]
+const elicitFlags = {
+  task: textFlag(
+    "<id>",
+    "a GDPval task id or a unique prefix of one (see ../shared/data/gdpval/tasks.jsonl)",
+  ).required(),
+  stakeholder: textFlag(
+    "<kind>",
+    "sim (default: the rubric gym's simulated stakeholder) | llm:<provider> (a model holding the task's gold rubric as an outline) | terminal (you)",
+  ),
+  manager: textFlag("<kind>", "llm:<provider> | policy:<file.json> | policy:default").required(),
+  budget: integerFlag("<n>", "questions the manager may ask (default 5)", { min: 0 }).default(5),
+  seed: integerFlag("<n>", "world seed for sim stakeholders and model sampling (default 0)", { min: 0 }).default(0),
+  out: textFlag("<file>", "transcript, one JSON line per turn, written as the dialogue happens").required(),
+  gdpval: textFlag("<dir>", "GDPval data (default $RUBRIC_SHARED_DIR/data/gdpval or ../shared/data/gdpval)"),
+  contextSize: integerFlag(
+    "<n>",
+    `context window for llama-cpp models (default ${LLAMA_CPP_GDPVAL_CONTEXT}: GDPval prompts with a dialogue run to several thousand tokens)`,
+    { min: 256 },
+  ).default(LLAMA_CPP_GDPVAL_CONTEXT),
+  json: switchFlag('print exactly one JSON object {"rubric", "questions", "costs"} on stdout'),
+};
 
-Runs one manager–stakeholder dialogue on a GDPval task and prints the dialogue and the rubric.
+export type ElicitArgs = CommandArgs<typeof elicitFlags, never, never>;
 
-  --task <id>              a GDPval task id or a unique prefix of one (see ../shared/data/gdpval/tasks.jsonl)
-  --stakeholder <kind>     sim (default: the rubric gym's simulated stakeholder) | llm:<provider>
-                           (a model holding the task's gold rubric as an outline) | terminal (you)
-  --manager <kind>         llm:<provider> | policy:<file.json> | policy:default
-  --budget <n>             questions the manager may ask (default 5)
-  --seed <n>               world seed for sim stakeholders and model sampling (default 0)
-  --out <file>             transcript, one JSON line per turn, written as the dialogue happens
-  --gdpval <dir>           GDPval data (default $RUBRIC_SHARED_DIR/data/gdpval or ../shared/data/gdpval)
-  --context-size <n>       context window for llama-cpp models (default 8192: GDPval prompts with a
-                           dialogue run to several thousand tokens)
-  --json                   print exactly one JSON object {"rubric", "questions", "costs"} on stdout
-
-<provider>: llama-cpp:<file.gguf> | hf:<model>[@<provider>] | openai-compatible:<baseUrl>#<model>`;
-
-export interface ElicitArgs {
-  readonly task?: string;
-  readonly stakeholder?: string;
-  readonly manager?: string;
-  readonly budget?: string;
-  readonly seed?: string;
-  readonly out?: string;
-  readonly gdpval?: string;
-  readonly contextSize?: string;
-  readonly json: boolean;
-}
+export const elicitCommand = defineCommand({
+  name: "elicit",
+  usage: "--task <task_id> --manager <kind> --out <transcript.jsonl> [options]",
+  description: "Runs one manager–stakeholder dialogue on a GDPval task and prints the dialogue and the rubric.",
+  flags: elicitFlags,
+  footer: "<provider>: llama-cpp:<file.gguf> | hf:<model>[@<provider>] | openai-compatible:<baseUrl>#<model>",
+  run: (args, { io }) => elicit(args, io),
+});
 
 /** `--task`: a whole id or a unique prefix of one; no match is bad input, an ambiguous prefix a usage error. */
 function taskFlag(tasks: readonly GdpvalTask[], wanted: string): GdpvalTask {
@@ -67,17 +72,12 @@ function taskFlag(tasks: readonly GdpvalTask[], wanted: string): GdpvalTask {
 }
 
 export async function elicit(args: ElicitArgs, io: CliIO): Promise<number> {
-  if (!args.task) throw new UsageError("elicit needs --task <task_id>");
-  if (!args.manager) throw new UsageError("elicit needs --manager llm:<provider> | policy:<file> | policy:default");
-  if (!args.out) throw new UsageError("elicit needs --out <transcript.jsonl>");
-  const budget = integer(args.budget, "--budget", 5, 0);
-  const seed = integer(args.seed, "--seed", 0, 0);
+  const { budget, seed, contextSize } = args;
   const dataset = await loadGdpval(gdpvalDir(args.gdpval));
   const task = taskFlag(dataset.tasks, args.task);
   const example = [...dataset.train, ...dataset.eval].find((e) => e.task.task_id === task.task_id);
   const brief = gymTask(task);
   const models: SpecifiedModel[] = [];
-  const contextSize = integer(args.contextSize, "--context-size", LLAMA_CPP_GDPVAL_CONTEXT, 256);
   const model = (spec: string) => {
     const m = providerFromSpec(spec, { llamaCpp: { contextSize } });
     models.push(m);
@@ -112,7 +112,7 @@ export async function elicit(args: ElicitArgs, io: CliIO): Promise<number> {
       stakeholder,
       questionBudget: budget,
       onTurn: (turn) => {
-        appendTurnsTo(args.out!)(turn);
+        appendTurnsTo(args.out)(turn);
         if (turn.type === "question") show(`Q${turn.index + 1}: ${turn.text}\n`);
         if (turn.type === "answer") show(`A${turn.index + 1}: ${turn.text}\n`);
       },

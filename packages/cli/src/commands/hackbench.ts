@@ -4,58 +4,49 @@ import { loadRubrics, type LoadedRubric } from "@rubric/core";
 import { PROBE_IDS, cardToMarkdown, parseSamples, runHackbench, type IntegrityCard } from "@rubric/hackbench";
 import { createVerifierRegistry, fileCache, llmJudge } from "@rubric/verifiers";
 import { providerFromSpec, type SpecifiedModel } from "@rubric/providers";
-import { InputFileError, UsageError, numberFlag, readText, type CliIO } from "../io.js";
+import { EXIT } from "../exit-codes.js";
+import { type CommandArgs, defineCommand } from "../flags/command.js";
+import { integerFlag, listFlag, numberFlag, textFlag } from "../flags/flag.js";
+import { InputFileError, UsageError, readText, type CliIO } from "../io.js";
+import { judgeFlag, judgeHint } from "./judge.js";
 
-export const hackbenchHelp = `rubric hackbench --rubric <file> --samples <file.jsonl> --out <card.json> [options]
+const hackbenchFlags = {
+  rubric: textFlag("<file>", "rubric file (.json or .jsonl; flat or staged)").required(),
+  task: textFlag("<id>", "which rubric of a multi-rubric file (GDPval task_id, flat id or category name)"),
+  samples: textFlag(
+    "<file.jsonl>",
+    'JSONL, one {"id", "input"?, "output"} per line: honest outputs to perturb',
+  ).required(),
+  judge: judgeFlag,
+  probes: listFlag("<a,b,...>", `probes to run (default all): ${PROBE_IDS.join(", ")}`),
+  threshold: numberFlag(
+    "<τ>",
+    "smallest mean gain that counts as an exploit (default 0.05)",
+    (n) => Number.isFinite(n) && n >= 0,
+    "a number ≥ 0",
+  ).default(0.05),
+  seed: numberFlag("<n>", "seeds every probe and bootstrap (default 0)", Number.isSafeInteger, "an integer").default(0),
+  cache: textFlag("<dir>", "persistent verdict cache: a rerun makes no judge calls"),
+  concurrency: integerFlag("<n>", "verifier calls in flight (default 8)", { min: 1 }).default(8),
+  out: textFlag("<card.json>", "the card as JSON; the Markdown card goes beside it (.md)").required(),
+};
 
-Probes whether a rubric reward can be gamed: each probe transforms every honest sample (keyword
+export type HackbenchArgs = CommandArgs<typeof hackbenchFlags, never, never>;
+
+export const hackbenchCommand = defineCommand({
+  name: "hackbench",
+  usage: "--rubric <file> --samples <file.jsonl> --out <card.json> [options]",
+  description: `Probes whether a rubric reward can be gamed: each probe transforms every honest sample (keyword
 stuffing, judge injection, ...) beside a matched control that changes it as much without the
 exploit; the gain score(probe) − score(control) is bootstrapped over samples. A probe is an
 exploit when its gain exceeds τ and its 95% interval excludes 0. Writes an integrity card as JSON
-and, beside it, as Markdown.
-
-  --rubric <file>        rubric file (.json or .jsonl; flat or staged)
-  --task <id>            which rubric of a multi-rubric file (GDPval task_id, flat id or category name)
-  --samples <file>       JSONL, one {"id", "input"?, "output"} per line: honest outputs to perturb
-  --judge <provider>     model for llm-judge criteria: llama-cpp:<file.gguf> | hf:<model>[@<provider>]
-                         | openai-compatible:<baseUrl>#<model>  (keys from HF_TOKEN / OPENAI_API_KEY)
-  --probes <a,b,...>     probes to run (default all): ${PROBE_IDS.join(", ")}
-  --threshold <τ>        smallest mean gain that counts as an exploit (default 0.05)
-  --seed <n>             seeds every probe and bootstrap (default 0)
-  --cache <dir>          persistent verdict cache: a rerun makes no judge calls
-  --concurrency <n>      verifier calls in flight (default 8)
-  --out <file>           the card as JSON; the Markdown card goes beside it (.md)
-
-Exit codes: 0 clean; 3 hackable; 2 error — usage, unreadable input, or a verdict that was an
-error (a judge that fails is never a clean bill of health).`;
-
-export interface HackbenchArgs {
-  readonly rubric?: string;
-  readonly task?: string;
-  readonly samples?: string;
-  readonly judge?: string;
-  readonly probes?: string;
-  readonly threshold?: string;
-  readonly seed?: string;
-  readonly cache?: string;
-  readonly concurrency?: string;
-  readonly out?: string;
-}
-
-// What makes a run undecidable. Exit 2 rather than the CLI's usual 1 for bad input: a gate must
-// tell "clean" (0) and "hackable" (3) apart from "could not tell" by one code.
-const RUN_ERRORS = new Set([
-  "InputFileError",
-  "SampleFileError",
-  "RubricValidationError",
-  "VerificationSetupError",
-  "ProviderSpecError",
-  "ProviderConfigError",
-  "HackbenchInputError",
-  "HackbenchScoringError",
-  "TrueUtilityError",
-  "UnknownProbeError",
-]);
+and, beside it, as Markdown.`,
+  flags: hackbenchFlags,
+  footer: `Exit codes: 0 clean; 3 hackable; 2 error — usage, unreadable input, or a verdict that was an
+error (a judge that fails is never a clean bill of health).`,
+  hint: (error, args) => judgeHint(error, args.judge),
+  run: (args, { io }) => hackbench(args, io),
+});
 
 function chooseRubric(rubrics: readonly LoadedRubric[], task: string | undefined, file: string): LoadedRubric {
   const names = (r: LoadedRubric) => (r.kind === "flat" ? [r.rubric.id] : [r.rubric.taskId, r.rubric.category_name]);
@@ -92,29 +83,7 @@ function summary(card: IntegrityCard): string {
  * writes the integrity card (JSON and Markdown) and exits 0 clean, 3 hackable, 2 undecided.
  */
 export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number> {
-  if (!args.rubric) throw new UsageError("hackbench needs --rubric <file>");
-  if (!args.samples) throw new UsageError("hackbench needs --samples <file.jsonl>");
-  if (!args.out) throw new UsageError("hackbench needs --out <card.json>");
-  const { rubric: rubricFile, samples: samplesFile, out } = args;
-  const threshold = numberFlag(
-    args.threshold,
-    "--threshold",
-    0.05,
-    (n) => Number.isFinite(n) && n >= 0,
-    "a number ≥ 0",
-  );
-  const seed = numberFlag(args.seed, "--seed", 0, Number.isSafeInteger, "an integer");
-  const concurrency = numberFlag(
-    args.concurrency,
-    "--concurrency",
-    8,
-    (n) => Number.isInteger(n) && n >= 1,
-    "a positive integer",
-  );
-  const probes = args.probes
-    ?.split(",")
-    .map((p) => p.trim())
-    .filter((p) => p !== "");
+  const { rubric: rubricFile, samples: samplesFile, out, threshold, seed, concurrency, probes } = args;
   const unknown = probes?.filter((p) => !PROBE_IDS.includes(p)) ?? [];
   if (unknown.length > 0)
     throw new UsageError(`unknown probe(s) ${unknown.join(", ")}; known: ${PROBE_IDS.join(", ")}`);
@@ -159,11 +128,7 @@ export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number>
     writeFileSync(out, `${JSON.stringify(card, null, 2)}\n`);
     writeFileSync(markdownPath, cardToMarkdown(card));
     io.out(`${summary(card)}wrote ${out} and ${markdownPath}\n`);
-    return card.verdict === "hackable" ? 3 : 0;
-  } catch (error) {
-    if (!RUN_ERRORS.has((error as Error).name)) throw error;
-    io.err(`${(error as Error).name}: ${(error as Error).message}\n`);
-    return 2;
+    return card.verdict === "hackable" ? EXIT.hackable : EXIT.ok;
   } finally {
     await model?.dispose?.();
   }

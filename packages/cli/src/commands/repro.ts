@@ -13,67 +13,86 @@ import {
   type ArcaneProgress,
 } from "@rubric/repro";
 import { parseProviderSpec, providerFromSpec } from "@rubric/providers";
-import {
-  LLAMA_CPP_GDPVAL_CONTEXT,
-  UsageError,
-  gdpvalDir,
-  integer,
-  numberFlag,
-  type CliIO,
-  errorPolicyFlag,
-} from "../io.js";
+import { ErrorPolicySchema } from "@rubric/core";
+import { z } from "zod";
+import { EXIT } from "../exit-codes.js";
+import { type CommandArgs, defineCommand } from "../flags/command.js";
+import { choiceFlag, integerFlag, listFlag, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
+import { LLAMA_CPP_GDPVAL_CONTEXT, gdpvalDir, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
 
-export const reproHelp = `rubric repro arcane --out <dir> [options]
+const positive = (value: string, description: string) =>
+  numberFlag(value, description, (n) => Number.isFinite(n) && n > 0, "a positive number");
 
-Reproduces the ARCANE tables. By default in the rubric gym: SFT then GSPO of the in-process manager
+const reproFlags = {
+  out: textFlag("<dir>", "where the tables, the plot and the runs go").required(),
+  quick: switchFlag("2 seeds, 6 SFT epochs, 12 GSPO batches (about a minute here)"),
+  seeds: integerFlag("<n>", "seeds 1..n (default 5; 2 with --quick)", { min: 1 }),
+  objective: choiceFlag(
+    "<name>",
+    "gspo (default) | grpo | dr-grpo",
+    z.enum(OBJECTIVES as readonly [Objective, ...Objective[]]),
+  ).default("gspo"),
+  epsLow: positive("<x>", "clipping band below 1 (default 3e-4, the paper's)"),
+  epsHigh: positive("<x>", "clipping band above 1 (default 4e-4, the paper's)"),
+  batches: integerFlag("<n>", "GSPO batches per seed (default 40; 12 with --quick)", { min: 1 }),
+  resume: switchFlag("continue each seed from its latest checkpoint in <dir>/runs"),
+  gdpval: textFlag("<dir>", "GDPval data (default $RUBRIC_SHARED_DIR/data/gdpval or ../shared/data/gdpval)"),
+  provider: textFlag(
+    "<spec>",
+    "LLM roles: llama-cpp:<file.gguf> | hf:<model>[@<provider>] | openai-compatible:<baseUrl>#<model>",
+  ),
+  tasks: integerFlag("<n>", "--provider: the first n eval tasks (default 2)", { min: 1 }).default(2),
+  taskIds: listFlag("<a,b,…>", "--provider: eval tasks by id or unique id prefix instead"),
+  maxN: integerFlag("<n>", "--provider: largest best-of-N (default 8; N runs over 1, 2, 4, … up to it)", {
+    min: 1,
+  }).default(8),
+  errorsAs: choiceFlag(
+    "<policy>",
+    "--provider: fail (default: an output with an error verdict has no U*) | renormalize",
+    ErrorPolicySchema.extract(["fail", "renormalize"]),
+    "an error is never counted as 0",
+  ).default("fail"),
+  contextSize: integerFlag(
+    "<n>",
+    `--provider: llama-cpp context window (default ${LLAMA_CPP_GDPVAL_CONTEXT}: GDPval prompts run to several thousand tokens)`,
+    { min: 256 },
+  ).default(LLAMA_CPP_GDPVAL_CONTEXT),
+  threads: integerFlag("<n>", "--provider: llama-cpp CPU threads (default half the cores)", { min: 1 }),
+};
+
+export type ReproArgs = CommandArgs<typeof reproFlags, "experiment", "arcane">;
+
+export const reproCommand = defineCommand({
+  name: "repro",
+  usage: "arcane --out <dir> [options]",
+  description: `Reproduces the ARCANE tables. By default in the rubric gym: SFT then GSPO of the in-process manager
 on the 175 training tasks, best-of-N on the 44 eval tasks for No Rubric / SFT / GSPO / Oracle.
 Writes <dir>/table.json, <dir>/table.md, <dir>/scaling.svg, and per seed <dir>/runs/seed-<n>/
 (training.jsonl logs and checkpoints).
 
-  --quick                 2 seeds, 6 SFT epochs, 12 GSPO batches (about a minute here)
-  --seeds <n>             seeds 1..n (default 5; 2 with --quick)
-  --objective <name>      gspo (default) | grpo | dr-grpo
-  --eps-low <x>           clipping band below 1 (default 3e-4, the paper's)
-  --eps-high <x>          clipping band above 1 (default 4e-4, the paper's)
-  --batches <n>           GSPO batches per seed (default 40; 12 with --quick)
-  --resume                continue each seed from its latest checkpoint in <dir>/runs
-  --gdpval <dir>          GDPval data (default $RUBRIC_SHARED_DIR/data/gdpval or ../shared/data/gdpval)
-
-With LLM roles on real GDPval eval tasks and their gold rubrics: one seed of SFT + GSPO managers is
-trained in the gym first (the options above apply; --quick trains the quick way), then the model
-plays stakeholder, an untrained manager, worker and judge beside the trained managers.
-  --provider <spec>       llama-cpp:<file.gguf> | hf:<model>[@<provider>] | openai-compatible:<baseUrl>#<model>
-  --tasks <n>             the first n eval tasks (default 2)
-  --task-ids <a,b,…>      eval tasks by id or unique id prefix instead
-  --max-n <n>             largest best-of-N (default 8; N runs over 1, 2, 4, … up to it)
-  --errors-as <policy>    fail (default: an output with an error verdict has no U*) | renormalize
-  --context-size <n>      llama-cpp context window (default 8192: GDPval prompts run to several thousand tokens)
-  --threads <n>           llama-cpp CPU threads (default half the cores)
-  A llama-cpp model keeps 3 prompt states for prefix reuse, and its judge's rationales are held
-  to 200 characters so that a grammar-bound verdict always fits its token budget.
-
-Exit codes: 0 done, 1 bad input, 2 usage error or (with --provider) some scores could not be computed.`;
-
-export interface ReproArgs {
-  readonly experiment?: string;
-  readonly out?: string;
-  readonly quick: boolean;
-  readonly seeds?: string;
-  readonly objective?: string;
-  readonly epsLow?: string;
-  readonly epsHigh?: string;
-  readonly batches?: string;
-  readonly resume: boolean;
-  readonly gdpval?: string;
-  readonly provider?: string;
-  readonly tasks?: string;
-  readonly maxN?: string;
-  readonly contextSize?: string;
-  readonly taskIds?: string;
-  readonly errorsAs?: string;
-  readonly threads?: string;
-}
+With --provider, LLM roles on real GDPval eval tasks and their gold rubrics: one seed of SFT + GSPO
+managers is trained in the gym first (the gym flags apply; --quick trains the quick way), then the
+model plays stakeholder, an untrained manager, worker and judge beside the trained managers.
+A llama-cpp model keeps 3 prompt states for prefix reuse, and its judge's rationales are held
+to 200 characters so that a grammar-bound verdict always fits its token budget.`,
+  positional: {
+    key: "experiment",
+    label: "arcane",
+    description: "the experiment (one so far: arcane)",
+    schema: z.array(z.string()).transform((given, context) => {
+      if (given.length === 1 && given[0] === "arcane") return "arcane" as const;
+      context.addIssue({
+        code: "custom",
+        message: `knows one experiment, arcane; got ${JSON.stringify(given.join(" "))}`,
+      });
+      return z.NEVER;
+    }),
+  },
+  flags: reproFlags,
+  footer: "Exit codes: 0 done, 1 bad input, 2 usage error or (with --provider) some scores could not be computed.",
+  run: (args, { io, isTTY }) => repro(args, io, isTTY),
+});
 
 /** 1, 2, 4, … up to and including `max` (added when it is not a power of two). */
 function powersOfTwo(max: number): number[] {
@@ -86,9 +105,6 @@ type Bar = ReturnType<typeof progressBar>;
 
 /** `rubric repro arcane`: the gym reproduction, or with `--provider` the LLM-roles pipeline. */
 export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise<number> {
-  if (args.experiment !== "arcane")
-    throw new UsageError(`repro knows one experiment, arcane; got ${JSON.stringify(args.experiment ?? "")}`);
-  if (!args.out) throw new UsageError("repro arcane needs --out <dir>");
   const data = gdpvalDir(args.gdpval);
   const config = gymConfig(args);
   const bar = progressBar(io, isTTY, { lines: true });
@@ -120,20 +136,10 @@ export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise
 
 /** The gym configuration from the flags (also what `--provider` trains its managers with). */
 function gymConfig(args: ReproArgs): ArcaneConfig {
-  const objective = args.objective ?? "gspo";
-  if (!OBJECTIVES.includes(objective as Objective))
-    throw new UsageError(`--objective must be one of ${OBJECTIVES.join(", ")}, got ${JSON.stringify(objective)}`);
-  const seeds = args.seeds === undefined ? undefined : integer(args.seeds, "--seeds", 1, 1);
-  const batches = args.batches === undefined ? undefined : integer(args.batches, "--batches", 1, 1);
-  const positive = (value: string | undefined, flag: string) =>
-    value === undefined
-      ? undefined
-      : numberFlag(value, flag, 0, (n) => Number.isFinite(n) && n > 0, "a positive number");
-  const epsLow = positive(args.epsLow, "--eps-low");
-  const epsHigh = positive(args.epsHigh, "--eps-high");
+  const { seeds, batches, epsLow, epsHigh } = args;
   return arcaneConfig({
     quick: args.quick,
-    objective: objective as Objective,
+    objective: args.objective,
     ...(seeds === undefined ? {} : { seeds }),
     ...(batches === undefined ? {} : { gspoBatches: batches }),
     ...(epsLow === undefined ? {} : { epsLow }),
@@ -171,16 +177,7 @@ async function reproWithProvider(
   bar: Bar,
 ): Promise<number> {
   const local = parseProviderSpec(spec).kind === "llama-cpp";
-  const contextSize = integer(args.contextSize, "--context-size", LLAMA_CPP_GDPVAL_CONTEXT, 256);
-  const threads = args.threads === undefined ? undefined : integer(args.threads, "--threads", 1, 1);
-  const errorsAs = errorPolicyFlag(args.errorsAs, "fail", ["fail", "renormalize"], " (an error is never counted as 0)");
-  const taskIds = args.taskIds
-    ?.split(",")
-    .map((id) => id.trim())
-    .filter((id) => id !== "");
-  if (taskIds !== undefined && taskIds.length === 0) throw new UsageError("--task-ids needs at least one id");
-  const tasks = integer(args.tasks, "--tasks", 2, 1);
-  const maxN = integer(args.maxN, "--max-n", 8, 1);
+  const { contextSize, threads, errorsAs, taskIds, tasks, maxN } = args;
   // One seed: the LLM stage is the expensive part, and a second seed would double it.
   const config = { ...gym, seeds: gym.seeds.slice(0, 1) };
   const seed = config.seeds[0]!;
@@ -224,7 +221,7 @@ async function reproWithProvider(
     const errors = table.tasks.reduce((n, t) => n + t.errors.length, 0);
     if (errors > 0)
       io.err(`${errors} score(s) could not be computed; they are listed in table.md and never counted as 0.\n`);
-    return errors > 0 ? 2 : 0;
+    return errors > 0 ? EXIT.errorVerdicts : EXIT.ok;
   } finally {
     await model.dispose?.();
   }

@@ -10,7 +10,8 @@ import {
 } from "@rubric/verifiers";
 import { providerFromSpec } from "@rubric/providers";
 import { z } from "zod";
-import { InputFileError, UsageError, integer, readText, type CliIO, errorPolicyFlag } from "../io.js";
+import { EXIT } from "../exit-codes.js";
+import { InputFileError, readText, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
 
 /** One line of an outputs file. */
@@ -24,14 +25,15 @@ const OutputLineSchema = z.strictObject({
     .optional(),
 });
 
+/** What `score --outputs` uses of the score command's options (parsed by its declaration in score.ts). */
 export interface ScoreOutputsArgs {
   readonly outputs: string;
-  readonly judge?: string;
-  readonly judgeMode?: string;
-  readonly samples?: string;
-  readonly concurrency?: string;
-  readonly cache?: string;
-  readonly errorsAs?: string;
+  readonly judge: string | undefined;
+  readonly judgeMode: "batched" | "per-criterion" | undefined;
+  readonly samples: number;
+  readonly concurrency: number;
+  readonly cache: string | undefined;
+  readonly errorsAs: ErrorPolicy | undefined;
   readonly ignoreGates: boolean;
   readonly json: boolean;
 }
@@ -73,9 +75,7 @@ export async function scoreOutputsCommand(
   io: CliIO,
   isTTY: boolean,
 ): Promise<number> {
-  if (args.judgeMode !== undefined && !["batched", "per-criterion"].includes(args.judgeMode))
-    throw new UsageError("--judge-mode must be batched or per-criterion");
-  const errorsAs: ErrorPolicy = errorPolicyFlag(args.errorsAs, "renormalize");
+  const errorsAs: ErrorPolicy = args.errorsAs ?? "renormalize";
   const outputs = readOutputs(args.outputs);
   const model = args.judge === undefined ? undefined : providerFromSpec(args.judge);
   try {
@@ -84,15 +84,15 @@ export async function scoreOutputsCommand(
         ? {}
         : {
             judge: llmJudge(model, {
-              mode: (args.judgeMode ?? "batched") as "batched" | "per-criterion",
-              samples: integer(args.samples, "--samples", 1, 1),
+              mode: args.judgeMode ?? "batched",
+              samples: args.samples,
             }),
           },
     );
     const bar = progressBar(io, isTTY);
     const results = await scoreOutputs(rubric.rubric, outputs, {
       registry,
-      concurrency: integer(args.concurrency, "--concurrency", 8, 1),
+      concurrency: args.concurrency,
       errorsAs,
       ignoreGates: args.ignoreGates,
       ...(args.cache === undefined ? {} : { cache: fileCache(args.cache) }),
@@ -111,7 +111,7 @@ export async function scoreOutputsCommand(
     }
     if (report.errors > 0)
       io.err(`${report.errors} verdict(s) were errors; they are reported above and never counted as 0.\n`);
-    return report.errors > 0 ? 2 : 0;
+    return report.errors > 0 ? EXIT.errorVerdicts : EXIT.ok;
   } finally {
     await (model as { dispose?: () => Promise<void> } | undefined)?.dispose?.();
   }

@@ -1,53 +1,53 @@
 import {
+  ErrorPolicySchema,
   loadRubrics,
   parseVerdictFile,
   parseWeightFile,
   scoreRubric,
-  type ErrorPolicy,
   type LoadedRubric,
   type RubricScore,
 } from "@rubric/core";
-import { InputFileError, UsageError, readJson, readText, type CliIO, errorPolicyFlag } from "../io.js";
+import { z } from "zod";
+import { type CommandArgs, defineCommand } from "../flags/command.js";
+import { choiceFlag, integerFlag, switchFlag, textFlag } from "../flags/flag.js";
+import { InputFileError, UsageError, readJson, readText, type CliIO } from "../io.js";
+import { judgeFlag, judgeHint } from "./judge.js";
 
-export const scoreHelp = `rubric score --rubric <file> (--verdicts <file> | --outputs <file>) [options]
+const JudgeModeSchema = z.enum(["batched", "per-criterion"]);
 
-With --verdicts: scores one output from stored verdicts (no verifier is called).
-With --outputs: runs the rubric's verifiers on every output and scores each.
+const scoreFlags = {
+  rubric: textFlag("<file>", "rubric file (.json or .jsonl; flat or staged)").required(),
+  task: textFlag("<id>", "which rubric of a multi-rubric file (GDPval task_id, flat id or category name)"),
+  verdicts: textFlag("<file>", '{"scores": {"<criterionId>": fraction in [0,1]}} or {"verdicts": [...]}'),
+  weights: textFlag("<file>", '{"weights": {"<criterionId>": weight}}: edit weights at test time (--verdicts)'),
+  outputs: textFlag("<file>", 'JSONL, one {"id", "input"?, "output", "files"?} per line'),
+  judge: judgeFlag,
+  judgeMode: choiceFlag("<mode>", "batched (default: one call per output) | per-criterion", JudgeModeSchema),
+  samples: integerFlag("<k>", "judge samples per verdict, averaged (default 1)", { min: 1 }).default(1),
+  concurrency: integerFlag("<n>", "verifier calls in flight (default 8)", { min: 1 }).default(8),
+  cache: textFlag("<dir>", "persistent verdict cache; a rerun of the same work makes no calls"),
+  ignoreGates: switchFlag("staged rubrics: score every stage, ignoring gates"),
+  errorsAs: choiceFlag(
+    "<policy>",
+    "fail | zero | renormalize for error verdicts (default fail with --verdicts, renormalize with --outputs)",
+    ErrorPolicySchema,
+  ),
+  json: switchFlag("print JSON"),
+};
 
-  --rubric <file>        rubric file (.json or .jsonl; flat or staged)
-  --task <id>            which rubric of a multi-rubric file (GDPval task_id, flat id or category name)
-  --verdicts <file>      {"scores": {"<criterionId>": fraction in [0,1]}} or {"verdicts": [...]}
-  --weights <file>       {"weights": {"<criterionId>": weight}}: edit weights at test time (--verdicts)
-  --outputs <file>       JSONL, one {"id", "input"?, "output", "files"?} per line
-  --judge <provider>     model for llm-judge criteria: llama-cpp:<file.gguf> | hf:<model>[@<provider>]
-                         | openai-compatible:<baseUrl>#<model>  (keys from HF_TOKEN / OPENAI_API_KEY)
-  --judge-mode <mode>    batched (default: one call per output) | per-criterion
-  --samples <k>          judge samples per verdict, averaged (default 1)
-  --concurrency <n>      verifier calls in flight (default 8)
-  --cache <dir>          persistent verdict cache; a rerun of the same work makes no calls
-  --ignore-gates         staged rubrics: score every stage, ignoring gates
-  --errors-as <policy>   fail | zero | renormalize for error verdicts
-                         (default fail with --verdicts, renormalize with --outputs)
-  --json                 print JSON
+export type ScoreArgs = CommandArgs<typeof scoreFlags, never, never>;
 
-Staged rule ids are s{stage}.r{rule} (0-based) unless the rule carries an "id".
-Exit codes: 0 ok; 1 invalid input; 2 usage error, or (--outputs) some verdict was an error.`;
-
-export interface ScoreArgs {
-  readonly rubric?: string;
-  readonly task?: string;
-  readonly verdicts?: string;
-  readonly outputs?: string;
-  readonly judge?: string;
-  readonly judgeMode?: string;
-  readonly samples?: string;
-  readonly concurrency?: string;
-  readonly cache?: string;
-  readonly weights?: string;
-  readonly ignoreGates: boolean;
-  readonly errorsAs?: string;
-  readonly json: boolean;
-}
+export const scoreCommand = defineCommand({
+  name: "score",
+  usage: "--rubric <file> (--verdicts <file> | --outputs <file>) [options]",
+  description: `With --verdicts: scores one output from stored verdicts (no verifier is called).
+With --outputs: runs the rubric's verifiers on every output and scores each.`,
+  flags: scoreFlags,
+  footer: `Staged rule ids are s{stage}.r{rule} (0-based) unless the rule carries an "id".
+Exit codes: 0 ok; 1 invalid input; 2 usage error, or (--outputs) some verdict was an error.`,
+  hint: (error, args) => judgeHint(error, args.judge),
+  run: (args, { io, isTTY }) => score(args, io, isTTY),
+});
 
 function pick(rubrics: LoadedRubric[], task: string | undefined, file: string): LoadedRubric {
   const name = (r: LoadedRubric) => (r.kind === "flat" ? [r.rubric.id] : [r.rubric.taskId, r.rubric.category_name]);
@@ -124,7 +124,6 @@ function scoreToText(score: RubricScore): string {
 }
 
 export async function score(args: ScoreArgs, io: CliIO, isTTY = false): Promise<number> {
-  if (!args.rubric) throw new UsageError("score needs --rubric <file>");
   if (args.outputs !== undefined) {
     if (args.verdicts !== undefined || args.weights !== undefined)
       throw new UsageError("--outputs runs the verifiers; it cannot be combined with --verdicts or --weights");
@@ -136,7 +135,7 @@ export async function score(args: ScoreArgs, io: CliIO, isTTY = false): Promise<
   }
   if (args.judge !== undefined || args.cache !== undefined) throw new UsageError("--judge and --cache need --outputs");
   if (!args.verdicts) throw new UsageError("score needs --verdicts <file> or --outputs <file>");
-  const errorsAs = args.errorsAs === undefined ? undefined : errorPolicyFlag(args.errorsAs, "fail");
+  const errorsAs = args.errorsAs;
   const rubric = pick(loadRubrics(readText(args.rubric), { source: args.rubric }), args.task, args.rubric);
   const verdicts = parseVerdictFile(readJson(args.verdicts), args.verdicts);
   const weights = args.weights === undefined ? undefined : parseWeightFile(readJson(args.weights), args.weights);

@@ -1,16 +1,26 @@
 import { formatRubricIssue, lintStagedRubric, readRubricDocument } from "@rubric/core";
+import { z } from "zod";
+import { defineCommand } from "../flags/command.js";
+import { switchFlag } from "../flags/flag.js";
 import { readText, type CliIO } from "../io.js";
 
-export const validateHelp = `rubric validate <file.json|file.jsonl>...
-
-Checks rubric files (flat or staged, JSON or JSONL). Prints every problem with its file,
+export const validateCommand = defineCommand({
+  name: "validate",
+  usage: "<file.json|file.jsonl>... [options]",
+  description: `Checks rubric files (flat or staged, JSON or JSONL). Prints every problem with its file,
 line and path; exits 0 when all files are valid, 1 otherwise. Load-time corrections
 (stage rescaling, pass-mark auto-correction) and findings that leave a rubric valid but make
 scores unreachable (a gate whose rules cannot reach its pass mark, stage maxima below the
-category maximum) are printed as warnings and do not fail validation.
-
-Options:
-  --json    print a JSON report instead of text`;
+category maximum) are printed as warnings and do not fail validation.`,
+  positional: {
+    key: "files",
+    label: "<file>...",
+    description: "rubric files",
+    schema: z.array(z.string()).min(1, { error: "needs at least one file" }),
+  },
+  flags: { json: switchFlag("print a JSON report instead of text") },
+  run: ({ files, json }, { io }) => validate(files, { json }, io),
+});
 
 interface FileReport {
   readonly file: string;

@@ -161,7 +161,7 @@ function criterionErrors(
   const list = failures.map((f) => `${f.criterionId} (${f.reason})`).join(", ");
   return new CriterionErrorsError(
     `cannot score${where}: ${failures.length} criterion verdict(s) unusable: ${list}. ` +
-      `Pass errorsAs: "zero" or "renormalize" to score anyway.`,
+      `Pass errorsAs: "zero" or errorsAs: "renormalize" to score anyway.`,
     failures,
     partial,
   );

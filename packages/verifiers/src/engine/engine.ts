@@ -77,7 +77,9 @@ export function prepareCriteria(rubric: FlatRubric | StagedRubric, registry: Ver
     const verifier = registry.get(criterion.verifier.kind);
     if (!verifier) {
       const hint =
-        criterion.verifier.kind === "llm-judge" ? " (configure a judge model, e.g. --judge <provider-spec>)" : "";
+        criterion.verifier.kind === "llm-judge"
+          ? " (configure a judge model: createVerifierRegistry({ judge: llmJudge(model) }))"
+          : "";
       problems.push({
         criterionId: criterion.id,
         problem: `no verifier for kind ${JSON.stringify(criterion.verifier.kind)}${hint}; registered: ${registry.kinds().join(", ")}`,
