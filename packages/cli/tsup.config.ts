@@ -1,4 +1,5 @@
 import { defineConfig } from "tsup";
 import { libraryBuild } from "../../tsup.base";
 
-export default defineConfig(libraryBuild(["src/index.ts", "src/main.ts"]));
+// `main` is the `rubric` executable (package.json `bin`): ESM only, it awaits at top level.
+export default defineConfig(libraryBuild({ index: "src/index.ts" }, { main: "src/main.ts" }));
