@@ -78,7 +78,6 @@ const CODE_BY_CLASS_NAME: Readonly<Record<string, string>> = {
   ProviderSpecError: "provider.spec",
   ProviderConfigError: "provider.config",
   CheckpointError: "checkpoint.invalid",
-  GdpvalDataError: "gdpval.data",
   ArcaneTaskSelectionError: "arcane.task-selection",
   SampleFileError: "hackbench.sample-file",
   HackbenchInputError: "hackbench.input",

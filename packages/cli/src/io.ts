@@ -1,6 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { RubricError } from "@rubric/core";
+import {
+  findGdpvalTask,
+  GdpvalTaskAmbiguousError,
+  GdpvalTaskNotFoundError,
+  type GdpvalTask,
+} from "@rubric/autointeract";
 
 /** Where a command writes; injected so tests run commands in-process and read what they printed. */
 export interface CliIO {
@@ -56,4 +62,31 @@ export function gdpvalDir(given: string | undefined): string {
   const found = candidates.find((c): c is string => typeof c === "string" && existsSync(join(c, "tasks.jsonl")));
   if (!found) throw new InputFileError("cannot find the GDPval data: pass --gdpval <dir> or set RUBRIC_SHARED_DIR");
   return found;
+}
+
+/**
+ * A GDPval task named on the command line by `flag` (a whole id or a unique prefix): no match is an
+ * input error, an ambiguous prefix a usage error naming the candidates, both in flag terms.
+ */
+export function gdpvalTaskFlag<T extends GdpvalTask | { readonly task: GdpvalTask }>(
+  tasks: readonly T[],
+  wanted: string,
+  flag: string,
+  pool?: string,
+): T {
+  try {
+    return findGdpvalTask(tasks, wanted, pool === undefined ? {} : { pool });
+  } catch (error) {
+    if (error instanceof GdpvalTaskNotFoundError)
+      throw new InputFileError(
+        `${flag}: no GDPval ${pool === undefined ? "" : `${pool} `}task ${JSON.stringify(wanted)}`,
+      );
+    if (error instanceof GdpvalTaskAmbiguousError) {
+      const { candidates } = error;
+      throw new UsageError(
+        `${flag} ${JSON.stringify(wanted)} is a prefix of ${candidates.length} task ids (${candidates.slice(0, 5).join(", ")}${candidates.length > 5 ? ", …" : ""}); give more of it`,
+      );
+    }
+    throw error;
+  }
 }

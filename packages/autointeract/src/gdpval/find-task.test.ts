@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { isRubricError } from "@rubric/core";
 import { describe, expect, it } from "vitest";
 import { loadGdpval } from "./dataset.js";
 import { findGdpvalTask, GdpvalTaskAmbiguousError, GdpvalTaskNotFoundError } from "./find-task.js";
@@ -53,6 +54,10 @@ describe("findGdpvalTask", () => {
     expect(several).toMatchObject({ name: "GdpvalTaskAmbiguousError", query: "abc", candidates: ["abc123", "abc124"] });
     expect((several as Error).message).toBe('"abc" is a prefix of 2 GDPval task ids (abc123, abc124); give more of it');
     expect(() => findGdpvalTask(pool, "")).toThrow(GdpvalTaskNotFoundError);
+    // Stable codes under the one error model (the CLI's exit-code table reads these).
+    expect([isRubricError(none), (none as GdpvalDataError).code]).toEqual([true, "gdpval.task-not-found"]);
+    expect([isRubricError(several), (several as GdpvalDataError).code]).toEqual([true, "gdpval.task-ambiguous"]);
+    expect(new GdpvalDataError("bad line").code).toBe("gdpval.data");
   });
 
   it("searches GDPval examples by their task, and names only the first few of many candidates", async () => {

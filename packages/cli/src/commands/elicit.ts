@@ -1,9 +1,6 @@
 import {
   DEFAULT_POLICY,
-  GdpvalTaskAmbiguousError,
-  GdpvalTaskNotFoundError,
   appendTurnsTo,
-  findGdpvalTask,
   gymTask,
   llmManager,
   llmStakeholder,
@@ -20,7 +17,7 @@ import {
 import { providerFromSpec, type SpecifiedModel } from "@rubric/providers";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { integerFlag, switchFlag, textFlag } from "../flags/flag.js";
-import { InputFileError, LLAMA_CPP_GDPVAL_CONTEXT, UsageError, gdpvalDir, type CliIO } from "../io.js";
+import { InputFileError, LLAMA_CPP_GDPVAL_CONTEXT, UsageError, gdpvalDir, gdpvalTaskFlag, type CliIO } from "../io.js";
 
 const elicitFlags = {
   task: textFlag(
@@ -56,25 +53,11 @@ export const elicitCommand = defineCommand({
 });
 
 /** `--task`: a whole id or a unique prefix of one; no match is bad input, an ambiguous prefix a usage error. */
-function taskFlag(tasks: readonly GdpvalTask[], wanted: string): GdpvalTask {
-  try {
-    return findGdpvalTask(tasks, wanted);
-  } catch (error) {
-    if (error instanceof GdpvalTaskNotFoundError) throw new InputFileError(`no GDPval task ${JSON.stringify(wanted)}`);
-    if (error instanceof GdpvalTaskAmbiguousError) {
-      const { candidates } = error;
-      throw new UsageError(
-        `--task ${JSON.stringify(wanted)} is a prefix of ${candidates.length} task ids (${candidates.slice(0, 5).join(", ")}${candidates.length > 5 ? ", …" : ""}); give more of it`,
-      );
-    }
-    throw error;
-  }
-}
 
 export async function elicit(args: ElicitArgs, io: CliIO): Promise<number> {
   const { budget, seed, contextSize } = args;
   const dataset = await loadGdpval(gdpvalDir(args.gdpval));
-  const task = taskFlag(dataset.tasks, args.task);
+  const task = gdpvalTaskFlag(dataset.tasks, args.task, "--task");
   const example = [...dataset.train, ...dataset.eval].find((e) => e.task.task_id === task.task_id);
   const brief = gymTask(task);
   const models: SpecifiedModel[] = [];

@@ -12,13 +12,14 @@ import {
   type ArcaneConfig,
   type ArcaneProgress,
 } from "@rubric/repro";
+import { loadGdpval } from "@rubric/autointeract";
 import { parseProviderSpec, providerFromSpec } from "@rubric/providers";
 import { ErrorPolicySchema } from "@rubric/core";
 import { z } from "zod";
 import { EXIT } from "../exit-codes.js";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { choiceFlag, integerFlag, listFlag, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
-import { LLAMA_CPP_GDPVAL_CONTEXT, gdpvalDir, type CliIO } from "../io.js";
+import { LLAMA_CPP_GDPVAL_CONTEXT, gdpvalDir, gdpvalTaskFlag, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
 
 const positive = (value: string, description: string) =>
@@ -180,6 +181,11 @@ async function reproWithProvider(
   const { contextSize, threads, errorsAs, taskIds, tasks, maxN } = args;
   // One seed: the LLM stage is the expensive part, and a second seed would double it.
   const config = { ...gym, seeds: gym.seeds.slice(0, 1) };
+  // Check the task ids before the minutes of training, in flag terms.
+  if (taskIds !== undefined) {
+    const { eval: evalTasks } = await loadGdpval(data);
+    for (const id of taskIds) gdpvalTaskFlag(evalTasks, id, "--task-ids", "eval");
+  }
   const seed = config.seeds[0]!;
   io.err(
     `Training the managers in the rubric gym (seed ${seed}: ${config.sftEpochs} SFT epochs, ${config.gspoBatches} ${config.objective.toUpperCase()} batches)\n`,
