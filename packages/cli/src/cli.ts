@@ -6,6 +6,14 @@ import { UsageError, type CliIO } from "./io.js";
 import { suggest } from "./suggest.js";
 
 /**
+ * A command module's declaration, widened once here: each declares its own flag types, the
+ * dispatcher only needs the common shape.
+ */
+async function declaration<M, K extends keyof M>(module: Promise<M>, key: K): Promise<CommandDeclaration> {
+  return (await module)[key] as unknown as CommandDeclaration;
+}
+
+/**
  * The commands, each loaded only when it runs or its help is asked for: the dialogue stack,
  * training and the verifiers are not needed to validate or score stored verdicts.
  */
@@ -14,27 +22,27 @@ const COMMANDS: Readonly<
 > = {
   validate: {
     summary: "check rubric files, every error with its path",
-    load: async () => (await import("./commands/validate.js")).validateCommand as unknown as CommandDeclaration,
+    load: () => declaration(import("./commands/validate.js"), "validateCommand"),
   },
   score: {
     summary: "score stored verdicts (--verdicts) or run the verifiers on outputs (--outputs)",
-    load: async () => (await import("./commands/score.js")).scoreCommand as unknown as CommandDeclaration,
+    load: () => declaration(import("./commands/score.js"), "scoreCommand"),
   },
   schema: {
     summary: "print the JSON Schema of a rubric file form",
-    load: async () => (await import("./commands/schema.js")).schemaCommand as unknown as CommandDeclaration,
+    load: () => declaration(import("./commands/schema.js"), "schemaCommand"),
   },
   elicit: {
     summary: "a manager–stakeholder dialogue on a GDPval task",
-    load: async () => (await import("./commands/elicit.js")).elicitCommand as unknown as CommandDeclaration,
+    load: () => declaration(import("./commands/elicit.js"), "elicitCommand"),
   },
   repro: {
     summary: "reproduce the ARCANE tables (in the gym, or with --provider)",
-    load: async () => (await import("./commands/repro.js")).reproCommand as unknown as CommandDeclaration,
+    load: () => declaration(import("./commands/repro.js"), "reproCommand"),
   },
   hackbench: {
     summary: "probe a rubric reward for hacks",
-    load: async () => (await import("./commands/hackbench.js")).hackbenchCommand as unknown as CommandDeclaration,
+    load: () => declaration(import("./commands/hackbench.js"), "hackbenchCommand"),
   },
 };
 
