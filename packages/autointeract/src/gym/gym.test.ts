@@ -1,19 +1,15 @@
-import { fileURLToPath } from "node:url";
 import { createVerifierRegistry, prepareCriteria } from "@rubric/verifiers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { GDPVAL_DIR, asTask } from "../__fixtures__/gdpval.js";
 import { loadGdpval, type GdpvalDataset } from "../gdpval/dataset.js";
 import { CRITERIA_BANK, briefTerms } from "./bank.js";
 import { bestOfN } from "./best-of-n.js";
 import { simulatedStakeholder } from "../roles/stakeholder/simulated-stakeholder.js";
 import { simulatedWorker } from "../roles/worker/simulated-worker.js";
-import { gymTask, type GymTask } from "./task.js";
 
-const GDPVAL = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url))}/data/gdpval`;
 let gdpval: GdpvalDataset;
-const asTask = (e: { task: { task_id: string; prompt: string; sector: string; occupation: string } }): GymTask =>
-  gymTask(e.task);
 beforeAll(async () => {
-  gdpval = await loadGdpval(GDPVAL);
+  gdpval = await loadGdpval(GDPVAL_DIR);
 });
 
 describe("the criteria bank", () => {

@@ -1,17 +1,13 @@
-import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
+import { GDPVAL_DIR, asTask } from "../../__fixtures__/gdpval.js";
 import { loadGdpval, type GdpvalDataset } from "../../gdpval/dataset.js";
 import { bestOfN } from "../../gym/best-of-n.js";
-import { gymTask, type GymTask } from "../../gym/task.js";
 import { simulatedStakeholder } from "../stakeholder/simulated-stakeholder.js";
 import { simulatedWorker } from "./simulated-worker.js";
 
-const GDPVAL = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../../shared/", import.meta.url))}/data/gdpval`;
 let gdpval: GdpvalDataset;
-const asTask = (e: { task: { task_id: string; prompt: string; sector: string; occupation: string } }): GymTask =>
-  gymTask(e.task);
 beforeAll(async () => {
-  gdpval = await loadGdpval(GDPVAL);
+  gdpval = await loadGdpval(GDPVAL_DIR);
 });
 
 describe("the simulated worker", () => {
