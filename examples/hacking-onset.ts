@@ -52,7 +52,7 @@ export function presenceProxy(utility: FlatRubric): FlatRubric {
             text: `Mentions ${terms.join(" and ")}`,
             weight: c.weight,
             polarity: "reward" as const,
-            verifier: { kind: "includes", terms },
+            verifier: { kind: "includes" as const, terms },
           },
         ]
       : [];

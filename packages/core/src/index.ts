@@ -14,6 +14,17 @@ export {
   type VerifierSpec,
 } from "./rubric/flat.js";
 export {
+  BUILT_IN_VERIFIER_KINDS,
+  VerifierKindError,
+  VerifierKindSchema,
+  isKnownVerifierKind,
+  knownVerifierKinds,
+  registerVerifierKind,
+  type OpenVerifierSpec,
+  type VerifierKind,
+  type VerifierKinds,
+} from "./rubric/verifier-kind.js";
+export {
   FailureActionSchema,
   StageSchema,
   StagedCodeRuleSchema,

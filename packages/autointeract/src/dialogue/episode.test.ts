@@ -17,7 +17,7 @@ const rubric = {
       text: "Mentions revenue",
       weight: 1,
       polarity: "reward" as const,
-      verifier: { kind: "includes", terms: ["revenue"] },
+      verifier: { kind: "includes" as const, terms: ["revenue"] },
     },
   ],
 };

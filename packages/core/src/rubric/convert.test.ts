@@ -53,8 +53,8 @@ describe("flat → staged → flat", () => {
     const withPenalty = parseFlatRubric({
       id: "p",
       criteria: [
-        { id: "a", text: "a", weight: 1, verifier: { kind: "x" } },
-        { id: "b", text: "b", weight: 1, polarity: "penalty", verifier: { kind: "x" } },
+        { id: "a", text: "a", weight: 1, verifier: { kind: "llm-judge" } },
+        { id: "b", text: "b", weight: 1, polarity: "penalty", verifier: { kind: "llm-judge" } },
       ],
     });
     expect(() => flatToStaged(withPenalty)).toThrow(RubricConversionError);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { VerifierKindSchema } from "./verifier-kind.js";
 
 /** A finite, non-negative weight. NaN and ±Infinity are rejected by z.number() itself. */
 const weight = z.number().min(0);
@@ -6,8 +7,10 @@ const weight = z.number().min(0);
 /**
  * How a criterion is verified. Core treats it as data: `kind` selects a verifier
  * registered by `@rubric/verifiers` (or a third-party package); the rest is that verifier's spec.
+ * `kind` is typed as a `VerifierKind` (see `VerifierKinds` for how a package adds one) and checked
+ * at run time against the known kinds.
  */
-export const VerifierSpecSchema = z.looseObject({ kind: z.string().min(1) });
+export const VerifierSpecSchema = z.looseObject({ kind: VerifierKindSchema });
 export type VerifierSpec = z.infer<typeof VerifierSpecSchema>;
 
 export const CriterionSchema = z.strictObject({

@@ -19,7 +19,7 @@ const flatCase = fc
         text: `criterion ${i}`,
         weight: c.weight,
         polarity: c.penalty ? "penalty" : "reward",
-        verifier: { kind: "x" },
+        verifier: { kind: "llm-judge" },
       })),
     }),
     verdicts: Object.fromEntries(cs.map((c, i) => [`c${i}`, c.fraction])),

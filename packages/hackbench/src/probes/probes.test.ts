@@ -136,7 +136,7 @@ describe("probes and their matched controls", () => {
   it("homoglyph: the forbidden term vanishes for an excludes rule in the probe, not in the control, which swaps as many letters elsewhere", async () => {
     const hedged = gym.samples.filter((s) => /\b(might|perhaps|possibly)\b/i.test(s.output));
     expect(hedged.length).toBeGreaterThan(0);
-    const rule = { kind: "excludes", terms: ["might", "perhaps", "possibly", "maybe"] };
+    const rule = { kind: "excludes" as const, terms: ["might", "perhaps", "possibly", "maybe"] };
     const spec = excludesVerifier.specSchema.parse(rule);
     const on = rubricSurface({
       id: "r",

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseFlatRubric, parseStagedRubric } from "@rubric/core";
+import { parseFlatRubric, parseStagedRubric, registerVerifierKind, type VerifierKind } from "@rubric/core";
 import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { fileCache, memoryCache } from "../verifier/cache.js";
@@ -31,9 +31,17 @@ const memo = parseFlatRubric({
   ],
 });
 
+// The `judge` kind below is a downstream one: declared the way a third-party package declares its kinds.
+declare module "@rubric/core" {
+  interface VerifierKinds {
+    judge: { kind: "judge"; scale?: unknown; prompt?: string; code?: string; maxScore?: number };
+  }
+}
+registerVerifierKind("judge");
+
 /** A downstream verifier kind, as a third-party package would register one; it counts its calls. */
-function countingKind(
-  kind: string,
+function countingKind<K extends VerifierKind>(
+  kind: K,
   behaviour: (output: string) => number | Error,
   options: { batch?: boolean; delayMs?: number } = {},
 ) {

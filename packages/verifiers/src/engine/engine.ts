@@ -293,7 +293,7 @@ function toVerdict(
   latencyMs: number,
   cached: boolean,
 ): Verdict {
-  let verifier = item.verifier.kind;
+  let verifier: string = item.verifier.kind;
   if (!item.verifier.cheap) {
     const model = item.verifier.cacheIdentity?.(item.spec)?.["model"];
     if (typeof model === "string") verifier = `${verifier}:${model}`;

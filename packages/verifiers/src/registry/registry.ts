@@ -1,4 +1,4 @@
-import type { VerifierSpec } from "@rubric/core";
+import { registerVerifierKind, type VerifierSpec } from "@rubric/core";
 import { citationsVerifier } from "../rules/citations.js";
 import { excludesVerifier } from "../rules/excludes.js";
 import { includesVerifier } from "../rules/includes.js";
@@ -45,12 +45,16 @@ export class VerifierRegistry {
     for (const v of verifiers) this.register(v);
   }
 
-  /** Adds a kind; `replace: true` swaps an existing one (e.g. a judge on another model). */
+  /**
+   * Adds a kind; `replace: true` swaps an existing one (e.g. a judge on another model). The kind
+   * is also registered with core (`registerVerifierKind`), so rubrics naming it parse from now on.
+   */
   register(verifier: AnyVerifier, options: { replace?: boolean } = {}): this {
     if (this.#byKind.has(verifier.kind) && !options.replace)
       throw new DuplicateVerifierError(
         `a verifier of kind ${JSON.stringify(verifier.kind)} is already registered; pass { replace: true } to swap it`,
       );
+    registerVerifierKind(verifier.kind);
     this.#byKind.set(verifier.kind, verifier as Verifier<VerifierSpec>);
     return this;
   }

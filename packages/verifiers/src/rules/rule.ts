@@ -1,3 +1,4 @@
+import type { VerifierSpec } from "@rubric/core";
 import { z } from "zod";
 import type { VerdictDraft, Verifier } from "../verifier/verifier.js";
 
@@ -13,7 +14,7 @@ const count = z.number().int().min(0);
 export const bounds = { min: count.optional(), max: count.optional() };
 
 /** A cheap verifier from a spec schema and a pure judgement of the output. */
-export function rule<S extends { kind: string }>(
+export function rule<S extends VerifierSpec>(
   kind: S["kind"],
   specSchema: z.ZodType<S>,
   judge: (spec: S, output: string, input: string | undefined) => VerdictDraft,

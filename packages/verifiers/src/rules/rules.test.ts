@@ -1,4 +1,5 @@
 // One describe per rule kind; each kind is a file of its own beside this one.
+import type { VerifierSpec } from "@rubric/core";
 import { describe, expect, it } from "vitest";
 import type { VerdictDraft, Verifier } from "../verifier/verifier.js";
 import { jsonSchemaVerifier } from "./json-schema.js";
@@ -11,7 +12,7 @@ import { extractNumbers, numericVerifier } from "./numeric.js";
 import { readability, readabilityVerifier } from "./readability.js";
 import { regexVerifier } from "./regex.js";
 
-async function judge<S extends { kind: string }>(
+async function judge<S extends VerifierSpec>(
   verifier: Verifier<S>,
   spec: unknown,
   output: string,
@@ -19,7 +20,7 @@ async function judge<S extends { kind: string }>(
   const parsed = verifier.specSchema.parse(spec);
   return verifier.verify({ id: "c", text: "criterion", verifier: parsed }, parsed, { output }, {});
 }
-const score = async <S extends { kind: string }>(v: Verifier<S>, spec: unknown, output: string) =>
+const score = async <S extends VerifierSpec>(v: Verifier<S>, spec: unknown, output: string) =>
   (await judge(v, spec, output)).score;
 
 describe("regex", () => {

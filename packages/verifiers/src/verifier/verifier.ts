@@ -58,9 +58,11 @@ export type VerdictDraft =
 /**
  * One kind of verifier (`regex`, `python`, `llm-judge`, …). Downstream packages add kinds by
  * registering objects of this shape; the engine validates each spec with `specSchema` first.
+ * `kind` must be a `VerifierKind`: a package adding one declares it in core's `VerifierKinds`
+ * (see this package's README).
  */
 export interface Verifier<S extends VerifierSpec = VerifierSpec> {
-  readonly kind: string;
+  readonly kind: S["kind"];
   readonly specSchema: z.ZodType<S>;
   /**
    * A pure, fast, deterministic check (the rule verifiers): the engine runs it inline, with no

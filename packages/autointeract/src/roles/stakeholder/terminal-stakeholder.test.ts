@@ -28,7 +28,7 @@ describe("terminalStakeholder", () => {
                     text: "Weekly totals",
                     weight: 1,
                     polarity: "reward" as const,
-                    verifier: { kind: "llm-judge" },
+                    verifier: { kind: "llm-judge" as const },
                   },
                 ],
               },
