@@ -3,7 +3,7 @@ import { exitCodeFor, exitCodeTable } from "./exit-codes.js";
 import { type CommandDeclaration, commandHelp, parseCommand } from "./flags/command.js";
 import { inFlagTerms } from "./flags/option-names.js";
 import { UsageError, type CliIO } from "./io.js";
-import { suggest } from "./suggest.js";
+import { nearestName } from "@rubric/core";
 
 /**
  * A command module's declaration, widened once here: each declares its own flag types, the
@@ -70,7 +70,7 @@ function version(): string {
 function known(name: string): (typeof COMMANDS)[string] {
   const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (entry) return entry;
-  const meant = suggest(name, [...Object.keys(COMMANDS), "help"]);
+  const meant = nearestName(name, [...Object.keys(COMMANDS), "help"]);
   throw new UsageError(
     `unknown command ${JSON.stringify(name)}${meant === undefined ? "" : ` (did you mean "${meant}"?)`}`,
   );

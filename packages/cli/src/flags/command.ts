@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option } from "commander";
 import { z } from "zod";
 import { UsageError, type CliIO } from "../io.js";
-import { suggest } from "../suggest.js";
+import { nearestName } from "@rubric/core";
 import { type Flag, kebabCase, switchFlag } from "./flag.js";
 
 /** The operands after the flags (`rubric validate a.json b.json`), parsed by a schema of the list. */
@@ -149,7 +149,7 @@ function usageErrorFrom(error: CommanderError, declaration: CommandDeclaration):
   if (error.code !== "commander.unknownOption") return new UsageError(`${declaration.name}: ${message}`);
   const typed = /'([^']+)'/.exec(message)?.[1] ?? "";
   const known = [...Object.keys(declaration.flags), "help"].map((name) => `--${kebabCase(name)}`);
-  const meant = suggest(typed.split("=")[0]!, known);
+  const meant = nearestName(typed.split("=")[0]!, known);
   return new UsageError(
     `${declaration.name}: unknown flag ${typed}${meant === undefined ? "" : ` (did you mean ${meant}?)`}`,
   );

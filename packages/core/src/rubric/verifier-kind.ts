@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { RubricError } from "../errors/rubric-error.js";
+import { nearestName } from "../suggestion/nearest-name.js";
 
 /** A spec as far as core knows it: its kind, and fields that the kind's verifier parses itself. */
 export type OpenVerifierSpec<K extends string> = { readonly kind: K } & { readonly [field: string]: unknown };
@@ -101,7 +102,9 @@ export const VerifierKindSchema = z
   .min(1)
   .superRefine((kind, ctx) => {
     if (registered.has(kind) || kind === "") return;
-    const nearest = nearestKind(kind);
+    // Kinds are short (`js`, `regex`), so two edits still read as a typo; case is folded because
+    // a kind is never meant to differ from another by case alone.
+    const nearest = nearestName(kind, knownVerifierKinds(), { minTolerance: 2, ignoreCase: true });
     ctx.addIssue({
       code: "custom",
       input: kind,
@@ -111,34 +114,3 @@ export const VerifierKindSchema = z
         ` Known kinds: ${knownVerifierKinds().join(", ")} (a package that adds a kind registers it with registerVerifierKind)`,
     });
   }) as unknown as z.ZodType<VerifierKind, VerifierKind>;
-
-/**
- * The known kind closest to a mistyped one: the only kind it is a prefix of, or the kind at the
- * smallest edit distance when that distance looks like a typo (at most a third of the name, at least 2).
- */
-function nearestKind(kind: string): string | undefined {
-  const known = knownVerifierKinds();
-  const prefixed = known.filter((k) => k.startsWith(kind));
-  if (prefixed.length === 1) return prefixed[0];
-  let best: string | undefined;
-  let bestDistance = Number.POSITIVE_INFINITY;
-  for (const candidate of known) {
-    const d = editDistance(kind.toLowerCase(), candidate);
-    if (d < bestDistance) [best, bestDistance] = [candidate, d];
-  }
-  return bestDistance <= Math.max(2, Math.floor(kind.length / 3)) ? best : undefined;
-}
-
-/** Levenshtein distance (insert, delete, substitute), one row at a time. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      row.push(Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + cost));
-    }
-    previous = row;
-  }
-  return previous[b.length]!;
-}
