@@ -36,8 +36,8 @@ export function bench(
     medianMs: at(0.5),
     p10Ms: at(0.1),
     p90Ms: at(0.9),
-    ...(options.items === undefined ? {} : { items: options.items }),
-    ...(options.itemName === undefined ? {} : { itemName: options.itemName }),
+    items: options.items,
+    itemName: options.itemName,
   };
 }
 

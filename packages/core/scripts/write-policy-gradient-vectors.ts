@@ -114,9 +114,9 @@ function gspoInput(
     ...(options.mask === "numbers" ? { mask: masks } : {}),
     ...(options.mask === "booleans" ? { mask: masks.map((row) => row.map((m) => m === 1)) } : {}),
     ...(options.reference ? { logpRef: lengths.map((n) => Array.from({ length: n }, () => pick(-4, -0.05))) } : {}),
-    ...(options.beta !== undefined ? { beta: options.beta } : {}),
-    ...(options.epsLow !== undefined ? { epsLow: options.epsLow } : {}),
-    ...(options.epsHigh !== undefined ? { epsHigh: options.epsHigh } : {}),
+    beta: options.beta,
+    epsLow: options.epsLow,
+    epsHigh: options.epsHigh,
   };
 }
 
@@ -227,9 +227,9 @@ function tokenInput(
     ...(options.mask === "numbers" ? { mask: masks } : {}),
     ...(options.mask === "booleans" ? { mask: masks.map((row) => row.map((m) => m === 1)) } : {}),
     ...(options.reference ? { logpRef: lengths.map((n) => Array.from({ length: n }, () => pick(-4, -0.05))) } : {}),
-    ...(options.beta !== undefined ? { beta: options.beta } : {}),
-    ...(options.epsLow !== undefined ? { epsLow: options.epsLow } : {}),
-    ...(options.epsHigh !== undefined ? { epsHigh: options.epsHigh } : {}),
+    beta: options.beta,
+    epsLow: options.epsLow,
+    epsHigh: options.epsHigh,
   };
 }
 

@@ -54,9 +54,9 @@ export interface EpisodeResult {
 
 function spendFields(spend: Spend): Spend {
   return {
-    ...(spend.usage ? { usage: spend.usage } : {}),
-    ...(spend.costUsd !== undefined ? { costUsd: spend.costUsd } : {}),
-    ...(spend.model !== undefined ? { model: spend.model } : {}),
+    usage: spend.usage,
+    costUsd: spend.costUsd,
+    model: spend.model,
   };
 }
 
@@ -118,7 +118,7 @@ export async function runEpisode(options: EpisodeOptions): Promise<EpisodeResult
   const finish = (rubric: FlatRubric | null, error?: EpisodeResult["error"]): EpisodeResult => {
     if (error) emit({ type: "error", role: error.role, error: { name: error.name, message: error.message } });
     emit({ type: "end", reason: error ? "error" : "submitted", costs: { ...costs } });
-    return { transcript, rubric, ...(error ? { error } : {}), costs: { ...costs } };
+    return { transcript, rubric, error, costs: { ...costs } };
   };
 
   emit({
@@ -126,8 +126,8 @@ export async function runEpisode(options: EpisodeOptions): Promise<EpisodeResult
     task: {
       id: options.task.id,
       prompt: options.task.prompt,
-      ...(options.task.sector ? { sector: options.task.sector } : {}),
-      ...(options.task.occupation ? { occupation: options.task.occupation } : {}),
+      sector: options.task.sector,
+      occupation: options.task.occupation,
     },
     manager: options.manager.name,
     stakeholder: options.stakeholder.name,
@@ -145,7 +145,7 @@ export async function runEpisode(options: EpisodeOptions): Promise<EpisodeResult
       exchanges: exchanges.map((e) => ({ question: e.question, answer: e.answer })),
       questionsLeft: budget - costs.questions,
       turnsLeft: turnLimit - turn,
-      ...(options.signal ? { signal: options.signal } : {}),
+      signal: options.signal,
     };
     const move = await call(
       () => options.manager.next(state),
@@ -186,7 +186,7 @@ export async function runEpisode(options: EpisodeOptions): Promise<EpisodeResult
       type: "question",
       index,
       text: m.question.text,
-      ...(m.question.difficulty ? { difficulty: m.question.difficulty } : {}),
+      difficulty: m.question.difficulty,
       ...spendFields(m),
     });
     const answer = await call<Answer>(

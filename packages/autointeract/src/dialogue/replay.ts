@@ -29,7 +29,7 @@ export function replayRoles(transcript: readonly Turn[]): { manager: Manager; st
         if (move.type !== "question") throw new RoleOutputError("unexpected turn in transcript");
         return {
           type: "ask",
-          question: { text: move.text, ...(move.difficulty ? { difficulty: move.difficulty } : {}) },
+          question: { text: move.text, difficulty: move.difficulty },
           ...spend(move),
         };
       },

@@ -118,9 +118,9 @@ export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number>
       threshold,
       seed,
       concurrency,
-      ...(probes === undefined ? {} : { probes }),
+      probes,
       ...(args.cache === undefined ? {} : { cache: fileCache(args.cache) }),
-      ...(args.judge === undefined ? {} : { judge: args.judge }),
+      judge: args.judge,
       replay,
     });
     const markdownPath = `${out.replace(/\.json$/i, "")}.md`;

@@ -141,10 +141,10 @@ function gymConfig(args: ReproArgs): ArcaneConfig {
   return arcaneConfig({
     quick: args.quick,
     objective: args.objective,
-    ...(seeds === undefined ? {} : { seeds }),
-    ...(batches === undefined ? {} : { gspoBatches: batches }),
-    ...(epsLow === undefined ? {} : { epsLow }),
-    ...(epsHigh === undefined ? {} : { epsHigh }),
+    seeds,
+    gspoBatches: batches,
+    epsLow,
+    epsHigh,
   });
 }
 
@@ -200,10 +200,7 @@ async function reproWithProvider(
   bar.done();
   // A local model keeps a prompt state per role (manager, stakeholder, worker and judge) so that
   // shared prefixes — the task brief above all — are evaluated once.
-  const model = providerFromSpec(
-    spec,
-    local ? { llamaCpp: { contextSize, promptCache: 3, ...(threads === undefined ? {} : { threads }) } } : {},
-  );
+  const model = providerFromSpec(spec, local ? { llamaCpp: { contextSize, promptCache: 3, threads } } : {});
   try {
     io.err(
       `LLM roles: ${model.modelId} on ${taskIds ? taskIds.join(", ") : `the first ${tasks} eval task(s)`}, N up to ${maxN}\n`,

@@ -141,8 +141,8 @@ export async function score(args: ScoreArgs, io: CliIO, isTTY = false): Promise<
   const weights = args.weights === undefined ? undefined : parseWeightFile(readJson(args.weights), args.weights);
   const result = scoreRubric(rubric, verdicts, {
     ignoreGates: args.ignoreGates,
-    ...(errorsAs === undefined ? {} : { errorsAs }),
-    ...(weights === undefined ? {} : { weights }),
+    errorsAs,
+    weights,
   });
   io.out(args.json ? `${JSON.stringify(scoreToJson(result))}\n` : scoreToText(result));
   return 0;

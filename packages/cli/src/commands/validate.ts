@@ -62,7 +62,7 @@ export function validate(files: readonly string[], options: { json: boolean }, i
         0,
       ),
       errors: document.issues.map((i) => ({
-        ...(i.line === undefined ? {} : { line: i.line }),
+        line: i.line,
         path: i.path,
         message: i.message,
       })),

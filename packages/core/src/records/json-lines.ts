@@ -25,7 +25,7 @@ export function readJsonLines<S extends z.ZodType>(
   const records: JsonLine<z.output<S>>[] = [];
   const issues: RubricIssue[] = [];
   const firstLine = new Map<string, number>();
-  const where = (line: number) => ({ line, ...(options.source === undefined ? {} : { source: options.source }) });
+  const where = (line: number) => ({ line, source: options.source });
   text.split("\n").forEach((raw, index) => {
     if (raw.trim() === "") return;
     const line = index + 1;

@@ -132,7 +132,7 @@ export function flatToStaged(flat: FlatRubric): StagedRubric {
     );
   const maxPoints = flat.criteria.reduce((sum, c) => sum + c.weight, 0);
   const rules: StagedRule[] = flat.criteria.map((criterion) => {
-    const metadata = { flat: { verifier: criterion.verifier, ...(criterion.tags ? { tags: criterion.tags } : {}) } };
+    const metadata = { flat: { verifier: criterion.verifier, tags: criterion.tags } };
     const common = {
       id: criterion.id,
       name: criterion.id,
@@ -150,7 +150,7 @@ export function flatToStaged(flat: FlatRubric): StagedRubric {
       ...common,
       type: "llm_judge",
       judge_prompt: prompt,
-      ...(expectation === undefined ? {} : { expectation }),
+      expectation,
     };
   });
   return {
@@ -168,7 +168,7 @@ export function flatToStaged(flat: FlatRubric): StagedRubric {
         on_failure_score: 0,
       },
     ],
-    metadata: { flat: { id: flat.id, ...(flat.title === undefined ? {} : { title: flat.title }) } },
+    metadata: { flat: { id: flat.id, title: flat.title } },
   };
 }
 

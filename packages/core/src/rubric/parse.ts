@@ -40,8 +40,8 @@ type Outcome = { ok: true; loaded: LoadedRubric } | { ok: false; issues: RubricI
 function locate(issues: RubricIssue[], options: ParseOptions): RubricIssue[] {
   return issues.map((issue) => ({
     ...issue,
-    ...(options.source === undefined ? {} : { source: options.source }),
-    ...(options.line === undefined ? {} : { line: options.line }),
+    source: options.source,
+    line: options.line,
   }));
 }
 
@@ -153,8 +153,8 @@ function jsonSyntaxIssue(text: string, error: unknown, options: ParseOptions): R
   return {
     path: "(root)",
     message: `invalid JSON: ${message}${where ? ` (column ${where.column})` : ""}`,
-    ...(line === undefined ? {} : { line }),
-    ...(options.source === undefined ? {} : { source: options.source }),
+    line,
+    source: options.source,
   };
 }
 

@@ -144,7 +144,7 @@ export function completeStagedRubric(
       rules: stage.rules.map((rule, r) => ({ ...rule, id: rule.id ?? stagedRuleId(s, r) })),
     };
   });
-  const rubric: StagedRubric = { ...parsed, stages, ...(taskId === undefined ? {} : { taskId }) };
+  const rubric: StagedRubric = { ...parsed, stages, taskId };
   return { rubric, corrections };
 }
 

@@ -55,7 +55,7 @@ export class SidecarBackend implements TrainerBackend<TokenPrompt> {
         prompt: [...prompt],
         n,
         seed: options.seed,
-        ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+        temperature: options.temperature,
       },
       this.call,
     );
@@ -139,7 +139,7 @@ export class SidecarBackend implements TrainerBackend<TokenPrompt> {
       "export.onnx",
       {
         path: resolve(path),
-        ...(options.opset === undefined ? {} : { opset: options.opset }),
+        opset: options.opset,
         ...(options.probe === undefined ? {} : { probe: options.probe.map((row) => [...row]) }),
       },
       this.call,

@@ -134,6 +134,7 @@ export class SidecarClient {
     this.#launch = {
       command,
       args,
+      // A key set to undefined would still override a PYTHONPATH from the caller or the parent process.
       env: { ...process.env, ...options.env, ...(pythonPath ? { PYTHONPATH: pythonPath } : {}), PYTHONUNBUFFERED: "1" },
       startupTimeoutMs: options.startupTimeoutMs ?? 120_000,
       cancelGraceMs: options.cancelGraceMs ?? 30_000,

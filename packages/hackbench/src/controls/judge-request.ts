@@ -63,7 +63,7 @@ export function parseJudgeRequest(request: GenerateRequest): JudgeRequest {
   let section = prompt.slice(criteriaAt + criteriaMarker.length);
   const replyAt = section.lastIndexOf(REPLY);
   if (replyAt >= 0) section = section.slice(0, replyAt);
-  const base = { ...(input === undefined ? {} : { input }), response: response === "(empty)" ? "" : response };
+  const base = { input, response: response === "(empty)" ? "" : response };
   if (single.success) {
     // The single-criterion schema carries no id; the engine knows which criterion it asked about.
     return {

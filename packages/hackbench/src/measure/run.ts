@@ -292,7 +292,7 @@ function scoreTexts(
           chunk.map((t, i) => ({
             id: String(i),
             output: t.text,
-            ...(t.sample.input === undefined ? {} : { input: t.sample.input }),
+            input: t.sample.input,
           })),
           {
             registry: options.registry,
@@ -300,7 +300,7 @@ function scoreTexts(
             errorsAs: "fail",
             ignoreGates: options.ignoreGates ?? false,
             signal,
-            ...(options.cache ? { cache: options.cache } : {}),
+            cache: options.cache,
             onProgress: () => options.onProgress?.(++done, texts.length),
           },
         );

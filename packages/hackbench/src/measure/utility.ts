@@ -23,15 +23,11 @@ export function rubricUtility(
 ): TrueUtility {
   const registry = options.registry ?? rulesRegistry();
   return async (sample, output) => {
-    const [result] = await scoreOutputs(
-      utilityOf(sample),
-      [{ id: sample.id, output, ...(sample.input === undefined ? {} : { input: sample.input }) }],
-      {
-        registry,
-        errorsAs: "fail",
-        ...(options.cache ? { cache: options.cache } : {}),
-      },
-    );
+    const [result] = await scoreOutputs(utilityOf(sample), [{ id: sample.id, output, input: sample.input }], {
+      registry,
+      errorsAs: "fail",
+      cache: options.cache,
+    });
     if (!result?.score)
       throw new TrueUtilityError(
         `sample ${JSON.stringify(sample.id)}: the true utility could not be scored (${result?.scoreError ?? "no result"})`,

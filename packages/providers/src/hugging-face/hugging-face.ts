@@ -132,7 +132,7 @@ export function huggingFace(options: HuggingFaceOptions): LanguageModel {
       requestedModel: model,
       send: overInferenceClient(new InferenceClient(token), {
         model,
-        ...(o.provider === undefined ? {} : { provider: o.provider }),
+        provider: o.provider,
       }),
     }),
     options.retry,
@@ -153,7 +153,7 @@ export function overInferenceClient(
       const output: unknown = await client.chatCompletion(
         { ...args, ...body },
         {
-          ...(signal === undefined ? {} : { signal }),
+          signal,
           fetch: checkedFetch,
           // The client would otherwise re-send on 503 at once and forever; our retry layer backs off.
           retry_on_error: false,

@@ -369,11 +369,11 @@ async function generateWith(
       maxTokens: request.maxTokens ?? defaultMaxTokens,
       temperature: request.temperature ?? 1,
       seed: baseSeed + k,
-      ...(grammar === undefined ? {} : { grammar }),
+      grammar,
       customStopTriggers: prompt.stopTriggers,
       // Stop at the end of the context rather than shifting the prompt (the rubric) out of it.
       disableContextShift: true,
-      ...(request.signal === undefined ? {} : { signal: request.signal }),
+      signal: request.signal,
       onToken: (tokens) => generated.push(...tokens),
     });
     outputTokens += generated.length;
@@ -386,7 +386,7 @@ async function generateWith(
     choices.push({
       text,
       ...(request.responseFormat === undefined ? {} : { json: extractJson(text) }),
-      ...(logprobs === undefined ? {} : { logprobs }),
+      logprobs,
       finishReason: FINISH_REASONS[result.metadata.stopReason] ?? result.metadata.stopReason,
     });
   }

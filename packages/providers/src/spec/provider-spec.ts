@@ -99,7 +99,7 @@ export function parseProviderSpec(spec: string): ParsedProviderSpec {
 export function providerFromSpec(spec: string, options: ProviderSpecOptions = {}): SpecifiedModel {
   const parsed = parseProviderSpec(spec);
   const remote = {
-    ...(options.retry === undefined ? {} : { retry: options.retry }),
+    retry: options.retry,
   };
   switch (parsed.kind) {
     case "llama-cpp":
@@ -110,7 +110,7 @@ export function providerFromSpec(spec: string, options: ProviderSpecOptions = {}
     case "hf":
       return huggingFace({
         model: parsed.model,
-        ...(parsed.provider === undefined ? {} : { provider: parsed.provider }),
+        provider: parsed.provider,
         // Inference Providers always need a token; `false` is meaningless there, so the default applies.
         ...(typeof options.apiKeyEnv === "string" ? { apiKeyEnv: options.apiKeyEnv } : {}),
         ...remote,
@@ -119,7 +119,7 @@ export function providerFromSpec(spec: string, options: ProviderSpecOptions = {}
       return openAICompatible({
         baseUrl: parsed.baseUrl,
         model: parsed.model,
-        ...(options.apiKeyEnv === undefined ? {} : { apiKeyEnv: options.apiKeyEnv }),
+        apiKeyEnv: options.apiKeyEnv,
         ...remote,
       });
   }

@@ -94,7 +94,7 @@ export function chatCompletionModel(parts: ChatCompletionModelParts): LanguageMo
       return {
         choices,
         usage: { inputTokens, outputTokens },
-        ...(first.modelId === undefined ? {} : { modelId: first.modelId }),
+        modelId: first.modelId,
       };
     },
   };

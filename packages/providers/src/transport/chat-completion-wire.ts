@@ -43,10 +43,10 @@ export function toChatCompletionBody(request: GenerateRequest): ChatCompletionBo
   return {
     messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
     // Absent fields stay absent: servers differ in which they accept, and their defaults apply.
-    ...(request.maxTokens === undefined ? {} : { max_tokens: request.maxTokens }),
-    ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
-    ...(request.seed === undefined ? {} : { seed: request.seed }),
-    ...(request.n === undefined ? {} : { n: request.n }),
+    max_tokens: request.maxTokens,
+    temperature: request.temperature,
+    seed: request.seed,
+    n: request.n,
     ...(format === undefined
       ? {}
       : {
@@ -130,8 +130,8 @@ export function fromChatCompletion(
       return {
         text,
         ...(wantsJson ? { json: extractJson(text) } : {}),
-        ...(logprobs === undefined ? {} : { logprobs }),
-        ...(choice.finish_reason ? { finishReason: choice.finish_reason } : {}),
+        logprobs,
+        finishReason: choice.finish_reason ?? undefined,
       };
     });
   return {

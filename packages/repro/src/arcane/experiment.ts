@@ -210,7 +210,7 @@ export async function trainArcaneManagers(
         epochs: config.sftEpochs,
         seed,
         learningRate: config.sftLearningRate,
-        ...(sftRun ? { run: sftRun } : {}),
+        run: sftRun,
         onLog: (entry) =>
           options.onProgress?.({
             phase: "sft",
@@ -219,7 +219,7 @@ export async function trainArcaneManagers(
             total: config.sftEpochs,
             entry,
           }),
-        ...(options.signal ? { signal: options.signal } : {}),
+        signal: options.signal,
       })),
     );
     if (sftFinal !== undefined) await backend.save(sftFinal);
@@ -251,7 +251,7 @@ export async function trainArcaneManagers(
     epsHigh: config.epsHigh,
     learningRate: config.learningRate,
     klCoef: config.klCoef,
-    ...(gspoRun ? { run: gspoRun } : {}),
+    run: gspoRun,
     onLog: (entry) =>
       options.onProgress?.({
         phase: "gspo",
@@ -260,7 +260,7 @@ export async function trainArcaneManagers(
         total: config.gspoBatches,
         entry,
       }),
-    ...(options.signal ? { signal: options.signal } : {}),
+    signal: options.signal,
   });
   log.push(...gspoLog);
   return {

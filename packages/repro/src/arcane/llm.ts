@@ -193,7 +193,7 @@ export async function runArcaneWithModel(options: ArcaneLlmOptions): Promise<Arc
         errors.push(
           `manager (budget ${budget}): ${episode.error?.name ?? "Error"}: ${episode.error?.message ?? "no rubric"}`,
         );
-      return { ...(episode.rubric ? { rubric: episode.rubric } : {}), questions: episode.costs.questions };
+      return { rubric: episode.rubric ?? undefined, questions: episode.costs.questions };
     };
     progress("dialogue");
     const withDialogue = await elicit(options.questionBudget ?? 2);

@@ -102,7 +102,7 @@ export function prepareCriteria(rubric: FlatRubric | StagedRubric, registry: Ver
           criterionText: criterion.text,
           identity: verifier.cacheIdentity?.(parsed.data) ?? null,
         });
-    prepared.push({ criterion, verifier, spec: parsed.data, ...(digest === undefined ? {} : { digest }) });
+    prepared.push({ criterion, verifier, spec: parsed.data, digest });
   }
   if (problems.length > 0) throw new VerificationSetupError(problems);
   return prepared;
@@ -228,7 +228,7 @@ async function verifyGroup(
   }
   const keyed = expensive.map((item) => ({
     item,
-    key: verdictCacheKeyFor(item.digest!, { input: output.input, output: output.output, ...(files ? { files } : {}) }),
+    key: verdictCacheKeyFor(item.digest!, { input: output.input, output: output.output, files }),
   }));
   const pending: typeof keyed = [];
   for (const k of keyed) {
@@ -338,13 +338,13 @@ export function scoredOutputToJson(result: ScoredOutput): ScoredOutputJson {
     total: result.score?.total ?? null,
     normalized: result.score?.normalized ?? null,
     errors: result.errors,
-    ...(result.scoreError ? { scoreError: result.scoreError } : {}),
+    scoreError: result.scoreError,
     verdicts: result.verdicts.map((v) => ({
       criterionId: v.criterionId,
       score: v.score,
       status: v.status,
-      ...(v.rationale ? { rationale: v.rationale } : {}),
-      ...(v.error ? { error: v.error } : {}),
+      rationale: v.rationale,
+      error: v.error,
     })),
   };
 }

@@ -69,8 +69,8 @@ function judged(criterion: CriterionToVerify, spec: LlmJudgeSpec): JudgedCriteri
   return {
     id: criterion.id,
     text: criterion.text,
-    ...(spec.prompt === undefined ? {} : { prompt: spec.prompt }),
-    ...(spec.expectation === undefined ? {} : { expectation: spec.expectation }),
+    prompt: spec.prompt,
+    expectation: spec.expectation,
     scale: spec.scale ?? DEFAULT_SCALE,
   };
 }
@@ -168,7 +168,7 @@ export function llmJudge(model: LanguageModel, options: LlmJudgeOptions = {}): V
       n: samples,
       maxTokens,
       ...(wantLogprobs ? { topLogprobs: 5 } : {}),
-      ...(signal ? { signal } : {}),
+      signal,
     });
   }
 
@@ -253,7 +253,7 @@ export function llmJudge(model: LanguageModel, options: LlmJudgeOptions = {}): V
       seed,
       logprobWeighted,
       maxTokens: options.maxTokens ?? null,
-      ...(options.rationaleMaxLength === undefined ? {} : { rationaleMaxLength: options.rationaleMaxLength }),
+      rationaleMaxLength: options.rationaleMaxLength,
     }),
     async verify(criterion, spec, input, verifyOptions) {
       const [draft] = await judge([judged(criterion, spec)], input, verifyOptions);

@@ -73,7 +73,7 @@ export async function judgePairwise(
       temperature: 0,
       seed: options.seed ?? 0,
       maxTokens: 300,
-      ...(options.signal ? { signal: options.signal } : {}),
+      signal: options.signal,
     });
     const choice = response.choices[0];
     const text = choice?.text ?? "";

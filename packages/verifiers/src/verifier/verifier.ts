@@ -104,5 +104,5 @@ export function okDraft(score: number, rationale?: string, evidence?: unknown): 
 
 /** Shorthand for an `error` draft. */
 export function errorDraft(error: string, evidence?: unknown): VerdictDraft {
-  return { status: "error", score: null, error, ...(evidence === undefined ? {} : { evidence }) };
+  return { status: "error", score: null, error, evidence };
 }

@@ -79,7 +79,7 @@ function addUsage(a: TokenUsage | undefined, b: TokenUsage): TokenUsage {
   return {
     inputTokens: (a?.inputTokens ?? 0) + b.inputTokens,
     outputTokens: (a?.outputTokens ?? 0) + b.outputTokens,
-    ...(cached === undefined ? {} : { cachedInputTokens: cached }),
+    cachedInputTokens: cached,
   };
 }
 

@@ -39,13 +39,13 @@ export function llmStakeholder(model: LanguageModel, options: LlmStakeholderOpti
         temperature: 0.7,
         seed: (options.seed ?? 0) + state.exchanges.length,
         maxTokens: options.maxTokens ?? 160,
-        ...(state.signal ? { signal: state.signal } : {}),
+        signal: state.signal,
       });
       return {
         text: (response.choices[0]?.text ?? "").trim(),
         usage: response.usage,
         model: model.modelId,
-        ...(response.costUsd !== undefined ? { costUsd: response.costUsd } : {}),
+        costUsd: response.costUsd,
       };
     },
   };

@@ -31,13 +31,13 @@ export function llmWorker(
           temperature: options.temperature ?? 0.8,
           seed: seed + k,
           maxTokens: options.maxTokens ?? 800,
-          ...(signal ? { signal } : {}),
+          signal,
         });
         outputs.push({
           text: response.choices[0]?.text ?? "",
           usage: response.usage,
           model: model.modelId,
-          ...(response.costUsd !== undefined ? { costUsd: response.costUsd } : {}),
+          costUsd: response.costUsd,
         });
       }
       return outputs;

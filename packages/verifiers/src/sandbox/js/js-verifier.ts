@@ -37,19 +37,19 @@ export function jsVerifier(options: JsVerifierOptions = {}): Verifier<JsVerifier
         {
           code: spec.code,
           output: input.output,
-          ...(input.input === undefined ? {} : { input: input.input }),
-          ...(input.files === undefined ? {} : { files: input.files }),
+          input: input.input,
+          files: input.files,
         },
         {
           ...limitsOf(spec),
-          ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
-          ...(verifyOptions.signal === undefined ? {} : { signal: verifyOptions.signal }),
+          sandbox: options.sandbox,
+          signal: verifyOptions.signal,
         },
       );
       if (result.status === "ok") return okDraft(result.score, result.rationale);
       return errorDraft(`js rule ${result.kind}: ${result.message}`, {
         kind: result.kind,
-        ...(result.stack === undefined ? {} : { stack: result.stack }),
+        stack: result.stack,
       });
     },
   };

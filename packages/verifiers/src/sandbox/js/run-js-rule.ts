@@ -102,7 +102,7 @@ export async function runJsRule(
         status: "error",
         kind: error.kind,
         message: error.message,
-        ...(error.ruleStack === undefined ? {} : { stack: error.ruleStack }),
+        stack: error.ruleStack,
       }),
     }),
   );
@@ -182,7 +182,7 @@ function thrownError(
     thrown.name === undefined ? `threw a non-Error value: ${thrown.message}` : `${thrown.name}: ${thrown.message}`;
   const where = /\brule\.js:(\d+):(\d+)/.exec(thrown.stack ?? "");
   const message = where ? `${text} (line ${where[1]}, column ${where[2]})` : text;
-  const details = { message, ...(thrown.stack === undefined ? {} : { ruleStack: thrown.stack }) };
+  const details = { message, ruleStack: thrown.stack };
   if (phase === "compile") return new JsRuleSyntaxError(details);
   // QuickJS refusing an allocation: one over the limit, a string past its 2^30-character cap, or the
   // heap full (then the thrown value may be anything, even null: QuickJS had no memory to build an error).
@@ -224,7 +224,7 @@ function readScore(
   const rationale = typeof value === "object" ? (value.rationale ?? undefined) : undefined;
   return Effect.succeed({
     score: Math.min(1, Math.max(0, raw)),
-    ...(rationale === undefined ? {} : { rationale }),
+    rationale,
     durationMs,
   });
 }

@@ -195,8 +195,8 @@ export async function runPythonRule(
         status: "error",
         kind: error.kind,
         message: error.message,
-        ...(error.traceback === undefined ? {} : { traceback: error.traceback }),
-        ...(error.stderr === undefined ? {} : { stderr: error.stderr }),
+        traceback: error.traceback,
+        stderr: error.stderr,
         durationMs: performance.now() - started,
       }),
     ),
@@ -348,7 +348,7 @@ function runProcess(
           stdout: Buffer.concat(stdout).toString("utf8"),
           stdoutOverflow,
           stderr: tail.toString("utf8"),
-          ...(spawnError === undefined ? {} : { spawnError }),
+          spawnError,
         }),
       );
       for (const f of whenClosed) f();

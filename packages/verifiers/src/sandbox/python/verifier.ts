@@ -46,14 +46,14 @@ export function pythonVerifier(options: PythonSandboxOptions = {}): Verifier<Pyt
           code: spec.code,
           maxScore: spec.maxScore,
           output: input.output,
-          ...(input.input === undefined ? {} : { input: input.input }),
-          ...(input.files === undefined ? {} : { files: input.files }),
+          input: input.input,
+          files: input.files,
         },
         {
           ...options,
-          ...(spec.timeoutMs === undefined ? {} : { timeoutMs: spec.timeoutMs }),
-          ...(spec.memoryMb === undefined ? {} : { memoryMb: spec.memoryMb }),
-          ...(verifyOptions.signal === undefined ? {} : { signal: verifyOptions.signal }),
+          timeoutMs: spec.timeoutMs,
+          memoryMb: spec.memoryMb,
+          signal: verifyOptions.signal,
         },
       );
       if (result.status === "ok")
