@@ -75,13 +75,18 @@ describe("openAICompatible request mapping", () => {
     expect(Object.keys(server.requests[0]?.body ?? {}).sort()).toEqual(["messages", "model"]);
   });
 
-  it("sends the key from OPENAI_API_KEY by default, and none when apiKeyEnv is false", async () => {
-    vi.stubEnv("OPENAI_API_KEY", "sk-test-123");
-    server.enqueue(chatReply.completion("a"), chatReply.completion("b"));
+  it("sends a self-hosted server no ambient OPENAI_API_KEY, only a key the caller names", async () => {
+    vi.stubEnv("OPENAI_API_KEY", "sk-ambient");
+    vi.stubEnv("MY_KEY", "sk-named");
+    server.enqueue(chatReply.completion("a"), chatReply.completion("b"), chatReply.completion("c"));
     await openAICompatible({ baseUrl: server.url, model: "m" }).generate(ask);
-    await local().generate(ask);
-    expect(server.requests[0]?.headers.authorization).toBe("Bearer sk-test-123");
-    expect(server.requests[1]?.headers.authorization).toBeUndefined();
+    await openAICompatible({ baseUrl: server.url, model: "m", apiKeyEnv: "MY_KEY" }).generate(ask);
+    await openAICompatible({ baseUrl: server.url, model: "m", apiKeyEnv: "OPENAI_API_KEY" }).generate(ask);
+    expect(server.requests.map((r) => r.headers.authorization)).toEqual([
+      undefined,
+      "Bearer sk-named",
+      "Bearer sk-ambient",
+    ]);
   });
 
   it("requires a key variable the user named", () => {

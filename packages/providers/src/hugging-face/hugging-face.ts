@@ -14,7 +14,8 @@ import { ProviderConfigError, ProviderHttpError, ProviderNetworkError, ProviderR
 import {
   HttpUrlSchema,
   RetrySettingSchema,
-  apiKeyFromEnv,
+  HF_AMBIENT_KEY,
+  apiKeyFor,
   chatCompletionModel,
   requiredEnv,
   withRetryLayer,
@@ -23,10 +24,6 @@ import {
 } from "../transport/chat-completion-model.js";
 import { parseChatCompletion } from "../transport/chat-completion-wire.js";
 import { parseRetryAfter } from "../transport/http-transport.js";
-
-function isHuggingFaceHost(url: string): boolean {
-  return /(^|\.)(huggingface\.co|huggingface\.cloud|hf\.space)$/.test(new URL(url).hostname);
-}
 
 /** A model served by Hugging Face Inference Providers, addressed by its Hub id. */
 export interface HuggingFaceHubOptions extends RemoteModelOptions {
@@ -47,8 +44,8 @@ export interface HuggingFaceEndpointOptions extends RemoteModelOptions {
   readonly model?: string;
   /**
    * Environment variable holding the bearer token. Default: `HF_TOKEN`, sent when set, but only to
-   * Hugging Face hosts (Inference Endpoints, Spaces) — a Hub token must not leak to a third-party
-   * server. Naming a variable makes it required and sends it anywhere; `false` sends no token.
+   * Hugging Face hosts (Inference Endpoints, Spaces) over https — a Hub token must not leak to a
+   * third-party server. Naming a variable makes it required and sends it anywhere; `false` sends no token.
    */
   readonly apiKeyEnv?: string | false;
   /** Inference Providers route by model id; an endpoint is already one server, so the two cannot combine. */
@@ -100,10 +97,7 @@ export function huggingFace(options: HuggingFaceOptions): LanguageModel {
   const o = parsed.data;
 
   if (o.endpointUrl !== undefined) {
-    const token =
-      o.apiKeyEnv === undefined && !isHuggingFaceHost(o.endpointUrl)
-        ? undefined
-        : apiKeyFromEnv(o.apiKeyEnv, "HF_TOKEN");
+    const token = apiKeyFor(o.endpointUrl, o.apiKeyEnv, HF_AMBIENT_KEY);
     const model = o.model ?? o.endpointUrl;
     // Through @huggingface/inference, as its users expect of `huggingFace`; `openAICompatible`
     // reaches the same servers over the lean keep-alive transport when client CPU matters.

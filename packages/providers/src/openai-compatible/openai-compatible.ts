@@ -4,7 +4,8 @@ import { ProviderConfigError } from "../errors.js";
 import {
   HttpUrlSchema,
   RetrySettingSchema,
-  apiKeyFromEnv,
+  OPENAI_AMBIENT_KEY,
+  apiKeyFor,
   chatCompletionModel,
   withRetryLayer,
   type RemoteModelOptions,
@@ -18,8 +19,10 @@ export interface OpenAICompatibleOptions extends RemoteModelOptions {
   readonly baseUrl: string;
   readonly model: string;
   /**
-   * Environment variable holding the API key. Default `OPENAI_API_KEY`, sent when set; naming a
-   * variable makes it required; `false` sends no key.
+   * Environment variable holding the API key. Naming a variable makes it required and sends it to
+   * `baseUrl`, wherever that is. Unnamed, `OPENAI_API_KEY` is sent when set, but only to
+   * `https://api.openai.com`: a self-hosted server gets a key only when you name one. `false`
+   * sends no key.
    */
   readonly apiKeyEnv?: string | false;
 }
@@ -34,7 +37,8 @@ const OpenAICompatibleOptionsSchema = z.strictObject({
 /**
  * A `LanguageModel` for any server speaking the OpenAI chat-completions API (OpenAI, vLLM, TGI,
  * llama.cpp's server, Together, …), over a keep-alive `node:http(s)` pool: `huggingFace` with an
- * `endpointUrl`, reported as `openai-compatible`, keyed by `OPENAI_API_KEY` unless told otherwise.
+ * `endpointUrl`, reported as `openai-compatible`; keyed by `OPENAI_API_KEY` on api.openai.com, elsewhere
+ * only by a variable you name (`apiKeyEnv`).
  * `/v1/chat/completions` is appended to `baseUrl` as needed.
  *
  * @example
@@ -44,7 +48,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): LanguageMode
   const parsed = OpenAICompatibleOptionsSchema.safeParse(options);
   if (!parsed.success) throw new ProviderConfigError(`openAICompatible: ${z.prettifyError(parsed.error)}`);
   const o = parsed.data;
-  const token = apiKeyFromEnv(o.apiKeyEnv, "OPENAI_API_KEY");
+  const token = apiKeyFor(o.baseUrl, o.apiKeyEnv, OPENAI_AMBIENT_KEY);
   return withRetryLayer(
     chatCompletionModel({
       provider: "openai-compatible",

@@ -29,14 +29,42 @@ export function withRetryLayer(model: LanguageModel, retry: RetryOptions | false
   return retry === false ? model : withRetries(model, retry ?? {});
 }
 
+/** Where a provider's ambient key (the one nobody named) may go. */
+export interface AmbientKey {
+  /** The variable read when the caller names none, e.g. `OPENAI_API_KEY`. */
+  readonly env: string;
+  /** The provider's own hosts: the only ones the ambient key is sent to. */
+  readonly ownHost: (hostname: string) => boolean;
+}
+
+export const OPENAI_AMBIENT_KEY: AmbientKey = {
+  env: "OPENAI_API_KEY",
+  ownHost: (hostname) => hostname === "api.openai.com",
+};
+
+export const HF_AMBIENT_KEY: AmbientKey = {
+  env: "HF_TOKEN",
+  ownHost: (hostname) => /(^|\.)(huggingface\.co|huggingface\.cloud|hf\.space)$/.test(hostname),
+};
+
 /**
- * API keys come from the environment only, never from files or spec strings. A variable the
- * user named must be set; the default one is used when set; `false` means no key.
+ * The API key to send to `url`. Keys come from the environment only, never from files or spec
+ * strings. A variable the caller named (`apiKeyEnv: "NAME"`) must be set and is sent wherever the
+ * caller points it. The ambient key (`OPENAI_API_KEY`, `HF_TOKEN`), which the caller did not
+ * choose for this server, goes only to the provider's own hosts and only over https: pointing the
+ * toolkit at a self-hosted or third-party server must not hand it the user's OpenAI or Hub key.
+ * `false` sends no key.
+ *
+ * @example
+ * apiKeyFor("http://127.0.0.1:8000/v1", undefined, OPENAI_AMBIENT_KEY); // undefined, whatever the environment holds
+ * apiKeyFor("https://api.openai.com/v1", undefined, OPENAI_AMBIENT_KEY); // process.env.OPENAI_API_KEY
  */
-export function apiKeyFromEnv(setting: string | false | undefined, defaultName: string): string | undefined {
+export function apiKeyFor(url: string, setting: string | false | undefined, ambient: AmbientKey): string | undefined {
   if (setting === false) return undefined;
-  if (setting === undefined) return process.env[defaultName] || undefined;
-  return requiredEnv(setting);
+  if (typeof setting === "string") return requiredEnv(setting);
+  const target = new URL(url);
+  if (target.protocol !== "https:" || !ambient.ownHost(target.hostname)) return undefined;
+  return process.env[ambient.env] || undefined;
 }
 
 export function requiredEnv(name: string): string {
