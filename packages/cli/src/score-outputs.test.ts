@@ -128,31 +128,79 @@ describe("rubric score --outputs", () => {
     expect(JSON.parse(second.stdout)).toEqual(JSON.parse(first.stdout));
   });
 
-  it("a judge that always fails: exit 2, error verdicts, never zeros", async () => {
+  it("a judge that always fails: exit 2, error verdicts, never zeros, and no score by default", async () => {
     server.setHandler(() => chatReply.serverError(500));
-    const run = await rubric(
-      "score",
-      "--rubric",
-      rubricFile,
-      "--outputs",
-      outputsFile,
-      "--judge",
-      `openai-compatible:${server.url}#judge-model`,
-      "--json",
-    );
-    server.setHandler(undefined);
+    const args = ["score", "--rubric", rubricFile, "--outputs", outputsFile];
+    const judge = ["--judge", `openai-compatible:${server.url}#judge-model`, "--judge-retries", "0"];
+    const run = await rubric(...args, ...judge, "--json");
     expect(run.code).toBe(2);
     const report = JSON.parse(run.stdout);
     expect(report.errors).toBe(2);
+    expect(report.errorsAs).toBe("fail");
     for (const result of report.results) {
       const clear = result.verdicts.find((v: { criterionId: string }) => v.criterionId === "clear");
       expect(clear).toMatchObject({ status: "error", score: null });
       expect(clear.error).toMatch(/500/);
+      // With the judge down, no output is scored on its rule criteria alone.
+      expect(result).toMatchObject({ normalized: null, errorsAs: "fail" });
     }
-    // Scores are renormalised over what could be judged: output a still scores 1 on its rules.
-    expect(report.results[0].normalized).toBe(1);
     expect(run.stderr).toMatch(/2 verdict\(s\) were errors/);
+
+    // Renormalising is there when asked for, and every result says it was renormalised.
+    const renormalized = await rubric(...args, ...judge, "--errors-as", "renormalize", "--json");
+    expect(renormalized.code).toBe(2);
+    const again = JSON.parse(renormalized.stdout);
+    expect(again.results[0]).toMatchObject({ normalized: 1, errors: 1, errorsAs: "renormalize" });
+    const text = await rubric(...args, ...judge, "--errors-as", "renormalize");
+    expect(text.stdout).toMatch(/^a\s+1\.0000\s+1\s+\(renormalize: 1 criteria left out\)$/m);
+    server.setHandler(undefined);
   }, 60_000);
+
+  it("bounds a judge that never answers by --judge-timeout, --judge-retries and --judge-deadline", async () => {
+    server.setHandler(() => chatReply.hang());
+    const base = ["score", "--rubric", rubricFile, "--outputs", outputsFile, "--json"];
+    const judge = ["--judge", `openai-compatible:${server.url}#judge-model`];
+    const timedOut = await rubric(...base, ...judge, "--judge-timeout", "100", "--judge-retries", "1");
+    expect(timedOut.code).toBe(2);
+    const verdict = JSON.parse(timedOut.stdout).results[0].verdicts.find(
+      (v: { criterionId: string }) => v.criterionId === "clear",
+    );
+    expect(verdict.error).toMatch(/timed out after 100 ms \(attempt 2 of 2\)/);
+    // Two outputs, two attempts each.
+    expect(server.requestCount).toBe(4);
+
+    server.reset();
+    server.setHandler(() => chatReply.hang());
+    const deadline = await rubric(...base, ...judge, "--judge-timeout", "60000", "--judge-deadline", "300");
+    expect(deadline.code).toBe(2);
+    expect(deadline.stdout).toMatch(/ran past its 300 ms deadline after 1 attempt/);
+    server.setHandler(undefined);
+  }, 60_000);
+
+  it("sends the judge a key only from the variable --judge-key-env names", async () => {
+    server.setHandler(() => chatReply.json({ rationale: "ok", score: 4 }));
+    const base = ["score", "--rubric", rubricFile, "--outputs", outputsFile, "--json"];
+    const judge = ["--judge", `openai-compatible:${server.url}#judge-model`];
+    const env = { OPENAI_API_KEY: "sk-ambient", JUDGE_KEY: "sk-judge" };
+    expect((await runRubric([...base, ...judge], "", env)).code).toBe(0);
+    expect((await runRubric([...base, ...judge, "--judge-key-env", "JUDGE_KEY"], "", env)).code).toBe(0);
+    expect(server.requests.map((r) => r.headers.authorization)).toEqual([
+      undefined,
+      undefined,
+      "Bearer sk-judge",
+      "Bearer sk-judge",
+    ]);
+    const unset = await runRubric([...base, ...judge, "--judge-key-env", "NOT_SET_ANYWHERE"], "", env);
+    expect(unset.code).toBe(1);
+    expect(unset.stderr).toMatch(/NOT_SET_ANYWHERE is not set/);
+    server.setHandler(undefined);
+  });
+
+  it("refuses judge flags without --outputs, naming them", async () => {
+    const run = await rubric("score", "--rubric", rubricFile, "--verdicts", outputsFile, "--judge-timeout", "5");
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/--judge-timeout need --outputs/);
+  });
 
   it("draws a progress bar on a terminal", async () => {
     let err = "";

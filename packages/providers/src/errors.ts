@@ -62,6 +62,23 @@ export class ProviderTimeoutError extends ProviderError {
   }
 }
 
+/**
+ * The whole call, retries and backoff included, ran past its budget (`deadlineMs`); the attempt in
+ * flight was aborted. Not retryable: the budget is the caller's answer to "how long may this take".
+ */
+export class ProviderDeadlineError extends ProviderError {
+  override readonly name = "ProviderDeadlineError";
+  readonly code = "provider.deadline";
+  readonly isRetryable = false;
+  constructor(
+    readonly deadlineMs: number,
+    /** Attempts started before the deadline. */
+    readonly attempts: number,
+  ) {
+    super(`model call ran past its ${deadlineMs} ms deadline after ${attempts} attempt(s) (deadlineMs)`);
+  }
+}
+
 /** The request never got an HTTP answer: connection refused, reset, DNS failure. */
 export class ProviderNetworkError extends ProviderError {
   override readonly name = "ProviderNetworkError";

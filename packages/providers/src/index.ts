@@ -15,6 +15,7 @@ export {
   ProviderResponseError,
   ProviderSpecError,
   ProviderTimeoutError,
+  ProviderDeadlineError,
 } from "./errors.js";
 export { isRetryableProviderError, withRetries, type RetryOptions } from "./retry/retry.js";
 /** @deprecated moved to `@rubric/core/effect`; re-exported here for one release. */

@@ -3,12 +3,12 @@ import { dirname } from "node:path";
 import { loadRubrics, type LoadedRubric } from "@rubric/core";
 import { PROBE_IDS, cardToMarkdown, parseSamples, runHackbench, type IntegrityCard } from "@rubric/hackbench";
 import { createVerifierRegistry, fileCache, llmJudge } from "@rubric/verifiers";
-import { providerFromSpec, type SpecifiedModel } from "@rubric/providers";
+import type { SpecifiedModel } from "@rubric/providers";
 import { EXIT } from "../exit-codes.js";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { integerFlag, listFlag, numberFlag, textFlag } from "../flags/flag.js";
 import { InputFileError, UsageError, readText, type CliIO } from "../io.js";
-import { judgeFlag, judgeHint } from "./judge.js";
+import { judgeFlagWords, judgeFlags, judgeHint, judgeModel } from "./judge.js";
 
 const hackbenchFlags = {
   rubric: textFlag("<file>", "rubric file (.json or .jsonl; flat or staged)").required(),
@@ -17,7 +17,7 @@ const hackbenchFlags = {
     "<file.jsonl>",
     'JSONL, one {"id", "input"?, "output"} per line: honest outputs to perturb',
   ).required(),
-  judge: judgeFlag,
+  ...judgeFlags,
   probes: listFlag("<a,b,...>", `probes to run (default all): ${PROBE_IDS.join(", ")}`),
   threshold: numberFlag(
     "<τ>",
@@ -91,7 +91,7 @@ export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number>
   try {
     const rubric = chooseRubric(loadRubrics(readText(rubricFile), { source: rubricFile }), args.task, rubricFile);
     const samples = parseSamples(readText(samplesFile), samplesFile);
-    model = args.judge === undefined ? undefined : providerFromSpec(args.judge);
+    model = judgeModel(args);
     // A probe replayed alone writes its own card, leaving the full one in place.
     const selected = probes?.length ?? PROBE_IDS.length;
     const replay = (ids: readonly string[]) =>
@@ -101,7 +101,7 @@ export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number>
         ...(args.task === undefined ? [] : ["--task", args.task]),
         "--samples",
         samplesFile,
-        ...(args.judge === undefined ? [] : ["--judge", args.judge]),
+        ...judgeFlagWords(args),
         "--probes",
         ids.join(","),
         "--threshold",

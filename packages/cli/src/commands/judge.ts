@@ -1,10 +1,56 @@
-import { textFlag } from "../flags/flag.js";
+import { providerFromSpec, type SpecifiedModel } from "@rubric/providers";
+import { integerFlag, textFlag } from "../flags/flag.js";
 
-/** `--judge`, as `score --outputs` and `hackbench` both take it. */
-export const judgeFlag = textFlag(
-  "<provider>",
-  "model for llm-judge criteria: llama-cpp:<file.gguf> | hf:<model>[@<provider>] | openai-compatible:<baseUrl>#<model> (keys from HF_TOKEN / OPENAI_API_KEY)",
-);
+/**
+ * The judge's flags, as `score --outputs` and `hackbench` both take them: which model, which key,
+ * and how long a call may take. The defaults are the providers' own (60 s an attempt, 4 retries,
+ * 120 s a call), printed here so that `--help` says what a judge that never answers costs.
+ */
+export const judgeFlags = {
+  judge: textFlag(
+    "<provider>",
+    "model for llm-judge criteria: llama-cpp:<file.gguf> | hf:<model>[@<provider>] | openai-compatible:<baseUrl>#<model>",
+  ),
+  judgeKeyEnv: textFlag(
+    "<VAR>",
+    "environment variable with the judge's API key, sent to the --judge server (default: OPENAI_API_KEY only to api.openai.com, HF_TOKEN only to Hugging Face)",
+  ),
+  judgeTimeout: integerFlag("<ms>", "budget of one judge attempt (default 60000)", { min: 1 }),
+  judgeRetries: integerFlag("<n>", "retries of a judge call after a 429, 5xx, timeout or network error (default 4)", {
+    min: 0,
+  }),
+  judgeDeadline: integerFlag("<ms>", "budget of one judge call, its retries included (default 120000)", { min: 1 }),
+};
+
+/** What a command's parsed arguments hold of {@link judgeFlags}. */
+export interface JudgeArgs {
+  readonly judge: string | undefined;
+  readonly judgeKeyEnv: string | undefined;
+  readonly judgeTimeout: number | undefined;
+  readonly judgeRetries: number | undefined;
+  readonly judgeDeadline: number | undefined;
+}
+
+/** The judge model the flags describe, or undefined without `--judge`. Local models ignore the network settings. */
+export function judgeModel(args: JudgeArgs): SpecifiedModel | undefined {
+  if (args.judge === undefined) return undefined;
+  return providerFromSpec(args.judge, {
+    apiKeyEnv: args.judgeKeyEnv,
+    retry: { timeoutMs: args.judgeTimeout, retries: args.judgeRetries, deadlineMs: args.judgeDeadline },
+  });
+}
+
+/** The judge flags a replay command line repeats, in the order `--help` lists them. */
+export function judgeFlagWords(args: JudgeArgs): string[] {
+  const words: [string, string | number | undefined][] = [
+    ["--judge", args.judge],
+    ["--judge-key-env", args.judgeKeyEnv],
+    ["--judge-timeout", args.judgeTimeout],
+    ["--judge-retries", args.judgeRetries],
+    ["--judge-deadline", args.judgeDeadline],
+  ];
+  return words.flatMap(([flag, value]) => (value === undefined ? [] : [flag, String(value)]));
+}
 
 /**
  * The flag that fixes a rubric whose llm-judge criteria have no verifier: the verifiers say so in

@@ -8,11 +8,11 @@ import {
   type OutputToScore,
   type ScoredOutput,
 } from "@rubric/verifiers";
-import { providerFromSpec } from "@rubric/providers";
 import { z } from "zod";
 import { EXIT } from "../exit-codes.js";
 import { InputFileError, readText, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
+import { judgeModel, type JudgeArgs } from "./judge.js";
 
 /** One line of an outputs file. */
 const OutputLineSchema = z.strictObject({
@@ -26,9 +26,8 @@ const OutputLineSchema = z.strictObject({
 });
 
 /** What `score --outputs` uses of the score command's options (parsed by its declaration in score.ts). */
-export interface ScoreOutputsArgs {
+export interface ScoreOutputsArgs extends JudgeArgs {
   readonly outputs: string;
-  readonly judge: string | undefined;
   readonly judgeMode: "batched" | "per-criterion" | undefined;
   readonly samples: number;
   readonly concurrency: number;
@@ -60,14 +59,24 @@ function readOutputs(path: string): OutputToScore[] {
   return outputs;
 }
 
+/**
+ * The report `score --outputs --json` prints. Every result carries the error policy it was
+ * scored under, so a renormalised score is never read as a complete one.
+ */
 export function resultsToJson(results: readonly ScoredOutput[], errorsAs: ErrorPolicy) {
-  return { errorsAs, errors: results.reduce((n, r) => n + r.errors, 0), results: results.map(scoredOutputToJson) };
+  return {
+    errorsAs,
+    errors: results.reduce((n, r) => n + r.errors, 0),
+    results: results.map((r) => ({ ...scoredOutputToJson(r), errorsAs })),
+  };
 }
 
 /**
  * `rubric score --outputs`: runs the verifiers on every output and prints their scores.
- * Error verdicts are reported and leave the exit code at 2; by default scores are renormalised
- * over the criteria that could be judged (never counting an error as 0).
+ * Error verdicts are reported and leave the exit code at 2. By default (`--errors-as fail`) an
+ * output with an error verdict is unscored: a judge that is down must not let an output score 1 on
+ * its rule criteria alone. `--errors-as renormalize` scores over the criteria that could be
+ * judged, marked in every result; an error is never counted as 0.
  */
 export async function scoreOutputsCommand(
   rubric: LoadedRubric,
@@ -75,9 +84,9 @@ export async function scoreOutputsCommand(
   io: CliIO,
   isTTY: boolean,
 ): Promise<number> {
-  const errorsAs: ErrorPolicy = args.errorsAs ?? "renormalize";
+  const errorsAs: ErrorPolicy = args.errorsAs ?? "fail";
   const outputs = readOutputs(args.outputs);
-  const model = args.judge === undefined ? undefined : providerFromSpec(args.judge);
+  const model = judgeModel(args);
   try {
     const registry = createVerifierRegistry(
       model === undefined
@@ -104,10 +113,12 @@ export async function scoreOutputsCommand(
     else {
       const width = Math.max(2, ...results.map((r) => r.id.length));
       io.out(`${"id".padEnd(width)}  normalized  errors\n`);
-      for (const r of report.results)
-        io.out(
-          `${r.id.padEnd(width)}  ${(r.normalized === null ? "—" : r.normalized.toFixed(4)).padStart(10)}  ${r.verdicts.filter((v) => v.status === "error").length}\n`,
-        );
+      for (const r of report.results) {
+        const score = r.normalized === null ? "—" : r.normalized.toFixed(4);
+        // A renormalised score left out the criteria whose verdicts were errors: say so on its line.
+        const marked = r.errors > 0 && r.normalized !== null ? `  (${errorsAs}: ${r.errors} criteria left out)` : "";
+        io.out(`${r.id.padEnd(width)}  ${score.padStart(10)}  ${r.errors}${marked}\n`);
+      }
     }
     if (report.errors > 0)
       io.err(`${report.errors} verdict(s) were errors; they are reported above and never counted as 0.\n`);

@@ -11,7 +11,7 @@ import { z } from "zod";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { choiceFlag, integerFlag, switchFlag, textFlag } from "../flags/flag.js";
 import { InputFileError, UsageError, readJson, readText, type CliIO } from "../io.js";
-import { judgeFlag, judgeHint } from "./judge.js";
+import { judgeFlagWords, judgeFlags, judgeHint } from "./judge.js";
 
 const JudgeModeSchema = z.enum(["batched", "per-criterion"]);
 
@@ -21,7 +21,7 @@ const scoreFlags = {
   verdicts: textFlag("<file>", '{"scores": {"<criterionId>": fraction in [0,1]}} or {"verdicts": [...]}'),
   weights: textFlag("<file>", '{"weights": {"<criterionId>": weight}}: edit weights at test time (--verdicts)'),
   outputs: textFlag("<file>", 'JSONL, one {"id", "input"?, "output", "files"?} per line'),
-  judge: judgeFlag,
+  ...judgeFlags,
   judgeMode: choiceFlag("<mode>", "batched (default: one call per output) | per-criterion", JudgeModeSchema),
   samples: integerFlag("<k>", "judge samples per verdict, averaged (default 1)", { min: 1 }).default(1),
   concurrency: integerFlag("<n>", "verifier calls in flight (default 8)", { min: 1 }).default(8),
@@ -29,7 +29,7 @@ const scoreFlags = {
   ignoreGates: switchFlag("staged rubrics: score every stage, ignoring gates"),
   errorsAs: choiceFlag(
     "<policy>",
-    "fail | zero | renormalize for error verdicts (default fail with --verdicts, renormalize with --outputs)",
+    "fail | zero | renormalize for error verdicts (default fail: an output with an error verdict is unscored)",
     ErrorPolicySchema,
   ),
   json: switchFlag("print JSON"),
@@ -133,7 +133,11 @@ export async function score(args: ScoreArgs, io: CliIO, isTTY = false): Promise<
     const { scoreOutputsCommand } = await import("./score-outputs.js");
     return scoreOutputsCommand(rubric, { ...args, outputs: args.outputs }, io, isTTY);
   }
-  if (args.judge !== undefined || args.cache !== undefined) throw new UsageError("--judge and --cache need --outputs");
+  const judgeWords = judgeFlagWords(args).filter((w) => w.startsWith("--"));
+  if (judgeWords.length > 0 || args.cache !== undefined)
+    throw new UsageError(
+      `${[...judgeWords, ...(args.cache === undefined ? [] : ["--cache"])].join(", ")} need --outputs`,
+    );
   if (!args.verdicts) throw new UsageError("score needs --verdicts <file> or --outputs <file>");
   const errorsAs = args.errorsAs;
   const rubric = pick(loadRubrics(readText(args.rubric), { source: args.rubric }), args.task, args.rubric);

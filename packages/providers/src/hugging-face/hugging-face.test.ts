@@ -331,3 +331,37 @@ describe("overInferenceClient (the Inference Providers path), through a real Inf
     await expect(viaClient()()).rejects.toBeInstanceOf(ProviderNetworkError);
   });
 });
+
+describe("response size cap", () => {
+  const big = "x".repeat(20_000);
+
+  it("refuses a body over maxResponseBytes, declared or streamed, without retrying it", async () => {
+    server.enqueue(chatReply.completion(big), chatReply.chunked(JSON.stringify({ filler: big }), 8, 1));
+    const model = openAICompatible({ baseUrl: server.url, model: "m", maxResponseBytes: 4_096, retry: fastRetry });
+    const declared = await model.generate(ask).catch((e: unknown) => e);
+    expect(declared).toBeInstanceOf(ProviderResponseError);
+    expect((declared as Error).message).toMatch(/over the 4096-byte cap \(maxResponseBytes\)/);
+    const streamed = await model.generate(ask).catch((e: unknown) => e);
+    expect(streamed).toBeInstanceOf(ProviderResponseError);
+    expect((streamed as Error).message).toMatch(/over the 4096-byte cap/);
+    expect(server.requests).toHaveLength(2);
+    // The connection cut off mid-body is not reused: the next call on the pool still succeeds.
+    server.enqueue(chatReply.completion("fine"));
+    await expect(model.generate(ask)).resolves.toMatchObject({ choices: [{ text: "fine" }] });
+  });
+
+  it("caps the @huggingface/inference path as well", async () => {
+    server.enqueue(chatReply.chunked(JSON.stringify({ filler: big }), 8, 1));
+    const model = huggingFace({ endpointUrl: server.url, apiKeyEnv: false, maxResponseBytes: 4_096, retry: fastRetry });
+    const error = await model.generate(ask).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderResponseError);
+    expect((error as Error).message).toMatch(/over the 4096-byte cap/);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("reads a body under the cap as before", async () => {
+    server.enqueue(chatReply.completion(big));
+    const model = openAICompatible({ baseUrl: server.url, model: "m", maxResponseBytes: 64_000, retry: false });
+    await expect(model.generate(ask)).resolves.toMatchObject({ choices: [{ text: big }] });
+  });
+});

@@ -13,6 +13,7 @@ import { z } from "zod";
 import { ProviderConfigError, ProviderHttpError, ProviderNetworkError, ProviderResponseError } from "../errors.js";
 import {
   HttpUrlSchema,
+  MaxResponseBytesSchema,
   RetrySettingSchema,
   HF_AMBIENT_KEY,
   apiKeyFor,
@@ -23,7 +24,7 @@ import {
   type SendChatCompletion,
 } from "../transport/chat-completion-model.js";
 import { parseChatCompletion } from "../transport/chat-completion-wire.js";
-import { parseRetryAfter } from "../transport/http-transport.js";
+import { DEFAULT_MAX_RESPONSE_BYTES, parseRetryAfter, readCappedText } from "../transport/http-transport.js";
 
 /** A model served by Hugging Face Inference Providers, addressed by its Hub id. */
 export interface HuggingFaceHubOptions extends RemoteModelOptions {
@@ -61,6 +62,7 @@ const HuggingFaceOptionsSchema = z
     endpointUrl: HttpUrlSchema.optional(),
     apiKeyEnv: z.union([z.string().min(1), z.literal(false)]).optional(),
     retry: RetrySettingSchema,
+    maxResponseBytes: MaxResponseBytesSchema,
   })
   .superRefine((o, ctx) => {
     if (o.endpointUrl !== undefined && o.provider !== undefined) {
@@ -108,7 +110,8 @@ export function huggingFace(options: HuggingFaceOptions): LanguageModel {
         requestedModel: model,
         send: overInferenceClient(
           new InferenceClient(token ?? "", { endpointUrl: o.endpointUrl }),
-          o.model === undefined ? {} : { model: o.model },
+          { model: o.model },
+          o.maxResponseBytes,
         ),
       }),
       options.retry,
@@ -124,10 +127,14 @@ export function huggingFace(options: HuggingFaceOptions): LanguageModel {
       // The spec form `model@provider`, so `hf:${modelId}` names the same deployment again.
       modelId: routed ? `${model}@${o.provider}` : model,
       requestedModel: model,
-      send: overInferenceClient(new InferenceClient(token), {
-        model,
-        provider: o.provider,
-      }),
+      send: overInferenceClient(
+        new InferenceClient(token),
+        {
+          model,
+          provider: o.provider,
+        },
+        o.maxResponseBytes,
+      ),
     }),
     options.retry,
   );
@@ -141,14 +148,17 @@ export function overInferenceClient(
   client: InferenceClient,
   /** `model` / `provider` routing arguments for `chatCompletion`. */
   args: { model?: string; provider?: InferenceProviderOrPolicy },
+  /** Longest response body read (default {@link DEFAULT_MAX_RESPONSE_BYTES}). */
+  maxResponseBytes: number = DEFAULT_MAX_RESPONSE_BYTES,
 ): SendChatCompletion {
+  const fetchCapped = checkedFetch(maxResponseBytes);
   return async (body, signal) => {
     try {
       const output: unknown = await client.chatCompletion(
         { ...args, ...body },
         {
           signal,
-          fetch: checkedFetch,
+          fetch: fetchCapped,
           // The client would otherwise re-send on 503 at once and forever; our retry layer backs off.
           retry_on_error: false,
         },
@@ -163,34 +173,37 @@ export function overInferenceClient(
 /**
  * The `fetch` handed to `InferenceClient`. The client's own errors drop the response headers
  * (so `Retry-After` would be lost) and surface a malformed body as a bare `SyntaxError`; reading
- * the response here keeps status, `Retry-After` and body, and types every failure.
+ * the response here keeps status, `Retry-After` and body, and types every failure. It reads at
+ * most `maxResponseBytes` of the body.
  */
-async function checkedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
-  const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-  let response: Response;
-  let text: string;
-  try {
-    response = await fetch(input, init);
-    text = await response.text();
-  } catch (error) {
-    // An abort is the caller's (or the retry layer's timeout) and is reported by them.
-    if (init?.signal?.aborted) throw error;
-    throw new ProviderNetworkError(url, error);
-  }
-  if (!response.ok) {
-    throw new ProviderHttpError(url, response.status, text, parseRetryAfter(response.headers.get("retry-after")));
-  }
-  try {
-    JSON.parse(text);
-  } catch {
-    throw new ProviderResponseError(
-      `${url} answered ${response.status} with a body that is not JSON (content-type ${
-        response.headers.get("content-type") ?? "none"
-      })`,
-      text,
-    );
-  }
-  return new Response(text, { status: response.status, headers: { "content-type": "application/json" } });
+function checkedFetch(maxResponseBytes: number): typeof fetch {
+  return async (input, init) => {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(input, init);
+      text = await readCappedText(response, url, maxResponseBytes);
+    } catch (error) {
+      // An abort is the caller's (or the retry layer's timeout) and is reported by them.
+      if (init?.signal?.aborted || error instanceof ProviderResponseError) throw error;
+      throw new ProviderNetworkError(url, error);
+    }
+    if (!response.ok) {
+      throw new ProviderHttpError(url, response.status, text, parseRetryAfter(response.headers.get("retry-after")));
+    }
+    try {
+      JSON.parse(text);
+    } catch {
+      throw new ProviderResponseError(
+        `${url} answered ${response.status} with a body that is not JSON (content-type ${
+          response.headers.get("content-type") ?? "none"
+        })`,
+        text,
+      );
+    }
+    return new Response(text, { status: response.status, headers: { "content-type": "application/json" } });
+  };
 }
 
 function translateClientError(error: unknown): unknown {

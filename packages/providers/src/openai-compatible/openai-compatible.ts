@@ -3,6 +3,7 @@ import { z } from "zod";
 import { ProviderConfigError } from "../errors.js";
 import {
   HttpUrlSchema,
+  MaxResponseBytesSchema,
   RetrySettingSchema,
   OPENAI_AMBIENT_KEY,
   apiKeyFor,
@@ -32,6 +33,7 @@ const OpenAICompatibleOptionsSchema = z.strictObject({
   model: z.string().trim().min(1),
   apiKeyEnv: z.union([z.string().min(1), z.literal(false)]).optional(),
   retry: RetrySettingSchema,
+  maxResponseBytes: MaxResponseBytesSchema,
 });
 
 /**
@@ -54,7 +56,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): LanguageMode
       provider: "openai-compatible",
       modelId: o.model,
       requestedModel: o.model,
-      send: overHttp(o.baseUrl, o.model, token),
+      send: overHttp(o.baseUrl, o.model, token, o.maxResponseBytes),
     }),
     options.retry,
   );
@@ -65,10 +67,16 @@ export function openAICompatible(options: OpenAICompatibleOptions): LanguageMode
  * body and headers `InferenceClient` would send to an endpoint, without its per-call work or
  * `fetch`'s (see http-transport.ts).
  */
-function overHttp(baseUrl: string, model: string, token: string | undefined): SendChatCompletion {
+function overHttp(
+  baseUrl: string,
+  model: string,
+  token: string | undefined,
+  maxResponseBytes: number | undefined,
+): SendChatCompletion {
   const endpoint = jsonEndpoint(
     chatCompletionsUrl(baseUrl),
     token === undefined ? {} : { authorization: `Bearer ${token}` },
+    maxResponseBytes,
   );
   return async (body, signal) => {
     const reply = await endpoint.post(JSON.stringify({ model, ...body }), signal);

@@ -1,6 +1,12 @@
 import type { GenerateRequest, GenerateResponse, LanguageModel } from "@rubric/core";
 import { describe, expect, it } from "vitest";
-import { ProviderConfigError, ProviderHttpError, ProviderResponseError, ProviderTimeoutError } from "../errors.js";
+import {
+  ProviderConfigError,
+  ProviderDeadlineError,
+  ProviderHttpError,
+  ProviderResponseError,
+  ProviderTimeoutError,
+} from "../errors.js";
 import { isRetryableProviderError, withRetries } from "./retry.js";
 
 const ask: GenerateRequest = { messages: [{ role: "user", content: "hi" }] };
@@ -80,6 +86,39 @@ describe("withRetries", () => {
     expect(error).toBeInstanceOf(ProviderTimeoutError);
     expect(error).toMatchObject({ timeoutMs: 30, attempt: 2, maxAttempts: 2 });
     expect(signals.map((s) => s.aborted)).toEqual([true, true]);
+  });
+
+  it("gives the whole call one deadline: the attempt in flight is aborted and no retry follows", async () => {
+    const signals: AbortSignal[] = [];
+    const hanging: LanguageModel = {
+      provider: "test",
+      modelId: "hangs",
+      generate: ({ signal }) =>
+        new Promise((_, reject) => {
+          signals.push(signal!);
+          signal!.addEventListener("abort", () => reject(signal!.reason));
+        }),
+    };
+    // 1,000 retries of 40 ms attempts would take 40 s; the 150 ms deadline ends the call after a few.
+    const error = await withRetries(hanging, {
+      retries: 1_000,
+      baseDelayMs: 1,
+      maxDelayMs: 1,
+      timeoutMs: 40,
+      deadlineMs: 150,
+    })
+      .generate(ask)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderDeadlineError);
+    expect(error).toMatchObject({ code: "provider.deadline", deadlineMs: 150, isRetryable: false });
+    const { attempts } = error as ProviderDeadlineError;
+    expect(attempts).toBeGreaterThanOrEqual(1);
+    expect(attempts).toBeLessThan(50);
+    expect(signals).toHaveLength(attempts);
+    expect(signals.every((s) => s.aborted)).toBe(true);
+    // Nothing runs on after the deadline.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(signals).toHaveLength(attempts);
   });
 
   it("treats a synchronous throw as a failed attempt", async () => {

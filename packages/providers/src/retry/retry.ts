@@ -1,7 +1,13 @@
 import type { GenerateRequest, GenerateResponse, LanguageModel } from "@rubric/core";
 import { Duration, Effect, Schedule } from "effect";
 import { z } from "zod";
-import { ProviderConfigError, ProviderError, ProviderHttpError, ProviderTimeoutError } from "../errors.js";
+import {
+  ProviderConfigError,
+  ProviderDeadlineError,
+  ProviderError,
+  ProviderHttpError,
+  ProviderTimeoutError,
+} from "../errors.js";
 import { runEffect } from "@rubric/core/effect";
 
 export interface RetryOptions {
@@ -14,6 +20,13 @@ export interface RetryOptions {
   /** Budget of each attempt; the attempt is aborted when it runs out. Default 60 s. */
   readonly timeoutMs?: number;
   /**
+   * Budget of the whole call: every attempt and every backoff wait. When it runs out the attempt
+   * in flight is aborted and the call fails with `ProviderDeadlineError`. Default 120 s, so a
+   * judge that never answers costs two minutes per call, not the ≈5 minutes that five 60 s
+   * attempts and their backoff would.
+   */
+  readonly deadlineMs?: number;
+  /**
    * Longest `Retry-After` obeyed; a server asking for more is waited on only this long (it will
    * answer 429 again, and the retries run out as they should). Default 60 s.
    */
@@ -25,6 +38,7 @@ const RetryOptionsSchema = z.strictObject({
   baseDelayMs: z.number().min(0).optional(),
   maxDelayMs: z.number().min(0).optional(),
   timeoutMs: z.number().positive().optional(),
+  deadlineMs: z.number().positive().optional(),
   maxRetryAfterMs: z.number().min(0).optional(),
 });
 
@@ -33,6 +47,7 @@ const DEFAULTS: Required<RetryOptions> = {
   baseDelayMs: 250,
   maxDelayMs: 8_000,
   timeoutMs: 60_000,
+  deadlineMs: 120_000,
   maxRetryAfterMs: 60_000,
 };
 
@@ -67,39 +82,56 @@ export function withRetries(model: LanguageModel, options: RetryOptions = {}): L
   return {
     provider: model.provider,
     modelId: model.modelId,
-    generate: async (request: GenerateRequest): Promise<GenerateResponse> => {
-      const attempt = (n: number, signal: AbortSignal | undefined): Promise<GenerateResponse> =>
-        withDeadline(
-          settings.timeoutMs,
-          (attemptSignal) => model.generate({ ...request, signal: attemptSignal }),
-          () => new ProviderTimeoutError(settings.timeoutMs, n, settings.retries + 1),
-          signal,
-        );
-      // The first attempt runs as a plain promise: almost every call succeeds at once, and a
-      // fiber per call cost ≈30 µs of client CPU warm, several times that before the JIT has
-      // warmed up (measured on Node 20): a sizeable share of a judge request at concurrency 32.
-      let firstError: unknown;
-      try {
-        return await attempt(1, request.signal);
-      } catch (error) {
-        if (request.signal?.aborted || settings.retries === 0 || !isRetryableProviderError(error)) throw error;
-        firstError = error;
-      }
-      // The schedule decides the later attempts, starting from the failure that already happened:
-      // the program's first run replays it (so backoff, Retry-After and the count see it), later
-      // runs attempt again.
-      let attempts = 1;
-      const replayThenAttempt = Effect.suspend(() => {
-        if (attempts === 1) {
-          attempts++;
-          return Effect.fail(firstError);
-        }
-        const n = attempts++;
-        return Effect.tryPromise({ try: (signal) => attempt(n, signal), catch: (error): unknown => error });
-      });
-      return runEffect(replayThenAttempt.pipe(Effect.retry(schedule)), request.signal);
+    generate: (request: GenerateRequest): Promise<GenerateResponse> => {
+      let attempts = 0;
+      return withDeadline(
+        settings.deadlineMs,
+        (signal) =>
+          retried({ ...request, signal }, () => {
+            attempts++;
+          }),
+        () => new ProviderDeadlineError(settings.deadlineMs, attempts),
+        request.signal,
+      );
     },
   };
+
+  /** The call with its retries; `request.signal` is the caller's, joined with the deadline. */
+  async function retried(request: GenerateRequest, onAttempt: () => void): Promise<GenerateResponse> {
+    const attempt = (n: number, signal: AbortSignal | undefined): Promise<GenerateResponse> =>
+      withDeadline(
+        settings.timeoutMs,
+        (attemptSignal) => {
+          onAttempt();
+          return model.generate({ ...request, signal: attemptSignal });
+        },
+        () => new ProviderTimeoutError(settings.timeoutMs, n, settings.retries + 1),
+        signal,
+      );
+    // The first attempt runs as a plain promise: almost every call succeeds at once, and a
+    // fiber per call cost ≈30 µs of client CPU warm, several times that before the JIT has
+    // warmed up (measured on Node 20): a sizeable share of a judge request at concurrency 32.
+    let firstError: unknown;
+    try {
+      return await attempt(1, request.signal);
+    } catch (error) {
+      if (request.signal?.aborted || settings.retries === 0 || !isRetryableProviderError(error)) throw error;
+      firstError = error;
+    }
+    // The schedule decides the later attempts, starting from the failure that already happened:
+    // the program's first run replays it (so backoff, Retry-After and the count see it), later
+    // runs attempt again.
+    let attempts = 1;
+    const replayThenAttempt = Effect.suspend(() => {
+      if (attempts === 1) {
+        attempts++;
+        return Effect.fail(firstError);
+      }
+      const n = attempts++;
+      return Effect.tryPromise({ try: (signal) => attempt(n, signal), catch: (error): unknown => error });
+    });
+    return runEffect(replayThenAttempt.pipe(Effect.retry(schedule)), request.signal);
+  }
 }
 
 /** setTimeout's longest delay; a budget beyond it (24.8 days) means no deadline at all. */

@@ -20,10 +20,16 @@ export interface RemoteModelOptions {
    * `false` gives the bare model: one attempt, no timeout of its own.
    */
   readonly retry?: RetryOptions | false;
+  /**
+   * Longest response body read; a larger one fails the call with a `ProviderResponseError`
+   * (not retried). Default 16 MiB.
+   */
+  readonly maxResponseBytes?: number;
 }
 
 export const HttpUrlSchema = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
 export const RetrySettingSchema = z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional();
+export const MaxResponseBytesSchema = z.int().positive().optional();
 
 export function withRetryLayer(model: LanguageModel, retry: RetryOptions | false | undefined): LanguageModel {
   return retry === false ? model : withRetries(model, retry ?? {});

@@ -25,6 +25,49 @@ const AGENTS = {
   "https:": new HttpsAgent({ keepAlive: true, scheduling: "lifo", timeout: IDLE_SOCKET_MS }),
 } as const;
 
+/**
+ * The largest response body read by default: 16 MiB, far above any chat completion (n = 8
+ * samples with top-5 logprobs over 1,000 tokens is under 1 MiB), far below what would hurt the
+ * process. A server that sends more (a 1.5 GB reply once took a client to 3.2 GB) is cut off.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+/** The error for a body over the cap: not retryable, since the same server would send it again. */
+export function responseTooLarge(url: string, limitBytes: number, declaredBytes?: number): ProviderResponseError {
+  return new ProviderResponseError(
+    `${url} sent a response ${
+      declaredBytes === undefined ? "over" : `of ${declaredBytes} bytes, over`
+    } the ${limitBytes}-byte cap (maxResponseBytes); it was not read`,
+  );
+}
+
+/**
+ * A fetch `Response`'s body as text, read only up to `limitBytes`: a declared `content-length`
+ * over the cap is refused before reading, a stream that runs past it is cancelled there.
+ */
+export async function readCappedText(response: Response, url: string, limitBytes: number): Promise<string> {
+  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (declared > limitBytes) {
+    await response.body?.cancel();
+    throw responseTooLarge(url, limitBytes, declared);
+  }
+  if (response.body === null) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limitBytes) {
+      await reader.cancel();
+      throw responseTooLarge(url, limitBytes);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 /** What a POST got back: the parsed JSON and the text it was parsed from (for error messages). */
 export interface JsonReply {
   readonly status: number;
@@ -52,7 +95,12 @@ export interface JsonEndpoint {
  * const chat = jsonEndpoint("http://127.0.0.1:8000/v1/chat/completions", { authorization: "Bearer sk-…" });
  * const { value } = await chat.post(JSON.stringify({ model: "qwen", messages: [{ role: "user", content: "hi" }] }));
  */
-export function jsonEndpoint(url: string, headers: Readonly<Record<string, string>> = {}): JsonEndpoint {
+export function jsonEndpoint(
+  url: string,
+  headers: Readonly<Record<string, string>> = {},
+  /** Longest response body read (default {@link DEFAULT_MAX_RESPONSE_BYTES}). */
+  maxResponseBytes: number = DEFAULT_MAX_RESPONSE_BYTES,
+): JsonEndpoint {
   const parsed = new URL(url);
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
     throw new TypeError(`jsonEndpoint needs an http(s) URL, got ${JSON.stringify(url)}`);
@@ -80,7 +128,7 @@ export function jsonEndpoint(url: string, headers: Readonly<Record<string, strin
   };
   return {
     url,
-    post: (body, signal) => post(url, send, base, fixedHeaders, body, signal),
+    post: (body, signal) => post(url, send, base, fixedHeaders, body, signal, maxResponseBytes),
   };
 }
 
@@ -91,6 +139,7 @@ function post(
   headers: Readonly<Record<string, string>>,
   body: string,
   signal: AbortSignal | undefined,
+  maxResponseBytes: number,
 ): Promise<JsonReply> {
   // A promise settles once: whichever of answer, failure and abort comes first wins, the rest are no-ops.
   return new Promise<JsonReply>((resolve, reject) => {
@@ -112,9 +161,25 @@ function post(
 
     signal?.addEventListener("abort", onAbort, { once: true });
     req.on("error", fail);
+    const tooLarge = (declared?: number): void => {
+      signal?.removeEventListener("abort", onAbort);
+      reject(responseTooLarge(url, maxResponseBytes, declared));
+      // Never back to the pool half-read.
+      req.destroy();
+    };
     req.on("response", (res: IncomingMessage) => {
+      const declared = Number(res.headers["content-length"] ?? Number.NaN);
+      if (declared > maxResponseBytes) {
+        tooLarge(declared);
+        return;
+      }
       const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      let received = 0;
+      res.on("data", (chunk: Buffer) => {
+        received += chunk.length;
+        if (received > maxResponseBytes) tooLarge();
+        else chunks.push(chunk);
+      });
       res.on("error", fail);
       res.on("end", () => {
         signal?.removeEventListener("abort", onAbort);
