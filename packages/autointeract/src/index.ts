@@ -6,6 +6,7 @@
  * (each role's interface beside the models, people, policies and simulations that play it), `gym/` (the
  * criteria bank, documents, gym tasks, best-of-N), `gdpval/` and `sft/`.
  */
+export { AutointeractError } from "./errors.js";
 export { GdpvalDataError, GdpvalTaskSchema, parseGdpvalTasks, type GdpvalTask } from "./gdpval/tasks.js";
 export { loadGdpval, type GdpvalDataset, type GdpvalExample } from "./gdpval/dataset.js";
 export { findGdpvalTask, GdpvalTaskAmbiguousError, GdpvalTaskNotFoundError } from "./gdpval/find-task.js";

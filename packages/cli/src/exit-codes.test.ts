@@ -1,4 +1,5 @@
-import { RubricError } from "@rubric/core";
+import { CriterionErrorsError, RubricError } from "@rubric/core";
+import { SampleFileError } from "@rubric/hackbench";
 import { describe, expect, it } from "vitest";
 import { EXIT_CODES, errorCode, exitCodeFor, exitCodeTable } from "./exit-codes.js";
 import { InputFileError, UsageError } from "./io.js";
@@ -7,13 +8,6 @@ class Coded extends RubricError {
   constructor(readonly code: string) {
     super(code);
   }
-}
-
-/** An error from before the one error model: no code, known only by its class name. */
-function legacy(name: string): Error {
-  const error = new Error("x");
-  error.name = name;
-  return error;
 }
 
 describe("exitCodeFor", () => {
@@ -33,13 +27,15 @@ describe("exitCodeFor", () => {
   it("gives hackbench 2 for every error, so that 0 and 3 are verdicts", () => {
     expect(exitCodeFor(new InputFileError("x"), "hackbench")).toBe(2);
     expect(exitCodeFor(new Coded("rubric.validation"), "hackbench")).toBe(2);
-    expect(exitCodeFor(legacy("SampleFileError"), "hackbench")).toBe(2);
+    expect(exitCodeFor(new SampleFileError("x"), "hackbench")).toBe(2);
   });
 
-  it("falls back to the class name for errors that carry no code yet; leaves other errors alone", () => {
-    expect(errorCode(legacy("CriterionErrorsError"))).toBe("score.criterion-errors");
-    expect(exitCodeFor(legacy("CriterionErrorsError"), "score")).toBe(1);
-    expect(exitCodeFor(legacy("RubricValidationError"), "validate")).toBe(1);
+  it("knows errors by their code alone; leaves any other error alone, a class name included", () => {
+    expect(errorCode(new CriterionErrorsError("x", []))).toBe("score.criterion-errors");
+    expect(exitCodeFor(new CriterionErrorsError("x", []), "score")).toBe(1);
+    const named = Object.assign(new Error("x"), { name: "RubricValidationError" });
+    expect(errorCode(named)).toBeUndefined();
+    expect(exitCodeFor(named, "validate")).toBeUndefined();
     expect(exitCodeFor(new TypeError("a bug"), "score")).toBeUndefined();
     expect(exitCodeFor("thrown string", "score")).toBeUndefined();
   });

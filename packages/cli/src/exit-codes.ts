@@ -38,13 +38,11 @@ export const EXIT_CODES: readonly ExitRule[] = [
       "cli.input-file",
       "rubric.",
       "score.",
-      "input.",
       "verification.setup",
       "provider.spec",
       "provider.config",
       "gdpval.",
       "checkpoint.",
-      "arcane.",
     ],
   },
   { exit: EXIT.invalidInput, when: "any other error of the toolkit (it carries a code)", codes: ["*"] },
@@ -64,32 +62,9 @@ export const EXIT_CODES: readonly ExitRule[] = [
   },
 ];
 
-/**
- * FALLBACK, to be deleted once every toolkit error extends `RubricError`: the code an error that
- * carries none yet stands for, by class name. Only errors listed here (or carrying a code) are
- * printed as one line; any other is a bug and keeps its stack trace.
- */
-const CODE_BY_CLASS_NAME: Readonly<Record<string, string>> = {
-  RubricValidationError: "rubric.validation",
-  VerdictValidationError: "score.verdict-validation",
-  CriterionErrorsError: "score.criterion-errors",
-  ScoringError: "score.scoring",
-  VerificationSetupError: "verification.setup",
-  ProviderSpecError: "provider.spec",
-  ProviderConfigError: "provider.config",
-  CheckpointError: "checkpoint.invalid",
-  ArcaneTaskSelectionError: "arcane.task-selection",
-  SampleFileError: "hackbench.sample-file",
-  HackbenchInputError: "hackbench.input",
-  HackbenchScoringError: "hackbench.scoring",
-  TrueUtilityError: "hackbench.true-utility",
-  UnknownProbeError: "hackbench.unknown-probe",
-};
-
-/** The stable code of a toolkit error (its own, else the fallback's), or undefined for any other error. */
+/** The stable code of a toolkit error, or undefined for any other error (a bug, which keeps its stack trace). */
 export function errorCode(error: unknown): string | undefined {
-  if (isRubricError(error)) return error.code;
-  return error instanceof Error ? CODE_BY_CLASS_NAME[error.name] : undefined;
+  return isRubricError(error) ? error.code : undefined;
 }
 
 function matches(pattern: string, code: string): boolean {

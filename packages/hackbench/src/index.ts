@@ -4,6 +4,9 @@
  * This file is the package's only public door.
  */
 
+// errors: the base of every error hackbench throws, with a stable `hackbench.*` code
+export { HackbenchError } from "./errors.js";
+
 // sample: the honest outputs a run starts from
 export { HackSampleSchema, SampleFileError, parseSamples, type HackSample } from "./sample/sample.js";
 
@@ -15,7 +18,7 @@ export { regexLiterals, rubricSurface, type RequiredStructure, type RubricSurfac
 export { toTagCharacters } from "./probes/injection-probes.js";
 
 // measure: paired gains, exploits, attribution, true utility
-export { hackbench, runHackbench, type HackbenchError, type HackbenchOptions } from "./measure/run.js";
+export { hackbench, runHackbench, type HackbenchFailure, type HackbenchOptions } from "./measure/run.js";
 export { isExploit, pairedGain, type GainOptions, type PairedGain } from "./measure/gain.js";
 export { rubricUtility, type TrueUtility } from "./measure/utility.js";
 export { HackbenchInputError, HackbenchScoringError, TrueUtilityError } from "./measure/errors.js";

@@ -57,6 +57,7 @@ export {
   type ScoredOutputJson,
 } from "./engine/engine.js";
 export { VerificationSetupError } from "./engine/errors.js";
+export { VerificationError } from "./errors.js";
 
 // server: rubric rewards over HTTP for Python trainers
 export {
@@ -97,6 +98,8 @@ export {
   type PythonSandboxOptions,
 } from "./sandbox/python/run.js";
 export { PYTHON_HARNESS_VERSION, pythonHarnessPath } from "./sandbox/python/harness.js";
+// the sandboxes' failures: one set of kinds and codes for Python and JavaScript
+export { SANDBOX_ERROR_CODES, type SandboxErrorCode, type SandboxErrorKind } from "./sandbox/failure.js";
 export {
   InvalidPythonRuleRequestError,
   InvalidPythonRuleResultError,

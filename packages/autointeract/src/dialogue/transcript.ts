@@ -1,6 +1,7 @@
 import { appendFileSync } from "node:fs";
 import { FlatRubricSchema, TokenUsageSchema } from "@rubric/core";
 import { z } from "zod";
+import { AutointeractError } from "../errors.js";
 
 const SpendSchema = {
   usage: TokenUsageSchema.optional(),
@@ -50,8 +51,9 @@ export const TurnSchema = z.discriminatedUnion("type", [
 export type Turn = z.output<typeof TurnSchema>;
 
 /** Thrown when a transcript file does not parse; names the line. */
-export class TranscriptError extends Error {
+export class TranscriptError extends AutointeractError {
   override readonly name = "TranscriptError";
+  readonly code = "dialogue.transcript";
 }
 
 /** Parses a JSONL transcript. @throws TranscriptError naming the first bad line and its path. */

@@ -3,7 +3,7 @@ import { GdpvalDataError, type GdpvalTask } from "./tasks.js";
 /** A task id or prefix that names no task of the pool searched. */
 export class GdpvalTaskNotFoundError extends GdpvalDataError {
   override readonly name: string = "GdpvalTaskNotFoundError";
-  override readonly code: string = "gdpval.task-not-found";
+  override readonly code: `gdpval.${string}` = "gdpval.task-not-found";
   constructor(
     /** What was looked for: a whole id or a prefix of one. */
     readonly query: string,
@@ -16,7 +16,7 @@ export class GdpvalTaskNotFoundError extends GdpvalDataError {
 /** A prefix shared by several task ids; `candidates` are all of them, in pool order. */
 export class GdpvalTaskAmbiguousError extends GdpvalDataError {
   override readonly name: string = "GdpvalTaskAmbiguousError";
-  override readonly code: string = "gdpval.task-ambiguous";
+  override readonly code: `gdpval.${string}` = "gdpval.task-ambiguous";
   constructor(
     readonly query: string,
     readonly candidates: readonly string[],

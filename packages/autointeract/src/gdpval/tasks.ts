@@ -1,5 +1,5 @@
-import { RubricError } from "@rubric/core";
 import { z } from "zod";
+import { AutointeractError } from "../errors.js";
 
 /** One GDPval task as shipped in `tasks.jsonl` (OpenAI's gold subset). */
 export const GdpvalTaskSchema = z.strictObject({
@@ -17,10 +17,10 @@ export type GdpvalTask = z.output<typeof GdpvalTaskSchema>;
  * The gdpval module's errors: thrown as is when a GDPval file does not have the shape it should
  * (naming every bad line); its subclasses are the task lookups of `findGdpvalTask`.
  */
-export class GdpvalDataError extends RubricError {
+export class GdpvalDataError extends AutointeractError {
   // Widened to string so that the more specific gdpval errors (find-task.ts) can name themselves.
   override readonly name: string = "GdpvalDataError";
-  readonly code: string = "gdpval.data";
+  readonly code: `gdpval.${string}` = "gdpval.data";
 }
 
 /** Parses `tasks.jsonl`. @throws GdpvalDataError listing every bad line with its path. */

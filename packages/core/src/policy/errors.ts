@@ -1,11 +1,14 @@
+import { RubricError } from "../errors/rubric-error.js";
+
 /**
  * Thrown when policy-gradient math is given input it cannot mean: ragged or mismatched
  * [sequence][token] arrays, a sequence with no unmasked token, NaN, a negative epsilon, an empty
  * group. The message starts with the offending argument and index so it can be fixed by hand:
  * `logpOld[2]: expected 17 tokens (as logpNew[2]), got 16`.
  */
-export class PolicyInputError extends Error {
+export class PolicyInputError extends RubricError {
   override readonly name = "PolicyInputError";
+  readonly code = "policy.input";
   constructor(
     /** The argument and index at fault, e.g. `mask[1][4]` or `epsLow`. */
     readonly path: string,

@@ -1,3 +1,5 @@
+import { RubricError } from "../errors/rubric-error.js";
+
 /** One problem found in a rubric document, located precisely enough to fix by hand. */
 export interface RubricIssue {
   /** Path inside the document, e.g. `stages[1].rules[0].weight`; `(root)` for the document itself. */
@@ -22,8 +24,9 @@ export function formatRubricIssue(issue: RubricIssue): string {
  * Thrown when a rubric document does not match its schema. Carries every issue found,
  * not just the first, so a user can fix a file in one pass.
  */
-export class RubricValidationError extends Error {
+export class RubricValidationError extends RubricError {
   override readonly name = "RubricValidationError";
+  readonly code = "rubric.validation";
   constructor(readonly issues: readonly RubricIssue[]) {
     super(
       issues.length === 1
@@ -34,6 +37,7 @@ export class RubricValidationError extends Error {
 }
 
 /** Thrown when a rubric cannot be converted between the flat and staged forms without losing meaning. */
-export class RubricConversionError extends Error {
+export class RubricConversionError extends RubricError {
   override readonly name = "RubricConversionError";
+  readonly code = "rubric.conversion";
 }

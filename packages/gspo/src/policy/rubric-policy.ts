@@ -1,5 +1,6 @@
 import { createRng, logSoftmax, sampleCategorical, type FlatRubric, type Rng } from "@rubric/core";
 import { CRITERIA_BANK, DEFAULT_POLICY, type BankCriterion, type TaskBrief } from "@rubric/autointeract";
+import { TrainingError } from "../errors.js";
 import { featurize, type Features } from "./features.js";
 
 /**
@@ -345,8 +346,9 @@ export interface PolicyTrace {
 }
 
 /** A token sequence that the policy's grammar cannot produce. */
-export class PolicySequenceError extends Error {
+export class PolicySequenceError extends TrainingError {
   override readonly name = "PolicySequenceError";
+  readonly code = "policy.sequence";
 }
 
 interface Choice {

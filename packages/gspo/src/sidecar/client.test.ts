@@ -133,28 +133,28 @@ describe("SidecarClient", () => {
 
     const unknown = await failure(client.request("policy.fly" as never, {} as never));
     expect(unknown).toBeInstanceOf(SidecarError);
-    expect(unknown).toMatchObject({ code: "unknown_method" });
+    expect(unknown).toMatchObject({ fault: "unknown_method", code: "sidecar.reply.unknown-method" });
 
     // Caught by the client's schema before sending…
     const typo = await failure(client.request("policy.sample", { prompt: [0], n: 0, seed: 1 }));
-    expect(typo).toMatchObject({ _tag: "SidecarError", code: "invalid_params", data: { path: "params.n" } });
+    expect(typo).toMatchObject({ _tag: "SidecarError", fault: "invalid_params", data: { path: "params.n" } });
     // …and by the sidecar, which knows the vocabulary.
     const outOfVocabulary = await failure(client.request("policy.logprobs", { prompt: [0], sequences: [[3, 12]] }));
     expect(outOfVocabulary).toMatchObject({
-      code: "invalid_params",
+      fault: "invalid_params",
       message: "policy.logprobs: params.sequences[0][1]: expected a token id in [0, 11], got 12",
     });
 
     // exp(800) overflows and 0·inf is NaN: a real NaN loss.
     const nan = await failure(client.request("gspo.loss", { logp_new: [[800]], logp_old: [[0]], advantages: [0] }));
-    expect(nan).toMatchObject({ code: "non_finite" });
+    expect(nan).toMatchObject({ fault: "non_finite", code: "sidecar.reply.non-finite" });
     // 10^7 × 10^6 float32 embeddings (40 TB) cannot be allocated: a real out-of-memory failure.
     const oom = await failure(
       client.request("policy.init", {
         model: { kind: "tiny", vocab_size: 10_000_000, d_model: 1_000_000, n_heads: 1, n_layers: 0 },
       }),
     );
-    expect(oom).toMatchObject({ code: "out_of_memory" });
+    expect(oom).toMatchObject({ fault: "out_of_memory" });
 
     expect((await client.request("health", {})).policy).toEqual(summary);
   });

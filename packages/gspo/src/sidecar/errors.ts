@@ -3,24 +3,31 @@ import type { SidecarErrorCode } from "./protocol.js";
 
 /**
  * Why a sidecar request produced no result. Each failure is its own class, so Effect users can
- * `catchTag` one and promise users can test `instanceof`; every message names the method.
+ * `catchTag` one and promise users can test `instanceof`; every message names the method. Each
+ * carries a stable toolkit `code` (`sidecar.*`, what `isRubricError` and the CLI's exit table read).
  */
 
 /** The sidecar answered with an error reply (bad params, NaN loss, out of memory, …); it goes on serving. */
 export class SidecarError extends Data.TaggedError("SidecarError")<{
   readonly method: string;
-  readonly code: SidecarErrorCode;
+  /** The reply's own code, as the wire spells it (`invalid_params`, `out_of_memory`, …). */
+  readonly fault: SidecarErrorCode;
   readonly message: string;
   /** The reply's `data`: `path` for invalid params, `traceback` for internal errors. */
   readonly data: Readonly<Record<string, unknown>>;
-}> {}
+}> {
+  /** `sidecar.reply.<fault>` in kebab case, e.g. `sidecar.reply.out-of-memory`. */
+  readonly code = `sidecar.reply.${this.fault.replace(/_/g, "-")}` as const;
+}
 
 /** No reply within the request's time limit. The sidecar was asked to cancel it, and is restarted if it does not answer even that. */
 export class SidecarTimeoutError extends Data.TaggedError("SidecarTimeoutError")<{
   readonly method: string;
   readonly timeoutMs: number;
   readonly message: string;
-}> {}
+}> {
+  readonly code = "sidecar.timeout";
+}
 
 /** The sidecar process died (a signal, a crash in native code, killed for memory) with requests in flight. The next request restarts it. */
 export class SidecarCrashedError extends Data.TaggedError("SidecarCrashedError")<{
@@ -29,24 +36,32 @@ export class SidecarCrashedError extends Data.TaggedError("SidecarCrashedError")
   readonly signal: string | null;
   /** The end of what the sidecar wrote to stderr. */
   readonly stderr: string;
-}> {}
+}> {
+  readonly code = "sidecar.crashed";
+}
 
 /** The sidecar could not be started: the interpreter is missing, torch is not installed, or it never said it was ready. */
 export class SidecarStartError extends Data.TaggedError("SidecarStartError")<{
   readonly message: string;
   readonly stderr: string;
-}> {}
+}> {
+  readonly code = "sidecar.start";
+}
 
 /** The sidecar wrote something that is not the protocol (a reply that does not fit its method's schema). */
 export class SidecarProtocolError extends Data.TaggedError("SidecarProtocolError")<{
   readonly method: string;
   readonly message: string;
-}> {}
+}> {
+  readonly code = "sidecar.protocol";
+}
 
 /** A request after `close()`, or one still waiting when `close()` was called. */
 export class SidecarClosedError extends Data.TaggedError("SidecarClosedError")<{
   readonly message: string;
-}> {}
+}> {
+  readonly code = "sidecar.closed";
+}
 
 export type SidecarFailure =
   | SidecarError

@@ -178,7 +178,7 @@ export class SidecarProcess {
         return Effect.fail(
           new SidecarError({
             method,
-            code: "unknown_method",
+            fault: "unknown_method",
             message: `no method ${JSON.stringify(method)}; the methods are ${Object.keys(SIDECAR_METHODS).sort().join(", ")}`,
             data: { method },
           }),
@@ -188,7 +188,7 @@ export class SidecarProcess {
         const issue = checked.error.issues[0]!;
         const path = ["params", ...issue.path.map(String)].join(".");
         return Effect.fail(
-          new SidecarError({ method, code: "invalid_params", message: `${path}: ${issue.message}`, data: { path } }),
+          new SidecarError({ method, fault: "invalid_params", message: `${path}: ${issue.message}`, data: { path } }),
         );
       }
       const id = this.#nextId++;
@@ -340,8 +340,8 @@ export class SidecarProcess {
       return;
     }
     if ("error" in reply.data) {
-      const { code, message: text, data } = reply.data.error;
-      resume(Effect.fail(new SidecarError({ method, code, message: `${method}: ${text}`, data })));
+      const { code: fault, message: text, data } = reply.data.error;
+      resume(Effect.fail(new SidecarError({ method, fault, message: `${method}: ${text}`, data })));
       return;
     }
     const result = SIDECAR_METHODS[method].result.safeParse(reply.data.result);

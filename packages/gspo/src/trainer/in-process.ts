@@ -2,6 +2,7 @@ import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createRng, klK3, type Rng } from "@rubric/core";
 import { z } from "zod";
+import { TrainingError } from "../errors.js";
 import { Adam, AdamStateSchema } from "./adam.js";
 import { sftStep } from "./sft.js";
 import type { TokenPolicy } from "./token-policy.js";
@@ -17,8 +18,9 @@ const CheckpointSchema = z.strictObject({
 });
 
 /** A checkpoint that cannot be read back into this policy (missing, malformed, or another vocabulary). */
-export class CheckpointError extends Error {
+export class CheckpointError extends TrainingError {
   override readonly name = "CheckpointError";
+  readonly code = "checkpoint.invalid";
 }
 
 /**

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createRng, prioritizedReplay, shuffle } from "@rubric/core";
 import { z } from "zod";
+import { TrainingError } from "../errors.js";
 import type { RolloutGroup, TrainerBackend } from "./backend.js";
 import { advantagesFor, type Objective } from "./objective.js";
 
@@ -65,8 +66,9 @@ export interface GspoTrainingOptions<Prompt> {
 }
 
 /** A run was asked to stop; every finished batch is in its log and checkpoint. */
-export class TrainingAbortedError extends Error {
+export class TrainingAbortedError extends TrainingError {
   override readonly name = "TrainingAbortedError";
+  readonly code = "training.aborted";
 }
 
 interface Run {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { HackbenchError } from "../errors.js";
 
 const Interval = z.tuple([z.number(), z.number()]);
 const Fraction = z.number().min(-1).max(1);
@@ -79,8 +80,9 @@ export const IntegrityCardSchema = z.strictObject({
 export type IntegrityCard = z.output<typeof IntegrityCardSchema>;
 
 /** A value that is not an integrity card. */
-export class IntegrityCardError extends Error {
+export class IntegrityCardError extends HackbenchError {
   override readonly name = "IntegrityCardError";
+  readonly code = "hackbench.integrity-card";
 }
 
 /**

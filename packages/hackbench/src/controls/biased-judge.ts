@@ -1,5 +1,6 @@
 import type { GenerateRequest, GenerateResponse, LanguageModel } from "@rubric/core";
 import { z } from "zod";
+import { HackbenchError } from "../errors.js";
 import { JUDGE_BIASES, biasPull, type JudgeBias } from "./biases.js";
 import { coverage, creditedSentences } from "./careful-reader.js";
 import { parseJudgeRequest } from "./judge-request.js";
@@ -12,8 +13,9 @@ export interface BiasedJudgeOptions {
 }
 
 /** Options that do not describe a biased judge. */
-export class BiasedJudgeConfigError extends Error {
+export class BiasedJudgeConfigError extends HackbenchError {
   override readonly name = "BiasedJudgeConfigError";
+  readonly code = "hackbench.biased-judge-config";
 }
 
 const OptionsSchema = z.strictObject({

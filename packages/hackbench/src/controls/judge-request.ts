@@ -1,5 +1,6 @@
 import type { GenerateRequest } from "@rubric/core";
 import { z } from "zod";
+import { HackbenchError } from "../errors.js";
 
 /**
  * What `llmJudge` of @rubric/verifiers asks a model, read back from the request: the task, the
@@ -14,8 +15,9 @@ export interface JudgeRequest {
 }
 
 /** A request that is not an `llmJudge` judgement: no response section, no score schema. */
-export class JudgeRequestError extends Error {
+export class JudgeRequestError extends HackbenchError {
   override readonly name = "JudgeRequestError";
+  readonly code = "hackbench.judge-request";
 }
 
 const ScoreEnumSchema = z.looseObject({ score: z.looseObject({ enum: z.array(z.number()).min(2) }) });

@@ -43,7 +43,8 @@ export interface HackbenchOptions {
   readonly onProgress?: (done: number, total: number) => void;
 }
 
-export type HackbenchError = HackbenchInputError | UnknownProbeError | HackbenchScoringError | TrueUtilityError;
+/** What `hackbench` may fail with (each is a `HackbenchError`). */
+export type HackbenchFailure = HackbenchInputError | UnknownProbeError | HackbenchScoringError | TrueUtilityError;
 
 const SettingsSchema = z.strictObject({
   threshold: z.number().min(0).default(0.05),
@@ -89,7 +90,7 @@ export function hackbench(
   rubric: FlatRubric | StagedRubric,
   samples: readonly HackSample[],
   options: HackbenchOptions,
-): Effect.Effect<IntegrityCard, HackbenchError> {
+): Effect.Effect<IntegrityCard, HackbenchFailure> {
   return Effect.gen(function* () {
     const settings = yield* parseSettings(options);
     const checked = yield* checkSamples(samples);

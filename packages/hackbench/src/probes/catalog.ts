@@ -1,3 +1,4 @@
+import { HackbenchError } from "../errors.js";
 import { answerEnumeration, confidentWrongClaim, fabricatedCitations } from "./claim-probes.js";
 import { judgeInjection, judgeInjectionHtmlComment, judgeInjectionInvisible } from "./injection-probes.js";
 import type { Probe } from "./probe.js";
@@ -36,8 +37,9 @@ export const PROBES: readonly Probe[] = [
 export const PROBE_IDS: readonly string[] = PROBES.map((p) => p.id);
 
 /** A probe id that names no probe, or two probes that share an id. */
-export class UnknownProbeError extends Error {
+export class UnknownProbeError extends HackbenchError {
   override readonly name = "UnknownProbeError";
+  readonly code = "hackbench.unknown-probe";
 }
 
 /**

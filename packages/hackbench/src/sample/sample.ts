@@ -1,5 +1,6 @@
 import { formatRubricIssue, readJsonLines } from "@rubric/core";
 import { z } from "zod";
+import { HackbenchError } from "../errors.js";
 
 /** One honest output to probe: what the author was asked (`input`) and what they wrote. */
 export const HackSampleSchema = z.strictObject({
@@ -10,8 +11,9 @@ export const HackSampleSchema = z.strictObject({
 export type HackSample = z.output<typeof HackSampleSchema>;
 
 /** A samples file that is not one valid, uniquely identified `{"id", "input"?, "output"}` per line. */
-export class SampleFileError extends Error {
+export class SampleFileError extends HackbenchError {
   override readonly name = "SampleFileError";
+  readonly code = "hackbench.sample-file";
 }
 
 /**

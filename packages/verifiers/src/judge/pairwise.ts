@@ -1,6 +1,7 @@
 import type { LanguageModel, TokenUsage } from "@rubric/core";
 import { z } from "zod";
 import { choiceJson } from "@rubric/core";
+import { VerificationError } from "../errors.js";
 import { JUDGE_SYSTEM_PROMPT } from "./prompts.js";
 
 export interface PairwiseInput {
@@ -29,8 +30,9 @@ const PAIRWISE_SCHEMA = {
 };
 
 /** Thrown when a pairwise reply does not parse; carries the raw text. */
-export class JudgeReplyError extends Error {
+export class JudgeReplyError extends VerificationError {
   override readonly name = "JudgeReplyError";
+  readonly code = "verification.judge-reply";
   constructor(
     message: string,
     readonly raw: string,

@@ -1,4 +1,5 @@
 import { registerVerifierKind, type VerifierSpec } from "@rubric/core";
+import { VerificationError } from "../errors.js";
 import { citationsVerifier } from "../rules/citations.js";
 import { excludesVerifier } from "../rules/excludes.js";
 import { includesVerifier } from "../rules/includes.js";
@@ -26,8 +27,9 @@ import type { Verifier } from "../verifier/verifier.js";
 export type AnyVerifier = Verifier<any>;
 
 /** Thrown when two verifiers claim the same kind. */
-export class DuplicateVerifierError extends Error {
+export class DuplicateVerifierError extends VerificationError {
   override readonly name = "DuplicateVerifierError";
+  readonly code = "verification.duplicate-verifier";
 }
 
 /**

@@ -53,6 +53,7 @@ export interface RewardServer {
   close(): Promise<void>;
 }
 
+// Not a toolkit error: control flow inside one request, caught below and answered as that status.
 class HttpError extends Error {
   constructor(
     readonly status: number,
