@@ -10,11 +10,12 @@ import {
   proxyScores,
   QUESTION_REPERTOIRE,
   RubricPolicy,
-  teacherSequence,
+  teacherExamples,
   trainGspo,
   trainSftStage,
   type GspoLogEntry,
   type GymPrompt,
+  type KeepCheckpoints,
   type Objective,
   type PolicyPrompt,
   type TrainingLogEntry,
@@ -108,6 +109,8 @@ export interface ArcaneRunOptions {
   readonly runDir?: string;
   /** Continue each seed from its latest checkpoint under `runDir`. */
   readonly resume?: boolean;
+  /** `"latest"` (default): each stage keeps only its latest checkpoint; `"all"`: every epoch's and batch's. */
+  readonly keepCheckpoints?: KeepCheckpoints;
   readonly onProgress?: (event: ArcaneProgress) => void;
   readonly signal?: AbortSignal;
 }
@@ -187,7 +190,13 @@ export async function trainArcaneManagers(
   const worker = simulatedWorker();
   const seedDir = options.runDir === undefined ? undefined : join(options.runDir, `seed-${seed}`);
   const run = (stage: string) =>
-    seedDir === undefined ? undefined : { dir: join(seedDir, stage), resume: options.resume ?? false };
+    seedDir === undefined
+      ? undefined
+      : {
+          dir: join(seedDir, stage),
+          resume: options.resume ?? false,
+          keepCheckpoints: options.keepCheckpoints ?? ("latest" as const),
+        };
   const started = performance.now();
 
   // Stage I: SFT on the teacher's sequences. A finished SFT stage is kept as `sft/final`.
@@ -197,16 +206,11 @@ export async function trainArcaneManagers(
   if (sftFinal !== undefined && options.resume && (await exists(join(sftFinal, "policy.json"))))
     await backend.load(sftFinal);
   else {
-    const examples: { prompt: GymPrompt; tokens: number[] }[] = [];
-    for (const prompt of train) {
-      const tokens = await teacherSequence(backend.policy, prompt);
-      if (tokens) examples.push({ prompt, tokens });
-    }
     const sftRun = run("sft");
     log.push(
       ...(await trainSftStage({
         backend,
-        examples,
+        examples: await teacherExamples(backend.policy, train),
         epochs: config.sftEpochs,
         seed,
         learningRate: config.sftLearningRate,
