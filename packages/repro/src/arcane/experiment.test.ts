@@ -32,7 +32,7 @@ const config = arcaneConfig({
 });
 
 describe("trainArcaneManagers", () => {
-  it("trains Stage I exactly as @rubric/gspo's teacherExamples + trainSftStage do, so the two cannot drift apart", async () => {
+  it("trains Stage I exactly as @rubric/gspo's teacherExamples + trainSftStage do (so the two cannot drift apart), keeps one checkpoint per stage, and resumes from them", async () => {
     const seed = 3;
     const dir = await mkdtemp(join(tmpdir(), "arcane-experiment-"));
     dirs.push(dir);
@@ -58,7 +58,8 @@ describe("trainArcaneManagers", () => {
     managers.sft.parameters.forEach((p, b) => expect(Array.from(p)).toEqual(Array.from(backend.policy.parameters[b]!)));
     expect(sftLoss(managers.sft, examples)).toBe(sftLoss(backend.policy, examples));
 
-    // Each stage of the seed kept only its latest checkpoint.
+    // Each stage of the seed kept only its latest checkpoint, and the SFT stage no copy besides.
+    expect((await readdir(join(dir, `seed-${seed}`, "sft"))).sort()).toEqual(["checkpoints", "training.jsonl"]);
     expect((await readdir(join(dir, `seed-${seed}`, "sft", "checkpoints"))).sort()).toEqual([
       "latest.json",
       "sft-00001",
@@ -67,5 +68,11 @@ describe("trainArcaneManagers", () => {
       "gspo-00000",
       "latest.json",
     ]);
+
+    // Resumed after both stages finished: the SFT policy comes back from its kept checkpoint, and nothing is retrained.
+    const resumed = await trainArcaneManagers(seed, { gdpvalDir: GDPVAL, config, runDir: dir, resume: true });
+    resumed.sft.parameters.forEach((p, b) => expect(Array.from(p)).toEqual(Array.from(managers.sft.parameters[b]!)));
+    resumed.gspo.parameters.forEach((p, b) => expect(Array.from(p)).toEqual(Array.from(managers.gspo.parameters[b]!)));
+    expect(resumed.log).toEqual(managers.log);
   });
 });

@@ -1,4 +1,4 @@
-import { access, mkdir, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { approximateTokens, createRng, ndcgAtK, wilcoxonSignedRank, type FlatRubric } from "@rubric/core";
@@ -140,13 +140,6 @@ interface SeedResult {
   };
 }
 
-async function exists(path: string): Promise<boolean> {
-  return access(path).then(
-    () => true,
-    () => false,
-  );
-}
-
 /** Index of the highest score among the first n (ties → the first). */
 function argmaxPrefix(scores: readonly number[], n: number): number {
   let best = 0;
@@ -199,35 +192,27 @@ export async function trainArcaneManagers(
         };
   const started = performance.now();
 
-  // Stage I: SFT on the teacher's sequences. A finished SFT stage is kept as `sft/final`.
+  // Stage I: SFT on the teacher's sequences. Resuming a finished stage loads its last checkpoint
+  // and trains nothing, so the SFT policy needs no copy of its own on disk.
   const backend = new InProcessBackend(new RubricPolicy({ seed }), { learningRate: config.learningRate });
-  const sftFinal = seedDir === undefined ? undefined : join(seedDir, "sft", "final");
-  const log: TrainingLogEntry[] = [];
-  if (sftFinal !== undefined && options.resume && (await exists(join(sftFinal, "policy.json"))))
-    await backend.load(sftFinal);
-  else {
-    const sftRun = run("sft");
-    log.push(
-      ...(await trainSftStage({
-        backend,
-        examples: await teacherExamples(backend.policy, train),
-        epochs: config.sftEpochs,
+  const sftRun = run("sft");
+  const log: TrainingLogEntry[] = await trainSftStage({
+    backend,
+    examples: await teacherExamples(backend.policy, train),
+    epochs: config.sftEpochs,
+    seed,
+    learningRate: config.sftLearningRate,
+    ...(sftRun ? { run: sftRun } : {}),
+    onLog: (entry) =>
+      options.onProgress?.({
+        phase: "sft",
         seed,
-        learningRate: config.sftLearningRate,
-        ...(sftRun ? { run: sftRun } : {}),
-        onLog: (entry) =>
-          options.onProgress?.({
-            phase: "sft",
-            seed,
-            done: (entry.stage === "sft" ? entry.epoch : 0) + 1,
-            total: config.sftEpochs,
-            entry,
-          }),
-        ...(options.signal ? { signal: options.signal } : {}),
-      })),
-    );
-    if (sftFinal !== undefined) await backend.save(sftFinal);
-  }
+        done: (entry.stage === "sft" ? entry.epoch : 0) + 1,
+        total: config.sftEpochs,
+        entry,
+      }),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
   const sftPolicy = backend.policy.clone();
 
   // Stage II: GSPO from the SFT policy, with k3 KL to it.
