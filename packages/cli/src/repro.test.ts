@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,6 +21,10 @@ const gspoBatches = (out: string) =>
     .trim()
     .split("\n")
     .map((l) => JSON.parse(l));
+
+/** A stage's `checkpoints/` of seed 1, in name order. */
+const checkpointsOf = (out: string, stage: "sft" | "gspo") =>
+  readdirSync(join(out, "runs", "seed-1", stage, "checkpoints")).sort();
 
 describe("rubric repro arcane (gym)", () => {
   it("trains, evaluates and writes table.json / table.md / scaling.svg; --resume continues the same run", {
@@ -71,6 +75,9 @@ describe("rubric repro arcane (gym)", () => {
 
     const first = gspoBatches(out);
     expect(first.map((e) => e.batch)).toEqual([0, 1, 2]);
+    // By default each stage keeps only its latest checkpoint.
+    expect(checkpointsOf(out, "sft")).toEqual(["latest.json", "sft-00005"]);
+    expect(checkpointsOf(out, "gspo")).toEqual(["gspo-00002", "latest.json"]);
     // Two more batches, resumed from the checkpoint of batch 2: the first three lines are kept as they were.
     const resumed = await runRubric([
       "repro",
@@ -81,6 +88,8 @@ describe("rubric repro arcane (gym)", () => {
       "--batches",
       "5",
       "--resume",
+      "--keep-checkpoints",
+      "all",
       "--gdpval",
       GDPVAL,
       "--out",
@@ -91,12 +100,26 @@ describe("rubric repro arcane (gym)", () => {
     const after = gspoBatches(out);
     expect(after.map((e) => e.batch)).toEqual([0, 1, 2, 3, 4]);
     expect(after.slice(0, 3)).toEqual(first);
+    // --keep-checkpoints all: the resumed batches' checkpoints join the one it resumed from.
+    expect(checkpointsOf(out, "gspo")).toEqual(["gspo-00002", "gspo-00003", "gspo-00004", "latest.json"]);
   });
 
   it("usage errors exit 2 and bad input exits 1, with a clear message", { timeout: 120_000 }, async () => {
     const bad = await runRubric(["repro", "arcane", "--objective", "ppo", "--gdpval", GDPVAL, "--out", join(dir, "x")]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--objective: expected one of gspo, grpo, dr-grpo, got "ppo"/);
+    const keep = await runRubric([
+      "repro",
+      "arcane",
+      "--keep-checkpoints",
+      "3",
+      "--gdpval",
+      GDPVAL,
+      "--out",
+      join(dir, "k"),
+    ]);
+    expect(keep.code).toBe(2);
+    expect(keep.stderr).toMatch(/--keep-checkpoints: expected one of latest, all, got "3"/);
     expect((await runRubric(["repro", "arcane", "--gdpval", GDPVAL])).stderr).toMatch(/needs --out/);
     expect((await runRubric(["repro", "other", "--out", join(dir, "y")])).code).toBe(2);
     const missing = await runRubric([

@@ -18,7 +18,7 @@ export {
   type ScoredCandidate,
 } from "./guidance/guidance.js";
 
-// policy: the in-process manager (questions, then the rubric) and Stage I (SFT)
+// policy: the in-process manager (questions, then the rubric)
 export { featurize, type Features } from "./policy/features.js";
 export {
   PolicySequenceError,
@@ -29,10 +29,11 @@ export {
   type PolicyPrompt,
   type PolicyTrace,
 } from "./policy/rubric-policy.js";
-export { Adam, AdamStateSchema, type AdamState } from "./trainer/adam.js";
-export { sftLoss, sftStep, trainSft, type SftItem } from "./trainer/sft.js";
 
-// trainer: one interface over backends, the in-process backend, Stage I/II loops with checkpoints and logs
+// trainer: the optimiser, one interface over backends, the in-process backend, Stage I (SFT) and
+// Stage II loops with checkpoints and logs
+export { Adam, AdamStateSchema, type AdamState } from "./trainer/adam.js";
+export { sftLoss, sftStep, trainSftStage, type SftItem, type SftTrainingOptions } from "./trainer/sft.js";
 export type { RolloutGroup, SampledSequence, StepMetrics, StepOptions, TrainerBackend } from "./trainer/backend.js";
 export { CheckpointError, InProcessBackend } from "./trainer/in-process.js";
 export type { TokenPolicy } from "./trainer/token-policy.js";
@@ -41,11 +42,10 @@ export {
   TrainingAbortedError,
   TrainingLogEntrySchema,
   trainGspo,
-  trainSftStage,
   type GspoLogEntry,
   type GspoTrainingOptions,
+  type KeepCheckpoints,
   type RunDirectory,
-  type SftTrainingOptions,
   type TrainingLogEntry,
 } from "./trainer/train.js";
 
@@ -55,6 +55,7 @@ export {
   gymReward,
   proxyScores,
   sftSequence,
+  teacherExamples,
   teacherSequence,
   trueUtility,
   type GymPrompt,

@@ -38,6 +38,11 @@ const reproFlags = {
   epsHigh: positive("<x>", "clipping band above 1 (default 4e-4, the paper's)"),
   batches: integerFlag("<n>", "GSPO batches per seed (default 40; 12 with --quick)", { min: 1 }),
   resume: switchFlag("continue each seed from its latest checkpoint in <dir>/runs"),
+  keepCheckpoints: choiceFlag(
+    "<which>",
+    "latest (default: each training stage keeps only its newest checkpoint) | all (one per SFT epoch and GSPO batch)",
+    z.enum(["latest", "all"]),
+  ).default("latest"),
   gdpval: textFlag("<dir>", "GDPval data (default $RUBRIC_SHARED_DIR/data/gdpval or ../shared/data/gdpval)"),
   provider: textFlag(
     "<spec>",
@@ -70,7 +75,8 @@ export const reproCommand = defineCommand({
   description: `Reproduces the ARCANE tables. By default in the rubric gym: SFT then GSPO of the in-process manager
 on the 175 training tasks, best-of-N on the 44 eval tasks for No Rubric / SFT / GSPO / Oracle.
 Writes <dir>/table.json, <dir>/table.md, <dir>/scaling.svg, and per seed <dir>/runs/seed-<n>/
-(training.jsonl logs and checkpoints).
+(training.jsonl logs and the latest checkpoint of each stage, about 1 MB each; every epoch's and
+batch's with --keep-checkpoints all).
 
 With --provider, LLM roles on real GDPval eval tasks and their gold rubrics: one seed of SFT + GSPO
 managers is trained in the gym first (the gym flags apply; --quick trains the quick way), then the
@@ -119,6 +125,7 @@ export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise
     config,
     runDir: join(args.out, "runs"),
     resume: args.resume,
+    keepCheckpoints: args.keepCheckpoints,
     onProgress: trainingProgress(bar, config),
   });
   bar.done();
@@ -195,6 +202,7 @@ async function reproWithProvider(
     config,
     runDir: join(out, "runs"),
     resume: args.resume,
+    keepCheckpoints: args.keepCheckpoints,
     onProgress: trainingProgress(bar, config),
   });
   bar.done();

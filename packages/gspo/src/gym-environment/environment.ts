@@ -5,6 +5,7 @@ import { z } from "zod";
 import { createVerifierRegistry } from "@rubric/verifiers";
 import { scoreCandidates } from "../guidance/guidance.js";
 import { PolicySequenceError, type PolicyPrompt, type RubricPolicy } from "../policy/rubric-policy.js";
+import type { SftItem } from "../trainer/sft.js";
 
 /** A gym task as the in-process policy sees it, with the world seed its stakeholder was drawn from. */
 export interface GymPrompt extends PolicyPrompt {
@@ -140,4 +141,21 @@ export async function teacherSequence(
     reference: "elicited",
   });
   return sftSequence(policy, example!);
+}
+
+/**
+ * Stage I's examples for `trainSftStage`: each prompt with its {@link teacherSequence}; a prompt
+ * whose teacher's rubric has nothing in the policy's vocabulary is left out.
+ */
+export async function teacherExamples(
+  policy: RubricPolicy,
+  prompts: readonly GymPrompt[],
+  questionBudget?: number,
+): Promise<SftItem<GymPrompt>[]> {
+  const examples: SftItem<GymPrompt>[] = [];
+  for (const prompt of prompts) {
+    const tokens = await teacherSequence(policy, prompt, questionBudget);
+    if (tokens) examples.push({ prompt, tokens });
+  }
+  return examples;
 }

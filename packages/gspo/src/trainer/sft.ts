@@ -1,17 +1,28 @@
+import { performance } from "node:perf_hooks";
 import { createRng, shuffle } from "@rubric/core";
-import { z } from "zod";
-import type { PolicyPrompt, RubricPolicy } from "../policy/rubric-policy.js";
-import { Adam } from "./adam.js";
+import type { PolicyPrompt } from "../policy/rubric-policy.js";
+import type { Adam } from "./adam.js";
+import type { TrainerBackend } from "./backend.js";
 import type { TokenPolicy } from "./token-policy.js";
+import { openRun, record, TrainingAbortedError, type RunDirectory, type TrainingLogEntry } from "./train.js";
 
-/** One supervised example: what the policy sees, and the sequence to imitate (questions asked, then the reference rubric). */
-export interface SftItem {
-  readonly prompt: PolicyPrompt;
+/**
+ * Stage I, in one place: the example type, the loss, the in-process gradient step and the loop.
+ * Every SFT in the repository — `InProcessBackend.sftStep`, the gym environment's teacher examples,
+ * the ARCANE reproduction — goes through these, so that a loss logged by the stage and a loss
+ * measured afterwards are the same quantity.
+ */
+
+/** One supervised example: what the policy sees, and the sequence to imitate (e.g. questions asked, then the reference rubric). */
+export interface SftItem<Prompt = PolicyPrompt> {
+  readonly prompt: Prompt;
   readonly tokens: readonly number[];
 }
 
+export type SftEpochEntry = Extract<TrainingLogEntry, { stage: "sft" }>;
+
 /** Mean negative log-likelihood per token of the items under the policy (Stage I's loss). */
-export function sftLoss(policy: RubricPolicy, items: readonly SftItem[]): number {
+export function sftLoss<Prompt>(policy: TokenPolicy<Prompt>, items: readonly SftItem<Prompt>[]): number {
   let nll = 0;
   let tokens = 0;
   for (const { prompt, tokens: seq } of items) {
@@ -23,13 +34,13 @@ export function sftLoss(policy: RubricPolicy, items: readonly SftItem[]): number
 }
 
 /**
- * One Stage I step on a minibatch: ascend the mean per-token log-likelihood. Returns the batch's
- * mean NLL per token before the step.
+ * One Stage I step on a minibatch, in process: ascend the mean per-token log-likelihood. Returns the
+ * batch's mean NLL per token before the step. `InProcessBackend.sftStep` is this.
  */
 export function sftStep<Prompt>(
   policy: TokenPolicy<Prompt>,
   adam: Adam,
-  batch: readonly { readonly prompt: Prompt; readonly tokens: readonly number[] }[],
+  batch: readonly SftItem<Prompt>[],
   learningRate?: number,
 ): number {
   const grads = policy.parameters.map((p) => new Float64Array(p.length));
@@ -42,32 +53,55 @@ export function sftStep<Prompt>(
   return -perItem.flat().reduce((a, b) => a + b, 0) / tokens;
 }
 
+export interface SftTrainingOptions<Prompt> {
+  readonly backend: TrainerBackend<Prompt>;
+  readonly examples: readonly SftItem<Prompt>[];
+  readonly epochs: number;
+  readonly seed: number;
+  /** Default 16. */
+  readonly batchSize?: number;
+  /** Default 0.05. */
+  readonly learningRate?: number;
+  readonly run?: RunDirectory;
+  readonly onLog?: (entry: TrainingLogEntry) => void;
+  readonly signal?: AbortSignal;
+}
+
 /**
- * Stage I: supervised fine-tuning of the policy on reference sequences — per-token cross-entropy,
- * minibatches in a seeded order, Adam. Returns the loss over all items after each epoch.
+ * Stage I through a backend: per-token cross-entropy on reference sequences, minibatches in a
+ * seeded order per epoch (keyed by seed and epoch, so a resumed run shuffles as an uninterrupted
+ * one), one `backend.sftStep` each; logged and checkpointed per epoch like Stage II. An epoch's
+ * `loss` is its mean NLL per token, each batch measured before its step — the quantity
+ * {@link sftLoss} measures, taken along the way. Returns the whole log of the stage.
+ *
+ * @example
+ * const backend = new InProcessBackend(new RubricPolicy({ seed: 1 }));
+ * const log = await trainSftStage({ backend, examples: await teacherExamples(backend.policy, prompts), epochs: 6, seed: 1 });
  */
-export function trainSft(
-  policy: RubricPolicy,
-  items: readonly SftItem[],
-  options: {
-    epochs: number;
-    seed: number;
-    learningRate?: number;
-    batchSize?: number;
-    onEpoch?: (epoch: number, loss: number) => void;
-  },
-): number[] {
-  const adam = new Adam(policy.parameters, options.learningRate ?? 0.05);
-  const rng = createRng(options.seed).fork("sft");
+export async function trainSftStage<Prompt>(options: SftTrainingOptions<Prompt>): Promise<SftEpochEntry[]> {
+  if (options.examples.length === 0) throw new RangeError("trainSftStage needs at least one example");
+  const state = await openRun(options.backend, options.run, "sft");
   const batchSize = options.batchSize ?? 16;
-  const losses: number[] = [];
-  for (let epoch = 0; epoch < options.epochs; epoch++) {
-    const order = shuffle(items, rng);
-    for (let start = 0; start < order.length; start += batchSize)
-      sftStep(policy, adam, order.slice(start, start + batchSize));
-    const loss = sftLoss(policy, items);
-    losses.push(loss);
-    options.onEpoch?.(epoch, loss);
+  const learningRate = options.learningRate ?? 0.05;
+  for (let epoch = state.start; epoch < options.epochs; epoch++) {
+    if (options.signal?.aborted) throw new TrainingAbortedError(`stopped before epoch ${epoch} of ${options.epochs}`);
+    const started = performance.now();
+    const order = shuffle(options.examples, createRng(options.seed).fork(`sft-epoch:${epoch}`));
+    let nll = 0;
+    let tokens = 0;
+    for (let i = 0; i < order.length; i += batchSize) {
+      const batch = order.slice(i, i + batchSize);
+      // A backend reports a batch's mean per token; weighting by tokens makes the epoch's a per-token mean too.
+      const batchTokens = batch.reduce((n, e) => n + e.tokens.length, 0);
+      nll += (await options.backend.sftStep(batch, { learningRate })) * batchTokens;
+      tokens += batchTokens;
+    }
+    await record(
+      { stage: "sft", epoch, loss: nll / tokens, seconds: (performance.now() - started) / 1000 },
+      state,
+      options,
+      epoch === options.epochs - 1,
+    );
   }
-  return losses;
+  return state.log.filter((e): e is SftEpochEntry => e.stage === "sft");
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,6 +25,11 @@ beforeAll(async () => {
   heldOut = await prompts(gdpval.eval.slice(0, 12));
 });
 afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+
+/** What a run directory's `checkpoints/` holds, in name order (readdir's order is the file system's). */
+async function checkpointsIn(dir: string): Promise<string[]> {
+  return (await readdir(join(dir, "checkpoints"))).sort();
+}
 
 async function tempDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "gspo-run-"));
@@ -165,6 +170,8 @@ describe("trainGspo", () => {
         }),
       ),
     ).rejects.toThrow(TrainingAbortedError);
+    // By default only the latest checkpoint is kept, and resuming uses it.
+    expect(await checkpointsIn(dir)).toEqual(["gspo-00001", "latest.json"]);
     // A fresh process: a new backend from a differently initialised policy, resumed from disk.
     const second = new InProcessBackend(new RubricPolicy({ dim: 64, seed: 99 }));
     const resumed = await trainGspo(gymOptions(second, { ...options, run: { dir, resume: true } }));
@@ -180,6 +187,57 @@ describe("trainGspo", () => {
       stage: "gspo",
       step: 3,
     });
+    expect(await checkpointsIn(dir)).toEqual(["gspo-00003", "latest.json"]);
+  });
+
+  it("keeps every checkpoint with keepCheckpoints: all, and only the stage's own when keeping the latest", async () => {
+    const options = { prompts: train.slice(0, 3), batches: 3, promptsPerBatch: 2, groupSize: 3, stepsPerBatch: 1 };
+    const all = await tempDir();
+    await trainGspo(
+      gymOptions(new InProcessBackend(new RubricPolicy({ dim: 16, seed: 2 })), {
+        ...options,
+        run: { dir: all, keepCheckpoints: "all" },
+      }),
+    );
+    expect(await checkpointsIn(all)).toEqual(["gspo-00000", "gspo-00001", "gspo-00002", "latest.json"]);
+    // A directory shared with another stage: keeping the latest GSPO checkpoint leaves the SFT one alone.
+    const shared = await tempDir();
+    await mkdir(join(shared, "checkpoints", "sft-00004"), { recursive: true });
+    await trainGspo(
+      gymOptions(new InProcessBackend(new RubricPolicy({ dim: 16, seed: 2 })), { ...options, run: { dir: shared } }),
+    );
+    expect(await checkpointsIn(shared)).toEqual(["gspo-00002", "latest.json", "sft-00004"]);
+  });
+
+  it("a crash while writing a checkpoint leaves the previous one whole, and resuming from it ends where an uninterrupted run does", async () => {
+    const options = { prompts: train.slice(0, 4), batches: 4, promptsPerBatch: 3, groupSize: 4, stepsPerBatch: 2 };
+    const straight = new InProcessBackend(new RubricPolicy({ dim: 16, seed: 3 }));
+    await trainGspo(gymOptions(straight, options));
+
+    /** Dies half-way through its third save, leaving a partial file where the checkpoint was going. */
+    class CrashingBackend extends InProcessBackend<GymPrompt, RubricPolicy> {
+      saves = 0;
+      override async save(dir: string): Promise<void> {
+        if (++this.saves < 3) return super.save(dir);
+        await mkdir(dir, { recursive: true });
+        await writeFile(join(dir, "policy.json.tmp"), '{"format":"token-');
+        throw new Error("disk full");
+      }
+    }
+    const dir = await tempDir();
+    await expect(
+      trainGspo(gymOptions(new CrashingBackend(new RubricPolicy({ dim: 16, seed: 3 })), { ...options, run: { dir } })),
+    ).rejects.toThrow("disk full");
+    expect(JSON.parse(await readFile(join(dir, "checkpoints", "latest.json"), "utf8"))).toMatchObject({ step: 1 });
+    expect(await readdir(join(dir, "checkpoints", "gspo-00001"))).toEqual(["policy.json"]);
+
+    const resumed = new InProcessBackend(new RubricPolicy({ dim: 16, seed: 99 }));
+    await trainGspo(gymOptions(resumed, { ...options, run: { dir, resume: true } }));
+    resumed.policy.parameters.forEach((p, b) =>
+      expect(Array.from(p)).toEqual(Array.from(straight.policy.parameters[b]!)),
+    );
+    // The partial directory went with the other earlier ones once a newer checkpoint was written.
+    expect(await checkpointsIn(dir)).toEqual(["gspo-00003", "latest.json"]);
   });
 
   it("reports a damaged or foreign checkpoint as a CheckpointError naming the file", async () => {

@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createRng, prioritizedReplay, shuffle } from "@rubric/core";
@@ -27,6 +27,9 @@ export const TrainingLogEntrySchema = z.discriminatedUnion("stage", [
 export type TrainingLogEntry = z.infer<typeof TrainingLogEntrySchema>;
 export type GspoLogEntry = Extract<TrainingLogEntry, { stage: "gspo" }>;
 
+/** How many of a stage's checkpoints a run directory keeps; see {@link RunDirectory.keepCheckpoints}. */
+export type KeepCheckpoints = "latest" | "all";
+
 const LatestSchema = z.strictObject({ stage: z.enum(["sft", "gspo"]), step: z.number().int().min(0), dir: z.string() });
 
 /** Where a run keeps its log and checkpoints: `<dir>/training.jsonl`, `<dir>/checkpoints/<stage>-<n>/`, `<dir>/checkpoints/latest.json`. */
@@ -34,6 +37,12 @@ export interface RunDirectory {
   readonly dir: string;
   /** Checkpoint every this many batches (and always after the last). Default 1. */
   readonly checkpointEvery?: number;
+  /**
+   * `"latest"` (default): once a new checkpoint is written and `latest.json` names it, the stage's
+   * earlier checkpoints in this directory are deleted — resume needs only the latest, and keeping
+   * every one is most of what a run writes. `"all"`: keep every checkpoint.
+   */
+  readonly keepCheckpoints?: KeepCheckpoints;
   /** Continue from `latest.json` when it exists. Default false: start afresh (the log is rewritten). */
   readonly resume?: boolean;
 }
@@ -71,13 +80,13 @@ export class TrainingAbortedError extends TrainingError {
   readonly code = "training.aborted";
 }
 
-interface Run {
+export interface Run {
   readonly log: TrainingLogEntry[];
   readonly start: number;
 }
 
 /** Opens a run directory: afresh, or resumed from its latest checkpoint of `stage` (the log is cut back to it). */
-async function openRun<P>(
+export async function openRun<P>(
   backend: TrainerBackend<P>,
   run: RunDirectory | undefined,
   stage: "sft" | "gspo",
@@ -129,21 +138,36 @@ async function readLatest(dir: string): Promise<z.infer<typeof LatestSchema> | u
   return LatestSchema.parse(JSON.parse(text));
 }
 
-/** Saves a checkpoint and then points latest.json at it (written atomically: a crash leaves the previous one). */
+/**
+ * Saves a checkpoint, then points latest.json at it (written atomically: a crash leaves the previous
+ * one), and only then — keeping the latest — deletes the stage's earlier checkpoints, so that at
+ * every moment latest.json names a whole checkpoint.
+ */
 async function checkpoint<P>(
   backend: TrainerBackend<P>,
   run: RunDirectory,
   stage: "sft" | "gspo",
   step: number,
 ): Promise<void> {
-  const dir = join("checkpoints", `${stage}-${String(step).padStart(5, "0")}`);
+  const name = `${stage}-${String(step).padStart(5, "0")}`;
+  const dir = join("checkpoints", name);
   await backend.save(join(run.dir, dir));
   const latest = join(run.dir, "checkpoints", "latest.json");
   await writeFile(`${latest}.tmp`, JSON.stringify({ stage, step, dir }));
   await rename(`${latest}.tmp`, latest);
+  if ((run.keepCheckpoints ?? "latest") === "latest") await removeEarlierCheckpoints(run.dir, stage, name);
 }
 
-async function record<P>(
+/** Deletes `<dir>/checkpoints/<stage>-<n>/` but `keep`; another stage's checkpoints in the same directory are left alone. */
+async function removeEarlierCheckpoints(dir: string, stage: "sft" | "gspo", keep: string): Promise<void> {
+  const root = join(dir, "checkpoints");
+  const ofStage = new RegExp(`^${stage}-\\d+$`);
+  for (const entry of await readdir(root))
+    if (entry !== keep && ofStage.test(entry)) await rm(join(root, entry), { recursive: true, force: true });
+}
+
+/** Appends a stage's log entry (to the run's `training.jsonl` too) and checkpoints when it is due. */
+export async function record<P>(
   entry: TrainingLogEntry,
   state: Run,
   options: { run?: RunDirectory; onLog?: (e: TrainingLogEntry) => void; backend: TrainerBackend<P> },
@@ -223,41 +247,4 @@ export async function trainGspo<Prompt>(options: GspoTrainingOptions<Prompt>): P
     await record(entry, state, options, batch === options.batches - 1);
   }
   return state.log.filter((e): e is GspoLogEntry => e.stage === "gspo");
-}
-
-export interface SftTrainingOptions<Prompt> {
-  readonly backend: TrainerBackend<Prompt>;
-  readonly examples: readonly { readonly prompt: Prompt; readonly tokens: readonly number[] }[];
-  readonly epochs: number;
-  readonly seed: number;
-  readonly batchSize?: number;
-  readonly learningRate?: number;
-  readonly run?: RunDirectory;
-  readonly onLog?: (entry: TrainingLogEntry) => void;
-  readonly signal?: AbortSignal;
-}
-
-/** Stage I through a backend: minibatch cross-entropy steps in a seeded order per epoch; logged and checkpointed per epoch like Stage II. */
-export async function trainSftStage<Prompt>(
-  options: SftTrainingOptions<Prompt>,
-): Promise<Extract<TrainingLogEntry, { stage: "sft" }>[]> {
-  const state = await openRun(options.backend, options.run, "sft");
-  const batchSize = options.batchSize ?? 16;
-  for (let epoch = state.start; epoch < options.epochs; epoch++) {
-    if (options.signal?.aborted) throw new TrainingAbortedError(`stopped before epoch ${epoch} of ${options.epochs}`);
-    const started = performance.now();
-    const order = shuffle(options.examples, createRng(options.seed).fork(`sft-epoch:${epoch}`));
-    let nll = 0;
-    for (let i = 0; i < order.length; i += batchSize) {
-      const batch = order.slice(i, i + batchSize);
-      nll += (await options.backend.sftStep(batch, { learningRate: options.learningRate ?? 0.05 })) * batch.length;
-    }
-    await record(
-      { stage: "sft", epoch, loss: nll / order.length, seconds: (performance.now() - started) / 1000 },
-      state,
-      options,
-      epoch === options.epochs - 1,
-    );
-  }
-  return state.log.filter((e): e is Extract<TrainingLogEntry, { stage: "sft" }> => e.stage === "sft");
 }

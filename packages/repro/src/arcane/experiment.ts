@@ -1,4 +1,4 @@
-import { access, mkdir, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { approximateTokens, createRng, ndcgAtK, wilcoxonSignedRank, type FlatRubric } from "@rubric/core";
@@ -10,11 +10,12 @@ import {
   proxyScores,
   QUESTION_REPERTOIRE,
   RubricPolicy,
-  teacherSequence,
+  teacherExamples,
   trainGspo,
   trainSftStage,
   type GspoLogEntry,
   type GymPrompt,
+  type KeepCheckpoints,
   type Objective,
   type PolicyPrompt,
   type TrainingLogEntry,
@@ -108,6 +109,8 @@ export interface ArcaneRunOptions {
   readonly runDir?: string;
   /** Continue each seed from its latest checkpoint under `runDir`. */
   readonly resume?: boolean;
+  /** `"latest"` (default): each stage keeps only its latest checkpoint; `"all"`: every epoch's and batch's. */
+  readonly keepCheckpoints?: KeepCheckpoints;
   readonly onProgress?: (event: ArcaneProgress) => void;
   readonly signal?: AbortSignal;
 }
@@ -135,13 +138,6 @@ interface SeedResult {
     policyMs: number;
     evaluationSeconds: number;
   };
-}
-
-async function exists(path: string): Promise<boolean> {
-  return access(path).then(
-    () => true,
-    () => false,
-  );
 }
 
 /** Index of the highest score among the first n (ties → the first). */
@@ -187,43 +183,36 @@ export async function trainArcaneManagers(
   const worker = simulatedWorker();
   const seedDir = options.runDir === undefined ? undefined : join(options.runDir, `seed-${seed}`);
   const run = (stage: string) =>
-    seedDir === undefined ? undefined : { dir: join(seedDir, stage), resume: options.resume ?? false };
+    seedDir === undefined
+      ? undefined
+      : {
+          dir: join(seedDir, stage),
+          resume: options.resume ?? false,
+          keepCheckpoints: options.keepCheckpoints ?? ("latest" as const),
+        };
   const started = performance.now();
 
-  // Stage I: SFT on the teacher's sequences. A finished SFT stage is kept as `sft/final`.
+  // Stage I: SFT on the teacher's sequences. Resuming a finished stage loads its last checkpoint
+  // and trains nothing, so the SFT policy needs no copy of its own on disk.
   const backend = new InProcessBackend(new RubricPolicy({ seed }), { learningRate: config.learningRate });
-  const sftFinal = seedDir === undefined ? undefined : join(seedDir, "sft", "final");
-  const log: TrainingLogEntry[] = [];
-  if (sftFinal !== undefined && options.resume && (await exists(join(sftFinal, "policy.json"))))
-    await backend.load(sftFinal);
-  else {
-    const examples: { prompt: GymPrompt; tokens: number[] }[] = [];
-    for (const prompt of train) {
-      const tokens = await teacherSequence(backend.policy, prompt);
-      if (tokens) examples.push({ prompt, tokens });
-    }
-    const sftRun = run("sft");
-    log.push(
-      ...(await trainSftStage({
-        backend,
-        examples,
-        epochs: config.sftEpochs,
+  const sftRun = run("sft");
+  const log: TrainingLogEntry[] = await trainSftStage({
+    backend,
+    examples: await teacherExamples(backend.policy, train),
+    epochs: config.sftEpochs,
+    seed,
+    learningRate: config.sftLearningRate,
+    run: sftRun,
+    onLog: (entry) =>
+      options.onProgress?.({
+        phase: "sft",
         seed,
-        learningRate: config.sftLearningRate,
-        run: sftRun,
-        onLog: (entry) =>
-          options.onProgress?.({
-            phase: "sft",
-            seed,
-            done: (entry.stage === "sft" ? entry.epoch : 0) + 1,
-            total: config.sftEpochs,
-            entry,
-          }),
-        signal: options.signal,
-      })),
-    );
-    if (sftFinal !== undefined) await backend.save(sftFinal);
-  }
+        done: (entry.stage === "sft" ? entry.epoch : 0) + 1,
+        total: config.sftEpochs,
+        entry,
+      }),
+    signal: options.signal,
+  });
   const sftPolicy = backend.policy.clone();
 
   // Stage II: GSPO from the SFT policy, with k3 KL to it.

@@ -179,7 +179,7 @@ export function arcaneMarkdown(table: ArcaneTable): string {
   );
   for (const t of table.training)
     lines.push(
-      `| ${t.seed} | ${t.sftLoss ? `${f3(t.sftLoss.first)} → ${f3(t.sftLoss.last)}` : "resumed"} | ${t.gspoReward ? `${f3(t.gspoReward.first)} → ${f3(t.gspoReward.last)}` : "—"} |`,
+      `| ${t.seed} | ${t.sftLoss ? `${f3(t.sftLoss.first)} → ${f3(t.sftLoss.last)}` : "—"} | ${t.gspoReward ? `${f3(t.gspoReward.first)} → ${f3(t.gspoReward.last)}` : "—"} |`,
     );
   const tm = table.timing;
   lines.push(
