@@ -2,7 +2,7 @@ import type { LanguageModel, TokenUsage } from "@rubric/core";
 import { z } from "zod";
 import { choiceJson } from "@rubric/core";
 import { VerificationError } from "../errors.js";
-import { JUDGE_SYSTEM_PROMPT } from "./prompts.js";
+import { JUDGE_SYSTEM_PROMPT, dataFence, fenceNotice } from "./prompts.js";
 
 export interface PairwiseInput {
   /** What the two responses are compared on. */
@@ -42,10 +42,12 @@ export class JudgeReplyError extends VerificationError {
 }
 
 function prompt(criterion: string, input: string | undefined, first: string, second: string): string {
+  const fence = dataFence([input ?? "", first, second]);
   return [
-    input ? `## Task\n${input}` : "",
-    `## First response\n${first}`,
-    `## Second response\n${second}`,
+    fenceNotice(fence),
+    input ? `## Task\n${fence.wrap(input)}` : "",
+    `## First response\n${fence.wrap(first)}`,
+    `## Second response\n${fence.wrap(second)}`,
     `## Criterion\n${criterion}`,
     'Which response better satisfies the criterion? Reply with JSON: {"rationale": "<one or two sentences>", "preferred": "first" | "second" | "tie"}.',
   ]
