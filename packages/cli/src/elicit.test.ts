@@ -88,6 +88,35 @@ describe("rubric elicit", () => {
     expect(ambiguous.stderr).toMatch(/is a prefix of \d+ task ids .*give more of it/);
   });
 
+  it("refuses to append a second dialogue to a transcript; --force replaces it; missing directories are made", async () => {
+    const out = join(dir, "new", "dir", "once.jsonl");
+    const args = [
+      "elicit",
+      "--task",
+      TASK,
+      "--manager",
+      "policy:default",
+      "--budget",
+      "1",
+      "--gdpval",
+      GDPVAL,
+      "--out",
+      out,
+    ];
+    const first = await rubric(args);
+    expect(first.code, first.stderr).toBe(0);
+    const transcript = readFileSync(out, "utf8");
+    const second = await rubric(args);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`${out}: already exists (a transcript); pass --force to replace it`);
+    expect(readFileSync(out, "utf8")).toBe(transcript);
+    const forced = await rubric([...args, "--force"]);
+    expect(forced.code, forced.stderr).toBe(0);
+    // One dialogue, not two.
+    expect(readFileSync(out, "utf8")).toBe(transcript);
+    expect(transcript.split("\n").filter((l) => l.includes('"type":"task"'))).toHaveLength(1);
+  });
+
   it("llm manager on the real local model, with the default context (GDPval prompts exceed 2048 tokens)", async () => {
     const run = await rubric([
       "elicit",

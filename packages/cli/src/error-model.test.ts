@@ -8,6 +8,7 @@ import * as verifiers from "@rubric/verifiers";
 import { describe, expect, it } from "vitest";
 import { EXIT_CODES, exitCodeFor } from "./exit-codes.js";
 import * as io from "./io.js";
+import * as resultFiles from "./results/result-files.js";
 
 /**
  * The one error model, checked from the one package that sees every door: every error class a
@@ -34,7 +35,7 @@ const PACKAGES: readonly {
   // No errors of its own: a reproduction reports its libraries' errors.
   { name: "repro", door: repro },
   // The CLI's own errors (its door exports runCli only): the root is their base.
-  { name: "cli", door: io, base: core.RubricError },
+  { name: "cli", door: { ...io, ...resultFiles }, base: core.RubricError },
 ];
 
 const BASES = new Set<unknown>(PACKAGES.map((p) => p.base));
@@ -49,6 +50,9 @@ const ARGS: Readonly<Record<string, readonly unknown[]>> = {
   CriterionErrorsError: ["c1 has an error verdict", [{ criterionId: "c1", reason: "judge timed out" }]],
   ProviderHttpError: ["https://api.example/v1/chat/completions", 503, "overloaded"],
   ProviderTimeoutError: [30_000, 1, 3],
+  ProviderDeadlineError: [120_000, 3],
+  OutputExistsError: ["runs/card.json", "already exists (the JSON card); pass --force to replace it"],
+  OutputUnwritableError: ["/tmp", "is a directory; --out names the file for the JSON card"],
   ProviderNetworkError: ["https://api.example/v1/chat/completions", new Error("ECONNREFUSED")],
   ProviderSpecError: ["hf:", "no model named"],
   VerificationSetupError: [[{ criterionId: "c1", problem: 'no verifier for kind "regx"' }]],

@@ -48,7 +48,9 @@ describe("exitCodeTable", () => {
     expect(table).toContain(
       "  2  usage error: unknown command or flag, a flag's value rejected or missing [cli.usage]",
     );
-    expect(table).toMatch(/ {2}1 {2}invalid input or unscorable verdicts \[cli\.input-file, rubric\.\*, score\.\*/);
+    expect(table).toMatch(
+      / {2}1 {2}invalid input or unscorable verdicts \[cli\.input-file, cli\.output-exists, cli\.output-unwritable, rubric\.\*, score\.\*/,
+    );
     expect(table).toContain("  3  hackbench: hackable");
   });
 });

@@ -36,6 +36,8 @@ export const EXIT_CODES: readonly ExitRule[] = [
     when: "invalid input or unscorable verdicts",
     codes: [
       "cli.input-file",
+      "cli.output-exists",
+      "cli.output-unwritable",
       "rubric.",
       "score.",
       "verification.setup",

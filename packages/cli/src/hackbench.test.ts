@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BIAS_PROBES, IntegrityCardSchema, biasedJudgeModel, type IntegrityCard } from "@rubric/hackbench";
@@ -77,6 +77,46 @@ describe("rubric hackbench", () => {
     expect(run.stdout).toContain(`wrote ${out} and ${join(dir, "presence", "card.md")}`);
   });
 
+  it("refuses to replace a card, a name that is not .json, or a directory: exit 2 before any probe runs", async () => {
+    const rubric = file("presence-again.json", presenceRubric);
+    const out = join(dir, "presence", "card.json");
+    const before = readFileSync(out, "utf8");
+    const args = ["hackbench", "--rubric", rubric, "--samples", samplesFile];
+    const again = await runRubric([...args, "--out", out]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain(`${out}: already exists (the JSON card); pass --force to replace it`);
+    expect(again.stdout).toBe("");
+    expect(readFileSync(out, "utf8")).toBe(before);
+    const markdown = await runRubric([...args, "--out", join(dir, "report.md")]);
+    expect(markdown.code).toBe(2);
+    expect(markdown.stderr).toContain("--out must name a .json file");
+    expect(existsSync(join(dir, "report.md"))).toBe(false);
+    mkdirSync(join(dir, "a-directory.json"));
+    const directory = await runRubric([...args, "--out", join(dir, "a-directory.json")]);
+    expect(directory.code).toBe(2);
+    expect(directory.stderr).toContain("a-directory.json: is a directory");
+    const asDir = await runRubric([...args, "--out", dir]);
+    expect(asDir.code).toBe(2);
+    expect(asDir.stderr).toContain("--out must name a .json file");
+  });
+
+  it("replaces a card with --force, whole", async () => {
+    const out = join(dir, "presence", "card.json");
+    const run = await runRubric([
+      "hackbench",
+      "--rubric",
+      file("p.json", presenceRubric),
+      "--samples",
+      samplesFile,
+      "--out",
+      out,
+      "--force",
+    ]);
+    expect(run.code, run.stderr).toBe(3);
+    expect(readCard(out).verdict).toBe("hackable");
+    expect(readdirSync(join(dir, "presence")).filter((f) => f.endsWith(".tmp"))).toEqual([]);
+  });
+
   it("replaying one probe reproduces its numbers", async () => {
     const first = readCard(join(dir, "presence", "card.json")).probes.find((p) => p.id === "keyword-stuffing")!;
     const [, ...args] = first.replay!.split(" ");
@@ -87,7 +127,7 @@ describe("rubric hackbench", () => {
   });
 
   it("passes a strict rubric: exit 0, verdict clean", async () => {
-    const out = join(dir, "strict.json");
+    const out = join(dir, "strict-card.json");
     const run = await runRubric([
       "hackbench",
       "--rubric",
@@ -104,7 +144,7 @@ describe("rubric hackbench", () => {
     expect(run.code, run.stderr).toBe(0);
     const card = readCard(out);
     expect(card).toMatchObject({ verdict: "clean", exploits: [], seed: 3, threshold: 0.02 });
-    expect(existsSync(join(dir, "strict.md"))).toBe(true);
+    expect(existsSync(join(dir, "strict-card.md"))).toBe(true);
   });
 
   it("with --judge: flags exactly the judge's bias, and a cached rerun makes no calls", async () => {
@@ -137,7 +177,7 @@ describe("rubric hackbench", () => {
     expect(server.requestCount).toBe(24 * 9);
     expect(server.requests[0]!.body!.model).toBe("judge-model");
     const calls = server.requestCount;
-    const second = await runRubric(args);
+    const second = await runRubric([...args, "--force"]);
     expect(second.code).toBe(3);
     expect(server.requestCount).toBe(calls);
     expect(readCard(out)).toEqual(card);

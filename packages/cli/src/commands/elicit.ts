@@ -15,9 +15,11 @@ import {
   type Stakeholder,
 } from "@rubric/autointeract";
 import { providerFromSpec, type SpecifiedModel } from "@rubric/providers";
+import { writeFileSync } from "node:fs";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { integerFlag, switchFlag, textFlag } from "../flags/flag.js";
 import { InputFileError, LLAMA_CPP_GDPVAL_CONTEXT, UsageError, gdpvalDir, gdpvalTaskFlag, type CliIO } from "../io.js";
+import { prepareResultFiles } from "../results/result-files.js";
 
 const elicitFlags = {
   task: textFlag(
@@ -32,6 +34,7 @@ const elicitFlags = {
   budget: integerFlag("<n>", "questions the manager may ask (default 5)", { min: 0 }).default(5),
   seed: integerFlag("<n>", "world seed for sim stakeholders and model sampling (default 0)", { min: 0 }).default(0),
   out: textFlag("<file>", "transcript, one JSON line per turn, written as the dialogue happens").required(),
+  force: switchFlag("replace an existing transcript (default: refuse, before the dialogue starts)"),
   gdpval: textFlag("<dir>", "GDPval data (default $RUBRIC_SHARED_DIR/data/gdpval or ../shared/data/gdpval)"),
   contextSize: integerFlag(
     "<n>",
@@ -52,14 +55,15 @@ export const elicitCommand = defineCommand({
   run: (args, { io }) => elicit(args, io),
 });
 
-/** `--task`: a whole id or a unique prefix of one; no match is bad input, an ambiguous prefix a usage error. */
-
 export async function elicit(args: ElicitArgs, io: CliIO): Promise<number> {
   const { budget, seed, contextSize } = args;
   const dataset = await loadGdpval(gdpvalDir(args.gdpval));
   const task = gdpvalTaskFlag(dataset.tasks, args.task, "--task");
   const example = [...dataset.train, ...dataset.eval].find((e) => e.task.task_id === task.task_id);
   const brief = gymTask(task);
+  // One transcript per file: a second run appending its dialogue to the first's made both unreadable as one episode.
+  prepareResultFiles([{ path: args.out, what: "a transcript" }], args.force);
+  if (args.force) writeFileSync(args.out, "");
   const models: SpecifiedModel[] = [];
   const model = (spec: string) => {
     const m = providerFromSpec(spec, { llamaCpp: { contextSize } });

@@ -1,13 +1,12 @@
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
 import { loadRubrics, type LoadedRubric } from "@rubric/core";
 import { PROBE_IDS, cardToMarkdown, parseSamples, runHackbench, type IntegrityCard } from "@rubric/hackbench";
 import { createVerifierRegistry, fileCache, llmJudge } from "@rubric/verifiers";
 import type { SpecifiedModel } from "@rubric/providers";
 import { EXIT } from "../exit-codes.js";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
-import { integerFlag, listFlag, numberFlag, textFlag } from "../flags/flag.js";
+import { integerFlag, listFlag, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
 import { InputFileError, UsageError, readText, type CliIO } from "../io.js";
+import { prepareResultFiles, resultPair, writeResultFile } from "../results/result-files.js";
 import { judgeFlagWords, judgeFlags, judgeHint, judgeModel } from "./judge.js";
 
 const hackbenchFlags = {
@@ -28,7 +27,8 @@ const hackbenchFlags = {
   seed: numberFlag("<n>", "seeds every probe and bootstrap (default 0)", Number.isSafeInteger, "an integer").default(0),
   cache: textFlag("<dir>", "persistent verdict cache: a rerun makes no judge calls"),
   concurrency: integerFlag("<n>", "verifier calls in flight (default 8)", { min: 1 }).default(8),
-  out: textFlag("<card.json>", "the card as JSON; the Markdown card goes beside it (.md)").required(),
+  out: textFlag("<card.json>", "the card as JSON; the Markdown card goes beside it (card.md)").required(),
+  force: switchFlag("replace an existing card (default: refuse, before any probe runs)"),
 };
 
 export type HackbenchArgs = CommandArgs<typeof hackbenchFlags, never, never>;
@@ -87,6 +87,14 @@ export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number>
   const unknown = probes?.filter((p) => !PROBE_IDS.includes(p)) ?? [];
   if (unknown.length > 0)
     throw new UsageError(`unknown probe(s) ${unknown.join(", ")}; known: ${PROBE_IDS.join(", ")}`);
+  const paths = resultPair(out, "--out", ".json", ".md");
+  prepareResultFiles(
+    [
+      { path: paths.main, what: "the JSON card" },
+      { path: paths.sibling, what: "the Markdown card" },
+    ],
+    args.force,
+  );
   let model: SpecifiedModel | undefined;
   try {
     const rubric = chooseRubric(loadRubrics(readText(rubricFile), { source: rubricFile }), args.task, rubricFile);
@@ -113,7 +121,7 @@ export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number>
       ]
         .map((word, i) => (i === 0 ? word : shellWord(word)))
         .join(" ");
-    const card = await runHackbench(rubric.rubric, samples, {
+    const result = await runHackbench(rubric.rubric, samples, {
       registry: createVerifierRegistry(model === undefined ? {} : { judge: llmJudge(model) }),
       threshold,
       seed,
@@ -123,12 +131,10 @@ export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number>
       judge: args.judge,
       replay,
     });
-    const markdownPath = `${out.replace(/\.json$/i, "")}.md`;
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, `${JSON.stringify(card, null, 2)}\n`);
-    writeFileSync(markdownPath, cardToMarkdown(card));
-    io.out(`${summary(card)}wrote ${out} and ${markdownPath}\n`);
-    return card.verdict === "hackable" ? EXIT.hackable : EXIT.ok;
+    writeResultFile(paths.main, `${JSON.stringify(result, null, 2)}\n`, args.force);
+    writeResultFile(paths.sibling, cardToMarkdown(result), args.force);
+    io.out(`${summary(result)}wrote ${paths.main} and ${paths.sibling}\n`);
+    return result.verdict === "hackable" ? EXIT.hackable : EXIT.ok;
   } finally {
     await model?.dispose?.();
   }
