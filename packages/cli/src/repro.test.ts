@@ -102,6 +102,16 @@ describe("rubric repro arcane (gym)", () => {
     expect(after.slice(0, 3)).toEqual(first);
     // --keep-checkpoints all: the resumed batches' checkpoints join the one it resumed from.
     expect(checkpointsOf(out, "gspo")).toEqual(["gspo-00002", "gspo-00003", "gspo-00004", "latest.json"]);
+
+    // A fresh run into the same directory is refused before it trains, and the tables are kept.
+    const tableBefore = readFileSync(join(out, "table.json"), "utf8");
+    const again = await runRubric(["repro", "arcane", "--quick", "--seeds", "1", "--gdpval", GDPVAL, "--out", out]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(
+      `${join(out, "table.json")}: already exists (a table of an earlier run (table.json)); pass --force`,
+    );
+    expect(again.stderr).not.toMatch(/SFT epochs/);
+    expect(readFileSync(join(out, "table.json"), "utf8")).toBe(tableBefore);
   });
 
   it("usage errors exit 2 and bad input exits 1, with a clear message", { timeout: 120_000 }, async () => {

@@ -1,4 +1,3 @@
-import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { OBJECTIVES, type Objective } from "@rubric/gspo";
 import {
@@ -8,7 +7,9 @@ import {
   runArcane,
   runArcaneWithModel,
   trainArcaneManagers,
-  writeArcaneOutputs,
+  ArcaneTableSchema,
+  arcaneMarkdown,
+  scalingSvg,
   type ArcaneConfig,
   type ArcaneProgress,
 } from "@rubric/repro";
@@ -21,6 +22,7 @@ import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { choiceFlag, integerFlag, listFlag, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
 import { LLAMA_CPP_GDPVAL_CONTEXT, gdpvalDir, gdpvalTaskFlag, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
+import { prepareResultFiles, writeResultFile } from "../results/result-files.js";
 
 const positive = (value: string, description: string) =>
   numberFlag(value, description, (n) => Number.isFinite(n) && n > 0, "a positive number");
@@ -37,7 +39,8 @@ const reproFlags = {
   epsLow: positive("<x>", "clipping band below 1 (default 3e-4, the paper's)"),
   epsHigh: positive("<x>", "clipping band above 1 (default 4e-4, the paper's)"),
   batches: integerFlag("<n>", "GSPO batches per seed (default 40; 12 with --quick)", { min: 1 }),
-  resume: switchFlag("continue each seed from its latest checkpoint in <dir>/runs"),
+  resume: switchFlag("continue each seed from its latest checkpoint in <dir>/runs (replaces the tables)"),
+  force: switchFlag("replace the tables of an earlier run in <dir> (default: refuse, before any training)"),
   keepCheckpoints: choiceFlag(
     "<which>",
     "latest (default: each training stage keeps only its newest checkpoint) | all (one per SFT epoch and GSPO batch)",
@@ -110,12 +113,22 @@ function powersOfTwo(max: number): number[] {
 
 type Bar = ReturnType<typeof progressBar>;
 
+/** What a run writes in <dir> besides runs/: refused if an earlier run's are there, unless --force or --resume. */
+const GYM_TABLES = ["table.json", "table.md", "scaling.svg"];
+const PROVIDER_TABLES = ["table.json", "table.md"];
+
 /** `rubric repro arcane`: the gym reproduction, or with `--provider` the LLM-roles pipeline. */
 export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise<number> {
   const data = gdpvalDir(args.gdpval);
   const config = gymConfig(args);
   const bar = progressBar(io, isTTY, { lines: true });
-  await mkdir(args.out, { recursive: true });
+  const tables = args.provider === undefined ? GYM_TABLES : PROVIDER_TABLES;
+  // A resumed run continues the one in <dir>, so its tables are meant to be replaced.
+  const replace = args.force || args.resume;
+  prepareResultFiles(
+    tables.map((name) => ({ path: join(args.out, name), what: `a table of an earlier run (${name})` })),
+    replace,
+  );
   if (args.provider !== undefined) return reproWithProvider(args, args.provider, config, data, args.out, io, bar);
   io.err(
     `ARCANE in the rubric gym: ${config.seeds.length} seed(s), ${config.sftEpochs} SFT epochs, ${config.gspoBatches} ${config.objective.toUpperCase()} batches of ${config.promptsPerBatch} tasks × ${config.groupSize} rubrics, ε = ${config.epsLow}/${config.epsHigh}\n`,
@@ -129,7 +142,14 @@ export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise
     onProgress: trainingProgress(bar, config),
   });
   bar.done();
-  const paths = await writeArcaneOutputs(table, args.out);
+  const paths = {
+    json: join(args.out, "table.json"),
+    markdown: join(args.out, "table.md"),
+    svg: join(args.out, "scaling.svg"),
+  };
+  writeResultFile(paths.json, `${JSON.stringify(ArcaneTableSchema.parse(table), null, 2)}\n`, replace);
+  writeResultFile(paths.markdown, arcaneMarkdown(table), replace);
+  writeResultFile(paths.svg, scalingSvg(table), replace);
   const m = table.meanReturn;
   const trained = methodLabels(table).gspo;
   io.out(
@@ -224,9 +244,10 @@ async function reproWithProvider(
       onProgress: (e) => bar.update(e.done, e.total, `tasks — ${e.task.slice(0, 8)}: ${e.step}`),
     });
     bar.done();
-    await writeFile(join(out, "table.json"), `${JSON.stringify(table, null, 2)}\n`);
+    const replace = args.force || args.resume;
+    writeResultFile(join(out, "table.json"), `${JSON.stringify(table, null, 2)}\n`, replace);
     const markdown = arcaneLlmMarkdown(table);
-    await writeFile(join(out, "table.md"), markdown);
+    writeResultFile(join(out, "table.md"), markdown, replace);
     io.out(markdown);
     io.out(`\nwrote ${join(out, "table.json")} and ${join(out, "table.md")}\n`);
     const errors = table.tasks.reduce((n, t) => n + t.errors.length, 0);
