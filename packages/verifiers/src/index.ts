@@ -57,6 +57,7 @@ export {
   type ScoredOutputJson,
 } from "./engine/engine.js";
 export { VerificationSetupError } from "./engine/errors.js";
+export { OutputFileNotFoundError, OutputFileOutsideRootError, confineOutputFiles } from "./engine/output-files.js";
 
 // server: rubric rewards over HTTP for Python trainers
 export {
