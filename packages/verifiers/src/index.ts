@@ -85,7 +85,13 @@ export { JudgeReplyError, judgePairwise, type PairwiseInput, type PairwiseVerdic
 export { DEFAULT_SCALE, ScaleSchema, scaleValues, toFraction, type Scale } from "./judge/scale.js";
 
 // sandbox: code verifiers
-export { PythonVerifierSpecSchema, pythonVerifier, type PythonVerifierSpec } from "./sandbox/python/verifier.js";
+export {
+  PythonVerifierSpecSchema,
+  pythonVerifier,
+  type PythonVerifierOptions,
+  type PythonVerifierSpec,
+} from "./sandbox/python/verifier.js";
+export { RULE_LIMIT_MAXIMA, type RuleLimitMaxima } from "./sandbox/limits.js";
 export {
   PYTHON_SANDBOX_DEFAULTS,
   runPythonRule,
