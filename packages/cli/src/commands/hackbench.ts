@@ -7,6 +7,7 @@ import { providerFromSpec, type SpecifiedModel } from "@rubric/providers";
 import { EXIT } from "../exit-codes.js";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { integerFlag, listFlag, numberFlag, textFlag } from "../flags/flag.js";
+import { ruleLimitFlags, ruleLimitsOf } from "../flags/rule-limits.js";
 import { InputFileError, UsageError, readText, type CliIO } from "../io.js";
 import { judgeFlag, judgeHint } from "./judge.js";
 
@@ -29,6 +30,7 @@ const hackbenchFlags = {
   cache: textFlag("<dir>", "persistent verdict cache: a rerun makes no judge calls"),
   concurrency: integerFlag("<n>", "verifier calls in flight (default 8)", { min: 1 }).default(8),
   out: textFlag("<card.json>", "the card as JSON; the Markdown card goes beside it (.md)").required(),
+  ...ruleLimitFlags,
 };
 
 export type HackbenchArgs = CommandArgs<typeof hackbenchFlags, never, never>;
@@ -114,7 +116,10 @@ export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number>
         .map((word, i) => (i === 0 ? word : shellWord(word)))
         .join(" ");
     const card = await runHackbench(rubric.rubric, samples, {
-      registry: createVerifierRegistry(model === undefined ? {} : { judge: llmJudge(model) }),
+      registry: createVerifierRegistry({
+        ruleLimits: ruleLimitsOf(args),
+        ...(model === undefined ? {} : { judge: llmJudge(model) }),
+      }),
       threshold,
       seed,
       concurrency,

@@ -10,6 +10,7 @@ import {
 import { z } from "zod";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { choiceFlag, integerFlag, switchFlag, textFlag } from "../flags/flag.js";
+import { ruleLimitFlags } from "../flags/rule-limits.js";
 import { InputFileError, UsageError, readJson, readText, type CliIO } from "../io.js";
 import { judgeFlag, judgeHint } from "./judge.js";
 
@@ -21,6 +22,8 @@ const scoreFlags = {
   verdicts: textFlag("<file>", '{"scores": {"<criterionId>": fraction in [0,1]}} or {"verdicts": [...]}'),
   weights: textFlag("<file>", '{"weights": {"<criterionId>": weight}}: edit weights at test time (--verdicts)'),
   outputs: textFlag("<file>", 'JSONL, one {"id", "input"?, "output", "files"?} per line'),
+  filesRoot: textFlag("<dir>", "outputs' files must resolve under this directory (default: the outputs file's)"),
+  ...ruleLimitFlags,
   judge: judgeFlag,
   judgeMode: choiceFlag("<mode>", "batched (default: one call per output) | per-criterion", JudgeModeSchema),
   samples: integerFlag("<k>", "judge samples per verdict, averaged (default 1)", { min: 1 }).default(1),
@@ -134,6 +137,8 @@ export async function score(args: ScoreArgs, io: CliIO, isTTY = false): Promise<
     return scoreOutputsCommand(rubric, { ...args, outputs: args.outputs }, io, isTTY);
   }
   if (args.judge !== undefined || args.cache !== undefined) throw new UsageError("--judge and --cache need --outputs");
+  if (args.filesRoot !== undefined || args.maxRuleTimeoutMs !== undefined || args.maxRuleMemoryMb !== undefined)
+    throw new UsageError("--files-root, --max-rule-timeout-ms and --max-rule-memory-mb need --outputs");
   if (!args.verdicts) throw new UsageError("score needs --verdicts <file> or --outputs <file>");
   const errorsAs = args.errorsAs;
   const rubric = pick(loadRubrics(readText(args.rubric), { source: args.rubric }), args.task, args.rubric);
