@@ -493,6 +493,23 @@ describe.concurrent("runPythonRule: containment", () => {
     expect(shellRan).toBe(false);
   });
 
+  it("starts no process through _posixsubprocess.fork_exec with the audit hook blinded", async () => {
+    // subprocess audits through its own `sys` reference; a stand-in without audit() reaches fork_exec unannounced.
+    const code = rule(
+      [
+        "subprocess.sys = types.SimpleNamespace(**{k: getattr(sys, k) for k in dir(sys) if not k.startswith('__')})",
+        "subprocess.sys.audit = lambda *args: None",
+        "try:",
+        "    subprocess.run(['/usr/bin/true'])",
+        "    return 1, 'started'",
+        "except OSError as e:",
+        "    return 0, f'{type(e).__name__}: {e.strerror}'",
+      ].join("\n"),
+      "import subprocess, sys, types",
+    );
+    expect(ok(await runPythonRule({ code })).feedback).toBe("PermissionError: Operation not permitted");
+  });
+
   it("still runs threads (numpy, concurrent.futures) under the process filter", async () => {
     const code = rule(
       "from concurrent.futures import ThreadPoolExecutor\nwith ThreadPoolExecutor(4) as pool:\n    total = sum(pool.map(lambda x: x * x, range(10)))\nreturn 1, str(total)",
