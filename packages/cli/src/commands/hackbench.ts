@@ -104,6 +104,9 @@ export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number>
         "--samples",
         samplesFile,
         ...(args.judge === undefined ? [] : ["--judge", args.judge]),
+        // The replay must admit the same rules the run did.
+        ...(args.maxRuleTimeoutMs === undefined ? [] : ["--max-rule-timeout-ms", String(args.maxRuleTimeoutMs)]),
+        ...(args.maxRuleMemoryMb === undefined ? [] : ["--max-rule-memory-mb", String(args.maxRuleMemoryMb)]),
         "--probes",
         ids.join(","),
         "--threshold",
