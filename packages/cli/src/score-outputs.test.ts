@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -213,6 +213,103 @@ describe("rubric score --outputs", () => {
     expect(err).toContain("\r[###############...............] 1/2 outputs");
     // Each redraw clears what a longer previous line left behind (ESC [K).
     expect(err).toContain("\r[##############################] 2/2 outputs\x1b[K\n");
+  });
+
+  describe("output files and sandbox limits", () => {
+    // A python rule that quotes its files back: a file it should not see would show up in the rationale.
+    const echo = {
+      id: "echo",
+      criteria: [
+        {
+          id: "content",
+          text: "Quotes its files",
+          weight: 1,
+          verifier: {
+            kind: "python",
+            code: "def evaluate(workflow, context):\n    return 1, ''.join(open(r.file_path).read() for r in context.get_all_outputs())\n",
+          },
+        },
+      ],
+    };
+    let echoFile: string;
+    let runDir: string;
+    let secret: string;
+    beforeAll(() => {
+      echoFile = join(dir, "echo.json");
+      writeFileSync(echoFile, JSON.stringify(echo));
+      runDir = join(dir, "run");
+      mkdirSync(runDir, { recursive: true });
+      writeFileSync(join(runDir, "report.csv"), "a,b\n");
+      secret = join(dir, "secret.txt");
+      writeFileSync(secret, "not for rules\n");
+    });
+
+    it("keeps outputs' files to the outputs file's directory: others are that output's error, not the run's end", async () => {
+      const outputs = join(runDir, "outputs.jsonl");
+      writeFileSync(
+        outputs,
+        [
+          JSON.stringify({ id: "abs", output: "", files: [{ name: "s.txt", path: secret }] }),
+          JSON.stringify({ id: "up", output: "", files: [{ name: "s.txt", path: "../secret.txt" }] }),
+          JSON.stringify({ id: "ok", output: "", files: [{ name: "report.csv", path: "report.csv" }] }),
+        ].join("\n"),
+      );
+      const run = await rubric("score", "--rubric", echoFile, "--outputs", outputs, "--json");
+      expect(run.code).toBe(2);
+      expect(run.stdout).not.toContain("not for rules");
+      const report = JSON.parse(run.stdout) as {
+        results: { id: string; normalized: number | null; verdicts: { status: string; error?: string }[] }[];
+      };
+      expect(report.results.map((r) => [r.id, r.normalized, r.verdicts[0]!.status])).toEqual([
+        ["abs", null, "error"],
+        ["up", null, "error"],
+        ["ok", 1, "ok"],
+      ]);
+      expect(report.results[0]!.verdicts[0]!.error).toContain(`OutputFileOutsideRootError: output file ${secret}`);
+      expect(report.results[1]!.verdicts[0]!.error).toContain(`is outside the files root ${runDir}`);
+      // An operator who means it names a wider root.
+      const wider = await rubric("score", "--rubric", echoFile, "--outputs", outputs, "--files-root", dir, "--json");
+      expect(wider.code).toBe(0);
+      expect(wider.stdout).toContain("not for rules");
+    });
+
+    it("refuses a rule that asks for more than --max-rule-timeout-ms / --max-rule-memory-mb, before any work", async () => {
+      const greedy = join(dir, "greedy.json");
+      const criterion = echo.criteria[0]!;
+      writeFileSync(
+        greedy,
+        JSON.stringify({
+          id: "greedy",
+          criteria: [{ ...criterion, verifier: { ...criterion.verifier, memoryMb: 8192 } }],
+        }),
+      );
+      const byDefault = await rubric("score", "--rubric", greedy, "--outputs", outputsFile);
+      expect(byDefault.code).toBe(1);
+      expect(byDefault.stderr).toMatch(
+        /content: invalid python spec at verifier\.memoryMb: asks for 8192 MiB, above the operator's maximum of 2048 MiB/,
+      );
+      const allowed = await rubric(
+        "score",
+        "--rubric",
+        greedy,
+        "--outputs",
+        outputsFile,
+        "--max-rule-memory-mb",
+        "8192",
+        "--json",
+      );
+      expect(allowed.code).toBe(0);
+      const stricter = await rubric(
+        "score",
+        "--rubric",
+        echoFile,
+        "--outputs",
+        outputsFile,
+        "--max-rule-timeout-ms",
+        "1",
+      );
+      expect(stricter.code).toBe(0); // the rule names no limit of its own: only what it asks for is checked
+    });
   });
 
   it("names the line of a bad outputs file", async () => {

@@ -58,6 +58,7 @@ export {
 } from "./engine/engine.js";
 export { VerificationSetupError } from "./engine/errors.js";
 export { VerificationError } from "./errors.js";
+export { OutputFileNotFoundError, OutputFileOutsideRootError, confineOutputFiles } from "./engine/output-files.js";
 
 // server: rubric rewards over HTTP for Python trainers
 export {
@@ -85,7 +86,13 @@ export { JudgeReplyError, judgePairwise, type PairwiseInput, type PairwiseVerdic
 export { DEFAULT_SCALE, ScaleSchema, scaleValues, toFraction, type Scale } from "./judge/scale.js";
 
 // sandbox: code verifiers
-export { PythonVerifierSpecSchema, pythonVerifier, type PythonVerifierSpec } from "./sandbox/python/verifier.js";
+export {
+  PythonVerifierSpecSchema,
+  pythonVerifier,
+  type PythonVerifierOptions,
+  type PythonVerifierSpec,
+} from "./sandbox/python/verifier.js";
+export { RULE_LIMIT_MAXIMA, type RuleLimitMaxima } from "./sandbox/limits.js";
 export {
   PYTHON_SANDBOX_DEFAULTS,
   runPythonRule,

@@ -5,6 +5,7 @@ import type { SpecifiedModel } from "@rubric/providers";
 import { EXIT } from "../exit-codes.js";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { integerFlag, listFlag, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
+import { ruleLimitFlags, ruleLimitsOf } from "../flags/rule-limits.js";
 import { InputFileError, UsageError, readText, type CliIO } from "../io.js";
 import { prepareResultFiles, resultPair, writeResultFile } from "../results/result-files.js";
 import { judgeFlagWords, judgeFlags, judgeHint, judgeModel } from "./judge.js";
@@ -29,6 +30,7 @@ const hackbenchFlags = {
   concurrency: integerFlag("<n>", "verifier calls in flight (default 8)", { min: 1 }).default(8),
   out: textFlag("<card.json>", "the card as JSON; the Markdown card goes beside it (card.md)").required(),
   force: switchFlag("replace an existing card (default: refuse, before any probe runs)"),
+  ...ruleLimitFlags,
 };
 
 export type HackbenchArgs = CommandArgs<typeof hackbenchFlags, never, never>;
@@ -110,6 +112,9 @@ export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number>
         "--samples",
         samplesFile,
         ...judgeFlagWords(args),
+        // The replay must admit the same rules the run did.
+        ...(args.maxRuleTimeoutMs === undefined ? [] : ["--max-rule-timeout-ms", String(args.maxRuleTimeoutMs)]),
+        ...(args.maxRuleMemoryMb === undefined ? [] : ["--max-rule-memory-mb", String(args.maxRuleMemoryMb)]),
         "--probes",
         ids.join(","),
         "--threshold",
@@ -122,7 +127,10 @@ export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number>
         .map((word, i) => (i === 0 ? word : shellWord(word)))
         .join(" ");
     const result = await runHackbench(rubric.rubric, samples, {
-      registry: createVerifierRegistry(model === undefined ? {} : { judge: llmJudge(model) }),
+      registry: createVerifierRegistry({
+        ruleLimits: ruleLimitsOf(args),
+        ...(model === undefined ? {} : { judge: llmJudge(model) }),
+      }),
       threshold,
       seed,
       concurrency,

@@ -1,3 +1,4 @@
+import { dirname, resolve } from "node:path";
 import { formatRubricIssue, readJsonLines, type ErrorPolicy, type LoadedRubric } from "@rubric/core";
 import {
   createVerifierRegistry,
@@ -10,6 +11,7 @@ import {
 } from "@rubric/verifiers";
 import { z } from "zod";
 import { EXIT } from "../exit-codes.js";
+import { ruleLimitsOf } from "../flags/rule-limits.js";
 import { InputFileError, readText, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
 import { judgeModel, type JudgeArgs } from "./judge.js";
@@ -35,10 +37,13 @@ export interface ScoreOutputsArgs extends JudgeArgs {
   readonly errorsAs: ErrorPolicy | undefined;
   readonly ignoreGates: boolean;
   readonly json: boolean;
+  readonly filesRoot: string | undefined;
+  readonly maxRuleTimeoutMs: number | undefined;
+  readonly maxRuleMemoryMb: number | undefined;
 }
 
 function readOutputs(path: string): OutputToScore[] {
-  const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/") + 1) : "";
+  const dir = dirname(path);
   const { records, issues } = readJsonLines(readText(path), OutputLineSchema, {
     source: path,
     idOf: (output) => output.id,
@@ -46,9 +51,7 @@ function readOutputs(path: string): OutputToScore[] {
   // File paths in a line are relative to the outputs file.
   const outputs: OutputToScore[] = records.map(({ value: { files, ...rest } }) => ({
     ...rest,
-    ...(files
-      ? { files: files.map((f) => ({ ...f, path: f.path.startsWith("/") ? f.path : `${dir}${f.path}` })) }
-      : {}),
+    ...(files ? { files: files.map((f) => ({ ...f, path: resolve(dir, f.path) })) } : {}),
   }));
   if (issues.length > 0)
     throw new InputFileError(
@@ -88,22 +91,20 @@ export async function scoreOutputsCommand(
   const outputs = readOutputs(args.outputs);
   const model = judgeModel(args);
   try {
-    const registry = createVerifierRegistry(
-      model === undefined
+    const registry = createVerifierRegistry({
+      ruleLimits: ruleLimitsOf(args),
+      ...(model === undefined
         ? {}
-        : {
-            judge: llmJudge(model, {
-              mode: args.judgeMode ?? "batched",
-              samples: args.samples,
-            }),
-          },
-    );
+        : { judge: llmJudge(model, { mode: args.judgeMode ?? "batched", samples: args.samples }) }),
+    });
     const bar = progressBar(io, isTTY);
     const results = await scoreOutputs(rubric.rubric, outputs, {
       registry,
       concurrency: args.concurrency,
       errorsAs,
       ignoreGates: args.ignoreGates,
+      // The outputs file names the files, so whoever wrote it decides what gets mounted: keep it to its directory.
+      filesRoot: args.filesRoot ?? dirname(args.outputs),
       ...(args.cache === undefined ? {} : { cache: fileCache(args.cache) }),
       onProgress: (done, total) => bar.update(done, total, "outputs"),
     });

@@ -10,6 +10,7 @@ import {
 import { z } from "zod";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { choiceFlag, integerFlag, switchFlag, textFlag } from "../flags/flag.js";
+import { ruleLimitFlags } from "../flags/rule-limits.js";
 import { InputFileError, UsageError, readJson, readText, type CliIO } from "../io.js";
 import { judgeFlagWords, judgeFlags, judgeHint } from "./judge.js";
 
@@ -21,6 +22,8 @@ const scoreFlags = {
   verdicts: textFlag("<file>", '{"scores": {"<criterionId>": fraction in [0,1]}} or {"verdicts": [...]}'),
   weights: textFlag("<file>", '{"weights": {"<criterionId>": weight}}: edit weights at test time (--verdicts)'),
   outputs: textFlag("<file>", 'JSONL, one {"id", "input"?, "output", "files"?} per line'),
+  filesRoot: textFlag("<dir>", "outputs' files must resolve under this directory (default: the outputs file's)"),
+  ...ruleLimitFlags,
   ...judgeFlags,
   judgeMode: choiceFlag("<mode>", "batched (default: one call per output) | per-criterion", JudgeModeSchema),
   samples: integerFlag("<k>", "judge samples per verdict, averaged (default 1)", { min: 1 }).default(1),
@@ -133,11 +136,14 @@ export async function score(args: ScoreArgs, io: CliIO, isTTY = false): Promise<
     const { scoreOutputsCommand } = await import("./score-outputs.js");
     return scoreOutputsCommand(rubric, { ...args, outputs: args.outputs }, io, isTTY);
   }
-  const judgeWords = judgeFlagWords(args).filter((w) => w.startsWith("--"));
-  if (judgeWords.length > 0 || args.cache !== undefined)
-    throw new UsageError(
-      `${[...judgeWords, ...(args.cache === undefined ? [] : ["--cache"])].join(", ")} need --outputs`,
-    );
+  const needOutputs = [
+    ...judgeFlagWords(args).filter((w) => w.startsWith("--")),
+    ...(args.cache === undefined ? [] : ["--cache"]),
+    ...(args.filesRoot === undefined ? [] : ["--files-root"]),
+    ...(args.maxRuleTimeoutMs === undefined ? [] : ["--max-rule-timeout-ms"]),
+    ...(args.maxRuleMemoryMb === undefined ? [] : ["--max-rule-memory-mb"]),
+  ];
+  if (needOutputs.length > 0) throw new UsageError(`${needOutputs.join(", ")} need --outputs`);
   if (!args.verdicts) throw new UsageError("score needs --verdicts <file> or --outputs <file>");
   const errorsAs = args.errorsAs;
   const rubric = pick(loadRubrics(readText(args.rubric), { source: args.rubric }), args.task, args.rubric);

@@ -22,6 +22,7 @@ import {
   type Verifier,
 } from "../verifier/verifier.js";
 import { VerificationSetupError } from "./errors.js";
+import { confineOutputFiles } from "./output-files.js";
 import { PermitPool } from "./permits.js";
 
 /** One output to score: an id of the caller's choosing, plus what verifiers judge. */
@@ -45,6 +46,13 @@ export interface ScoreOutputsOptions {
   readonly signal?: AbortSignal;
   /** Called after each output is finished. */
   readonly onProgress?: (done: number, total: number) => void;
+  /**
+   * The directory outputs' files must resolve under (symlinks followed). A file outside it is
+   * never read or mounted: its output gets an error verdict per criterion naming the path
+   * (`OutputFileOutsideRootError`). Unset, paths are taken as given: set it whenever the outputs
+   * come from someone else (the CLI sets it to the outputs file's directory).
+   */
+  readonly filesRoot?: string;
 }
 
 export interface ScoredOutput {
@@ -168,13 +176,22 @@ type Gate = <T>(work: () => Promise<T>) => Promise<T>;
 async function scoreOne(
   rubric: FlatRubric | StagedRubric,
   stages: { items: Prepared[]; rubricUpTo: FlatRubric | StagedRubric }[],
-  output: OutputToScore,
+  given: OutputToScore,
   options: ScoreOutputsOptions,
   gate: Gate,
 ): Promise<ScoredOutput> {
+  const scoreOptions = { errorsAs: options.errorsAs ?? "fail", ignoreGates: options.ignoreGates ?? false };
+  let output: OutputToScore;
+  try {
+    output = await confineOutput(given, options.filesRoot);
+  } catch (error) {
+    // The output's fault, not the run's: every criterion of this output is an error verdict.
+    const draft = errorDraft(`${(error as Error).name}: ${(error as Error).message}`);
+    const verdicts = stages.flatMap((stage) => stage.items.map((item) => toVerdict(item, draft, undefined, 0, false)));
+    return finish(rubric, given.id, verdicts, scoreOptions);
+  }
   const files = await digestFiles(output);
   const verdicts: Verdict[] = [];
-  const scoreOptions = { errorsAs: options.errorsAs ?? "fail", ignoreGates: options.ignoreGates ?? false };
   for (const stage of stages) {
     verdicts.push(...(await verifyGroup(stage.items, output, files, options, gate)));
     if (stage.rubricUpTo === rubric || scoreOptions.ignoreGates) continue;
@@ -184,18 +201,26 @@ async function scoreOne(
       // Not decidable (an error verdict under "fail"): verify on; the final score reports it.
     }
   }
+  return finish(rubric, output.id, verdicts, scoreOptions);
+}
+
+function finish(
+  rubric: FlatRubric | StagedRubric,
+  id: string,
+  verdicts: Verdict[],
+  scoreOptions: { errorsAs: ErrorPolicy; ignoreGates: boolean },
+): ScoredOutput {
   const errors = verdicts.filter((v) => v.status === "error").length;
   try {
-    return { id: output.id, verdicts, score: scoreRubric(rubric, verdicts, scoreOptions), errors };
+    return { id, verdicts, score: scoreRubric(rubric, verdicts, scoreOptions), errors };
   } catch (error) {
-    return {
-      id: output.id,
-      verdicts,
-      score: null,
-      scoreError: `${(error as Error).name}: ${(error as Error).message}`,
-      errors,
-    };
+    return { id, verdicts, score: null, scoreError: `${(error as Error).name}: ${(error as Error).message}`, errors };
   }
+}
+
+async function confineOutput(output: OutputToScore, filesRoot: string | undefined): Promise<OutputToScore> {
+  if (filesRoot === undefined || !output.files || output.files.length === 0) return output;
+  return { ...output, files: await confineOutputFiles(output.files, filesRoot) };
 }
 
 async function verifyGroup(

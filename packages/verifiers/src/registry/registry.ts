@@ -10,8 +10,8 @@ import { numericVerifier } from "../rules/numeric.js";
 import { readabilityVerifier } from "../rules/readability.js";
 import { regexVerifier } from "../rules/regex.js";
 import { jsVerifier, type JsVerifierOptions } from "../sandbox/js/js-verifier.js";
-import type { PythonSandboxOptions } from "../sandbox/python/run.js";
-import { pythonVerifier } from "../sandbox/python/verifier.js";
+import type { RuleLimitMaxima } from "../sandbox/limits.js";
+import { pythonVerifier, type PythonVerifierOptions } from "../sandbox/python/verifier.js";
 import type { Verifier } from "../verifier/verifier.js";
 
 /*
@@ -99,9 +99,14 @@ export interface VerifierRegistryOptions {
   /** The `llm-judge` verifier, e.g. `llmJudge(openAICompatible({...}))`; without one, judge criteria are refused up front. */
   readonly judge?: AnyVerifier;
   /** The `python` code verifier's sandbox settings; `false` leaves the kind out. */
-  readonly python?: PythonSandboxOptions | false;
+  readonly python?: PythonVerifierOptions | false;
   /** The `js` code verifier's limits; `false` leaves the kind out. */
   readonly js?: JsVerifierOptions | false;
+  /**
+   * The most time and memory a rubric's `python` or `js` rule may ask for; a spec above them is
+   * refused before anything runs. `python` / `js` options of their own take precedence.
+   */
+  readonly ruleLimits?: RuleLimitMaxima;
   /** More kinds from other packages. */
   readonly extra?: readonly AnyVerifier[];
 }
@@ -115,8 +120,16 @@ export interface VerifierRegistryOptions {
  */
 export function createVerifierRegistry(options: VerifierRegistryOptions = {}): VerifierRegistry {
   const registry = rulesRegistry();
-  if (options.python !== false) registry.register(pythonVerifier(options.python ?? {}));
-  if (options.js !== false) registry.register(jsVerifier(options.js ?? {}));
+  const { maxTimeoutMs, maxMemoryMb } = options.ruleLimits ?? {};
+  if (options.python !== false) registry.register(pythonVerifier({ maxTimeoutMs, maxMemoryMb, ...options.python }));
+  if (options.js !== false)
+    registry.register(
+      jsVerifier({
+        maxTimeoutMs,
+        maxMemoryBytes: maxMemoryMb === undefined ? undefined : maxMemoryMb * 2 ** 20,
+        ...options.js,
+      }),
+    );
   if (options.judge) registry.register(options.judge);
   for (const verifier of options.extra ?? []) registry.register(verifier);
   return registry;

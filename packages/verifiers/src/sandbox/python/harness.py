@@ -2,7 +2,7 @@
 
 Protocol (one request, one answer):
   stdin:  {"code", "files": [{"id", "name", "path", "mime_type"}], "input", "output",
-           "max_score", "limits": {"cpu_seconds", "memory_bytes", "file_size_bytes"}}
+           "max_score", "limits": {"cpu_seconds", "memory_bytes", "file_size_bytes", "open_files"}}
   stdout: ONE JSON line, either
           {"ok": true, "score": <raw points>, "feedback": <str|null>}
           {"ok": false, "kind": "exception"|"memory"|"invalid-result", "error_type", "message", "traceback"}
@@ -74,6 +74,7 @@ def _apply_limits(limits):
     cap(resource.RLIMIT_AS, limits.get("memory_bytes"))
     cap(resource.RLIMIT_FSIZE, limits.get("file_size_bytes"))
     cap(resource.RLIMIT_CORE, 0)
+    cap(resource.RLIMIT_NOFILE, limits.get("open_files"))
     cpu = limits.get("cpu_seconds")
     if cpu is not None:
         # Soft limit sends SIGXCPU (the runner reports a timeout); the hard one is a backstop.
@@ -438,8 +439,8 @@ _BLOCKED_EVENTS = frozenset(
 
 
 def _deny_processes(event, args):
-    # Defence in depth: the sandbox already hides the host, this keeps rules from starting
-    # programs at all. (ctypes can get past an audit hook; bubblewrap still holds.)
+    # Not a boundary (ctypes gets past any audit hook): the seccomp filter bubblewrap installs is
+    # what stops a process from starting. This only turns the common attempts into a clear message.
     if event in _BLOCKED_EVENTS:
         raise PermissionError(f"{event} is not allowed in the rubric sandbox")
 

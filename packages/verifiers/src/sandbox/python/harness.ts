@@ -5,7 +5,7 @@ import { z } from "zod";
  * Bumped whenever harness.py changes what a rule sees or how its answer is read, so cached
  * verdicts computed by an older harness are not reused.
  */
-export const PYTHON_HARNESS_VERSION = 1;
+export const PYTHON_HARNESS_VERSION = 2;
 
 /**
  * Where `harness.py` is on disk. It is resolved next to the running module: in the source tree
@@ -34,7 +34,12 @@ export interface HarnessRequest {
   readonly input: string;
   readonly output: string;
   readonly max_score: number;
-  readonly limits: { readonly cpu_seconds: number; readonly memory_bytes: number; readonly file_size_bytes: number };
+  readonly limits: {
+    readonly cpu_seconds: number;
+    readonly memory_bytes: number;
+    readonly file_size_bytes: number;
+    readonly open_files: number;
+  };
 }
 
 /** The one JSON line the harness writes to stdout. */

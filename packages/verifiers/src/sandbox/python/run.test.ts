@@ -462,23 +462,131 @@ describe.concurrent("runPythonRule: containment", () => {
     });
   });
 
-  it("contains a shell started behind the audit hook's back (ctypes): no host files, no host processes, not root", async () => {
-    // The audit hook is a courtesy; this is what bubblewrap guarantees when it is bypassed.
+  it("starts no process at all, even behind the audit hook's back (ctypes fork, clone and system)", async () => {
+    // Before the seccomp filter 200 forks succeeded; RLIMIT_NPROC would not hold for a host running as root.
     const code = rule(
       [
-        'rc = ctypes.CDLL(None).system(b\'cat /etc/passwd > /tmp/o 2>&1; id -u >> /tmp/o; ls /proc | grep -c "^[0-9]*$" >> /tmp/o; cat /proc/1/cmdline | tr "\\\\0" " " >> /tmp/o\')',
-        "return 0.0, open('/tmp/o').read()",
+        "libc = ctypes.CDLL(None, use_errno=True)",
+        "started = 0",
+        "for _ in range(200):",
+        "    pid = libc.fork()",
+        "    if pid == 0:",
+        "        os._exit(0)",
+        "    if pid > 0:",
+        "        started += 1",
+        "        os.waitpid(pid, 0)",
+        "errno = ctypes.get_errno()",
+        "system = libc.system(b'echo ran > /tmp/ran')",
+        "return 0.0, json.dumps([started, errno, system, os.path.exists('/tmp/ran')])",
       ].join("\n"),
-      "import ctypes",
+      "import ctypes, os",
     );
-    const lines = ok(await runPythonRule({ code }))
-      .feedback!.trim()
-      .split("\n");
-    expect(lines[0]).toMatch(/\/etc\/passwd: No such file or directory/);
-    expect(lines[1]).toBe("65534");
-    // bwrap's init, python and the shell's few children: not the host's hundreds of processes.
-    expect(Number(lines[2])).toBeLessThan(10);
-    expect(lines[3]).toMatch(/^\S*bwrap /);
+    const [started, errno, system, shellRan] = JSON.parse(ok(await runPythonRule({ code })).feedback!) as [
+      number,
+      number,
+      number,
+      boolean,
+    ];
+    expect(started).toBe(0);
+    expect(errno).toBe(1); // EPERM
+    expect(system).toBe(127 << 8); // glibc's "the shell could not be started"
+    expect(shellRan).toBe(false);
+  });
+
+  it("starts no process through _posixsubprocess.fork_exec with the audit hook blinded", async () => {
+    // subprocess audits through its own `sys` reference; a stand-in without audit() reaches fork_exec unannounced.
+    const code = rule(
+      [
+        "subprocess.sys = types.SimpleNamespace(**{k: getattr(sys, k) for k in dir(sys) if not k.startswith('__')})",
+        "subprocess.sys.audit = lambda *args: None",
+        "try:",
+        "    subprocess.run(['/usr/bin/true'])",
+        "    return 1, 'started'",
+        "except OSError as e:",
+        "    return 0, f'{type(e).__name__}: {e.strerror}'",
+      ].join("\n"),
+      "import subprocess, sys, types",
+    );
+    expect(ok(await runPythonRule({ code })).feedback).toBe("PermissionError: Operation not permitted");
+  });
+
+  it("still runs threads (numpy, concurrent.futures) under the process filter", async () => {
+    const code = rule(
+      "from concurrent.futures import ThreadPoolExecutor\nwith ThreadPoolExecutor(4) as pool:\n    total = sum(pool.map(lambda x: x * x, range(10)))\nreturn 1, str(total)",
+    );
+    expect(ok(await runPythonRule({ code })).feedback).toBe("285");
+  });
+
+  it("has a read-only /dev with no writable /dev/shm", async () => {
+    const code = rule(
+      [
+        "outcomes = []",
+        "for path in ('/dev/shm/spill', '/dev/planted'):",
+        "    try:",
+        "        with open(path, 'wb') as f:",
+        "            f.write(b'x' * 1024 * 1024)",
+        "        outcomes.append('written')",
+        "    except OSError as e:",
+        "        outcomes.append(e.strerror)",
+        "with open('/dev/null', 'wb') as f:",
+        "    f.write(b'discarded')",
+        "outcomes.append(len(open('/dev/urandom', 'rb').read(8)))",
+        "return 1, json.dumps(outcomes)",
+      ].join("\n"),
+    );
+    expect(JSON.parse(ok(await runPythonRule({ code })).feedback!)).toEqual([
+      "Read-only file system",
+      "Read-only file system",
+      8,
+    ]);
+  });
+
+  it("cannot hold RAM outside its memory limit in memfd or System V shared memory", async () => {
+    // Each 40 MiB, three of each: 240 MiB of pages the 64 MiB address-space limit would not see.
+    const code = rule(
+      [
+        "libc = ctypes.CDLL(None, use_errno=True)",
+        "held, outcomes = [], []",
+        "for i in range(3):",
+        "    try:",
+        "        fd = os.memfd_create(f'spill{i}')",
+        "        os.write(fd, b'x' * (40 << 20))",
+        "        held.append(fd)",
+        "        outcomes.append('memfd')",
+        "    except OSError as e:",
+        "        outcomes.append(e.strerror)",
+        "    key = libc.shmget(0, 40 << 20, 0o1600)",
+        "    outcomes.append('shm' if key >= 0 else os.strerror(ctypes.get_errno()))",
+        "return 1, json.dumps(outcomes)",
+      ].join("\n"),
+      "import ctypes, os",
+    );
+    const outcomes = JSON.parse(ok(await runPythonRule({ code }, { memoryMb: 64 })).feedback!) as string[];
+    expect(outcomes).toEqual(Array(6).fill("Operation not permitted"));
+  });
+
+  it("shows the rule no host command line, environment or mount table through /proc", async () => {
+    const code = rule(
+      [
+        "def read(path):",
+        "    try:",
+        "        return open(path, 'rb').read().decode('utf-8', 'replace')",
+        "    except OSError as e:",
+        "        return e.strerror",
+        "return 1, json.dumps([read('/proc/1/cmdline'), read('/proc/1/environ'), read('/proc/self/mountinfo'), sorted(p for p in os.listdir('/proc') if p.isdigit())])",
+      ].join("\n"),
+      "import os",
+    );
+    const [cmdline, environ, mountinfo, pids] = JSON.parse(
+      ok(await runPythonRule({ code, files: [{ name: "ledger.csv", path: join(dir, "ledger.csv") }] })).feedback!,
+    ) as [string, string, string, string[]];
+    // The harness, the test's directory and the host PATH stay out of what the rule can read.
+    expect(cmdline).not.toContain("packages/verifiers");
+    expect(cmdline).not.toContain(dir);
+    expect(environ).toBe("");
+    expect(mountinfo).not.toContain("/work");
+    expect(mountinfo).not.toMatch(/\s\/(home|root|etc\/passwd)\s/);
+    expect(pids.length).toBeLessThan(4);
   });
 
   it("kills an infinite loop at the timeout and leaves no process behind", async () => {

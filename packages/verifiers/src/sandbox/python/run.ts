@@ -1,6 +1,7 @@
-import { spawn } from "node:child_process";
+import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import type { Readable, Writable } from "node:stream";
 import { runEffect } from "@rubric/core/effect";
 import { Duration, Effect, Option } from "effect";
 import { z } from "zod";
@@ -18,7 +19,16 @@ import {
 } from "./errors.js";
 import { HarnessResponseSchema, pythonHarnessPath, type HarnessRequest } from "./harness.js";
 import { guessMimeType } from "./mime-type.js";
-import { SANDBOX_OUTPUTS_DIR, bwrapArguments, resolveExecutable, sandboxFileName } from "./sandbox.js";
+import {
+  BWRAP_ARGS_FD,
+  BWRAP_HARNESS_FD,
+  BWRAP_SECCOMP_FD,
+  SANDBOX_OUTPUTS_DIR,
+  bwrapArguments,
+  resolveExecutable,
+  sandboxFileName,
+} from "./sandbox.js";
+import { SECCOMP_ARCHITECTURES, processFilter } from "./seccomp.js";
 
 /** One code rule to run against one output. */
 export interface PythonRuleRequest {
@@ -93,6 +103,11 @@ export const PYTHON_SANDBOX_DEFAULTS = {
 
 const STDERR_TAIL_BYTES = 16 * 1024;
 const TMP_BYTES = 64 * 1024 * 1024;
+/**
+ * Open descriptors per sandbox. Kernel buffers behind descriptors (pipes, socket pairs) are
+ * memory no rlimit counts, so their number is kept small; a rule reads a handful of files.
+ */
+const MAX_OPEN_FILES = 256;
 
 /**
  * Runs one code rule in a bubblewrap sandbox and scores it. Fails with a typed error for each
@@ -125,7 +140,12 @@ export function runPythonRuleEffect(
     const tools = yield* locateTools(options);
     const files = yield* mountFiles(request.files ?? []);
     const cpuSeconds = Math.ceil(timeoutMs / 1000) + 1;
-    const limits = { cpu_seconds: cpuSeconds, memory_bytes: memoryMb * 1024 * 1024, file_size_bytes: TMP_BYTES };
+    const limits = {
+      cpu_seconds: cpuSeconds,
+      memory_bytes: memoryMb * 1024 * 1024,
+      file_size_bytes: TMP_BYTES,
+      open_files: MAX_OPEN_FILES,
+    };
     const harnessRequest: HarnessRequest = {
       code: request.code,
       files: files.map((f) => f.wire),
@@ -136,11 +156,13 @@ export function runPythonRuleEffect(
     };
     const sandboxArgs = bwrapArguments({
       python: tools.python,
-      harnessPath: tools.harnessPath,
+      harnessFd: BWRAP_HARNESS_FD,
       files: files.map((f) => ({ hostPath: f.hostPath, sandboxPath: f.wire.path })),
       readOnlyPaths: options.readOnlyPaths ?? [],
       tmpBytes: TMP_BYTES,
+      seccompFd: BWRAP_SECCOMP_FD,
     });
+    const bwrapCommand = [tools.bwrap, "--args", String(BWRAP_ARGS_FD), "--", ...sandboxArgs.command];
     const [command, args] = tools.prlimit
       ? [
           tools.prlimit,
@@ -149,18 +171,25 @@ export function runPythonRuleEffect(
             `--as=${limits.memory_bytes}`,
             "--core=0",
             `--fsize=${TMP_BYTES}`,
+            `--nofile=${MAX_OPEN_FILES}`,
             "--",
-            tools.bwrap,
-            ...sandboxArgs,
+            ...bwrapCommand,
           ],
         ]
-      : [tools.bwrap, sandboxArgs];
+      : [tools.bwrap, bwrapCommand.slice(1)];
 
     const started = performance.now();
     const finished = yield* runProcess(
       command,
       args,
-      JSON.stringify(harnessRequest),
+      {
+        stdin: JSON.stringify(harnessRequest),
+        fds: {
+          [BWRAP_ARGS_FD]: Buffer.from(sandboxArgs.options.map((arg) => `${arg}\0`).join(""), "utf8"),
+          [BWRAP_SECCOMP_FD]: tools.seccompFilter,
+          [BWRAP_HARNESS_FD]: tools.harnessSource,
+        },
+      },
       options.maxOutputBytes ?? PYTHON_SANDBOX_DEFAULTS.maxOutputBytes,
     ).pipe(Effect.timeoutOption(Duration.millis(timeoutMs)));
     const durationMs = performance.now() - started;
@@ -210,7 +239,8 @@ interface Tools {
   readonly bwrap: string;
   readonly prlimit: string | undefined;
   readonly python: string;
-  readonly harnessPath: string;
+  readonly harnessSource: Buffer;
+  readonly seccompFilter: Buffer;
 }
 
 function locateTools(options: PythonSandboxOptions): Effect.Effect<Tools, PythonSandboxUnavailableError> {
@@ -231,8 +261,14 @@ function locateTools(options: PythonSandboxOptions): Effect.Effect<Tools, Python
       return yield* new PythonSandboxUnavailableError({
         message: `harness.py is missing at ${harnessPath}; the package build must copy src/sandbox/python/harness.py next to the bundle (dist/harness.py)`,
       });
+    const seccompFilter = processFilter();
+    // The filter is what stops a rule from forking; without one for this CPU the rule does not run.
+    if (seccompFilter === undefined)
+      return yield* new PythonSandboxUnavailableError({
+        message: `no seccomp filter for the ${process.arch} architecture (known: ${SECCOMP_ARCHITECTURES.join(", ")}); Python rules never run without their process limit`,
+      });
     const prlimit = options.prlimit === null ? undefined : resolveExecutable(options.prlimit ?? "prlimit");
-    return { bwrap, prlimit, python, harnessPath };
+    return { bwrap, prlimit, python, harnessSource: readFileSync(harnessPath), seccompFilter };
   });
 }
 
@@ -278,6 +314,12 @@ function resourceId(index: number, name: string): string {
 
 // --- the process -------------------------------------------------------------------------------
 
+interface ProcessInputs {
+  readonly stdin: string;
+  /** Bytes to feed the child on descriptors beyond stdio, by descriptor number. */
+  readonly fds: Readonly<Record<number, Buffer>>;
+}
+
 interface ProcessOutcome {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
@@ -294,16 +336,26 @@ interface ProcessOutcome {
 function runProcess(
   command: string,
   args: readonly string[],
-  stdin: string,
+  inputs: ProcessInputs,
   maxOutputBytes: number,
 ): Effect.Effect<ProcessOutcome> {
   return Effect.async<ProcessOutcome>((resume) => {
-    // The host environment may hold secrets; bwrap gets only PATH, and clears even that inside.
-    const child = spawn(command, args, {
-      stdio: ["pipe", "pipe", "pipe"],
-      detached: true,
-      env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" },
-    });
+    const extraFds = Object.keys(inputs.fds).map(Number);
+    const stdio = Array.from({ length: Math.max(3, ...extraFds.map((fd) => fd + 1)) }, (_, fd) =>
+      fd < 3 || fd in inputs.fds ? ("pipe" as const) : ("ignore" as const),
+    );
+    // The host environment may hold secrets, and the sandbox can read bwrap's (its /proc/1/environ):
+    // every executable is an absolute path, so bwrap gets an empty environment.
+    const child = spawn(command, args, { stdio, detached: true, env: {} }) as ChildProcessByStdio<
+      Writable,
+      Readable,
+      Readable
+    >;
+    for (const fd of extraFds) {
+      const stream = child.stdio[fd] as Writable | null;
+      stream?.on("error", () => {});
+      stream?.end(inputs.fds[fd]);
+    }
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
     let stdoutOverflow = false;
@@ -334,7 +386,7 @@ function runProcess(
     });
     // The sandbox may die before reading its request (EPIPE); its exit status says why.
     child.stdin.on("error", () => {});
-    child.stdin.end(stdin);
+    child.stdin.end(inputs.stdin);
     child.on("error", (error) => {
       spawnError = error;
     });

@@ -11,22 +11,34 @@ const SANDBOX_UID = "65534";
 /** What one sandboxed run needs mounted and how it is limited. */
 export interface SandboxPlan {
   readonly python: string;
-  readonly harnessPath: string;
+  /** The descriptor bwrap copies harness.py from: a copy, so its host path is not in the mount table. */
+  readonly harnessFd: number;
   /** Host file → read-only mount point inside the sandbox. */
   readonly files: readonly { readonly hostPath: string; readonly sandboxPath: string }[];
   /** Extra host paths mounted read-only at the same place (e.g. a virtualenv outside /usr). */
   readonly readOnlyPaths: readonly string[];
   /** Size cap of the writable /tmp (a tmpfs, so it is host memory). */
   readonly tmpBytes: number;
+  /** The descriptor bwrap reads the seccomp filter from (see `seccomp.ts`). */
+  readonly seccompFd: number;
 }
 
 /**
- * The bubblewrap command line for one run: every namespace unshared (no network, own pids,
- * ipc, uts, user), only what the interpreter needs mounted read-only, a small writable /tmp,
- * an empty environment. The host's /etc (passwd, hosts, resolv.conf), /home, /root and /proc
- * are not visible.
+ * The descriptors the runner hands bwrap beyond stdio: the arguments themselves (so the
+ * sandbox's /proc/1/cmdline, which is bwrap's, shows no host path), the seccomp filter and harness.py.
  */
-export function bwrapArguments(plan: SandboxPlan): string[] {
+export const BWRAP_ARGS_FD = 3;
+export const BWRAP_SECCOMP_FD = 4;
+export const BWRAP_HARNESS_FD = 5;
+
+/**
+ * The bubblewrap arguments for one run: every namespace unshared (no network, own pids,
+ * ipc, uts, user), only what the interpreter needs mounted read-only, a small writable /tmp,
+ * a read-only minimal /dev (so no /dev/shm to fill with RAM), an empty environment, and the
+ * seccomp filter that forbids new processes. The host's /etc (passwd, hosts, resolv.conf),
+ * /home, /root and /proc are not visible.
+ */
+export function bwrapArguments(plan: SandboxPlan): BwrapArguments {
   const args = [
     "--unshare-all",
     "--unshare-user",
@@ -59,19 +71,25 @@ export function bwrapArguments(plan: SandboxPlan): string[] {
     "/proc",
     "--dev",
     "/dev",
+    // The device nodes stay usable (they are their own mounts); the tmpfs around them, /dev/shm
+    // included, becomes read-only, so no RAM outside the memory limit can be parked there.
+    "--remount-ro",
+    "/dev",
     "--size",
     String(plan.tmpBytes),
     "--tmpfs",
     "/tmp",
   );
   for (const path of plan.readOnlyPaths) args.push("--ro-bind", path, path);
-  args.push("--ro-bind", plan.harnessPath, SANDBOX_HARNESS_PATH);
+  args.push("--ro-bind-data", String(plan.harnessFd), SANDBOX_HARNESS_PATH);
   for (const file of plan.files) args.push("--ro-bind", file.hostPath, file.sandboxPath);
   args.push(
     "--remount-ro",
     "/",
     "--chdir",
     "/tmp",
+    "--seccomp",
+    String(plan.seccompFd),
     "--clearenv",
     "--setenv",
     "PATH",
@@ -92,15 +110,14 @@ export function bwrapArguments(plan: SandboxPlan): string[] {
     "--setenv",
     "MKL_NUM_THREADS",
     "1",
-    "--",
-    plan.python,
-    "-I",
-    "-B",
-    "-X",
-    "utf8",
-    SANDBOX_HARNESS_PATH,
   );
-  return args;
+  return { options: args, command: [plan.python, "-I", "-B", "-X", "utf8", SANDBOX_HARNESS_PATH] };
+}
+
+/** bwrap's options (sent through `--args`) and the command, which bwrap wants on its real argv. */
+export interface BwrapArguments {
+  readonly options: readonly string[];
+  readonly command: readonly string[];
 }
 
 function mirrorSystemPath(path: string): string[] {

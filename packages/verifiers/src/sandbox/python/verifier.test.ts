@@ -83,7 +83,7 @@ describe.concurrent("pythonVerifier", () => {
 
   it("names its harness and interpreter in the cache identity", () => {
     expect(verifier.cacheIdentity?.(PythonVerifierSpecSchema.parse({ kind: "python", code: "x" }))).toEqual({
-      harness: 1,
+      harness: 2,
       python: "/usr/bin/python3",
       timeoutMs: 30_000,
       memoryMb: 512,

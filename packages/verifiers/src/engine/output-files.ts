@@ -1,0 +1,70 @@
+import { realpath } from "node:fs/promises";
+import { isAbsolute, relative, sep } from "node:path";
+import type { OutputFile } from "../verifier/verifier.js";
+
+/**
+ * An output names a file outside the directory its files may come from. The path is written by
+ * whoever produced the outputs (in training, the policy's harness), so `/etc/shadow`, `../` and a
+ * symlink pointing out are refused before anything reads or mounts the file.
+ */
+export class OutputFileOutsideRootError extends Error {
+  override readonly name = "OutputFileOutsideRootError";
+  readonly code = "engine.output-file-outside-root";
+  constructor(
+    /** The path as the output gave it. */
+    readonly path: string,
+    /** The root it had to resolve under. */
+    readonly root: string,
+    /** Where it resolves to (symlinks followed), when it exists. */
+    readonly resolved?: string,
+  ) {
+    super(
+      `output file ${path}${resolved !== undefined && resolved !== path ? ` (resolves to ${resolved})` : ""} is outside the files root ${root}; only files under it are given to verifiers`,
+    );
+  }
+}
+
+/** An output names a file that cannot be resolved (missing, or a dangling link). */
+export class OutputFileNotFoundError extends Error {
+  override readonly name = "OutputFileNotFoundError";
+  readonly code = "engine.output-file-not-found";
+  constructor(
+    readonly path: string,
+    cause: unknown,
+  ) {
+    super(`output file ${path} cannot be resolved: ${(cause as Error).message}`, { cause });
+  }
+}
+
+/**
+ * The output's files with every path resolved (`realpath`, symlinks included) and checked to lie
+ * under `root` (itself resolved). The resolved paths are returned, so what is checked is what gets
+ * read and mounted. @throws OutputFileOutsideRootError or OutputFileNotFoundError for the first bad file.
+ *
+ * @example
+ * await confineOutputFiles([{ name: "r.csv", path: "/data/run/r.csv" }], "/data"); // ok
+ * await confineOutputFiles([{ name: "s", path: "/data/../etc/shadow" }], "/data"); // throws OutputFileOutsideRootError
+ */
+export async function confineOutputFiles(files: readonly OutputFile[], root: string): Promise<OutputFile[]> {
+  const realRoot = await realpath(root).catch((cause: unknown) => {
+    throw new OutputFileNotFoundError(root, cause);
+  });
+  const confined: OutputFile[] = [];
+  for (const file of files) {
+    let resolved: string;
+    try {
+      resolved = await realpath(file.path);
+    } catch (cause) {
+      throw new OutputFileNotFoundError(file.path, cause);
+    }
+    if (!isUnder(resolved, realRoot)) throw new OutputFileOutsideRootError(file.path, root, resolved);
+    confined.push({ ...file, path: resolved });
+  }
+  return confined;
+}
+
+// A prefix test would let `/data-evil` pass for `/data`; a relative path that climbs or is absolute (another drive) is outside.
+function isUnder(path: string, root: string): boolean {
+  const rel = relative(root, path);
+  return rel !== "" && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+}
