@@ -74,7 +74,6 @@ export function fileCache(
   const load = () =>
     (loaded ??= (async () => {
       const entries = new Map<string, VerdictDraft>();
-      let corruptLines = 0;
       let text = "";
       try {
         text = await readFile(path, "utf8");
