@@ -157,6 +157,8 @@ export function readRubricJsonl(text: string, options: Omit<ParseOptions, "line"
     if (outcome.ok) rubrics.push(outcome.loaded);
     else issues.push(...outcome.issues);
   }
+  // The JSON faults came first; a reader fixes a file top to bottom, so issues go in line order.
+  issues.sort((a, b) => a.line! - b.line!);
   if (rubrics.length === 0 && issues.length === 0)
     issues.push(locate([{ path: "(root)", message: "no rubric found: the document is empty" }], options)[0]!);
   return { rubrics, issues };
