@@ -1,4 +1,4 @@
-import type { LanguageModel } from "@rubric/core";
+import { formatZodIssues, type LanguageModel } from "@rubric/core";
 import { z } from "zod";
 import { ProviderConfigError } from "../errors.js";
 import {
@@ -42,7 +42,8 @@ const OpenAICompatibleOptionsSchema = z.strictObject({
  */
 export function openAICompatible(options: OpenAICompatibleOptions): LanguageModel {
   const parsed = OpenAICompatibleOptionsSchema.safeParse(options);
-  if (!parsed.success) throw new ProviderConfigError(`openAICompatible: ${z.prettifyError(parsed.error)}`);
+  if (!parsed.success)
+    throw new ProviderConfigError(`openAICompatible: ${formatZodIssues(parsed.error, { separator: "; " })}`);
   const o = parsed.data;
   const token = apiKeyFromEnv(o.apiKeyEnv, "OPENAI_API_KEY");
   return withRetryLayer(
