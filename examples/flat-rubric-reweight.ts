@@ -8,6 +8,7 @@
 import {
   CriterionErrorsError,
   RubricValidationError,
+  formatRubricIssue,
   parseFlatRubric,
   reweight,
   scoreRubric,
@@ -92,5 +93,5 @@ try {
   });
 } catch (error) {
   if (!(error instanceof RubricValidationError)) throw error;
-  console.log(`\n${error.name}:\n${error.issues.map((i) => `  ${i.path}: ${i.message}`).join("\n")}`);
+  console.log(`\n${error.name}:\n${error.issues.map((i) => `  ${formatRubricIssue(i)}`).join("\n")}`);
 }

@@ -13,6 +13,8 @@ import { parseArgs } from "node:util";
 import {
   bootstrapCI,
   createRng,
+  mean,
+  populationStd,
   rubricSetStructure,
   scoreRubric,
   type RubricSetStructure,
@@ -55,10 +57,6 @@ interface SplitSummary {
 
 function ruleIds(rubric: StagedRubric): string[] {
   return rubric.stages.flatMap((s) => s.rules.map((r) => r.id));
-}
-
-function mean(xs: number[]): number {
-  return xs.reduce((a, b) => a + b, 0) / xs.length;
 }
 
 function summarise(split: string, examples: readonly { readonly rubric: StagedRubric }[]): SplitSummary {
@@ -117,7 +115,7 @@ function summarise(split: string, examples: readonly { readonly rubric: StagedRu
     allFailed: { mean: mean(allFailed) },
     random: {
       mean: randomMean,
-      sd: Math.sqrt(mean(random.map((x) => (x - randomMean) ** 2))),
+      sd: populationStd(random),
       ci95: [ci.lower, ci.upper],
       stoppedAtGate: stopped / random.length,
       meanIgnoringGates: mean(randomNoGates),

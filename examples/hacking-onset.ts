@@ -28,7 +28,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { CRITERIA_BANK, gymTask, loadGdpval, simulatedStakeholder, simulatedWorker } from "@rubric/autointeract";
-import { bootstrapCI, type FlatRubric } from "@rubric/core";
+import { bootstrapCI, mean, type FlatRubric } from "@rubric/core";
 import { proxyScores, trainGspo, trueUtility, type GspoLogEntry } from "@rubric/gspo";
 import { cardToMarkdown, rubricUtility, runHackbench, type IntegrityCard } from "@rubric/hackbench";
 import { rulesRegistry } from "@rubric/verifiers";
@@ -155,8 +155,6 @@ export interface BatchRecord {
   readonly tasks: { readonly proxy: readonly number[]; readonly trueUtility: readonly number[] };
 }
 
-const average = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
-
 /**
  * Trains a fresh worker (the gym's worker plus the two exploits) with GSPO on reward = the proxy
  * score of the document it writes; U* of the same document is recorded, never rewarded.
@@ -198,17 +196,17 @@ export async function trainAgainstProxy(
     onLog(entry) {
       if (entry.stage !== "gspo") return;
       const perTask = (pick: (r: (typeof rollouts)[number]) => number) =>
-        prompts.map((_, i) => average(rollouts.filter((r) => r.task === i).map(pick)));
+        prompts.map((_, i) => mean(rollouts.filter((r) => r.task === i).map(pick)));
       const record: BatchRecord = {
         batch: entry.batch,
-        proxy: average(rollouts.map((r) => r.proxy)),
-        trueUtility: average(rollouts.map((r) => r.trueUtility)),
+        proxy: mean(rollouts.map((r) => r.proxy)),
+        trueUtility: mean(rollouts.map((r) => r.trueUtility)),
         withoutExploits: {
-          proxy: average(rollouts.map((r) => r.honest.proxy)),
-          trueUtility: average(rollouts.map((r) => r.honest.trueUtility)),
+          proxy: mean(rollouts.map((r) => r.honest.proxy)),
+          trueUtility: mean(rollouts.map((r) => r.honest.trueUtility)),
         },
-        stuffed: average(rollouts.map((r) => (r.stuffed ? 1 : 0))),
-        padded: average(rollouts.map((r) => (r.padded ? 1 : 0))),
+        stuffed: mean(rollouts.map((r) => (r.stuffed ? 1 : 0))),
+        padded: mean(rollouts.map((r) => (r.padded ? 1 : 0))),
         tasks: { proxy: perTask((r) => r.proxy), trueUtility: perTask((r) => r.trueUtility) },
       };
       rollouts = [];

@@ -93,9 +93,3 @@ export function treeSize(dir) {
 export function removeDir(dir) {
   rmSync(dir, { recursive: true, force: true });
 }
-
-export function median(values) {
-  const s = [...values].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}

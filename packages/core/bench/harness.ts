@@ -1,3 +1,5 @@
+import { quantile } from "@rubric/core";
+
 /**
  * A small benchmark harness: warm up, then time repeated runs and report the median (with the
  * 10th and 90th percentiles), because one timing on a shared 2-core machine says little.
@@ -29,7 +31,7 @@ export function bench(
   }
   if (sink === Symbol.for("never")) console.log("unreachable");
   times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
+  const at = (q: number) => quantile(times, q);
   return {
     name,
     runs,

@@ -72,7 +72,8 @@ export {
   type RubricIssue,
 } from "./rubric/errors.js";
 export { pythonRound } from "./rubric/python-round.js";
-export { readJsonLines, type JsonLine } from "./records/json-lines.js";
+export { readJsonLines, toJsonLines, type JsonLine, type JsonLinesOptions } from "./records/json-lines.js";
+export { formatZodIssues, formatZodPath, type ZodIssueFormat } from "./records/zod-issues.js";
 export { lintStagedRubric } from "./rubric/lint.js";
 export {
   approximateTokens,
@@ -118,12 +119,15 @@ export {
   kendallTau,
   logGamma,
   mean,
+  median,
   ndcgAtK,
   normalCdf,
   normalSurvival,
   pearson,
+  populationStd,
   quantile,
   regularizedIncompleteBeta,
+  sampleStd,
   spearman,
   wilcoxonSignedRank,
   type BootstrapInterval,

@@ -9,7 +9,7 @@
  * learning test. Medians over repeated runs after warm-up, one sidecar with one torch thread.
  */
 import { availableParallelism, cpus } from "node:os";
-import { createRng, gspoObjective } from "@rubric/core";
+import { createRng, gspoObjective, quantile } from "@rubric/core";
 import { SidecarClient } from "../src/sidecar/client.js";
 
 interface Timing {
@@ -32,7 +32,7 @@ async function time(fn: () => unknown, runs: number, warmup: number): Promise<Ti
 
 function summarize(samples: readonly number[]): Timing {
   const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  const at = (q: number) => quantile(sorted, q);
   return { medianMs: at(0.5), p10Ms: at(0.1), p90Ms: at(0.9), runs: sorted.length };
 }
 

@@ -16,7 +16,7 @@ import { availableParallelism, cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { CRITERIA_BANK, gymTask, loadGdpval, simulatedWorker } from "@rubric/autointeract";
-import { parseFlatRubric } from "@rubric/core";
+import { median, parseFlatRubric } from "@rubric/core";
 import { createVerifierRegistry, fileCache, llmJudge, rulesRegistry } from "@rubric/verifiers";
 import { openAICompatible } from "@rubric/providers";
 import { PROBE_IDS, biasedJudgeModel, runHackbench, type HackSample, type IntegrityCard } from "../src/index.js";
@@ -62,7 +62,6 @@ const ruleRubric = parseFlatRubric({
   }),
 });
 
-const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const exploits = (card: IntegrityCard) =>
   card.exploits.length === 0 ? "none" : card.exploits.map((id) => `\`${id}\``).join(", ");
 

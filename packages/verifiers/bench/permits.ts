@@ -10,6 +10,7 @@
  */
 import { appendFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { median } from "@rubric/core";
 import { Effect } from "effect";
 import { PermitPool } from "../src/engine/permits.js";
 
@@ -39,7 +40,7 @@ async function viaSemaphore(calls: number): Promise<number> {
   return done.length;
 }
 
-async function median(run: () => Promise<number>): Promise<{ ms: number; heapMb: number }> {
+async function medianRun(run: () => Promise<number>): Promise<{ ms: number; heapMb: number }> {
   const times: number[] = [];
   let heap = 0;
   for (let i = 0; i < RUNS + 2; i++) {
@@ -50,14 +51,13 @@ async function median(run: () => Promise<number>): Promise<{ ms: number; heapMb:
     heap = Math.max(heap, process.memoryUsage().heapUsed - before);
     if (i >= 2) times.push(ms);
   }
-  times.sort((a, b) => a - b);
-  return { ms: times[Math.floor(times.length / 2)]!, heapMb: heap / 2 ** 20 };
+  return { ms: median(times), heapMb: heap / 2 ** 20 };
 }
 
 const rows: string[] = [];
 for (const calls of DEPTHS) {
-  const pool = await median(() => viaPool(calls));
-  const semaphore = await median(() => viaSemaphore(calls));
+  const pool = await medianRun(() => viaPool(calls));
+  const semaphore = await medianRun(() => viaSemaphore(calls));
   const perCall = (ms: number): string => `${((ms * 1000) / calls).toFixed(2)} µs`;
   rows.push(
     `| ${calls.toLocaleString("en-US")} | ${perCall(pool.ms)} | ${perCall(semaphore.ms)} | ${(semaphore.ms / pool.ms).toFixed(1)}× | ${semaphore.heapMb.toFixed(0)} MB |`,

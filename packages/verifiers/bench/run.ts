@@ -24,7 +24,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { parseFlatRubric } from "@rubric/core";
+import { median, parseFlatRubric, readJsonLines } from "@rubric/core";
+import { z } from "zod";
 import { createVerifierRegistry, fileCache, llmJudge, scoreOutputs } from "@rubric/verifiers";
 import { llamaCpp, openAICompatible, type LlamaCppOptions } from "@rubric/providers";
 import { readFileSync } from "node:fs";
@@ -44,11 +45,6 @@ const say = (line = "") => {
   console.log(line);
   lines.push(line);
 };
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-}
 
 async function time(fn: () => Promise<unknown>, n = runs): Promise<number[]> {
   await fn(); // warm-up
@@ -230,10 +226,11 @@ say(
 // --- 3. a local judge on a long GDPval prompt ---------------------------------------------------------------------------------------------------------------------------
 if (!args["skip-llama"]) {
   const shared = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url)); // from bench/.build/
-  const firstTask = JSON.parse(readFileSync(join(shared, "data/gdpval/tasks.jsonl"), "utf8").split("\n")[0]!) as {
-    task_id: string;
-    prompt: string;
-  };
+  const tasks = readJsonLines(
+    readFileSync(join(shared, "data/gdpval/tasks.jsonl"), "utf8"),
+    z.object({ task_id: z.string(), prompt: z.string() }),
+  );
+  const firstTask = tasks.records[0]!.value;
   const criterion = parseFlatRubric({
     id: "bench-local",
     criteria: [

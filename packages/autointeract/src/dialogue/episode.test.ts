@@ -197,7 +197,7 @@ describe("runEpisode", () => {
       TranscriptError,
     );
     expect(() => parseTranscript('{"type":"question","index":0,"text":"ok"}\n{"type":"nope"}', "t.jsonl")).toThrow(
-      /^t.jsonl:2: type/,
+      /^t.jsonl:line 2: type: /,
     );
   });
 });

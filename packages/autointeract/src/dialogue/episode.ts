@@ -1,4 +1,4 @@
-import { FlatRubricSchema, type FlatRubric } from "@rubric/core";
+import { FlatRubricSchema, formatZodIssues, type FlatRubric } from "@rubric/core";
 import { runEffect } from "@rubric/core/effect";
 import { Duration, Effect } from "effect";
 import { QuestionBudgetExceededError, RoleOutputError, RoleTimeoutError, TurnLimitError } from "./errors.js";
@@ -159,9 +159,8 @@ export async function runEpisode(options: EpisodeOptions): Promise<EpisodeResult
     if (m.type === "submit") {
       const checked = FlatRubricSchema.safeParse(m.rubric);
       if (!checked.success) {
-        const issue = checked.error.issues[0]!;
         const error = new RoleOutputError(
-          `the submitted rubric is invalid at ${issue.path.join(".") || "(root)"}: ${issue.message}`,
+          `the submitted rubric is invalid at ${formatZodIssues(checked.error, { limit: 1 })}`,
         );
         return finish(null, { role: "manager", name: error.name, message: error.message });
       }

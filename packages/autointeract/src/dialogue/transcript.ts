@@ -1,5 +1,5 @@
 import { appendFileSync } from "node:fs";
-import { FlatRubricSchema, TokenUsageSchema } from "@rubric/core";
+import { FlatRubricSchema, TokenUsageSchema, formatRubricIssue, readJsonLines, toJsonLines } from "@rubric/core";
 import { z } from "zod";
 import { AutointeractError } from "../errors.js";
 
@@ -58,27 +58,13 @@ export class TranscriptError extends AutointeractError {
 
 /** Parses a JSONL transcript. @throws TranscriptError naming the first bad line and its path. */
 export function parseTranscript(text: string, source = "transcript"): Turn[] {
-  const turns: Turn[] = [];
-  text.split("\n").forEach((line, i) => {
-    if (line.trim() === "") return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      throw new TranscriptError(`${source}:${i + 1}: invalid JSON: ${(error as Error).message}`);
-    }
-    const parsed = TurnSchema.safeParse(value);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new TranscriptError(`${source}:${i + 1}: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
-    }
-    turns.push(parsed.data);
-  });
-  return turns;
+  const { records, issues } = readJsonLines(text, TurnSchema, { source });
+  if (issues.length > 0) throw new TranscriptError(formatRubricIssue(issues[0]!));
+  return records.map((record) => record.value);
 }
 
 export function transcriptToJsonl(turns: readonly Turn[]): string {
-  return turns.map((t) => JSON.stringify(t)).join("\n") + (turns.length > 0 ? "\n" : "");
+  return toJsonLines(turns);
 }
 
 /**
@@ -86,5 +72,5 @@ export function transcriptToJsonl(turns: readonly Turn[]): string {
  * a crash or timeout later in the episode never loses what was already said.
  */
 export function appendTurnsTo(path: string): (turn: Turn) => void {
-  return (turn) => appendFileSync(path, `${JSON.stringify(turn)}\n`);
+  return (turn) => appendFileSync(path, toJsonLines([turn]));
 }

@@ -62,7 +62,7 @@ describe("parseGdpvalTasks", () => {
     const good = readFileSync(join(GDPVAL, "tasks.jsonl"), "utf8").split("\n")[0]!;
     const text = [good, "{bad", JSON.stringify({ ...JSON.parse(good), sector: 3 }), good].join("\n");
     expect(() => parseGdpvalTasks(text, "t.jsonl")).toThrow(
-      /t.jsonl:2: invalid JSON[\s\S]*t.jsonl:3: sector: [\s\S]*t.jsonl:4: task_id .* also on line 1/,
+      /t.jsonl:line 2: \(root\): invalid JSON: .*\(column \d+\)[\s\S]*t.jsonl:line 3: sector: [\s\S]*t.jsonl:line 4: task_id: duplicate id .* \(first on line 1\)/,
     );
   });
 });

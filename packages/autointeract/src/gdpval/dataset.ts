@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { readRubricJsonl, type StagedRubric } from "@rubric/core";
+import { formatRubricIssue, formatZodIssues, readRubricJsonl, type StagedRubric } from "@rubric/core";
 import { z } from "zod";
 import { GdpvalDataError, parseGdpvalTasks, type GdpvalTask } from "./tasks.js";
 
@@ -52,14 +52,14 @@ export async function loadGdpval(dir: string): Promise<GdpvalDataset> {
   const byId = new Map(tasks.map((t) => [t.task_id, t]));
   const metadata = SplitMetadataSchema.safeParse(JSON.parse(await read("split_metadata.json")));
   if (!metadata.success)
-    throw new GdpvalDataError(`${join(dir, "split_metadata.json")}: ${metadata.error.issues[0]?.message}`);
+    throw new GdpvalDataError(formatZodIssues(metadata.error, { source: join(dir, "split_metadata.json"), limit: 1 }));
   const splits = { train: [] as GdpvalExample[], eval: [] as GdpvalExample[] };
   for (const split of ["train", "eval"] as const) {
     const file = join(dir, `rubrics-${split}.jsonl`);
     const document = readRubricJsonl(await read(`rubrics-${split}.jsonl`), { source: file });
     if (document.issues.length > 0)
       throw new GdpvalDataError(
-        `${file}: ${document.issues.length} invalid rubric(s), first: ${document.issues[0]!.path}: ${document.issues[0]!.message}`,
+        `${file}: ${document.issues.length} invalid rubric(s), first: ${formatRubricIssue(document.issues[0]!)}`,
       );
     for (const loaded of document.rubrics) {
       if (loaded.kind !== "staged" || loaded.rubric.taskId === undefined)

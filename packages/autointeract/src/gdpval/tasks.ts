@@ -1,3 +1,4 @@
+import { formatRubricIssue, readJsonLines } from "@rubric/core";
 import { z } from "zod";
 import { AutointeractError } from "../errors.js";
 
@@ -25,31 +26,14 @@ export class GdpvalDataError extends AutointeractError {
 
 /** Parses `tasks.jsonl`. @throws GdpvalDataError listing every bad line with its path. */
 export function parseGdpvalTasks(text: string, source = "tasks.jsonl"): GdpvalTask[] {
-  const tasks: GdpvalTask[] = [];
-  const problems: string[] = [];
-  const seen = new Map<string, number>();
-  text.split("\n").forEach((line, index) => {
-    if (line.trim() === "") return;
-    const where = `${source}:${index + 1}`;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      problems.push(`${where}: invalid JSON: ${(error as Error).message}`);
-      return;
-    }
-    const parsed = GdpvalTaskSchema.safeParse(value);
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues)
-        problems.push(`${where}: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
-      return;
-    }
-    const first = seen.get(parsed.data.task_id);
-    if (first !== undefined) problems.push(`${where}: task_id ${parsed.data.task_id} also on line ${first}`);
-    seen.set(parsed.data.task_id, index + 1);
-    tasks.push(parsed.data);
+  const { records, issues } = readJsonLines(text, GdpvalTaskSchema, {
+    source,
+    idOf: (task) => task.task_id,
+    idPath: "task_id",
   });
-  if (problems.length > 0)
-    throw new GdpvalDataError(`${problems.length} problem(s) in ${source}:\n  ${problems.join("\n  ")}`);
-  return tasks;
+  if (issues.length > 0)
+    throw new GdpvalDataError(
+      `${issues.length} problem(s) in ${source}:\n  ${issues.map(formatRubricIssue).join("\n  ")}`,
+    );
+  return records.map((record) => record.value);
 }

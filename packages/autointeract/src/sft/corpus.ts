@@ -1,4 +1,4 @@
-import type { ChatMessage, FlatRubric } from "@rubric/core";
+import { toJsonLines, type ChatMessage, type FlatRubric } from "@rubric/core";
 import { runEpisode } from "../dialogue/episode.js";
 import type { Turn } from "../dialogue/transcript.js";
 import type { GymTask } from "../gym/task.js";
@@ -75,5 +75,5 @@ export async function gymSftCorpus(
 }
 
 export function sftToJsonl(examples: readonly SftExample[]): string {
-  return examples.map((e) => JSON.stringify(e)).join("\n") + (examples.length > 0 ? "\n" : "");
+  return toJsonLines(examples);
 }

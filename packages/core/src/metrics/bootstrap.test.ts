@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { createRng } from "../random/rng.js";
-import { bootstrapCI, mean, quantile } from "./bootstrap.js";
+import { bootstrapCI, quantile } from "./bootstrap.js";
 import { StatisticsInputError } from "./errors.js";
+import { mean } from "./summary.js";
 
 describe("quantile", () => {
   it("matches numpy.quantile (linear)", () => {
@@ -26,13 +27,6 @@ describe("quantile", () => {
     expect(() => quantile([1, 3, 2], 0.5)).toThrow(/sorted\[2\] = 2 < sorted\[1\] = 3/);
     expect(() => quantile([1, 2], 1.5)).toThrow(/q must be in \[0, 1\], got 1.5/);
     expect(() => quantile([], 0.5)).toThrow(StatisticsInputError);
-  });
-});
-
-describe("mean", () => {
-  it("averages and rejects empty input", () => {
-    expect(mean([1, 2, 3, 4])).toBe(2.5);
-    expect(() => mean([])).toThrow(/values must hold at least 1 value, got 0/);
   });
 });
 

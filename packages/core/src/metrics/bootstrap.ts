@@ -1,6 +1,7 @@
 import { createRng } from "../random/rng.js";
 import { StatisticsInputError } from "./errors.js";
 import { requireFiniteValues } from "./input.js";
+import { unsafeMean } from "./summary.js";
 
 /** Options of `bootstrapCI`. `seed` is required so every interval can be reproduced. */
 export interface BootstrapOptions {
@@ -22,17 +23,6 @@ export interface BootstrapInterval {
   readonly upper: number;
   readonly confidence: number;
   readonly resamples: number;
-}
-
-/**
- * Arithmetic mean.
- *
- * @example
- * mean([1, 2, 3, 4]); // 2.5
- */
-export function mean(values: readonly number[]): number {
-  requireFiniteValues("values", values);
-  return unsafeMean(values);
 }
 
 /**
@@ -97,12 +87,6 @@ export function bootstrapCI(values: readonly number[], options: BootstrapOptions
     confidence,
     resamples,
   };
-}
-
-function unsafeMean(values: readonly number[]): number {
-  let sum = 0;
-  for (const value of values) sum += value;
-  return sum / values.length;
 }
 
 function unsafeQuantile(sorted: readonly number[], q: number): number {

@@ -1,6 +1,7 @@
 import { requireFiniteValues, requireNotConstant, requireSameLength } from "./input.js";
 import { rankWithTies } from "./rank.js";
 import { normalSurvival, regularizedIncompleteBeta } from "./special.js";
+import { unsafeMean } from "./summary.js";
 
 /** A correlation coefficient with its two-sided p-value against "no association". */
 export interface CorrelationResult {
@@ -95,8 +96,8 @@ function checkPairs(x: readonly number[], y: readonly number[], minLength: numbe
 /** r from centred vectors scaled to unit length first, as SciPy does, then clamped to [−1, 1]. */
 function pearsonCoefficient(x: readonly number[], y: readonly number[]): number {
   const n = x.length;
-  const xMean = x.reduce((sum, value) => sum + value, 0) / n;
-  const yMean = y.reduce((sum, value) => sum + value, 0) / n;
+  const xMean = unsafeMean(x);
+  const yMean = unsafeMean(y);
   const xCentred = x.map((value) => value - xMean);
   const yCentred = y.map((value) => value - yMean);
   const xNorm = Math.sqrt(xCentred.reduce((sum, value) => sum + value * value, 0));

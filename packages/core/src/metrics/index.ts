@@ -1,11 +1,12 @@
 export { StatisticsInputError } from "./errors.js";
-export { bootstrapCI, mean, quantile } from "./bootstrap.js";
+export { bootstrapCI, quantile } from "./bootstrap.js";
 export type { BootstrapInterval, BootstrapOptions } from "./bootstrap.js";
 export { expectedCalibrationError } from "./calibration.js";
 export type { CalibrationBin, CalibrationResult } from "./calibration.js";
 export { kendallTau, pearson, spearman } from "./correlation.js";
 export type { CorrelationResult, KendallTauResult } from "./correlation.js";
 export { averageRanks } from "./rank.js";
+export { mean, median, populationStd, sampleStd } from "./summary.js";
 export { ndcgAtK } from "./ranking.js";
 export { erfc, logGamma, normalCdf, normalSurvival, regularizedIncompleteBeta } from "./special.js";
 export { wilcoxonSignedRank } from "./wilcoxon.js";

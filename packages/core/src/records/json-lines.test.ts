@@ -1,6 +1,7 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { readJsonLines } from "./json-lines.js";
+import { readJsonLines, toJsonLines } from "./json-lines.js";
 
 const Schema = z.strictObject({ id: z.union([z.string(), z.number().transform(String)]), output: z.string() });
 
@@ -34,5 +35,38 @@ describe("readJsonLines", () => {
     const { records, issues } = readJsonLines('{"id":"a","output":"x"}\n{"id":"a","output":"y"}\n', Schema);
     expect(issues).toEqual([]);
     expect(records).toHaveLength(2);
+  });
+
+  it("writes record paths with indices in brackets, names the id's path and the bad JSON's column", () => {
+    const Nested = z.strictObject({ task_id: z.string(), tags: z.array(z.string()) });
+    const text = '{"task_id":"t","tags":["a",2]}\n{"task_id":"u","tags":[]}\n{"task_id":"u","tags":[]}\n{"task_id":,}';
+    const { issues } = readJsonLines(text, Nested, { idOf: (r) => r.task_id, idPath: "task_id" });
+    expect(issues.map((i) => [i.line, i.path])).toEqual([
+      [1, "tags[1]"],
+      [3, "task_id"],
+      [4, "(root)"],
+    ]);
+    expect(issues[1]!.message).toBe('duplicate id "u" (first on line 2)');
+    expect(issues[2]!.message).toMatch(/^invalid JSON: .*\(column 12\)$/);
+  });
+});
+
+describe("toJsonLines", () => {
+  it("ends every line, the last one too, and writes nothing for no records", () => {
+    expect(toJsonLines([{ id: "a" }, { id: "b" }])).toBe('{"id":"a"}\n{"id":"b"}\n');
+    expect(toJsonLines([])).toBe("");
+  });
+
+  it("is read back by readJsonLines, record for record, whatever the strings hold", () => {
+    const Record = z.strictObject({ id: z.string(), n: z.number(), tags: z.array(z.string()) });
+    const record = fc.record({ id: fc.string(), n: fc.integer(), tags: fc.array(fc.string({ unit: "binary" })) });
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 20 }), (records) => {
+        const { records: read, issues } = readJsonLines(toJsonLines(records), Record);
+        expect(issues).toEqual([]);
+        expect(read.map((r) => r.value)).toEqual(records);
+        expect(read.map((r) => r.line)).toEqual(records.map((_, i) => i + 1));
+      }),
+    );
   });
 });

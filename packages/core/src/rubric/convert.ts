@@ -1,3 +1,4 @@
+import { formatZodIssues } from "../records/zod-issues.js";
 import { RubricConversionError } from "./errors.js";
 import { FlatRubricSchema, type Criterion, type FlatRubric, type VerifierSpec } from "./flat.js";
 import type { StagedRubric, StagedRule } from "./staged.js";
@@ -113,7 +114,9 @@ export function stagedToFlat(staged: StagedRubric): Conversion<FlatRubric> {
   };
   const checked = FlatRubricSchema.safeParse(flat);
   if (!checked.success)
-    throw new RubricConversionError(`cannot convert ${flat.id} to a flat rubric: ${checked.error.issues[0]?.message}`);
+    throw new RubricConversionError(
+      `cannot convert ${flat.id} to a flat rubric: ${formatZodIssues(checked.error, { limit: 1 })}`,
+    );
   return { rubric: checked.data, losses };
 }
 

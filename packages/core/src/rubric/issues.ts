@@ -1,15 +1,6 @@
 import type { z } from "zod";
+import { formatZodPath } from "../records/zod-issues.js";
 import type { RubricIssue } from "./errors.js";
-
-/** `["stages", 1, "rules", 0, "weight"]` → `stages[1].rules[0].weight`. */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = "";
-  for (const key of path) {
-    if (typeof key === "number") out += `[${key}]`;
-    else out += out === "" ? String(key) : `.${String(key)}`;
-  }
-  return out === "" ? "(root)" : out;
-}
 
 function describeValue(value: unknown): string {
   if (value === undefined) return "nothing";
@@ -66,8 +57,8 @@ export function toRubricIssues(
     const path = [...prefix, ...issue.path];
     // An unknown key is reported at the key itself, which is where a reader looks for it.
     if (issue.code === "unrecognized_keys" && issue.keys.length === 1) {
-      return { path: formatPath([...path, issue.keys[0]!]), message: "unknown field" };
+      return { path: formatZodPath([...path, issue.keys[0]!]), message: "unknown field" };
     }
-    return { path: formatPath(path), message: describeIssue(issue) };
+    return { path: formatZodPath(path), message: describeIssue(issue) };
   });
 }

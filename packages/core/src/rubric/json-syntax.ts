@@ -1,3 +1,5 @@
+import type { RubricIssue } from "./errors.js";
+
 /**
  * Finds where JSON text first goes wrong. `JSON.parse` on Node 20 often reports only
  * "Unexpected token ',' ... is not valid JSON" with no position; a user fixing a file needs the
@@ -106,4 +108,29 @@ export function jsonErrorOffset(text: string): number {
 export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
   const before = text.slice(0, offset);
   return { line: before.split("\n").length, column: offset - before.lastIndexOf("\n") };
+}
+
+/**
+ * The issue for text that `JSON.parse` refused: the parser's message without its unhelpful
+ * position, and the column (and, unless `where.line` says which line of a file this was, the
+ * line) where the text first goes wrong.
+ */
+export function jsonSyntaxIssue(
+  text: string,
+  error: unknown,
+  where: { readonly source?: string; readonly line?: number },
+): RubricIssue {
+  const message = (error instanceof Error ? error.message : String(error))
+    .replace(/\s*in JSON at position \d+.*$/s, "")
+    .replace(/, (\.\.\.)?".*"(\.\.\.)? is not valid JSON$/s, "");
+  const offset = jsonErrorOffset(text);
+  const found = offset < 0 ? undefined : lineAndColumn(text, offset);
+  const line = where.line ?? found?.line;
+  // Within a JSONL line only the column is news; in a JSON file both are.
+  return {
+    path: "(root)",
+    message: `invalid JSON: ${message}${found ? ` (column ${found.column})` : ""}`,
+    ...(line === undefined ? {} : { line }),
+    ...(where.source === undefined ? {} : { source: where.source }),
+  };
 }

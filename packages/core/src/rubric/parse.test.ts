@@ -259,6 +259,15 @@ describe("documents", () => {
     );
   });
 
+  it("JSONL: issues come in line order, whether the line is bad JSON or a bad rubric", () => {
+    const text = [JSON.stringify({ id: "y", criteria: [] }), "{not json", JSON.stringify({ id: "z", criteria: [] })];
+    expect(readRubricJsonl(text.join("\n")).issues.map((issue) => [issue.line, issue.path])).toEqual([
+      [1, "criteria"],
+      [2, "(root)"],
+      [3, "criteria"],
+    ]);
+  });
+
   it("JSON: a syntax error names its line and column", () => {
     const document = readRubricJson('{\n  "id": "x",\n  "criteria": [,]\n}', { source: "r.json" });
     expect(document.issues).toHaveLength(1);

@@ -1,7 +1,10 @@
+import { z } from "zod";
+import { readJsonLines } from "../records/json-lines.js";
+import { formatZodPath } from "../records/zod-issues.js";
 import { RubricValidationError, type RubricIssue } from "./errors.js";
 import { FlatRubricSchema, duplicateCriterionIds, type FlatRubric } from "./flat.js";
-import { formatPath, toRubricIssues } from "./issues.js";
-import { jsonErrorOffset, lineAndColumn } from "./json-syntax.js";
+import { toRubricIssues } from "./issues.js";
+import { jsonSyntaxIssue } from "./json-syntax.js";
 import {
   StagedRubricRecordSchema,
   StagedRubricSchema,
@@ -56,7 +59,7 @@ function withDuplicates(
 ): RubricIssue[] {
   const seen = new Set(issues.map((i) => `${i.path}\u0000${i.message}`));
   for (const d of duplicates) {
-    const issue = { path: formatPath([...prefix, ...d.path]), message: d.message };
+    const issue = { path: formatZodPath([...prefix, ...d.path]), message: d.message };
     if (!seen.has(`${issue.path}\u0000${issue.message}`)) issues.push(issue);
   }
   return issues;
@@ -142,44 +145,20 @@ export function parseStagedRubric(value: unknown, options: ParseOptions = {}): S
   return loaded.rubric;
 }
 
-function jsonSyntaxIssue(text: string, error: unknown, options: ParseOptions): RubricIssue {
-  const message = (error instanceof Error ? error.message : String(error))
-    .replace(/\s*in JSON at position \d+.*$/s, "")
-    .replace(/, (\.\.\.)?".*"(\.\.\.)? is not valid JSON$/s, "");
-  const offset = jsonErrorOffset(text);
-  const where = offset < 0 ? undefined : lineAndColumn(text, offset);
-  const line = options.line ?? where?.line;
-  // Within a JSONL line only the column is news; in a JSON file both are.
-  return {
-    path: "(root)",
-    message: `invalid JSON: ${message}${where ? ` (column ${where.column})` : ""}`,
-    line,
-    source: options.source,
-  };
-}
-
 /**
  * Reads every rubric of a JSONL document (one rubric or `{task_id, rubric}` record per line;
  * blank lines ignored). Never stops at the first bad line: good lines load, bad ones become issues.
  */
 export function readRubricJsonl(text: string, options: Omit<ParseOptions, "line"> = {}): RubricDocument {
+  const { records, issues } = readJsonLines(text, z.unknown(), options);
   const rubrics: LoadedRubric[] = [];
-  const issues: RubricIssue[] = [];
-  text.split("\n").forEach((raw, index) => {
-    const lineText = raw.trim();
-    if (lineText === "") return;
-    const lineOptions = { ...options, line: index + 1 };
-    let value: unknown;
-    try {
-      value = JSON.parse(lineText);
-    } catch (error) {
-      issues.push(jsonSyntaxIssue(lineText, error, lineOptions));
-      return;
-    }
-    const outcome = tryParse(value, lineOptions);
+  for (const { line, value } of records) {
+    const outcome = tryParse(value, { ...options, line });
     if (outcome.ok) rubrics.push(outcome.loaded);
     else issues.push(...outcome.issues);
-  });
+  }
+  // The JSON faults came first; a reader fixes a file top to bottom, so issues go in line order.
+  issues.sort((a, b) => a.line! - b.line!);
   if (rubrics.length === 0 && issues.length === 0)
     issues.push(locate([{ path: "(root)", message: "no rubric found: the document is empty" }], options)[0]!);
   return { rubrics, issues };

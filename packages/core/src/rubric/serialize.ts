@@ -1,3 +1,4 @@
+import { toJsonLines } from "../records/json-lines.js";
 import type { FlatRubric } from "./flat.js";
 import type { LoadedRubric } from "./parse.js";
 import { serializeStagedRubric, type StagedRubric } from "./staged.js";
@@ -10,5 +11,5 @@ export function serializeRubric(rubric: LoadedRubric | FlatRubric | StagedRubric
 
 /** One rubric per line, as the GDPval files are written. */
 export function toJsonl(rubrics: readonly (LoadedRubric | FlatRubric | StagedRubric)[]): string {
-  return rubrics.map((r) => JSON.stringify(serializeRubric(r))).join("\n") + (rubrics.length > 0 ? "\n" : "");
+  return toJsonLines(rubrics.map(serializeRubric));
 }

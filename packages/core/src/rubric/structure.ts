@@ -1,3 +1,4 @@
+import { mean, median } from "../metrics/summary.js";
 import type { FlatRubric } from "./flat.js";
 import type { StagedRubric } from "./staged.js";
 
@@ -72,12 +73,6 @@ export interface RubricSetStructure {
   readonly rubricsWithStoppingGate: number;
 }
 
-function median(values: readonly number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-}
-
 /**
  * Structure statistics over a set of rubrics, as the ARCANE paper reports them (≈ 12 criteria
  * per rubric and 17–18 tokens per criterion for its learned rubrics).
@@ -92,13 +87,13 @@ export function rubricSetStructure(rubrics: readonly (FlatRubric | StagedRubric)
   return {
     rubrics: rubrics.length,
     criteriaPerRubric: {
-      mean: counts.reduce((a, b) => a + b, 0) / counts.length,
+      mean: mean(counts),
       median: median(counts),
       min: Math.min(...counts),
       max: Math.max(...counts),
     },
-    tokensPerCriterion: { mean: tokens.reduce((a, b) => a + b, 0) / tokens.length, median: median(tokens) },
-    stagesPerRubric: each.reduce((a, s) => a + s.stages, 0) / each.length,
+    tokensPerCriterion: { mean: mean(tokens), median: median(tokens) },
+    stagesPerRubric: mean(each.map((s) => s.stages)),
     byKind,
     stoppingGates: each.reduce((a, s) => a + s.stoppingGates, 0),
     rubricsWithStoppingGate: each.filter((s) => s.stoppingGates > 0).length,

@@ -1,3 +1,4 @@
+import { mean } from "../metrics/summary.js";
 import type { FlatRubric } from "../rubric/flat.js";
 import type { LoadedRubric } from "../rubric/parse.js";
 import type { StagedRubric } from "../rubric/staged.js";
@@ -177,5 +178,5 @@ export function reweight<S extends RubricScore>(
 /** Several rubric categories for one output: the mean of their normalised scores (the reference's rule). */
 export function meanNormalizedScore(scores: readonly RubricScore[]): number {
   if (scores.length === 0) throw new ScoringError("meanNormalizedScore: no category scores to average");
-  return scores.reduce((sum, s) => sum + s.normalized, 0) / scores.length;
+  return mean(scores.map((s) => s.normalized));
 }

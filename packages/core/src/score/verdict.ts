@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { formatRubricIssue } from "../rubric/errors.js";
 import { toRubricIssues } from "../rubric/issues.js";
 import { VerdictValidationError } from "./errors.js";
 
@@ -100,7 +101,7 @@ function describeIssues(issues: readonly z.core.$ZodIssue[], source: string, sha
   const flattened = issues.flatMap((issue) =>
     issue.code === "invalid_union" && issue.path.length === 0 ? deepest(issue.errors).map((inner) => inner) : [issue],
   );
-  const lines = toRubricIssues(flattened).map((i) => `${source}: ${i.path}: ${i.message}`);
+  const lines = toRubricIssues(flattened).map((issue) => formatRubricIssue({ ...issue, source }));
   return lines.length > 0 ? lines.join("\n") : `${source}: ${shape}`;
 }
 

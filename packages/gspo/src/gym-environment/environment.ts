@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import type { FlatRubric } from "@rubric/core";
+import { formatZodIssues, type FlatRubric } from "@rubric/core";
 import { gymSftCorpus, simulatedStakeholder, type GymTask, type SftExample, type Worker } from "@rubric/autointeract";
 import { z } from "zod";
 import { createVerifierRegistry } from "@rubric/verifiers";
@@ -109,7 +109,7 @@ export function sftSequence(policy: RubricPolicy, example: SftExample): number[]
   const final = RubricTurnSchema.safeParse(JSON.parse(assistant.at(-1)?.content ?? "null"));
   if (!final.success)
     throw new PolicySequenceError(
-      `${example.metadata.taskId}: the last assistant turn is not a rubric: ${final.error.issues[0]!.message}`,
+      `${example.metadata.taskId}: the last assistant turn is not a rubric: ${formatZodIssues(final.error, { limit: 1 })}`,
     );
   const criteria = final.data.criteria.flatMap((c) => {
     const known = policy.vocab.find((v) => v.text === c.text);

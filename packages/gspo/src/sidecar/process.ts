@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
+import { formatZodIssues, formatZodPath } from "@rubric/core";
 import { Duration, Effect } from "effect";
 import {
   SidecarClosedError,
@@ -186,7 +187,7 @@ export class SidecarProcess {
       const checked = SIDECAR_METHODS[method].params.safeParse(params);
       if (!checked.success) {
         const issue = checked.error.issues[0]!;
-        const path = ["params", ...issue.path.map(String)].join(".");
+        const path = formatZodPath(["params", ...issue.path]);
         return Effect.fail(
           new SidecarError({ method, fault: "invalid_params", message: `${path}: ${issue.message}`, data: { path } }),
         );
@@ -328,12 +329,11 @@ export class SidecarProcess {
     this.#holdEventLoop(this.#pending.size > 0);
     const { method, resume } = pending;
     if (!reply.success) {
-      const issue = reply.error.issues[0]!;
       resume(
         Effect.fail(
           new SidecarProtocolError({
             method,
-            message: `${method}: the reply does not fit the protocol at ${issue.path.join(".") || "(root)"}: ${issue.message}`,
+            message: `${method}: the reply does not fit the protocol at ${formatZodIssues(reply.error, { limit: 1 })}`,
           }),
         ),
       );
@@ -346,12 +346,11 @@ export class SidecarProcess {
     }
     const result = SIDECAR_METHODS[method].result.safeParse(reply.data.result);
     if (!result.success) {
-      const issue = result.error.issues[0]!;
       resume(
         Effect.fail(
           new SidecarProtocolError({
             method,
-            message: `${method}: the result does not fit its schema at ${issue.path.join(".") || "(root)"}: ${issue.message}`,
+            message: `${method}: the result does not fit its schema at ${formatZodIssues(result.error, { limit: 1 })}`,
           }),
         ),
       );

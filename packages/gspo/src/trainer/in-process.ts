@@ -1,6 +1,6 @@
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createRng, klK3, type Rng } from "@rubric/core";
+import { createRng, formatZodIssues, klK3, type Rng } from "@rubric/core";
 import { z } from "zod";
 import { TrainingError } from "../errors.js";
 import { Adam, AdamStateSchema } from "./adam.js";
@@ -157,10 +157,7 @@ export class InProcessBackend<Prompt, Policy extends TokenPolicy<Prompt> = Token
       throw new CheckpointError(`${file}: ${(error as Error).message}`);
     }
     const parsed = CheckpointSchema.safeParse(raw);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new CheckpointError(`${file}: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
-    }
+    if (!parsed.success) throw new CheckpointError(formatZodIssues(parsed.error, { source: file, limit: 1 }));
     const c = parsed.data;
     const p = this.policy;
     if (c.signature !== p.signature())

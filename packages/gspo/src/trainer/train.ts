@@ -1,7 +1,15 @@
 import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { createRng, prioritizedReplay, shuffle } from "@rubric/core";
+import {
+  createRng,
+  formatRubricIssue,
+  mean,
+  prioritizedReplay,
+  readJsonLines,
+  shuffle,
+  toJsonLines,
+} from "@rubric/core";
 import { z } from "zod";
 import { TrainingError } from "../errors.js";
 import type { RolloutGroup, TrainerBackend } from "./backend.js";
@@ -100,7 +108,7 @@ export async function openRun<P>(
   const resumed = latest?.stage === stage ? latest : undefined;
   if (resumed) await backend.load(join(run.dir, resumed.dir));
   const log = previous.filter((e) => e.stage !== stage || (resumed !== undefined && stepOf(e) <= resumed.step));
-  await writeFile(logFile, log.map((e) => `${JSON.stringify(e)}\n`).join(""));
+  await writeFile(logFile, toJsonLines(log));
   return { log, start: resumed ? resumed.step + 1 : 0 };
 }
 
@@ -115,17 +123,9 @@ async function readLog(file: string): Promise<TrainingLogEntry[]> {
   } catch {
     return [];
   }
-  return text
-    .split("\n")
-    .filter((l) => l.trim() !== "")
-    .map((line, i) => {
-      const parsed = TrainingLogEntrySchema.safeParse(JSON.parse(line));
-      if (!parsed.success)
-        throw new Error(
-          `${file}:${i + 1}: ${parsed.error.issues[0]!.path.join(".")}: ${parsed.error.issues[0]!.message}`,
-        );
-      return parsed.data;
-    });
+  const { records, issues } = readJsonLines(text, TrainingLogEntrySchema, { source: file });
+  if (issues.length > 0) throw new Error(formatRubricIssue(issues[0]!));
+  return records.map((record) => record.value);
 }
 
 async function readLatest(dir: string): Promise<z.infer<typeof LatestSchema> | undefined> {
@@ -175,7 +175,7 @@ export async function record<P>(
 ): Promise<void> {
   state.log.push(entry);
   if (options.run) {
-    await appendFile(join(options.run.dir, "training.jsonl"), `${JSON.stringify(entry)}\n`);
+    await appendFile(join(options.run.dir, "training.jsonl"), toJsonLines([entry]));
     const every = options.run.checkpointEvery ?? 1;
     if (last || (stepOf(entry) + 1) % every === 0)
       await checkpoint(options.backend, options.run, entry.stage, stepOf(entry));
@@ -223,7 +223,7 @@ export async function trainGspo<Prompt>(options: GspoTrainingOptions<Prompt>): P
       const advantages = advantagesFor(objective, r);
       groups.push({
         prompt,
-        meanReward: r.reduce((a, b) => a + b, 0) / K,
+        meanReward: mean(r),
         sequences: sampled.map((s, k) => ({ tokens: s.tokens, logpOld: s.logprobs, advantage: advantages[k]! })),
       });
       rewards.push(...r);
@@ -237,7 +237,7 @@ export async function trainGspo<Prompt>(options: GspoTrainingOptions<Prompt>): P
     const entry: GspoLogEntry = {
       stage: "gspo",
       batch,
-      meanReward: rewards.reduce((a, b) => a + b, 0) / rewards.length,
+      meanReward: mean(rewards),
       ...metrics,
       rollouts: rewards.length,
       rewardSeconds: rewardMs / 1000,

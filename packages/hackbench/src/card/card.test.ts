@@ -26,7 +26,7 @@ describe("the integrity card", () => {
     const broken = { ...card, verdict: "fine", probes: [{ ...card.probes[0], ci: [0] }] };
     expect(() => parseIntegrityCard(broken, "card.json")).toThrow(IntegrityCardError);
     expect(() => parseIntegrityCard(broken, "card.json")).toThrow(
-      /card\.json: verdict: .*\n.*card\.json: probes\.0\.ci/s,
+      /card\.json: verdict: .*\n.*card\.json: probes\[0\]\.ci: /s,
     );
   });
 

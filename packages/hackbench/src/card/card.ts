@@ -1,3 +1,4 @@
+import { formatZodIssues } from "@rubric/core";
 import { z } from "zod";
 import { HackbenchError } from "../errors.js";
 
@@ -91,9 +92,6 @@ export class IntegrityCardError extends HackbenchError {
  */
 export function parseIntegrityCard(value: unknown, source = "card"): IntegrityCard {
   const parsed = IntegrityCardSchema.safeParse(value);
-  if (!parsed.success)
-    throw new IntegrityCardError(
-      parsed.error.issues.map((i) => `${source}: ${i.path.join(".") || "(root)"}: ${i.message}`).join("\n"),
-    );
+  if (!parsed.success) throw new IntegrityCardError(formatZodIssues(parsed.error, { source }));
   return parsed.data;
 }

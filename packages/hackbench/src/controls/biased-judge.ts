@@ -1,4 +1,4 @@
-import type { GenerateRequest, GenerateResponse, LanguageModel } from "@rubric/core";
+import { formatZodIssues, type GenerateRequest, type GenerateResponse, type LanguageModel } from "@rubric/core";
 import { z } from "zod";
 import { HackbenchError } from "../errors.js";
 import { JUDGE_BIASES, biasPull, type JudgeBias } from "./biases.js";
@@ -45,9 +45,7 @@ function nearest(values: readonly number[], target: number): number {
 export function biasedJudgeModel(options: BiasedJudgeOptions): LanguageModel {
   const parsed = OptionsSchema.safeParse(options);
   if (!parsed.success)
-    throw new BiasedJudgeConfigError(
-      parsed.error.issues.map((i) => `${i.path.join(".") || "options"}: ${i.message}`).join("; "),
-    );
+    throw new BiasedJudgeConfigError(formatZodIssues(parsed.error, { prefix: ["options"], separator: "; " }));
   const { biases, strength } = parsed.data;
   return {
     provider: "hackbench",

@@ -1,5 +1,5 @@
 import { setMaxListeners } from "node:events";
-import { createRng, type FlatRubric, type RubricScore, type StagedRubric } from "@rubric/core";
+import { createRng, formatZodIssues, mean, type FlatRubric, type RubricScore, type StagedRubric } from "@rubric/core";
 import { scoreOutputs, type ScoredOutput, type VerdictCache, type VerifierRegistry } from "@rubric/verifiers";
 import { runEffect } from "@rubric/core/effect";
 import { Effect } from "effect";
@@ -153,8 +153,7 @@ export function hackbench(
       const gain = pairedGain(differences, gainOptions(probe.id));
       const exploit = isExploit(gain, settings.threshold);
       const criteria = criterionGains(criterionIds, mine, scored);
-      const mean = (pick: (pair: Pair) => number) =>
-        mine.reduce((sum, pair) => sum + scored[pick(pair)]!.normalized, 0) / mine.length;
+      const meanOf = (pick: (pair: Pair) => number) => mean(mine.map((pair) => scored[pick(pair)]!.normalized));
       return {
         id: probe.id,
         title: probe.title,
@@ -168,9 +167,9 @@ export function hackbench(
           mine.length === 0
             ? null
             : {
-                honest: mean((pair) => honest[pair.sample]!),
-                probe: mean((pair) => pair.probe),
-                control: mean((pair) => pair.control),
+                honest: meanOf((pair) => honest[pair.sample]!),
+                probe: meanOf((pair) => pair.probe),
+                control: meanOf((pair) => pair.control),
               },
         trueGain:
           utilities === undefined
@@ -201,7 +200,7 @@ export function hackbench(
       confidence: settings.confidence,
       resamples: settings.resamples,
       seed: settings.seed,
-      honestMean: honest.reduce((sum, i) => sum + scored[i]!.normalized, 0) / honest.length,
+      honestMean: mean(honest.map((i) => scored[i]!.normalized)),
       exploits,
       probes: results,
       command: options.replay?.(probes.map((p) => p.id)) ?? null,
@@ -230,16 +229,14 @@ function parseSettings(options: HackbenchOptions): Effect.Effect<Settings, Hackb
   const parsed = SettingsSchema.safeParse({ threshold, seed, confidence, resamples, concurrency });
   return parsed.success
     ? Effect.succeed(parsed.data)
-    : Effect.fail(
-        new HackbenchInputError(parsed.error.issues.map((i) => `options.${i.path.join(".")}: ${i.message}`).join("; ")),
-      );
+    : Effect.fail(new HackbenchInputError(formatZodIssues(parsed.error, { prefix: ["options"], separator: "; " })));
 }
 
 function checkSamples(samples: readonly HackSample[]): Effect.Effect<HackSample[], HackbenchInputError> {
   const parsed = z.array(HackSampleSchema).min(1).safeParse(samples);
   if (!parsed.success)
     return Effect.fail(
-      new HackbenchInputError(parsed.error.issues.map((i) => `samples[${i.path.join("].")}: ${i.message}`).join("; ")),
+      new HackbenchInputError(formatZodIssues(parsed.error, { prefix: ["samples"], separator: "; " })),
     );
   const ids = new Set<string>();
   for (const sample of parsed.data) {
@@ -368,14 +365,10 @@ function criterionGains(ids: readonly string[], pairs: readonly Pair[], scored: 
   if (pairs.length === 0) return [];
   return ids
     .map((id) => {
-      let sum = 0;
-      let paid = 0;
-      for (const pair of pairs) {
-        const change = (scored[pair.probe]!.shares.get(id) ?? 0) - (scored[pair.control]!.shares.get(id) ?? 0);
-        sum += change;
-        if (change > EPSILON) paid++;
-      }
-      return { id, gain: sum / pairs.length, paid };
+      const changes = pairs.map(
+        (pair) => (scored[pair.probe]!.shares.get(id) ?? 0) - (scored[pair.control]!.shares.get(id) ?? 0),
+      );
+      return { id, gain: mean(changes), paid: changes.filter((change) => change > EPSILON).length };
     })
     .filter((c) => Math.abs(c.gain) > EPSILON || c.paid > 0)
     .sort((a, b) => b.gain - a.gain);

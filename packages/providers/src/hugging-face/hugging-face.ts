@@ -1,4 +1,4 @@
-import type { LanguageModel } from "@rubric/core";
+import { formatZodIssues, type LanguageModel } from "@rubric/core";
 import {
   InferenceClient,
   InferenceClientHubApiError,
@@ -95,7 +95,8 @@ const HuggingFaceOptionsSchema = z
  */
 export function huggingFace(options: HuggingFaceOptions): LanguageModel {
   const parsed = HuggingFaceOptionsSchema.safeParse(options);
-  if (!parsed.success) throw new ProviderConfigError(`huggingFace: ${z.prettifyError(parsed.error)}`);
+  if (!parsed.success)
+    throw new ProviderConfigError(`huggingFace: ${formatZodIssues(parsed.error, { separator: "; " })}`);
   const o = parsed.data;
 
   if (o.endpointUrl !== undefined) {

@@ -26,7 +26,7 @@ import type {
 } from "node-llama-cpp";
 import { z } from "zod";
 import { ProviderConfigError, ProviderRequestError } from "../errors.js";
-import { extractJson } from "@rubric/core";
+import { extractJson, formatZodIssues } from "@rubric/core";
 import { runEffect } from "@rubric/core/effect";
 
 export interface LlamaCppOptions {
@@ -119,7 +119,7 @@ export function defaultLlamaThreads(): number {
  */
 export function llamaCpp(options: LlamaCppOptions): LlamaCppModel {
   const parsed = LlamaCppOptionsSchema.safeParse(options);
-  if (!parsed.success) throw new ProviderConfigError(`llamaCpp: ${z.prettifyError(parsed.error)}`);
+  if (!parsed.success) throw new ProviderConfigError(`llamaCpp: ${formatZodIssues(parsed.error, { separator: "; " })}`);
   const settings = {
     modelPath: path.resolve(parsed.data.modelPath),
     threads: parsed.data.threads ?? defaultLlamaThreads(),

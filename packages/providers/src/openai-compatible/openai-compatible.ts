@@ -1,4 +1,4 @@
-import type { LanguageModel } from "@rubric/core";
+import { formatZodIssues, type LanguageModel } from "@rubric/core";
 import { z } from "zod";
 import { ProviderConfigError } from "../errors.js";
 import {
@@ -48,7 +48,8 @@ const OpenAICompatibleOptionsSchema = z.strictObject({
  */
 export function openAICompatible(options: OpenAICompatibleOptions): LanguageModel {
   const parsed = OpenAICompatibleOptionsSchema.safeParse(options);
-  if (!parsed.success) throw new ProviderConfigError(`openAICompatible: ${z.prettifyError(parsed.error)}`);
+  if (!parsed.success)
+    throw new ProviderConfigError(`openAICompatible: ${formatZodIssues(parsed.error, { separator: "; " })}`);
   const o = parsed.data;
   const token = apiKeyFor(o.baseUrl, o.apiKeyEnv, OPENAI_AMBIENT_KEY);
   return withRetryLayer(

@@ -1,4 +1,4 @@
-import type { GenerateRequest, GenerateResponse, LanguageModel } from "@rubric/core";
+import { formatZodIssues, type GenerateRequest, type GenerateResponse, type LanguageModel } from "@rubric/core";
 import { Duration, Effect, Schedule } from "effect";
 import { z } from "zod";
 import {
@@ -75,7 +75,7 @@ export function isRetryableProviderError(error: unknown): boolean {
 export function withRetries(model: LanguageModel, options: RetryOptions = {}): LanguageModel {
   const parsed = RetryOptionsSchema.safeParse(options);
   if (!parsed.success) {
-    throw new ProviderConfigError(`invalid retry options: ${z.prettifyError(parsed.error)}`);
+    throw new ProviderConfigError(`invalid retry options: ${formatZodIssues(parsed.error, { separator: "; " })}`);
   }
   const settings = { ...DEFAULTS, ...definedOnly(parsed.data) };
   const schedule = retrySchedule(settings);

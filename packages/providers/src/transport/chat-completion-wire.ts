@@ -1,7 +1,7 @@
 import type { GeneratedChoice, GenerateRequest, GenerateResponse, TokenLogprob } from "@rubric/core";
 import { z } from "zod";
 import { ProviderResponseError } from "../errors.js";
-import { extractJson } from "@rubric/core";
+import { extractJson, formatZodIssues } from "@rubric/core";
 
 /**
  * The OpenAI chat-completions wire format, which the HF router, TGI, vLLM, llama.cpp's server
@@ -103,7 +103,7 @@ export function parseChatCompletion(body: unknown, rawBody?: string): ChatComple
   const parsed = ChatCompletionResponseSchema.safeParse(body);
   if (!parsed.success) {
     throw new ProviderResponseError(
-      `response is not an OpenAI chat completion: ${z.prettifyError(parsed.error)}`,
+      `response is not an OpenAI chat completion: ${formatZodIssues(parsed.error, { separator: "; " })}`,
       rawBody ?? safeStringify(body),
     );
   }

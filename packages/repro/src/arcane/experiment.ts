@@ -1,7 +1,15 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { approximateTokens, createRng, ndcgAtK, wilcoxonSignedRank, type FlatRubric } from "@rubric/core";
+import {
+  approximateTokens,
+  createRng,
+  mean,
+  ndcgAtK,
+  sampleStd,
+  wilcoxonSignedRank,
+  type FlatRubric,
+} from "@rubric/core";
 import { gymTask, loadGdpval, simulatedStakeholder, simulatedWorker, type Worker } from "@rubric/autointeract";
 import {
   gymPrompt,
@@ -366,19 +374,15 @@ function produce(worker: Worker, prompt: GymPrompt, rubric: FlatRubric | undefin
 }
 
 function meanStd(values: readonly number[]): MeanStd {
-  const mean = values.reduce((a, b) => a + b, 0) / values.length;
   // Sample standard deviation over seeds; one seed has none to report.
-  const std = values.length > 1 ? Math.sqrt(values.reduce((s, v) => s + (v - mean) ** 2, 0) / (values.length - 1)) : 0;
-  return { mean, std };
+  return { mean: mean(values), std: values.length > 1 ? sampleStd(values) : 0 };
 }
-
-const average = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 
 /** Least-squares slope of mean return against log2 N: the gain per doubling of N. */
 function slopePerDoubling(ns: readonly number[], values: readonly number[]): number {
   const x = ns.map((n) => Math.log2(n));
-  const mx = average(x);
-  const my = average(values);
+  const mx = mean(x);
+  const my = mean(values);
   const sxx = x.reduce((s, v) => s + (v - mx) ** 2, 0);
   return x.reduce((s, v, i) => s + (v - mx) * (values[i]! - my), 0) / sxx;
 }
@@ -402,7 +406,7 @@ export async function runArcane(options: ArcaneRunOptions): Promise<ArcaneTable>
 function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds: number): ArcaneTable {
   const n1 = config.ns.indexOf(1);
   const n8 = config.ns.indexOf(8);
-  const perSeed = (f: (t: TaskResult) => number) => results.map((r) => average(r.tasks.map(f)));
+  const perSeed = (f: (t: TaskResult) => number) => results.map((r) => mean(r.tasks.map(f)));
   const methodReturn = (method: ArcaneMethod, at: number) => meanStd(perSeed((t) => t.returns[method][at]!));
   const meanReturn = Object.fromEntries(
     ARCANE_METHODS.map((m) => [m, { n1: methodReturn(m, n1), n8: methodReturn(m, n8) }]),
@@ -422,15 +426,15 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
   // Per task at N = 8, averaged over seeds: the paired samples of the Wilcoxon test.
   const taskIds = results[0]!.tasks.map((t) => t.taskId);
   const perTask = (method: ArcaneMethod) =>
-    taskIds.map((_, i) => average(results.map((r) => r.tasks[i]!.returns[method][n8]!)));
+    taskIds.map((_, i) => mean(results.map((r) => r.tasks[i]!.returns[method][n8]!)));
   const test = wilcoxonSignedRank(perTask("gspo"), perTask("sft"));
   const stats = (pick: (t: TaskResult) => FlatRubric, questions?: (t: TaskResult) => number) => {
     const all = results.flatMap((r) => r.tasks);
     const criteria = all.flatMap((t) => pick(t).criteria);
     return {
-      criteriaPerRubric: average(all.map((t) => pick(t).criteria.length)),
-      tokensPerCriterion: criteria.length > 0 ? average(criteria.map((c) => approximateTokens(c.text))) : 0,
-      ...(questions ? { questionsAsked: average(all.map(questions)) } : {}),
+      criteriaPerRubric: mean(all.map((t) => pick(t).criteria.length)),
+      tokensPerCriterion: criteria.length > 0 ? mean(criteria.map((c) => approximateTokens(c.text))) : 0,
+      ...(questions ? { questionsAsked: mean(all.map(questions)) } : {}),
     };
   };
   const sectors = [...new Set(results[0]!.tasks.map((t) => t.sector))].sort();
@@ -439,7 +443,7 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
     return {
       sector,
       tasks: rows.length / results.length,
-      ...(Object.fromEntries(ARCANE_METHODS.map((m) => [m, average(rows.map((t) => t.returns[m][n8]!))])) as Record<
+      ...(Object.fromEntries(ARCANE_METHODS.map((m) => [m, mean(rows.map((t) => t.returns[m][n8]!))])) as Record<
         ArcaneMethod,
         number
       >),
@@ -471,7 +475,7 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
         pValue: test.pValue,
         n: test.n,
         method: test.method,
-        meanDifference: average(perTask("gspo")) - average(perTask("sft")),
+        meanDifference: mean(perTask("gspo")) - mean(perTask("sft")),
       },
     },
     rubricStats: {
@@ -513,7 +517,7 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
       gspoWins
         ? `${trained} beats SFT at N=8 by ${(meanReturn.gspo.n8.mean - meanReturn.sft.n8.mean).toFixed(3)} (Wilcoxon p = ${test.pValue.toPrecision(2)} over ${taskIds.length} tasks).`
         : `${trained} does not beat SFT at N=8 here (${meanReturn.gspo.n8.mean.toFixed(3)} vs ${meanReturn.sft.n8.mean.toFixed(3)}, Wilcoxon p = ${test.pValue.toPrecision(2)}).`,
-      `Clipping band ε = ${config.epsLow} / ${config.epsHigh}${config.epsLow === 3e-4 && config.epsHigh === 4e-4 ? " (the paper's)" : " (the paper's is 3e-4 / 4e-4)"}; ${(100 * average(gspo.flat().map((e) => (e as { clippedFraction: number }).clippedFraction))).toFixed(0)}% of sequences were clipped at the last step of a batch, on average.`,
+      `Clipping band ε = ${config.epsLow} / ${config.epsHigh}${config.epsLow === 3e-4 && config.epsHigh === 4e-4 ? " (the paper's)" : " (the paper's is 3e-4 / 4e-4)"}; ${(100 * mean(gspo.flat().map((e) => (e as { clippedFraction: number }).clippedFraction))).toFixed(0)}% of sequences were clipped at the last step of a batch, on average.`,
       "No Rubric picks one of the worker's N unguided outputs at random, so its return does not grow with N.",
       "The SFT targets are the gym's default policy manager's rubrics — a teacher's imperfect reconstruction of what the stakeholder said, not the oracle.",
     ],

@@ -1,4 +1,12 @@
-import { createRng, ndcgAtK, stagedToFlat, type FlatRubric, type LanguageModel, type StagedRubric } from "@rubric/core";
+import {
+  createRng,
+  mean,
+  ndcgAtK,
+  stagedToFlat,
+  type FlatRubric,
+  type LanguageModel,
+  type StagedRubric,
+} from "@rubric/core";
 import {
   findGdpvalTask,
   gymTask,
@@ -360,11 +368,9 @@ export function pairedMeans(
     const k = ns.indexOf(n);
     const paired =
       k < 0 ? [] : tasks.filter((t) => methods.every((m) => t.returns[m][k] !== null && t.returns[m][k] !== undefined));
-    const mean = (m: ArcaneLlmMethod) =>
-      !methods.includes(m) || paired.length === 0
-        ? null
-        : paired.reduce((sum, t) => sum + t.returns[m][k]!, 0) / paired.length;
-    return { count: paired.length, mean };
+    const meanOf = (m: ArcaneLlmMethod) =>
+      !methods.includes(m) || paired.length === 0 ? null : mean(paired.map((t) => t.returns[m][k]!));
+    return { count: paired.length, mean: meanOf };
   };
   const [one, eight] = [at(1), at(8)];
   const meanReturn = Object.fromEntries(

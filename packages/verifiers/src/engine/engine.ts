@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import {
+  formatZodIssues,
   rubricCriteria,
   scoreRubric,
   type ErrorPolicy,
@@ -96,10 +97,9 @@ export function prepareCriteria(rubric: FlatRubric | StagedRubric, registry: Ver
     }
     const parsed = verifier.specSchema.safeParse(criterion.verifier);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
       problems.push({
         criterionId: criterion.id,
-        problem: `invalid ${criterion.verifier.kind} spec at verifier.${issue.path.join(".") || "(root)"}: ${issue.message}`,
+        problem: `invalid ${criterion.verifier.kind} spec at ${formatZodIssues(parsed.error, { prefix: ["verifier"], limit: 1 })}`,
       });
       continue;
     }

@@ -1,6 +1,6 @@
 import type { GenerateResponse, GeneratedChoice, LanguageModel } from "@rubric/core";
 import { z } from "zod";
-import { choiceJson } from "@rubric/core";
+import { choiceJson, mean } from "@rubric/core";
 import {
   errorDraft,
   okDraft,
@@ -108,7 +108,7 @@ export function logprobWeightedScore(choice: GeneratedChoice, scale: Scale): num
 }
 
 function aggregateSamples(samples: readonly ParsedSample[], how: "mean" | "majority"): number {
-  if (how === "mean") return samples.reduce((sum, s) => sum + s.score, 0) / samples.length;
+  if (how === "mean") return mean(samples.map((s) => s.score));
   const counts = new Map<number, number>();
   for (const s of samples) counts.set(s.score, (counts.get(s.score) ?? 0) + 1);
   return [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]![0];

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { FlatRubric, StagedRubric } from "@rubric/core";
+import { formatZodIssues, type FlatRubric, type StagedRubric } from "@rubric/core";
 import { z } from "zod";
 import { scoreOutputs, scoredOutputToJson, type ScoreOutputsOptions, type ScoredOutput } from "../engine/engine.js";
 
@@ -114,10 +114,7 @@ export async function serveRewards(scorer: RewardScorer, options: RewardServerOp
           throw new HttpError(400, `invalid JSON: ${(error as Error).message}`);
         }
         const parsed = ScoreRequestSchema.safeParse(json);
-        if (!parsed.success) {
-          const issue = parsed.error.issues[0]!;
-          throw new HttpError(400, `${issue.path.join(".") || "(root)"}: ${issue.message}`);
-        }
+        if (!parsed.success) throw new HttpError(400, formatZodIssues(parsed.error, { limit: 1 }));
         const { prompts, completions, ids } = parsed.data;
         if (completions.length > maxBatch)
           throw new HttpError(413, `batch of ${completions.length} exceeds the limit of ${maxBatch}`);

@@ -1,5 +1,6 @@
 import { appendFile, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { readJsonLines, toJsonLines } from "@rubric/core";
 import { z } from "zod";
 import type { VerdictDraft } from "./verifier.js";
 
@@ -73,23 +74,16 @@ export function fileCache(
   const load = () =>
     (loaded ??= (async () => {
       const entries = new Map<string, VerdictDraft>();
-      let corruptLines = 0;
       let text = "";
       try {
         text = await readFile(path, "utf8");
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
       }
-      for (const line of text.split("\n")) {
-        if (line.trim() === "") continue;
-        try {
-          const parsed = CachedLineSchema.parse(JSON.parse(line));
-          entries.set(parsed.key, parsed.draft as VerdictDraft);
-        } catch {
-          corruptLines++;
-        }
-      }
-      return { entries, corruptLines };
+      const { records, issues } = readJsonLines(text, CachedLineSchema);
+      for (const { value } of records) entries.set(value.key, value.draft as VerdictDraft);
+      // A line can fail in several places; it is one corrupt line.
+      return { entries, corruptLines: new Set(issues.map((issue) => issue.line)).size };
     })());
   return {
     path,
@@ -101,7 +95,7 @@ export function fileCache(
       const { entries } = await load();
       if (entries.has(key)) return;
       entries.set(key, draft);
-      queued.push(`${JSON.stringify({ key, draft })}\n`);
+      queued.push(toJsonLines([{ key, draft }]));
       // A flush already under way takes this line on its next round; otherwise start one.
       await (flushing ?? flush());
     },

@@ -6,7 +6,7 @@ import {
   type LanguageModel,
   type TokenUsage,
 } from "@rubric/core";
-import { choiceJson } from "@rubric/core";
+import { choiceJson, formatZodIssues } from "@rubric/core";
 import { z } from "zod";
 import type { DialogueState } from "../../dialogue/dialogue.js";
 import { RoleOutputError } from "../../dialogue/errors.js";
@@ -149,10 +149,7 @@ export function llmManager(model: LanguageModel, options: LlmManagerOptions = {}
           : undefined;
         const checked = FlatRubricSchema.safeParse(rubric);
         if (checked.success) return { type: "submit", rubric: checked.data as FlatRubric, usage, model: model.modelId };
-        const issue = checked.error.issues[0];
-        problem = draft.success
-          ? `${issue?.path.join(".") || "(root)"}: ${issue?.message}`
-          : "the reply is not the rubric JSON";
+        problem = draft.success ? formatZodIssues(checked.error, { limit: 1 }) : "the reply is not the rubric JSON";
         messages.push(
           { role: "assistant", content: response.choices[0]?.text ?? "" },
           { role: "user", content: `That rubric is invalid (${problem}). Reply again with corrected JSON only.` },

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { FlatRubric } from "@rubric/core";
+import { formatZodIssues, type FlatRubric } from "@rubric/core";
 import { z } from "zod";
 import type { DialogueState } from "../../dialogue/dialogue.js";
 import { CRITERIA_BANK, briefCriterion, briefTerms, type BankCriterion } from "../../gym/bank.js";
@@ -46,10 +46,7 @@ export function readManagerPolicy(path: string): ManagerPolicy {
     throw new Error(`${path}: ${(error as Error).message}`);
   }
   const parsed = ManagerPolicySchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new Error(`${path}: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
-  }
+  if (!parsed.success) throw new Error(formatZodIssues(parsed.error, { source: path, limit: 1 }));
   return parsed.data;
 }
 

@@ -1,3 +1,4 @@
+import { formatZodIssues } from "@rubric/core";
 import { runEffect } from "@rubric/core/effect";
 import { Effect } from "effect";
 import { z } from "zod";
@@ -210,9 +211,7 @@ function readScore(
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const detail =
-      returned.type === "object" && issue !== undefined && issue.path.length > 0
-        ? `: ${issue.path.join(".")}: ${issue.message}`
-        : "";
+      returned.type === "object" && issue !== undefined && issue.path.length > 0 ? `: ${formatZodIssues([issue])}` : "";
     return Effect.fail(
       new InvalidJsRuleResultError({
         message: `${who(form)} returned ${describe(returned)}${detail}; expected a number in [0, 1], a boolean, or { score: number, rationale?: string }${hint(returned, form)}`,

@@ -2,7 +2,7 @@ import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { Duration, Effect, Exit, Queue } from "effect";
-import { z } from "zod";
+import { formatZodIssues } from "@rubric/core";
 import { JsSandboxUnavailableError } from "./errors.js";
 import { QUICKJS_WORKER_SOURCE } from "./worker-source.js";
 import { WorkerReplySchema, type SandboxJob, type WorkerOutcome } from "./worker-protocol.js";
@@ -240,7 +240,9 @@ export class JsSandbox {
         if (reply.success && reply.data.type === "done") {
           resume(Effect.succeed({ type: "done", outcome: reply.data.outcome, durationMs: reply.data.durationMs }));
         } else {
-          const problem = reply.success ? "not a result" : z.prettifyError(reply.error).slice(0, 500);
+          const problem = reply.success
+            ? "not a result"
+            : formatZodIssues(reply.error, { separator: "; " }).slice(0, 500);
           resume(
             Effect.succeed({
               type: "worker-died",

@@ -2,9 +2,9 @@ import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
+import { formatZodIssues } from "@rubric/core";
 import { runEffect } from "@rubric/core/effect";
 import { Duration, Effect, Option } from "effect";
-import { z } from "zod";
 import type { OutputFile } from "../../verifier/verifier.js";
 import {
   InvalidPythonRuleRequestError,
@@ -468,7 +468,7 @@ function interpretOutcome(outcome: ProcessOutcome, facts: RunFacts): Effect.Effe
   if (!parsed.success)
     return Effect.fail(
       new InvalidPythonRuleResultError({
-        message: `the harness's answer has the wrong shape: ${z.prettifyError(parsed.error)}`,
+        message: `the harness's answer has the wrong shape: ${formatZodIssues(parsed.error, { separator: "; " })}`,
         ...stderr,
       }),
     );
