@@ -196,6 +196,13 @@ describe("rubric score --outputs", () => {
     server.setHandler(undefined);
   });
 
+  it("refuses a --cache that is a file before scoring anything (exit 1, naming it)", async () => {
+    const run = await rubric("score", "--rubric", rulesOnly, "--outputs", outputsFile, "--cache", outputsFile);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`verdict cache ${outputsFile}: is a file, not a directory`);
+    expect(run.stdout).toBe("");
+  });
+
   it("refuses judge flags without --outputs, naming them", async () => {
     const run = await rubric("score", "--rubric", rubricFile, "--verdicts", outputsFile, "--judge-timeout", "5");
     expect(run.code).toBe(2);

@@ -22,7 +22,7 @@ export {
   verdictCacheKeyFor,
   type VerdictKeyParts,
 } from "./verifier/cache-key.js";
-export { fileCache, memoryCache, type VerdictCache } from "./verifier/cache.js";
+export { VerdictCacheError, fileCache, memoryCache, type VerdictCache } from "./verifier/cache.js";
 
 // registry: kinds → verifiers, with every built-in kind registered
 export {

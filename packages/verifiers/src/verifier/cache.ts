@@ -1,8 +1,54 @@
+import { accessSync, constants, statSync } from "node:fs";
 import { appendFile, mkdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { readJsonLines, toJsonLines } from "@rubric/core";
 import { z } from "zod";
+import { VerificationError } from "../errors.js";
 import type { VerdictDraft } from "./verifier.js";
+
+/** A verdict cache directory that cannot serve: a file where the directory should be, no write permission. */
+export class VerdictCacheError extends VerificationError {
+  override readonly name = "VerdictCacheError";
+  readonly code = "verification.cache";
+  constructor(
+    readonly dir: string,
+    reason: string,
+  ) {
+    super(`verdict cache ${dir}: ${reason}`);
+  }
+}
+
+/**
+ * Refuses, when the cache is made (before any verdict is computed), a directory that could not
+ * take the cache file: a verdict computed and then lost to "cannot write the cache" would be
+ * paid for twice.
+ */
+function checkCacheDir(dir: string): void {
+  let probe = dir;
+  // The nearest part of the path that exists must be a directory we may write in.
+  for (;;) {
+    let stat: ReturnType<typeof statSync> | undefined;
+    try {
+      stat = statSync(probe);
+    } catch {
+      const parent = dirname(probe);
+      if (parent === probe) return;
+      probe = parent;
+      continue;
+    }
+    if (!stat.isDirectory())
+      throw new VerdictCacheError(
+        dir,
+        probe === dir ? "is a file, not a directory" : `${probe} is a file, not a directory`,
+      );
+    try {
+      accessSync(probe, constants.W_OK | constants.X_OK);
+    } catch {
+      throw new VerdictCacheError(dir, `${probe === dir ? "the directory" : probe} is not writable`);
+    }
+    return;
+  }
+}
 
 /**
  * Where verdicts are kept between runs, by cache key. Only `ok` and `skipped` verdicts are
@@ -43,12 +89,17 @@ const CachedLineSchema = z.object({
 
 /**
  * A cache that survives restarts: an append-only `verdicts.jsonl` in `dir`, read once on first
- * use. A torn or corrupt line (a crash mid-write) is skipped and counted, never fatal.
+ * use. A torn or corrupt line (a crash mid-write) is skipped and counted, never fatal; the next
+ * write starts on a line of its own, so it is not glued onto the torn one and lost with it. A
+ * `dir` that could not hold the file fails here, with `VerdictCacheError`.
  */
 export function fileCache(
   dir: string,
 ): VerdictCache & { readonly path: string; stats(): Promise<{ entries: number; corruptLines: number }> } {
+  checkCacheDir(dir);
   const path = join(dir, "verdicts.jsonl");
+  // Set on load when the file does not end in a newline: a torn last line.
+  let tornTail = false;
   let loaded: Promise<{ entries: Map<string, VerdictDraft>; corruptLines: number }> | undefined;
   // Lines wait here and are appended in one write per flush: hundreds of judges finishing at
   // once must not queue hundreds of file appends (or a mkdir each) behind one another.
@@ -59,13 +110,14 @@ export function fileCache(
     (flushing ??= (async () => {
       try {
         while (queued.length > 0) {
-          const batch = queued.join("");
+          const batch = (tornTail ? "\n" : "") + queued.join("");
           queued = [];
           if (!madeDir) {
             await mkdir(dir, { recursive: true });
             madeDir = true;
           }
           await appendFile(path, batch);
+          tornTail = false;
         }
       } finally {
         flushing = undefined;
@@ -80,6 +132,7 @@ export function fileCache(
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
       }
+      tornTail = text.length > 0 && !text.endsWith("\n");
       const { records, issues } = readJsonLines(text, CachedLineSchema);
       for (const { value } of records) entries.set(value.key, value.draft as VerdictDraft);
       // A line can fail in several places; it is one corrupt line.
