@@ -58,7 +58,12 @@ export {
 } from "./engine/engine.js";
 export { VerificationSetupError } from "./engine/errors.js";
 export { VerificationError } from "./errors.js";
-export { OutputFileNotFoundError, OutputFileOutsideRootError, confineOutputFiles } from "./engine/output-files.js";
+export {
+  OutputFileNotFoundError,
+  OutputFileOutsideRootError,
+  OutputFileUnreadableError,
+  confineOutputFiles,
+} from "./engine/output-files.js";
 
 // server: rubric rewards over HTTP for Python trainers
 export {

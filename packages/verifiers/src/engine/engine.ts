@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import {
   formatZodIssues,
   rubricCriteria,
@@ -13,7 +12,8 @@ import {
 } from "@rubric/core";
 import { Effect } from "effect";
 import type { VerdictCache } from "../verifier/cache.js";
-import { criterionDigest, sha256, verdictCacheKeyFor } from "../verifier/cache-key.js";
+import { criterionDigest, verdictCacheKeyFor } from "../verifier/cache-key.js";
+import { fileDigest } from "./output-files.js";
 import { createVerifierRegistry, type VerifierRegistry } from "../registry/registry.js";
 import {
   errorDraft,
@@ -116,9 +116,14 @@ export function prepareCriteria(rubric: FlatRubric | StagedRubric, registry: Ver
   return prepared;
 }
 
+/**
+ * Each output file's digest, for the cache key. Streamed, so a file of any size costs no memory
+ * (reading a file over 2 GiB whole fails in Node); a file that is missing, a directory or
+ * unreadable is that output's fault, reported as `OutputFileUnreadableError`.
+ */
 async function digestFiles(input: VerificationInput) {
   if (!input.files || input.files.length === 0) return undefined;
-  return Promise.all(input.files.map(async (f) => ({ name: f.name, sha256: sha256(await readFile(f.path)) })));
+  return Promise.all(input.files.map(async (f) => ({ name: f.name, sha256: await fileDigest(f.path) })));
 }
 
 /**
@@ -182,15 +187,16 @@ async function scoreOne(
 ): Promise<ScoredOutput> {
   const scoreOptions = { errorsAs: options.errorsAs ?? "fail", ignoreGates: options.ignoreGates ?? false };
   let output: OutputToScore;
+  let files: Awaited<ReturnType<typeof digestFiles>>;
   try {
     output = await confineOutput(given, options.filesRoot);
+    files = await digestFiles(output);
   } catch (error) {
     // The output's fault, not the run's: every criterion of this output is an error verdict.
     const draft = errorDraft(`${(error as Error).name}: ${(error as Error).message}`);
     const verdicts = stages.flatMap((stage) => stage.items.map((item) => toVerdict(item, draft, undefined, 0, false)));
     return finish(rubric, given.id, verdicts, scoreOptions);
   }
-  const files = await digestFiles(output);
   const verdicts: Verdict[] = [];
   for (const stage of stages) {
     verdicts.push(...(await verifyGroup(stage.items, output, files, options, gate)));

@@ -5,7 +5,7 @@ import { parseFlatRubric } from "@rubric/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createVerifierRegistry } from "../registry/registry.js";
 import { scoreOutputs } from "./engine.js";
-import { OutputFileOutsideRootError, confineOutputFiles } from "./output-files.js";
+import { OutputFileOutsideRootError, confineOutputFiles, fileDigest } from "./output-files.js";
 
 // The python verifier reads each file back into its rationale: had a file outside the root been
 // mounted, its contents would show up there. Real bubblewrap, as in run.test.ts.
@@ -64,6 +64,36 @@ describe("scoreOutputs({ filesRoot })", () => {
   });
 });
 
+describe("scoreOutputs with files that cannot be read", () => {
+  it("gives a missing file or a directory that output's error verdicts, and scores the rest (no filesRoot)", async () => {
+    const outputs = [
+      { id: "missing", output: "", files: [{ name: "gone.csv", path: join(root, "run-1", "gone.csv") }] },
+      { id: "directory", output: "", files: [{ name: "run-1", path: join(root, "run-1") }] },
+      { id: "fine", output: "", files: [{ name: "report.csv", path: join(root, "run-1", "report.csv") }] },
+    ];
+    const results = await scoreOutputs(echoFile, outputs, {
+      registry: createVerifierRegistry({ python: { timeoutMs: 30_000 } }),
+    });
+    expect(results[0]!.verdicts[0]).toMatchObject({ status: "error", score: null });
+    expect(results[0]!.verdicts[0]!.error).toMatch(
+      /OutputFileNotFoundError: output file .*gone\.csv cannot be resolved/,
+    );
+    expect(results[1]!.verdicts[0]!.error).toMatch(
+      /OutputFileUnreadableError: output file .*run-1 cannot be read: it is a directory/,
+    );
+    expect(results.slice(0, 2).map((r) => r.score)).toEqual([null, null]);
+    expect(results[2]!.verdicts[0]).toMatchObject({ status: "ok", score: 1 });
+  });
+});
+
+describe("fileDigest", () => {
+  it("streams the file's sha256", async () => {
+    const { createHash } = await import("node:crypto");
+    const expected = createHash("sha256").update("a,b\n1,2\n").digest("hex");
+    expect(await fileDigest(join(root, "run-1", "report.csv"))).toBe(expected);
+  });
+});
+
 describe("confineOutputFiles", () => {
   it("resolves symlinks that stay inside the root to their real paths", async () => {
     const [file] = await confineOutputFiles([{ name: "r.csv", path: join(root, "inside-link.csv") }], root);
@@ -74,6 +104,6 @@ describe("confineOutputFiles", () => {
     writeFileSync(`${root}-evil.txt`, "x");
     const error = await confineOutputFiles([{ name: "e", path: `${root}-evil.txt` }], root).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OutputFileOutsideRootError);
-    expect(error).toMatchObject({ path: `${root}-evil.txt`, root, code: "engine.output-file-outside-root" });
+    expect(error).toMatchObject({ path: `${root}-evil.txt`, root, code: "verification.output-file-outside-root" });
   });
 });

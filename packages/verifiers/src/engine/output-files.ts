@@ -1,5 +1,8 @@
-import { realpath } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { realpath, stat } from "node:fs/promises";
 import { isAbsolute, relative, sep } from "node:path";
+import { VerificationError } from "../errors.js";
 import type { OutputFile } from "../verifier/verifier.js";
 
 /**
@@ -7,9 +10,9 @@ import type { OutputFile } from "../verifier/verifier.js";
  * whoever produced the outputs (in training, the policy's harness), so `/etc/shadow`, `../` and a
  * symlink pointing out are refused before anything reads or mounts the file.
  */
-export class OutputFileOutsideRootError extends Error {
+export class OutputFileOutsideRootError extends VerificationError {
   override readonly name = "OutputFileOutsideRootError";
-  readonly code = "engine.output-file-outside-root";
+  readonly code = "verification.output-file-outside-root";
   constructor(
     /** The path as the output gave it. */
     readonly path: string,
@@ -25,15 +28,46 @@ export class OutputFileOutsideRootError extends Error {
 }
 
 /** An output names a file that cannot be resolved (missing, or a dangling link). */
-export class OutputFileNotFoundError extends Error {
+export class OutputFileNotFoundError extends VerificationError {
   override readonly name = "OutputFileNotFoundError";
-  readonly code = "engine.output-file-not-found";
+  readonly code = "verification.output-file-not-found";
   constructor(
     readonly path: string,
     cause: unknown,
   ) {
     super(`output file ${path} cannot be resolved: ${(cause as Error).message}`, { cause });
   }
+}
+
+/** An output's file exists but cannot be read as one: a directory, a device, no permission. */
+export class OutputFileUnreadableError extends VerificationError {
+  override readonly name = "OutputFileUnreadableError";
+  readonly code = "verification.output-file-unreadable";
+  constructor(
+    readonly path: string,
+    reason: string,
+  ) {
+    super(`output file ${path} cannot be read: ${reason}`);
+  }
+}
+
+/**
+ * sha256 of a file's bytes, streamed. @throws OutputFileNotFoundError when it is missing,
+ * OutputFileUnreadableError when it is not a regular file or cannot be read.
+ */
+export async function fileDigest(path: string): Promise<string> {
+  const info = await stat(path).catch((cause: unknown) => {
+    throw new OutputFileNotFoundError(path, cause);
+  });
+  if (!info.isFile())
+    throw new OutputFileUnreadableError(path, info.isDirectory() ? "it is a directory" : "it is not a regular file");
+  const hash = createHash("sha256");
+  try {
+    for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  } catch (cause) {
+    throw new OutputFileUnreadableError(path, (cause as NodeJS.ErrnoException).code ?? (cause as Error).message);
+  }
+  return hash.digest("hex");
 }
 
 /**
