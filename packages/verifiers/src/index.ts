@@ -47,6 +47,7 @@ export { ReadabilitySpecSchema, readability, readabilityVerifier, type Readabili
 export { JsonSchemaSpecSchema, jsonSchemaVerifier, type JsonSchemaSpec } from "./rules/json-schema.js";
 
 // engine: verify and score outputs
+export { PermitPool } from "./engine/permits.js";
 export {
   prepareCriteria,
   scoreOutputs,

@@ -65,4 +65,30 @@ describe("rubric_trainer.trl_reward against serveRewards", () => {
     // Four completions in one request exceed the server's maxBatch of 3: a named error with the status, not a reward.
     expect(out.too_big).toEqual({ status: 413, message: `${server.url}: HTTP 413: batch of 4 exceeds the limit of 3` });
   }, 120_000);
+
+  it("sends the bearer token a guarded server needs, from the argument or RUBRIC_REWARD_TOKEN", async () => {
+    const guarded = await serveRewards(rubricScorer(rubric, { registry }), { token: "tok-123" });
+    try {
+      const script = `
+import json, os, sys
+from rubric_trainer import RewardServerError, make_trl_reward
+url = sys.argv[1]
+out = {"arg": make_trl_reward(url, token="tok-123")(["q"], ["Paris."])}
+os.environ["RUBRIC_REWARD_TOKEN"] = "tok-123"
+out["env"] = make_trl_reward(url)(["q"], ["Paris."])
+try:
+    make_trl_reward(url, token="wrong")(["q"], ["Paris."])
+except RewardServerError as error:
+    out["wrong"] = error.status
+print(json.dumps(out))
+`;
+      const { stdout } = await run(defaultPython(), ["-c", script, guarded.url], {
+        env: { ...process.env, PYTHONPATH: defaultTrainerPath()! },
+        timeout: 60_000,
+      });
+      expect(JSON.parse(stdout)).toEqual({ arg: [1], env: [1], wrong: 401 });
+    } finally {
+      await guarded.close();
+    }
+  }, 60_000);
 });

@@ -41,6 +41,11 @@ export interface ScoreOutputsOptions {
   readonly cache?: VerdictCache;
   /** Verifier calls in flight at once, across all outputs. Default 8. */
   readonly concurrency?: number;
+  /**
+   * A pool of permits to share with other calls (the reward server's one limit across requests);
+   * verifier calls then wait for its permits instead of a pool of `concurrency` of their own.
+   */
+  readonly permits?: PermitPool;
   /** How scores treat error verdicts (they are reported either way). Default `fail`: score null. */
   readonly errorsAs?: ErrorPolicy;
   readonly ignoreGates?: boolean;
@@ -149,7 +154,7 @@ export async function scoreOutputs(
   const stages = stageGroups(rubric, prepared);
   // One pool of permits bounds verifier calls across all outputs; outputs themselves are also
   // taken `concurrency` at a time so that results (and progress) arrive steadily.
-  const permits = new PermitPool(concurrency);
+  const permits = options.permits ?? new PermitPool(concurrency);
   const gate: Gate = (work) => permits.run(work);
   let done = 0;
   const program = Effect.forEach(

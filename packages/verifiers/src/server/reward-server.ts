@@ -1,17 +1,28 @@
+import { timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { formatZodIssues, type FlatRubric, type StagedRubric } from "@rubric/core";
 import { z } from "zod";
 import { scoreOutputs, scoredOutputToJson, type ScoreOutputsOptions, type ScoredOutput } from "../engine/engine.js";
+import { PermitPool } from "../engine/permits.js";
 
-/** Scores a batch of (prompt, completion) pairs; what the reward server serves. */
+/**
+ * Scores a batch of (prompt, completion) pairs; what the reward server serves. `signal` aborts
+ * when the client that asked has gone away: the scorer should stop spending on its batch.
+ */
 export type RewardScorer = (
   batch: readonly { readonly id: string; readonly input: string; readonly output: string }[],
+  signal?: AbortSignal,
 ) => Promise<readonly ScoredOutput[]>;
 
-/** A scorer for one rubric through the verification engine. */
+/**
+ * A scorer for one rubric through the verification engine. `options.concurrency` (default 8)
+ * bounds verifier calls across every batch the scorer is given at once, not per batch: forty
+ * clients posting together get eight sandboxes or judge calls in flight, not 320.
+ */
 export function rubricScorer(rubric: FlatRubric | StagedRubric, options: ScoreOutputsOptions): RewardScorer {
-  return (batch) => scoreOutputs(rubric, batch, options);
+  const permits = options.permits ?? new PermitPool(options.concurrency ?? 8);
+  return (batch, signal) => scoreOutputs(rubric, batch, { ...options, permits, signal: signal ?? options.signal });
 }
 
 export const ScoreRequestSchema = z
@@ -21,6 +32,18 @@ export const ScoreRequestSchema = z
     ids: z.array(z.string().min(1)).optional(),
   })
   .superRefine((r, ctx) => {
+    // Results are matched to requests by id: a repeated one would hand one completion's reward to another.
+    const firstAt = new Map<string, number>();
+    r.ids?.forEach((id, i) => {
+      const first = firstAt.get(id);
+      if (first === undefined) firstAt.set(id, i);
+      else
+        ctx.addIssue({
+          code: "custom",
+          path: ["ids", i],
+          message: `duplicate id ${JSON.stringify(id)} (first at ids[${first}])`,
+        });
+    });
     if (r.prompts.length !== r.completions.length)
       ctx.addIssue({
         code: "custom",
@@ -46,6 +69,11 @@ export interface RewardServerOptions {
   readonly maxBatch?: number;
   /** Shown by GET /health. */
   readonly name?: string;
+  /**
+   * When set, `POST /score` needs `Authorization: Bearer <token>` (401 otherwise); `/health`
+   * stays open. Set it whenever anything but your own trainer can reach the port.
+   */
+  readonly token?: string;
 }
 
 export interface RewardServer {
@@ -74,6 +102,13 @@ async function readBody(request: IncomingMessage, limit: number): Promise<string
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString("utf8");
+}
+
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const given = Buffer.from(header ?? "");
+  const wanted = Buffer.from(`Bearer ${token}`);
+  // Constant time, so the token cannot be guessed a byte at a time from response times.
+  return given.length === wanted.length && timingSafeEqual(given, wanted);
 }
 
 function send(response: ServerResponse, status: number, body: unknown) {
@@ -106,6 +141,16 @@ export async function serveRewards(scorer: RewardScorer, options: RewardServerOp
         if (path !== "/score")
           throw new HttpError(404, `no route ${request.method} ${path}; use POST /score or GET /health`);
         if (request.method !== "POST") throw new HttpError(405, "use POST /score");
+        if (options.token !== undefined && !bearerMatches(request.headers.authorization, options.token))
+          throw new HttpError(401, "POST /score needs Authorization: Bearer <token>");
+        // Only JSON: a form or text/plain POST is a "simple" request that any web page can send
+        // across origins without a preflight, which would let a page the user visits queue jobs.
+        const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+        if (type !== "application/json")
+          throw new HttpError(
+            415,
+            `POST /score takes content-type application/json, got ${JSON.stringify(type || "none")}`,
+          );
         const text = await readBody(request, limit);
         let json: unknown;
         try {
@@ -119,12 +164,20 @@ export async function serveRewards(scorer: RewardScorer, options: RewardServerOp
         if (completions.length > maxBatch)
           throw new HttpError(413, `batch of ${completions.length} exceeds the limit of ${maxBatch}`);
         const batch = completions.map((output, i) => ({ id: ids?.[i] ?? String(i), input: prompts[i]!, output }));
-        const results = await scorer(batch);
+        // A client that disconnects stops its batch: its verifier calls are not spent for nobody.
+        const gone = new AbortController();
+        const onClose = () => {
+          if (!response.writableFinished) gone.abort(new Error("the client closed the connection"));
+        };
+        response.once("close", onClose);
+        const results = await scorer(batch, gone.signal);
+        if (gone.signal.aborted) return;
         send(response, 200, {
           rewards: results.map((r) => r.score?.normalized ?? null),
           results: results.map(scoredOutputToJson),
         });
       } catch (error) {
+        if (response.destroyed) return;
         if (error instanceof HttpError) send(response, error.status, { error: error.message });
         else send(response, 500, { error: `scoring failed: ${(error as Error).message}` });
       }

@@ -39,9 +39,14 @@ def text_of(item: Any) -> str:
     raise TypeError(f"expected a string or a list of {{role, content}} messages, got {type(item).__name__}")
 
 
-def score_batch(url: str, prompts: Sequence[str], completions: Sequence[str], timeout_s: float) -> list:
+def score_batch(
+    url: str, prompts: Sequence[str], completions: Sequence[str], timeout_s: float, token: Optional[str] = None
+) -> list:
     body = json.dumps({"prompts": list(prompts), "completions": list(completions)}).encode("utf-8")
-    request = urllib.request.Request(f"{url}/score", data=body, method="POST", headers={"content-type": "application/json"})
+    headers = {"content-type": "application/json"}
+    if token:
+        headers["authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(f"{url}/score", data=body, method="POST", headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as response:
             answer = json.loads(response.read().decode("utf-8"))
@@ -65,11 +70,20 @@ def score_batch(url: str, prompts: Sequence[str], completions: Sequence[str], ti
     return [None if r is None else float(r) for r in rewards]
 
 
-def make_trl_reward(url: str, *, timeout_s: float = 60.0, max_batch: int = 1024, name: str = "rubric_reward") -> RewardFunction:
+def make_trl_reward(
+    url: str,
+    *,
+    timeout_s: float = 60.0,
+    max_batch: int = 1024,
+    name: str = "rubric_reward",
+    token: Optional[str] = None,
+) -> RewardFunction:
     """A reward function with TRL's signature, ``(prompts, completions, **kwargs) -> list[float | None]``,
     that scores through the reward server at ``url`` in batches of at most ``max_batch``
-    (the server refuses more than its own maxBatch, 4,096 by default)."""
+    (the server refuses more than its own maxBatch, 4,096 by default). ``token`` (default
+    ``$RUBRIC_REWARD_TOKEN``) is sent as ``Authorization: Bearer`` for a server started with one."""
     base = url.rstrip("/")
+    token = token if token is not None else os.environ.get("RUBRIC_REWARD_TOKEN")
 
     def reward(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> list:
         # kwargs carries the dataset's other columns (TRL passes them all); the rubric needs none.
@@ -80,7 +94,7 @@ def make_trl_reward(url: str, *, timeout_s: float = 60.0, max_batch: int = 1024,
         rewards: list = []
         for start in range(0, len(completion_texts), max_batch):
             end = start + max_batch
-            rewards.extend(score_batch(base, prompt_texts[start:end], completion_texts[start:end], timeout_s))
+            rewards.extend(score_batch(base, prompt_texts[start:end], completion_texts[start:end], timeout_s, token))
         return rewards
 
     # TRL logs each reward function under its __name__.
