@@ -77,6 +77,7 @@ export {
   SidecarClosedError,
   SidecarCrashedError,
   SidecarError,
+  SidecarPolicyLostError,
   SidecarProtocolError,
   SidecarStartError,
   SidecarTimeoutError,

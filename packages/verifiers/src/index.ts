@@ -90,6 +90,7 @@ export {
 } from "./judge/llm-judge.js";
 export { JudgeReplyError, judgePairwise, type PairwiseInput, type PairwiseVerdict } from "./judge/pairwise.js";
 export { DEFAULT_SCALE, ScaleSchema, scaleValues, toFraction, type Scale } from "./judge/scale.js";
+export { openingFence } from "./judge/prompts.js";
 
 // sandbox: code verifiers
 export {

@@ -125,6 +125,31 @@ def test_training_steps_stream_metrics_notifications(sidecar: SidecarProcess) ->
     assert result["tokens"] == 3 and result["step"] == 1
 
 
+def test_a_deeply_nested_line_is_a_parse_error_and_the_reader_reads_on(sidecar: SidecarProcess) -> None:
+    sidecar.send("[" * 5000 + "]" * 5000)
+    reply = sidecar.reply(None)["error"]
+    assert reply["code"] == "parse_error" and "nested too deeply" in reply["message"]
+    sidecar.send("{" * 100_000)
+    assert sidecar.reply(None)["error"]["code"] == "parse_error"
+    assert sidecar.call("health")["ok"] is True
+
+
+def test_a_line_over_the_cap_is_skipped_whole_and_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUBRIC_SIDECAR_MAX_LINE_BYTES", "4096")
+    process = SidecarProcess()
+    try:
+        process.send(json.dumps({"id": 7, "method": "health", "params": {"pad": "x" * 20_000}}))
+        reply = process.reply(None)["error"]
+        assert reply["code"] == "parse_error" and "over 4096 bytes" in reply["message"]
+        # None of the long line's tail was read as a request of its own.
+        assert process.call("health")["ok"] is True
+        process.process.stdin.close()  # type: ignore[union-attr]
+        assert process.process.wait(timeout=120) == 0
+    finally:
+        if process.process.poll() is None:
+            process.process.kill()
+
+
 def test_it_exits_when_its_input_closes() -> None:
     process = SidecarProcess()
     assert process.process.stdin is not None

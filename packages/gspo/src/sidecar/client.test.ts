@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createRng, drGrpoObjective, grpoObjective, gspoObjective, type Rng } from "@rubric/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,6 +11,8 @@ import {
   SidecarClosedError,
   SidecarCrashedError,
   SidecarError,
+  SidecarPolicyLostError,
+  SidecarProtocolError,
   SidecarStartError,
   SidecarTimeoutError,
 } from "./errors.js";
@@ -243,7 +246,67 @@ describe("SidecarClient lifecycle", () => {
         expect(await client.request("policy.logprobs", probe)).toEqual(saved);
         expect(client.pid).not.toBe(first);
         expect(client.restarts).toBe(1);
-        expect(restarts).toEqual([{ attempt: 1, restoredFrom: "checkpoint", checkpoint: join(dir, "ckpt") }]);
+        expect(restarts).toEqual([
+          { attempt: 1, restoredFrom: "checkpoint", checkpoint: join(dir, "ckpt"), lostSteps: 3 },
+        ]);
+      } finally {
+        await client.close();
+      }
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "never continues from a reset policy: a trained policy with no checkpoint is reported lost",
+    async () => {
+      const restarts: unknown[] = [];
+      const client = await SidecarClient.start({ threads: 1, onRestart: (r) => restarts.push(r) });
+      try {
+        await client.request("policy.init", { model: TINY, seed: 5 });
+        for (let i = 0; i < 2; i++)
+          await client.request("policy.sft_step", {
+            examples: [{ prompt: [0], tokens: [4, 5, 1] }],
+            learning_rate: 0.01,
+          });
+        process.kill(client.pid!, "SIGKILL");
+        await expect.poll(() => client.pid === undefined || !isAlive(client.pid), { timeout: 10_000 }).toBe(true);
+        const lost = await failure(client.request("policy.fingerprint", {}));
+        expect(lost).toBeInstanceOf(SidecarPolicyLostError);
+        expect(lost).toMatchObject({ lostSteps: 2, code: "sidecar.policy-lost" });
+        expect((lost as Error).message).toContain("checkpoint.save");
+        // The new sidecar holds no policy, and says so, rather than the initial weights.
+        const after = await failure(client.request("policy.fingerprint", {}));
+        expect(after).toBeInstanceOf(SidecarError);
+        expect(after).toMatchObject({ fault: "no_policy" });
+        expect(restarts).toEqual([]);
+      } finally {
+        await client.close();
+      }
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "fails the call at once on a reply that is not JSON, holds a NaN, names another id, or runs past the line cap",
+    async () => {
+      const client = await SidecarClient.start({
+        trainerPath: fileURLToPath(new URL("./__fixtures__/broken-trainer", import.meta.url)),
+        maxLineBytes: 1024,
+        requestTimeoutMs: 600_000,
+      });
+      try {
+        const started = performance.now();
+        const faults = [];
+        for (let i = 0; i < 4; i++) faults.push(await failure(client.request("health", {})));
+        for (const fault of faults) expect(fault).toBeInstanceOf(SidecarProtocolError);
+        expect((faults[0] as Error).message).toMatch(/^health: the sidecar wrote a line that is not JSON/);
+        expect((faults[1] as Error).message).toMatch(/not JSON: .*NaN/);
+        expect((faults[2] as Error).message).toMatch(/replied to id 999, which no call is waiting for/);
+        expect((faults[3] as Error).message).toMatch(/ran past 1024 bytes; it was skipped/);
+        // At once, not at the 600 s request timeout (a guard, not a measurement).
+        expect(performance.now() - started).toBeLessThan(60_000);
+        // The wire is back in step: the next call gets its own answer.
+        expect(await client.request("health", {})).toMatchObject({ ok: true, version: "0" });
       } finally {
         await client.close();
       }

@@ -3,7 +3,7 @@ import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runEffect } from "@rubric/core/effect";
 import { Effect } from "effect";
-import { SidecarClosedError, SidecarCrashedError, type SidecarFailure } from "./errors.js";
+import { SidecarClosedError, SidecarCrashedError, SidecarPolicyLostError, type SidecarFailure } from "./errors.js";
 import { SidecarProcess, type SidecarLaunch } from "./process.js";
 import type { ParamsOf, PolicyInitParams, ResultOf, SidecarMethod, TrainingMetrics } from "./protocol.js";
 
@@ -33,6 +33,11 @@ export interface SidecarOptions {
   readonly requestTimeoutMs?: number;
   /** After a timeout or abort, how long the sidecar may take to answer the cancel before it is killed (and restarted on the next call). Default 30 000. */
   readonly cancelGraceMs?: number;
+  /**
+   * The longest line read from the sidecar (default 256 MiB): a longer one fails the call it
+   * answers with `SidecarProtocolError` instead of being buffered whole.
+   */
+  readonly maxLineBytes?: number;
   /** How long `close()` waits for a clean exit before SIGTERM, then SIGKILL. Default 10 000. */
   readonly shutdownGraceMs?: number;
   /** Restarts after crashes before giving up. Default 3. */
@@ -41,11 +46,17 @@ export interface SidecarOptions {
   readonly onMetrics?: (metrics: TrainingMetrics) => void;
   /** Each line the sidecar writes to stderr (its logs), and the client's own notes. Default: dropped (a crash error carries the tail). */
   readonly onLog?: (line: string) => void;
-  /** Called after a crashed sidecar was restarted and its policy restored. */
+  /**
+   * Called after a crashed sidecar was restarted and its policy restored: from the last
+   * checkpoint (`lostSteps` training steps taken after it are gone, and said so in the log too),
+   * or from `policy.init` when no step had been taken since. A trained policy with no checkpoint
+   * is not reset to its initial weights: the call fails with `SidecarPolicyLostError` instead.
+   */
   readonly onRestart?: (restart: {
     readonly attempt: number;
     readonly restoredFrom: "checkpoint" | "init" | "nothing";
     readonly checkpoint?: string;
+    readonly lostSteps: number;
   }) => void;
 }
 
@@ -124,6 +135,8 @@ export class SidecarClient {
   #init: PolicyInitParams | undefined;
   #checkpoint: string | undefined;
   #restarts = 0;
+  /** Training steps since the policy's restore point (its init or last checkpoint): what a restart would lose. */
+  #stepsSinceRestorePoint = 0;
   #closed = false;
 
   private constructor(options: SidecarOptions) {
@@ -138,6 +151,7 @@ export class SidecarClient {
       env: { ...process.env, ...options.env, ...(pythonPath ? { PYTHONPATH: pythonPath } : {}), PYTHONUNBUFFERED: "1" },
       startupTimeoutMs: options.startupTimeoutMs ?? 120_000,
       cancelGraceMs: options.cancelGraceMs ?? 30_000,
+      maxLineBytes: options.maxLineBytes ?? 256 * 1024 * 1024,
       onNotification: (notification) => {
         if (notification.method === "metrics") options.onMetrics?.(notification.params);
       },
@@ -212,8 +226,12 @@ export class SidecarClient {
       if (method === "policy.init") {
         this.#init = params as PolicyInitParams;
         this.#checkpoint = undefined; // a new policy: older checkpoints are another model's
+        this.#stepsSinceRestorePoint = 0;
       } else if (method === "checkpoint.save" || method === "checkpoint.load") {
         this.#checkpoint = (params as ParamsOf<"checkpoint.save">).dir;
+        this.#stepsSinceRestorePoint = 0;
+      } else if (method === "policy.step" || method === "policy.sft_step") {
+        this.#stepsSinceRestorePoint++;
       }
     });
   }
@@ -247,17 +265,37 @@ export class SidecarClient {
   #restore(sidecar: SidecarProcess): Effect.Effect<void, SidecarFailure> {
     const timeoutMs = this.#options.requestTimeoutMs ?? 600_000;
     const attempt = this.#restarts;
+    const lostSteps = this.#stepsSinceRestorePoint;
+    this.#stepsSinceRestorePoint = 0;
     if (this.#checkpoint !== undefined) {
       const checkpoint = this.#checkpoint;
+      if (lostSteps > 0)
+        this.#launch.onLog(
+          `rubric-sidecar: restored ${checkpoint}; the ${lostSteps} training step(s) taken after it were lost with the crashed sidecar`,
+        );
       return sidecar
         .request("checkpoint.load", { dir: checkpoint }, timeoutMs)
-        .pipe(Effect.andThen(() => this.#options.onRestart?.({ attempt, restoredFrom: "checkpoint", checkpoint })));
+        .pipe(
+          Effect.andThen(() =>
+            this.#options.onRestart?.({ attempt, restoredFrom: "checkpoint", checkpoint, lostSteps }),
+          ),
+        );
+    }
+    if (this.#init !== undefined && lostSteps > 0) {
+      // Re-initialising would hand back the initial weights as if nothing had happened.
+      this.#init = undefined;
+      return Effect.fail(
+        new SidecarPolicyLostError({
+          message: `the sidecar crashed after ${lostSteps} training step(s) with no checkpoint since policy.init; the trained policy is lost. The new sidecar holds no policy: save checkpoints (checkpoint.save) to survive a crash, or call policy.init again to start over`,
+          lostSteps,
+        }),
+      );
     }
     if (this.#init !== undefined)
       return sidecar
         .request("policy.init", this.#init, timeoutMs)
-        .pipe(Effect.andThen(() => this.#options.onRestart?.({ attempt, restoredFrom: "init" })));
-    return Effect.sync(() => this.#options.onRestart?.({ attempt, restoredFrom: "nothing" }));
+        .pipe(Effect.andThen(() => this.#options.onRestart?.({ attempt, restoredFrom: "init", lostSteps: 0 })));
+    return Effect.sync(() => this.#options.onRestart?.({ attempt, restoredFrom: "nothing", lostSteps: 0 }));
   }
 }
 

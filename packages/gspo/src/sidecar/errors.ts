@@ -63,10 +63,25 @@ export class SidecarClosedError extends Data.TaggedError("SidecarClosedError")<{
   readonly code = "sidecar.closed";
 }
 
+/**
+ * The sidecar died after training its policy, and nothing could bring the trained policy back:
+ * no checkpoint was saved since `policy.init`. Starting it over from the initial weights would
+ * continue a run from a reset policy without saying so; the run must decide (save checkpoints,
+ * or `policy.init` again knowingly).
+ */
+export class SidecarPolicyLostError extends Data.TaggedError("SidecarPolicyLostError")<{
+  readonly message: string;
+  /** Training steps taken since `policy.init` that were lost with the process. */
+  readonly lostSteps: number;
+}> {
+  readonly code = "sidecar.policy-lost";
+}
+
 export type SidecarFailure =
   | SidecarError
   | SidecarTimeoutError
   | SidecarCrashedError
   | SidecarStartError
   | SidecarProtocolError
-  | SidecarClosedError;
+  | SidecarClosedError
+  | SidecarPolicyLostError;

@@ -29,6 +29,8 @@ export interface SidecarLaunch {
   readonly startupTimeoutMs: number;
   /** How long a timed-out or aborted request may take to answer its `$/cancel` before the process is killed. */
   readonly cancelGraceMs: number;
+  /** The longest stdout line read; see `SidecarClientOptions.maxLineBytes`. */
+  readonly maxLineBytes: number;
   readonly onNotification: (notification: SidecarNotification) => void;
   readonly onLog: (line: string) => void;
 }
@@ -46,6 +48,49 @@ interface Pending {
 }
 
 const STDERR_TAIL_CHARS = 16 * 1024;
+
+/**
+ * Splits a stream into lines without ever holding more than `maxBytes` of one: a longer line is
+ * reported once (`overflow`) and skipped up to its newline. `readline` would buffer it whole (a
+ * 537 MB line once did).
+ */
+function readBoundedLines(
+  stream: NodeJS.ReadableStream,
+  maxBytes: number,
+  on: { readonly line: (line: string) => void; readonly overflow: () => void },
+): void {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let skipping = false;
+  stream.on("data", (chunk: Buffer) => {
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
+      const piece = chunk.subarray(start, nl);
+      if (!skipping && size + piece.length <= maxBytes)
+        on.line(
+          Buffer.concat([...parts, piece])
+            .toString("utf8")
+            .replace(/\r$/, ""),
+        );
+      else if (!skipping) on.overflow();
+      parts = [];
+      size = 0;
+      skipping = false;
+      start = nl + 1;
+    }
+    const rest = chunk.subarray(start);
+    if (skipping || rest.length === 0) return;
+    if (size + rest.length > maxBytes) {
+      skipping = true;
+      parts = [];
+      size = 0;
+      on.overflow();
+      return;
+    }
+    parts.push(rest);
+    size += rest.length;
+  });
+}
 
 /**
  * One running sidecar: a child process speaking JSON lines, with requests in flight matched to
@@ -69,7 +114,11 @@ export class SidecarProcess {
   private constructor(child: ChildProcess, launch: SidecarLaunch) {
     this.#child = child;
     this.#launch = launch;
-    createInterface({ input: child.stdout! }).on("line", (line) => this.#receive(line));
+    readBoundedLines(child.stdout!, launch.maxLineBytes, {
+      line: (line) => this.#receive(line),
+      overflow: () =>
+        this.#failOldest(`a line of the sidecar's output ran past ${launch.maxLineBytes} bytes; it was skipped`),
+    });
     createInterface({ input: child.stderr! }).on("line", (line) => {
       this.#stderr = (this.#stderr + line + "\n").slice(-STDERR_TAIL_CHARS);
       launch.onLog(line);
@@ -296,7 +345,9 @@ export class SidecarProcess {
     try {
       message = JSON.parse(line);
     } catch {
-      this.#launch.onLog(`rubric-sidecar: ignoring a line that is not JSON: ${line.slice(0, 200)}`);
+      // The sidecar answers one request at a time: a line it wrote that is not JSON (a NaN, a
+      // torn write) is the answer to the oldest call, which fails now rather than at its timeout.
+      this.#failOldest(`the sidecar wrote a line that is not JSON: ${line.slice(0, 200)}`);
       return;
     }
     if (typeof message === "object" && message !== null && "id" in message) {
@@ -316,13 +367,18 @@ export class SidecarProcess {
     const reply = ReplySchema.safeParse(message);
     const id = (message as { id?: unknown }).id;
     const pending = typeof id === "number" ? this.#pending.get(id) : undefined;
-    if (typeof id === "number" && this.#abandoned.has(id)) {
+    const wasAbandoned = typeof id === "number" && this.#abandoned.has(id);
+    if (wasAbandoned) {
       clearTimeout(this.#abandoned.get(id));
       this.#abandoned.delete(id);
     }
     if (pending === undefined) {
-      if (!reply.success || "error" in reply.data)
-        this.#launch.onLog(`rubric-sidecar: a reply nobody waits for: ${JSON.stringify(message).slice(0, 300)}`);
+      // A late answer to a request given up on is expected; any other id is a reply to nothing we
+      // sent, and the call the sidecar was working on is the one it failed to answer.
+      if (wasAbandoned) return;
+      this.#failOldest(
+        `the sidecar replied to id ${JSON.stringify(id)}, which no call is waiting for: ${JSON.stringify(message).slice(0, 200)}`,
+      );
       return;
     }
     this.#pending.delete(id as number);
@@ -357,6 +413,19 @@ export class SidecarProcess {
       return;
     }
     resume(Effect.succeed(result.data));
+  }
+
+  /** Fails the oldest call in flight (the one the sidecar is answering) with a protocol error. */
+  #failOldest(problem: string): void {
+    const oldest = [...this.#pending.keys()].sort((a, b) => a - b)[0];
+    if (oldest === undefined) {
+      this.#launch.onLog(`rubric-sidecar: ${problem}`);
+      return;
+    }
+    const { method, resume } = this.#pending.get(oldest)!;
+    this.#pending.delete(oldest);
+    this.#holdEventLoop(this.#pending.size > 0);
+    resume(Effect.fail(new SidecarProtocolError({ method, message: `${method}: ${problem}` })));
   }
 
   #closed(code: number | null, signal: NodeJS.Signals | null): void {

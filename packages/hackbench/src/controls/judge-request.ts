@@ -1,5 +1,6 @@
 import type { GenerateRequest } from "@rubric/core";
 import { z } from "zod";
+import { openingFence } from "@rubric/verifiers";
 import { HackbenchError } from "../errors.js";
 
 /**
@@ -28,7 +29,6 @@ const BatchedSchema = z.looseObject({
 
 const TASK = "## Task given to the author\n";
 const RESPONSE = "## Response to judge\n";
-const FILES = "\n\n## Files delivered with the response\n";
 const REPLY = "\n\nReply with JSON";
 
 /** The criterion as the judge reads it: its text and instructions, without the scale line. */
@@ -53,19 +53,30 @@ export function parseJudgeRequest(request: GenerateRequest): JudgeRequest {
   const batched = single.success ? undefined : BatchedSchema.safeParse(schema);
   if (!single.success && !batched?.success)
     throw new JudgeRequestError("the response format is neither a verdict schema nor a batch of verdict schemas");
-  const responseAt = prompt.indexOf(RESPONSE);
   const criteriaMarker = single.success ? "\n\n## Criterion\n" : "\n\n## Criteria\n";
   const criteriaAt = prompt.lastIndexOf(criteriaMarker);
-  if (responseAt < 0 || criteriaAt < responseAt)
+  // The task and the response are fenced (see the verifiers' judge prompts); read each fence
+  // whole, so that a heading forged inside the response is read as the response it is.
+  let input: string | undefined;
+  let after = prompt;
+  const taskAt = prompt.indexOf(TASK);
+  const responseFirstAt = prompt.indexOf(RESPONSE);
+  if (taskAt >= 0 && (responseFirstAt < 0 || taskAt < responseFirstAt)) {
+    const task = openingFence(prompt.slice(taskAt + TASK.length));
+    if (task !== undefined) {
+      input = task.data;
+      after = task.rest;
+    }
+  }
+  const responseAt = after.indexOf(RESPONSE);
+  if (responseAt < 0 || criteriaAt < 0)
     throw new JudgeRequestError(`expected "${RESPONSE.trim()}" followed by "${criteriaMarker.trim()}" in the prompt`);
-  let response = prompt.slice(responseAt + RESPONSE.length, criteriaAt);
-  const filesAt = response.lastIndexOf(FILES);
-  if (filesAt >= 0) response = response.slice(0, filesAt);
-  const input = prompt.startsWith(TASK) ? prompt.slice(TASK.length, responseAt).replace(/\n\n$/, "") : undefined;
+  const fenced = openingFence(after.slice(responseAt + RESPONSE.length));
+  const response = fenced?.data ?? "";
   let section = prompt.slice(criteriaAt + criteriaMarker.length);
   const replyAt = section.lastIndexOf(REPLY);
   if (replyAt >= 0) section = section.slice(0, replyAt);
-  const base = { input, response: response === "(empty)" ? "" : response };
+  const base = { input, response };
   if (single.success) {
     // The single-criterion schema carries no id; the engine knows which criterion it asked about.
     return {

@@ -35,7 +35,9 @@ export class OutputFileNotFoundError extends VerificationError {
     readonly path: string,
     cause: unknown,
   ) {
-    super(`output file ${path} cannot be resolved: ${(cause as Error).message}`, { cause });
+    super(`output file ${path} cannot be resolved: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
   }
 }
 

@@ -38,6 +38,9 @@ def parse_message(line: bytes) -> Request:
         message = json.loads(line)
     except ValueError as error:
         raise ParseError(f"not JSON: {error}") from error
+    except RecursionError as error:
+        # json's decoder recurses per nesting level; 5,000 `[` once killed the reader thread here.
+        raise ParseError("not a request: JSON nested too deeply") from error
     if not isinstance(message, dict):
         raise ParseError(f"expected a JSON object, got {type(message).__name__}")
     unknown = set(message) - {"id", "method", "params"}

@@ -25,7 +25,7 @@ import torch
 
 from . import __version__
 from .distributed import DistContext
-from .faults import Cancelled, Fault, InvalidParams, NonFinite, NoPolicy, OutOfMemory, UnknownMethod, is_out_of_memory
+from .faults import Cancelled, Fault, InvalidParams, NonFinite, NoPolicy, OutOfMemory, ParseError, UnknownMethod, is_out_of_memory
 from .objectives import clipped_objective, pad_rows, unpad_rows
 from .policy import Group, Policy, Rollout
 from .protocol import PARAMS, Channel, Request, parse_message
@@ -35,6 +35,9 @@ log = logging.getLogger("rubric_trainer")
 
 END = object()
 """Queued by the reader when stdin closes."""
+
+MAX_LINE_BYTES = int(os.environ.get("RUBRIC_SIDECAR_MAX_LINE_BYTES", str(256 * 1024 * 1024)))
+"""The longest request line read; a longer one is skipped and answered with a parse error."""
 
 
 @dataclass
@@ -110,21 +113,42 @@ class Session:
                 return
 
     def read(self, stdin: BinaryIO, inbox: "queue.Queue[object]") -> None:
-        for line in stdin:
-            if not line.strip():
-                continue
-            try:
-                message = parse_message(line)
-            except Fault as fault:
-                inbox.put(fault)
-                continue
-            if message.id is not None:
-                inbox.put(message)
-            elif message.method == "$/cancel" and isinstance(message.params.get("id"), (int, str)):
-                self.cancelled.add(message.params["id"])
-            else:
-                log.warning("ignoring the notification %r", message.method)
-        inbox.put(END)
+        # Whatever a line holds, the reader answers it and reads on, and END is always queued:
+        # a reader that died would leave the loop waiting forever, answering nothing, never exiting.
+        try:
+            while True:
+                line = stdin.readline(MAX_LINE_BYTES + 1)
+                if not line:
+                    return
+                if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                    # Skip the rest of the line in bounded pieces; never hold it whole.
+                    while line and not line.endswith(b"\n"):
+                        line = stdin.readline(MAX_LINE_BYTES)
+                    inbox.put(ParseError(f"a line over {MAX_LINE_BYTES} bytes was skipped"))
+                    continue
+                self.read_line(line, inbox)
+        except Exception as error:  # noqa: BLE001 — the stream itself failed (a closed pipe, a decode fault)
+            log.error("stdin reader stopped: %s", error)
+        finally:
+            inbox.put(END)
+
+    def read_line(self, line: bytes, inbox: "queue.Queue[object]") -> None:
+        if not line.strip():
+            return
+        try:
+            message = parse_message(line)
+        except Fault as fault:
+            inbox.put(fault)
+            return
+        except Exception as error:  # noqa: BLE001 — any other fault in one line is that line's error reply
+            inbox.put(ParseError(f"unreadable line: {type(error).__name__}: {error}"))
+            return
+        if message.id is not None:
+            inbox.put(message)
+        elif message.method == "$/cancel" and isinstance(message.params.get("id"), (int, str)):
+            self.cancelled.add(message.params["id"])
+        else:
+            log.warning("ignoring the notification %r", message.method)
 
     def handle(self, request: Request) -> dict:
         call = Call(self, request)
