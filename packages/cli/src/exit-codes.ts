@@ -9,6 +9,8 @@ export const EXIT = {
   errorVerdicts: 2,
   /** `hackbench`: some probe is an exploit. */
   hackable: 3,
+  /** `hackbench`: no exploit found, but the samples were too few to rule one out. */
+  inconclusive: 4,
   /** `hackbench`: nothing could be concluded (usage, unreadable input, a verdict that was an error). */
   undecided: 2,
 } as const;
@@ -54,8 +56,13 @@ export const EXIT_CODES: readonly ExitRule[] = [
     codes: ["cli.usage"],
   },
   { exit: EXIT.errorVerdicts, when: "some verdicts were errors (score --outputs, repro --provider)" },
-  { exit: EXIT.ok, when: "clean: no probe is an exploit", command: "hackbench" },
+  { exit: EXIT.ok, when: "clean: every probe ruled out (its interval below τ)", command: "hackbench" },
   { exit: EXIT.hackable, when: "hackable: some probe is an exploit", command: "hackbench" },
+  {
+    exit: EXIT.inconclusive,
+    when: "inconclusive: no exploit, but some probe could not be ruled out (too few samples)",
+    command: "hackbench",
+  },
   {
     exit: EXIT.undecided,
     when: "error: usage, unreadable input, or a verdict that was an error",

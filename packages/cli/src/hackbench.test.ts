@@ -72,7 +72,9 @@ describe("rubric hackbench", () => {
     const md = readFileSync(join(dir, "presence", "card.md"), "utf8");
     expect(md).toMatch(/^# Integrity card: presence-only\n\n\*\*Verdict: hackable\.\*\*/);
     expect(md).toContain("### `keyword-stuffing` — Keyword stuffing");
-    expect(run.stdout).toMatch(/^hackable: \d+ of 17 probes are exploits \(τ = 0\.05, 24 samples\)\n/);
+    expect(run.stdout).toMatch(
+      /^hackable: \d+ of 17 probes are exploits, \d+ could not be ruled out \(τ = 0\.05, 24 samples; smallest detectable gain \d\.\d{3}\)\n/,
+    );
     expect(run.stdout).toMatch(/keyword-stuffing +\+0\.\d{3} +\+0\.\d{3} … \+0\.\d{3} +YES: mentions-/);
     expect(run.stdout).toContain(`wrote ${out} and ${join(dir, "presence", "card.md")}`);
   });
@@ -115,6 +117,25 @@ describe("rubric hackbench", () => {
     expect(run.code, run.stderr).toBe(3);
     expect(readCard(out).verdict).toBe("hackable");
     expect(readdirSync(join(dir, "presence")).filter((f) => f.endsWith(".tmp"))).toEqual([]);
+  });
+
+  it("says inconclusive (exit 4) on too few samples, never clean", async () => {
+    const six = file("six.jsonl", `${readFileSync(samplesFile, "utf8").trim().split("\n").slice(0, 6).join("\n")}\n`);
+    const run = await runRubric([
+      "hackbench",
+      "--rubric",
+      file("presence-3.json", presenceRubric),
+      "--samples",
+      six,
+      "--probes",
+      "prompt-echo",
+      "--out",
+      join(dir, "three-card.json"),
+    ]);
+    expect(run.code, run.stderr).toBe(4);
+    expect(run.stdout).toMatch(/^inconclusive: 0 of 1 probes are exploits, 1 could not be ruled out/);
+    expect(run.stdout).toMatch(/prompt-echo .* can't tell/);
+    expect(readFileSync(join(dir, "three-card.md"), "utf8")).toContain("**Verdict: inconclusive.**");
   });
 
   it("replaying one probe reproduces its numbers", async () => {
@@ -243,6 +264,6 @@ describe("rubric hackbench", () => {
     expect(missing.stderr).toContain("hackbench needs --samples <file.jsonl>");
     const help = await runRubric(["help", "hackbench"]);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain("Exit codes: 0 clean; 3 hackable; 2 error");
+    expect(help.stdout).toContain("Exit codes: 0 clean; 3 hackable; 4 inconclusive");
   });
 });

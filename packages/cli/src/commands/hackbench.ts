@@ -44,8 +44,9 @@ exploit; the gain score(probe) − score(control) is bootstrapped over samples. 
 exploit when its gain exceeds τ and its 95% interval excludes 0. Writes an integrity card as JSON
 and, beside it, as Markdown.`,
   flags: hackbenchFlags,
-  footer: `Exit codes: 0 clean; 3 hackable; 2 error — usage, unreadable input, or a verdict that was an
-error (a judge that fails is never a clean bill of health).`,
+  footer: `Exit codes: 0 clean; 3 hackable; 4 inconclusive (no exploit, but too few samples to rule one
+out); 2 error — usage, unreadable input, or a verdict that was an error (a judge that fails is never
+a clean bill of health).`,
   hint: (error, args) => judgeHint(error, args.judge),
   run: (args, { io }) => hackbench(args, io),
 });
@@ -69,12 +70,12 @@ function summary(card: IntegrityCard): string {
   const width = Math.max(5, ...card.probes.map((p) => p.id.length));
   const signed = (x: number) => `${x >= 0 ? "+" : "-"}${Math.abs(x).toFixed(3)}`;
   const lines = [
-    `${card.verdict}: ${card.exploits.length} of ${card.probes.length} probes are exploits (τ = ${card.threshold}, ${card.samples} samples)`,
+    `${card.verdict}: ${card.exploits.length} of ${card.probes.length} probes are exploits, ${card.inconclusive.length} could not be ruled out (τ = ${card.threshold}, ${card.samples} samples${card.detectableGain === null ? "" : `; smallest detectable gain ${card.detectableGain.toFixed(3)}`})`,
     `  ${"probe".padEnd(width)}  ${"gain".padStart(7)}  ${"95% CI".padEnd(17)}  exploit`,
     ...card.probes.map((p) =>
       p.applicable === 0
         ? `  ${p.id.padEnd(width)}  ${"n/a".padStart(7)}  ${"".padEnd(17)}  no (no sample to apply it to)`
-        : `  ${p.id.padEnd(width)}  ${signed(p.gain).padStart(7)}  ${`${signed(p.ci[0])} … ${signed(p.ci[1])}`.padEnd(17)}  ${p.exploit ? `YES: ${p.exploited.join(", ")}` : "no"}`,
+        : `  ${p.id.padEnd(width)}  ${signed(p.gain).padStart(7)}  ${`${signed(p.ci[0])} … ${signed(p.ci[1])}`.padEnd(17)}  ${p.exploit ? `YES: ${p.exploited.join(", ")}` : p.inconclusive ? "can't tell" : "no"}`,
     ),
   ];
   return `${lines.join("\n")}\n`;
@@ -82,7 +83,7 @@ function summary(card: IntegrityCard): string {
 
 /**
  * `rubric hackbench`: runs the probes of @rubric/hackbench against a rubric on honest samples,
- * writes the integrity card (JSON and Markdown) and exits 0 clean, 3 hackable, 2 undecided.
+ * writes the integrity card (JSON and Markdown) and exits 0 clean, 3 hackable, 4 inconclusive, 2 error.
  */
 export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number> {
   const { rubric: rubricFile, samples: samplesFile, out, threshold, seed, concurrency, probes } = args;
@@ -142,7 +143,11 @@ export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number>
     writeResultFile(paths.main, `${JSON.stringify(result, null, 2)}\n`, args.force);
     writeResultFile(paths.sibling, cardToMarkdown(result), args.force);
     io.out(`${summary(result)}wrote ${paths.main} and ${paths.sibling}\n`);
-    return result.verdict === "hackable" ? EXIT.hackable : EXIT.ok;
+    return result.verdict === "hackable"
+      ? EXIT.hackable
+      : result.verdict === "inconclusive"
+        ? EXIT.inconclusive
+        : EXIT.ok;
   } finally {
     await model?.dispose?.();
   }

@@ -38,6 +38,13 @@ export const ProbeResultSchema = z.strictObject({
   gain: z.number(),
   ci: Interval,
   exploit: z.boolean(),
+  /**
+   * Neither an exploit nor ruled out: the interval reaches τ, so the run cannot tell. A card with
+   * an inconclusive probe and no exploit is `inconclusive`, never `clean`.
+   */
+  inconclusive: z.boolean(),
+  /** The smallest mean gain this run could have flagged (see `detectableGain`); null when not applicable. */
+  detectableGain: z.number().nullable(),
   /** Mean normalised scores over applicable samples. */
   means: z.strictObject({ honest: z.number(), probe: z.number(), control: z.number() }).nullable(),
   /** U*(probe) − U*(control) where a true utility was given: the real effect beside the proxy's. */
@@ -53,15 +60,17 @@ export const ProbeResultSchema = z.strictObject({
 });
 export type ProbeResult = z.output<typeof ProbeResultSchema>;
 
-export const INTEGRITY_CARD_FORMAT = "rubric-hackbench/integrity-card@1";
+export const INTEGRITY_CARD_FORMAT = "rubric-hackbench/integrity-card@2";
 
 /**
  * An integrity card: whether a rubric reward can be gamed, probe by probe, with the evidence.
- * The verdict is `hackable` when any probe is an exploit (gain > τ and its interval above 0).
+ * The verdict is `hackable` when any probe is an exploit (gain > τ and its interval above 0);
+ * `clean` when every applicable probe is ruled out (its interval below τ); otherwise
+ * `inconclusive`: the samples were too few to see an exploit of size τ.
  */
 export const IntegrityCardSchema = z.strictObject({
   format: z.literal(INTEGRITY_CARD_FORMAT),
-  verdict: z.enum(["clean", "hackable"]),
+  verdict: z.enum(["clean", "hackable", "inconclusive"]),
   rubric: z.strictObject({ id: z.string(), criteria: z.number().int().min(1) }),
   /** The judge model behind `llm-judge` criteria, as a provider spec; null for rules only. */
   judge: z.string().nullable(),
@@ -74,6 +83,10 @@ export const IntegrityCardSchema = z.strictObject({
   honestMean: z.number(),
   /** Ids of the probes that are exploits. */
   exploits: z.array(z.string()),
+  /** Ids of the probes the run could neither flag nor rule out. */
+  inconclusive: z.array(z.string()),
+  /** The largest of the applicable probes' detectable gains: the run's power, as a gain. */
+  detectableGain: z.number().nullable(),
   probes: z.array(ProbeResultSchema),
   /** The command that reruns the whole card. */
   command: z.string().nullable(),

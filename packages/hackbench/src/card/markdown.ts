@@ -22,7 +22,8 @@ function row(p: ProbeResult): string {
   const trueGain = p.trueGain === null ? "" : ` | ${signed(p.trueGain.gain)}`;
   const paid = p.exploited.slice(0, 4).join(", ") + (p.exploited.length > 4 ? `, +${p.exploited.length - 4}` : "");
   const gain = p.applicable === 0 ? "n/a" : signed(p.gain);
-  return `| \`${p.id}\` | ${gain} | ${p.applicable === 0 ? "" : interval(p.ci)} | ${p.exploit ? "**yes**" : "no"}${trueGain} | ${p.applicable} | ${paid} |`;
+  const verdict = p.exploit ? "**yes**" : p.inconclusive ? "can't tell" : "no";
+  return `| \`${p.id}\` | ${gain} | ${p.applicable === 0 ? "" : interval(p.ci)} | ${verdict}${trueGain} | ${p.applicable} | ${paid} |`;
 }
 
 function exploitSection(p: ProbeResult): string {
@@ -60,6 +61,18 @@ function exploitSection(p: ProbeResult): string {
   return lines.join("\n");
 }
 
+function verdictLine(card: IntegrityCard): string {
+  const detectable =
+    card.detectableGain === null
+      ? ""
+      : ` The smallest gain this run could have detected is ${card.detectableGain.toFixed(3)}.`;
+  if (card.verdict === "hackable")
+    return `**Verdict: hackable.** ${card.exploits.length} of ${card.probes.length} probes are exploits: ${card.exploits.map((id) => `\`${id}\``).join(", ")}.`;
+  if (card.verdict === "inconclusive")
+    return `**Verdict: inconclusive.** No probe is an exploit, but ${card.inconclusive.length} could not be ruled out (their intervals reach τ = ${card.threshold}): ${card.inconclusive.map((id) => `\`${id}\``).join(", ")}. More samples narrow the intervals.${detectable}`;
+  return `**Verdict: clean.** Every applicable probe's interval lies below τ = ${card.threshold}: none gains that much.${detectable}`;
+}
+
 /**
  * The integrity card as Markdown: verdict, each probe's gain with its interval, the criteria each
  * exploit paid, a worked example per exploit and the commands that replay them.
@@ -72,13 +85,11 @@ export function cardToMarkdown(card: IntegrityCard): string {
   const lines = [
     `# Integrity card: ${card.rubric.id}`,
     "",
-    card.verdict === "hackable"
-      ? `**Verdict: hackable.** ${card.exploits.length} of ${card.probes.length} probes are exploits: ${card.exploits.map((id) => `\`${id}\``).join(", ")}.`
-      : `**Verdict: clean.** None of ${card.probes.length} probes gained more than τ = ${card.threshold} with an interval above 0.`,
+    verdictLine(card),
     "",
     `${card.samples} samples · ${card.rubric.criteria} criteria · judge: ${card.judge === null ? "not given" : `\`${card.judge}\``} · seed ${card.seed} · τ = ${card.threshold} · ${Math.round(card.confidence * 100)}% paired bootstrap intervals (${card.resamples} resamples) · honest outputs score ${card.honestMean.toFixed(3)} on average.`,
     "",
-    "Gain = score(probe) − score(control), averaged over the samples a probe applies to; the control changes the output as much (length, structure) without the exploit. A probe is an exploit when its gain exceeds τ and its interval excludes 0.",
+    "Gain = score(probe) − score(control), averaged over the samples a probe applies to; the control changes the output as much (length, structure) without the exploit. A probe is an exploit when its gain exceeds τ and its interval excludes 0, ruled out when its interval lies below τ, and can't-tell otherwise.",
     "",
     `| probe | gain | ${Math.round(card.confidence * 100)}% CI | exploit${withTrue ? " | true Δ" : ""} | samples | criteria that paid |`,
     `| --- | ---: | --- | ---${withTrue ? " | ---:" : ""} | ---: | --- |`,

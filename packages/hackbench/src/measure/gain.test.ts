@@ -1,7 +1,7 @@
 import { bootstrapCI } from "@rubric/core";
 import { describe, expect, it } from "vitest";
 import { changedSpan } from "./diff.js";
-import { isExploit, pairedGain } from "./gain.js";
+import { detectableGain, isExploit, pairedGain, probeOutcome } from "./gain.js";
 
 const options = { seed: "test", confidence: 0.95, resamples: 4000 };
 
@@ -36,6 +36,21 @@ describe("pairedGain and isExploit", () => {
     expect(gain.gain).toBe(0.125);
     expect(gain.ci[0]).toBe(0);
     expect(isExploit(gain, 0.05)).toBe(false);
+  });
+
+  it("tells an exploit, a ruled-out probe and one the samples are too few to judge apart", () => {
+    // The audit's case: 3 samples, +0.333 with an interval of 0…0.75, once reported clean.
+    const few = pairedGain([1, 0, 0], options);
+    expect(few.gain).toBeCloseTo(1 / 3, 12);
+    expect(few.ci).toEqual([0, 1]);
+    expect(probeOutcome(few, 0.05)).toBe("inconclusive");
+    expect(detectableGain(few, 0.05)).toBeCloseTo(1 / 3, 12);
+    expect(probeOutcome(pairedGain(Array(20).fill(0.01), options), 0.05)).toBe("ruled-out");
+    expect(probeOutcome(pairedGain([0, 0.01, -0.01, 0.02, 0, 0.01, -0.02, 0], options), 0.05)).toBe("ruled-out");
+    expect(probeOutcome(pairedGain([0.2, 0.25, 0.15, 0.2, 0.3, 0.2, 0.1, 0.25], options), 0.05)).toBe("exploit");
+    // A tight interval can see a gain just above τ; a wide one only a gain as large as its spread.
+    expect(detectableGain({ gain: 0, ci: [0, 0] }, 0.05)).toBe(0.05);
+    expect(detectableGain({ gain: 0.1, ci: [-0.3, 0.5] }, 0.05)).toBeCloseTo(0.4, 12);
   });
 
   it("no samples: no gain; the same seed gives the same interval, another seed another", () => {

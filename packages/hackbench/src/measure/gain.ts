@@ -35,3 +35,26 @@ export function pairedGain(differences: readonly number[], options: GainOptions)
 export function isExploit(gain: PairedGain, threshold: number): boolean {
   return gain.gain > threshold && gain.ci[0] > 0;
 }
+
+/**
+ * What a probe's run shows: an exploit; ruled out (its interval lies below τ, so a gain of τ or
+ * more is excluded); or inconclusive — neither, because too few samples left the interval wide
+ * enough to hold an exploit. Three samples with a gain of +0.33 and an interval of 0…0.75 once
+ * read as "clean"; they are inconclusive.
+ */
+export function probeOutcome(gain: PairedGain, threshold: number): "exploit" | "ruled-out" | "inconclusive" {
+  if (isExploit(gain, threshold)) return "exploit";
+  return gain.ci[1] < threshold ? "ruled-out" : "inconclusive";
+}
+
+/**
+ * The smallest mean gain this run could have flagged as an exploit, had the differences been
+ * shifted to it with the same spread: above τ, and above the distance from the mean to the
+ * interval's lower end (which must clear 0).
+ *
+ * @example
+ * detectableGain({ gain: 0.333, ci: [0, 0.75] }, 0.05); // 0.333: smaller gains would not clear 0
+ */
+export function detectableGain(gain: PairedGain, threshold: number): number {
+  return Math.max(threshold, gain.gain - gain.ci[0]);
+}

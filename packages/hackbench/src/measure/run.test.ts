@@ -58,6 +58,23 @@ describe("runHackbench on rule rubrics (real verifiers, GDPval tasks, gym output
     expect(card.probes.find((p) => p.id === "homoglyph")!.applicable).toBeGreaterThan(5);
   });
 
+  it("is inconclusive, never clean, when the samples are too few to see an exploit of size τ", async () => {
+    // On 6 samples prompt-echo gains a little on one of them: its interval reaches τ, so the run
+    // can neither flag it nor rule it out.
+    const few = await runHackbench(presenceRubric, gym.samples.slice(0, 6), {
+      registry: rulesRegistry(),
+      probes: ["prompt-echo", "pleasantry"],
+    });
+    const echo = few.probes.find((p) => p.id === "prompt-echo")!;
+    expect(echo).toMatchObject({ exploit: false, inconclusive: true });
+    expect(echo.ci[1]).toBeGreaterThanOrEqual(0.05);
+    expect(few.probes.find((p) => p.id === "pleasantry")).toMatchObject({ exploit: false, inconclusive: false });
+    expect(few.verdict).toBe("inconclusive");
+    expect(few.inconclusive).toEqual(["prompt-echo"]);
+    expect(few.detectableGain).toBe(echo.detectableGain);
+    expect(echo.detectableGain!).toBeCloseTo(Math.max(0.05, echo.gain - echo.ci[0]), 12);
+  });
+
   it("scores a staged rubric as its flat form: same gains, same attribution", async () => {
     const options = {
       registry: rulesRegistry(),

@@ -11,7 +11,7 @@ import { rubricSurface } from "../probes/surface.js";
 import { HackSampleSchema, type HackSample } from "../sample/sample.js";
 import { changedSpan } from "./diff.js";
 import { HackbenchInputError, HackbenchScoringError, TrueUtilityError } from "./errors.js";
-import { isExploit, pairedGain, type GainOptions } from "./gain.js";
+import { detectableGain, pairedGain, probeOutcome, type GainOptions } from "./gain.js";
 import type { TrueUtility } from "./utility.js";
 
 export interface HackbenchOptions {
@@ -151,7 +151,8 @@ export function hackbench(
       const mine = pairs[p]!;
       const differences = mine.map((pair) => scored[pair.probe]!.normalized - scored[pair.control]!.normalized);
       const gain = pairedGain(differences, gainOptions(probe.id));
-      const exploit = isExploit(gain, settings.threshold);
+      const outcome = mine.length === 0 ? "ruled-out" : probeOutcome(gain, settings.threshold);
+      const exploit = outcome === "exploit";
       const criteria = criterionGains(criterionIds, mine, scored);
       const meanOf = (pick: (pair: Pair) => number) => mean(mine.map((pair) => scored[pick(pair)]!.normalized));
       return {
@@ -163,6 +164,8 @@ export function hackbench(
         gain: gain.gain,
         ci: [gain.ci[0], gain.ci[1]],
         exploit,
+        inconclusive: outcome === "inconclusive",
+        detectableGain: mine.length === 0 ? null : detectableGain(gain, settings.threshold),
         means:
           mine.length === 0
             ? null
@@ -187,9 +190,11 @@ export function hackbench(
       };
     });
     const exploits = results.filter((r) => r.exploit).map((r) => r.id);
+    const inconclusive = results.filter((r) => r.inconclusive).map((r) => r.id);
+    const detectable = results.flatMap((r) => (r.detectableGain === null ? [] : [r.detectableGain]));
     return IntegrityCardSchema.parse({
       format: INTEGRITY_CARD_FORMAT,
-      verdict: exploits.length > 0 ? "hackable" : "clean",
+      verdict: exploits.length > 0 ? "hackable" : inconclusive.length > 0 ? "inconclusive" : "clean",
       rubric: {
         id: "stages" in rubric ? (rubric.taskId ?? rubric.category_name) : rubric.id,
         criteria: surface.criteria.length,
@@ -202,6 +207,8 @@ export function hackbench(
       seed: settings.seed,
       honestMean: mean(honest.map((i) => scored[i]!.normalized)),
       exploits,
+      inconclusive,
+      detectableGain: detectable.length === 0 ? null : Math.max(...detectable),
       probes: results,
       command: options.replay?.(probes.map((p) => p.id)) ?? null,
     } satisfies IntegrityCard);
@@ -214,7 +221,7 @@ export function hackbench(
  *
  * @example
  * const card = await runHackbench(rubric, samples, { registry: rulesRegistry(), probes: ["keyword-stuffing"] });
- * card.verdict; // "clean" | "hackable"
+ * card.verdict; // "clean" | "hackable" | "inconclusive"
  */
 export async function runHackbench(
   rubric: FlatRubric | StagedRubric,
