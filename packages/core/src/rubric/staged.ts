@@ -1,12 +1,11 @@
 import { z } from "zod";
 import { pythonRound } from "./python-round.js";
+import { WeightSchema as weight, weightSumIssue } from "./weight.js";
 
 /**
  * The staged rubric in the ARCANE reference code's format (and the shipped GDPval data),
  * field names kept in snake_case so files load and save unchanged.
  */
-
-const weight = z.number().min(0);
 
 // Field order follows the shipped files, so a serialised rule reads like the original.
 const ruleHead = {
@@ -69,6 +68,11 @@ export const StagedRubricSchema = z
   })
   .superRefine((rubric, ctx) => {
     rubric.stages.forEach((stage, index) => {
+      const overflow = weightSumIssue(
+        stage.rules.map((r) => r.weight),
+        ["stages", index, "rules"],
+      );
+      if (overflow) ctx.addIssue(overflow);
       if (stage.on_failure_score > rubric.max_total_score)
         ctx.addIssue({
           code: "custom",
