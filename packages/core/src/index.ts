@@ -74,6 +74,7 @@ export {
 export { pythonRound } from "./rubric/python-round.js";
 export { readJsonLines, type JsonLine } from "./records/json-lines.js";
 export { lintStagedRubric } from "./rubric/lint.js";
+export { RESERVED_IDS, confusableIdWarnings, idProblem, lintRubricIds } from "./rubric/ids.js";
 export {
   approximateTokens,
   rubricSetStructure,

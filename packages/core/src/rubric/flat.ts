@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { IdSchema } from "./ids.js";
 import { VerifierKindSchema } from "./verifier-kind.js";
 import { WeightSchema as weight, weightSumIssue } from "./weight.js";
 
@@ -12,7 +13,7 @@ export const VerifierSpecSchema = z.looseObject({ kind: VerifierKindSchema });
 export type VerifierSpec = z.infer<typeof VerifierSpecSchema>;
 
 export const CriterionSchema = z.strictObject({
-  id: z.string().min(1),
+  id: IdSchema,
   text: z.string().min(1),
   weight,
   /** A `penalty` criterion that holds subtracts its weight (HealthBench-style negative points). */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { IdSchema } from "./ids.js";
 import { pythonRound } from "./python-round.js";
 import { WeightSchema as weight, weightSumIssue } from "./weight.js";
 
@@ -10,7 +11,7 @@ import { WeightSchema as weight, weightSumIssue } from "./weight.js";
 // Field order follows the shipped files, so a serialised rule reads like the original.
 const ruleHead = {
   /** Optional stable id; without one a rule is known as `s{stage}.r{rule}` (0-based). */
-  id: z.string().min(1).optional(),
+  id: IdSchema.optional(),
 };
 const ruleBody = {
   name: z.string(),
