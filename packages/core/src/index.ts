@@ -73,8 +73,8 @@ export {
 } from "./rubric/errors.js";
 export { pythonRound } from "./rubric/python-round.js";
 export { readJsonLines, type JsonLine } from "./records/json-lines.js";
-export { lintStagedRubric } from "./rubric/lint.js";
-export { RESERVED_IDS, confusableIdWarnings, idProblem, lintRubricIds } from "./rubric/ids.js";
+export { lintRubricIds, lintStagedRubric } from "./rubric/lint.js";
+export { RESERVED_IDS, confusableIdWarnings, idProblem } from "./rubric/ids.js";
 export {
   approximateTokens,
   rubricSetStructure,

@@ -61,6 +61,12 @@ export { NumericSpecSchema, extractNumbers, numericVerifier, type NumericSpec } 
 export { ReadabilitySpecSchema, readability, readabilityVerifier, type ReadabilitySpec } from "./rules/readability.js";
 export { JsonSchemaSpecSchema, jsonSchemaVerifier, type JsonSchemaSpec } from "./rules/json-schema.js";
 
+export {
+  checkVerifierSpecs,
+  type VerifierSpecCheck,
+  type VerifierSpecCheckOptions,
+} from "./registry/check.js";
+
 // engine: verify and score outputs
 export {
   prepareCriteria,

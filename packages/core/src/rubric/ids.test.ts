@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RubricValidationError } from "./errors.js";
-import { confusableIdWarnings, lintRubricIds } from "./ids.js";
+import { confusableIdWarnings } from "./ids.js";
+import { lintRubricIds } from "./lint.js";
 import { parseFlatRubric, parseRubric, readRubricJson } from "./parse.js";
 
 const criterion = (id: string) => ({ id, text: `criterion ${id}`, weight: 1, verifier: { kind: "length", min: 1 } });

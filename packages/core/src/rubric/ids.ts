@@ -1,6 +1,4 @@
 import { z } from "zod";
-import type { FlatRubric } from "./flat.js";
-import type { StagedRubric } from "./staged.js";
 
 /*
  * What a criterion or rule id may be. Ids key verdicts, weights and cache entries, and people read
@@ -96,19 +94,4 @@ export function confusableIdWarnings(
       });
   }
   return warnings;
-}
-
-/**
- * Warnings about a parsed rubric's ids that are legal but confusable (see
- * {@link confusableIdWarnings}); paths point into the rubric (`criteria[1].id`,
- * `stages[0].rules[2].id`).
- */
-export function lintRubricIds(rubric: FlatRubric | StagedRubric): { path: string; message: string }[] {
-  const ids =
-    "stages" in rubric
-      ? rubric.stages.flatMap((stage, s) =>
-          stage.rules.map((rule, r) => ({ id: rule.id, path: `stages[${s}].rules[${r}].id` })),
-        )
-      : rubric.criteria.map((c, i) => ({ id: c.id, path: `criteria[${i}].id` }));
-  return confusableIdWarnings(ids);
 }
