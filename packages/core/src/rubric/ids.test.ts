@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { RubricValidationError } from "./errors.js";
 import { confusableIdWarnings } from "./ids.js";
 import { lintRubricIds } from "./lint.js";
-import { parseFlatRubric, parseRubric, readRubricJson } from "./parse.js";
+import { parseFlatRubric, parseRubric, readRubricJson, readRubricJsonl } from "./parse.js";
 
 const criterion = (id: string) => ({ id, text: `criterion ${id}`, weight: 1, verifier: { kind: "length", min: 1 } });
 const flat = (...ids: string[]) => ({ id: "r", criteria: ids.map(criterion) });
@@ -96,9 +96,13 @@ describe("criterion and rule ids", () => {
           fc.string({ unit: "binary", maxLength: 80 }),
         ),
         (text) => {
-          const document = readRubricJson(text, { source: "fuzz.json" });
-          expect(document.rubrics.length + document.issues.length).toBeGreaterThan(0);
-          for (const issue of document.issues) expect(typeof issue.message).toBe("string");
+          for (const document of [
+            readRubricJson(text, { source: "fuzz.json" }),
+            readRubricJsonl(`${text}\n${text}`, { source: "fuzz.jsonl" }),
+          ]) {
+            expect(document.rubrics.length + document.issues.length).toBeGreaterThan(0);
+            for (const issue of document.issues) expect(typeof issue.message).toBe("string");
+          }
         },
       ),
       { seed: 20261203, numRuns: 1000 },

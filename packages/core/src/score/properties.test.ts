@@ -183,6 +183,42 @@ describe("weights near the largest double", () => {
     );
   });
 
+  it("a staged score under any valid rule weights is finite and in [0, 1], with renormalised errors too", () => {
+    const stagedOverrides = stagedCase.chain(({ rubric, verdicts }) => {
+      const ids = rubric.stages.flatMap((st) => st.rules.map((r) => r.id));
+      return fc
+        .record({
+          weights: fc.array(anyWeight, { minLength: ids.length, maxLength: ids.length }),
+          errored: fc.array(fc.boolean(), { minLength: ids.length, maxLength: ids.length }),
+        })
+        .map(({ weights, errored }) => ({
+          rubric,
+          weights: Object.fromEntries(ids.map((id, i) => [id, weights[i]!])),
+          verdicts: ids.map((id, i) =>
+            errored[i]
+              ? { criterionId: id, status: "error" as const, score: null, error: "down" }
+              : { criterionId: id, status: "ok" as const, score: verdicts[id]! },
+          ),
+        }));
+    });
+    fc.assert(
+      fc.property(stagedOverrides, ({ rubric, weights, verdicts }) => {
+        let s: ReturnType<typeof scoreRubric>;
+        try {
+          s = scoreRubric(rubric, verdicts, { weights, errorsAs: "renormalize", ignoreGates: true });
+        } catch (error) {
+          // A stage whose every weighted rule errored has nothing to renormalise by: a named refusal.
+          expect((error as Error).name).toBe("ScoringError");
+          return;
+        }
+        expect(Number.isFinite(s.normalized)).toBe(true);
+        expect(s.normalized).toBeGreaterThanOrEqual(0);
+        expect(s.normalized).toBeLessThanOrEqual(1);
+      }),
+      RUNS,
+    );
+  });
+
   it("scaling every weight by one constant leaves normalized unchanged", () => {
     fc.assert(
       fc.property(flatCase, fc.constantFrom(2 ** -900, 1e-3, 3, 1e300, 2 ** 1000), ({ rubric, verdicts }, k) => {
