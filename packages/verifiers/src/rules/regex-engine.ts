@@ -13,8 +13,12 @@ export type RegexEngine = "re2" | "js";
 
 /** A compiled rule pattern. Both methods throw RegexTimeLimitError when the `js` engine runs past its limit. */
 export interface RulePattern {
-  /** The non-overlapping matches in `text`, counted as `text.match(/…/g).length` counts them. */
-  count(text: string): number;
+  /**
+   * The non-overlapping matches in `text`, counted as `text.match(/…/g).length` counts them, up
+   * to `atMost` (default: all): a rule that needs one match stops at the first, which on RE2 is
+   * often a hundred times faster than counting them all.
+   */
+  count(text: string, atMost?: number): number;
   /** Each match's first capture group, or the whole match where it has none (or it did not take part). */
   firstGroups(text: string): string[];
 }
@@ -93,11 +97,11 @@ function re2Pattern(pattern: string, flags: string): RulePattern {
   }
   const hasGroup = compiled.groupCount() > 0;
   return {
-    count(text) {
+    count(text, atMost = Number.POSITIVE_INFINITY) {
       // A matcher's successive finds skip building the match arrays that matchAll yields.
       const matcher = compiled.matcher(text);
       let n = 0;
-      while (matcher.find()) n++;
+      while (n < atMost && matcher.find()) n++;
       return n;
     },
     firstGroups(text) {
@@ -134,10 +138,26 @@ function jsPattern(pattern: string, regex: RegExp, limitMs: number): RulePattern
       context["work"] = undefined;
     }
   };
+  const unicode = regex.unicode || regex.unicodeSets;
   return {
-    count: (text) => limited(() => text.match(regex)?.length ?? 0),
+    count: (text, atMost = Number.POSITIVE_INFINITY) =>
+      limited(() => {
+        if (atMost === Number.POSITIVE_INFINITY) return text.match(regex)?.length ?? 0;
+        // String.prototype.match's loop, stopped early: an empty match moves on by one character.
+        regex.lastIndex = 0;
+        let n = 0;
+        for (let m = regex.exec(text); m !== null && ++n < atMost; m = regex.exec(text))
+          if (m[0] === "") regex.lastIndex = nextIndex(text, regex.lastIndex, unicode);
+        return n;
+      }),
     firstGroups: (text) => limited(() => [...text.matchAll(regex)].map((m) => m[1] ?? m[0])),
   };
+}
+
+function nextIndex(text: string, index: number, unicode: boolean): number {
+  if (!unicode || index + 1 >= text.length) return index + 1;
+  const unit = text.charCodeAt(index);
+  return unit >= 0xd800 && unit <= 0xdbff ? index + 2 : index + 1;
 }
 
 /**

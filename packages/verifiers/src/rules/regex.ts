@@ -43,17 +43,18 @@ export interface RegexVerifierOptions {
 export function createRegexVerifier(options: RegexVerifierOptions = {}): Verifier<RegexSpec> {
   const patternOf = rulePatternCache(options);
   return rule("regex", RegexSpecSchema, (spec, output) => {
+    // Matches past what the verdict needs change nothing, so they are not looked for.
+    const needed = spec.expect === "no-match" ? 1 : (spec.minMatches ?? 1);
     let matches: number;
     try {
-      matches = patternOf(spec.pattern, spec.flags ?? "", spec.engine).count(output);
+      matches = patternOf(spec.pattern, spec.flags ?? "", spec.engine).count(output, needed);
     } catch (error) {
       if (error instanceof RegexTimeLimitError) return errorDraft(error.message);
       throw error;
     }
-    if (spec.expect === "no-match")
-      return okDraft(matches === 0 ? 1 : 0, `${matches} match(es) of /${spec.pattern}/; expected none`);
-    const needed = spec.minMatches ?? 1;
-    return okDraft(Math.min(1, matches / needed), `${matches} match(es) of /${spec.pattern}/; ${needed} needed`);
+    const found = `${matches === needed ? "at least " : ""}${matches} match(es) of /${spec.pattern}/`;
+    if (spec.expect === "no-match") return okDraft(matches === 0 ? 1 : 0, `${found}; expected none`);
+    return okDraft(Math.min(1, matches / needed), `${found}; ${needed} needed`);
   });
 }
 
