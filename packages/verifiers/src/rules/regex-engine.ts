@@ -138,7 +138,7 @@ function jsPattern(pattern: string, regex: RegExp, limitMs: number): RulePattern
       context["work"] = undefined;
     }
   };
-  const unicode = regex.unicode || regex.unicodeSets;
+  const unicode = regex.flags.includes("u") || regex.flags.includes("v");
   return {
     count: (text, atMost = Number.POSITIVE_INFINITY) =>
       limited(() => {
