@@ -80,6 +80,50 @@ describe("rubric validate", () => {
     expect(json.files[0].rubrics).toBe(2);
   });
 
+  // Issue 13 item 12: each of these validated, and then `score` failed or lost a verdict.
+  it("refuses what cannot be scored: unknown kinds, invalid specs, RE2-unsupported patterns, reserved and invisible ids", () => {
+    const criterion = (id: string, verifier: unknown) => ({ id, text: `criterion ${id}`, weight: 1, verifier });
+    const path = file("unscorable.json", [
+      {
+        id: "r",
+        criteria: [
+          criterion("a", { kind: "regex", pattern: "(a)\\1" }),
+          criterion("b", { kind: "length", unit: "words", colour: "red" }),
+          criterion("c", { kind: "llm-judge", scale: { min: 3, max: 1 } }),
+          criterion("d", { kind: "llm-judge" }),
+          criterion("e", { kind: "regex", pattern: "(a)\\1", engine: "js" }),
+        ],
+      },
+      { id: "s", criteria: [criterion("__proto__", { kind: "length" }), criterion("x\u202ey", { kind: "length" })] },
+    ]);
+    const run = rubric("validate", path);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split("\n")).toEqual([
+      `error: ${path}: [1].criteria[0].id: "__proto__" is reserved (__proto__, constructor, prototype have a meaning of their own in JavaScript objects, where verdicts are keyed by id); choose another id`,
+      `error: ${path}: [1].criteria[1].id: holds U+202E RIGHT-TO-LEFT OVERRIDE at index 1, an invisible character; ids must read as they are`,
+      `error: ${path}: [0].criteria[0].verifier.pattern: invalid regex spec: RE2 cannot run /(a)\\1/: backreference \\1 at offset 3. Rewrite it without that, or set "engine": "js" to run it with JavaScript's backtracking engine under a time limit`,
+      expect.stringMatching(/: \[0\]\.criteria\[1\]\.verifier\.colour: invalid length spec: /),
+      expect.stringMatching(/: \[0\]\.criteria\[2\]\.verifier\.scale\.max: invalid llm-judge spec: /),
+    ]);
+    // The shape alone is what --schema-only checks.
+    expect(rubric("validate", "--schema-only", path).stderr).not.toContain("verifier");
+  });
+
+  it("warns, without failing, on ids that read alike", () => {
+    const path = file("confusable.json", {
+      id: "r",
+      criteria: ["tone", "ｔｏｎｅ"].map((id) => ({
+        id,
+        text: id,
+        weight: 1,
+        verifier: { kind: "length", unit: "words", min: 1 },
+      })),
+    });
+    const run = rubric("validate", path);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain(`warning: ${path}: criteria[1].id: id "ｔｏｎｅ" reads like "tone" (criteria[0].id)`);
+  });
+
   it("reports an unreadable file as input error, a missing argument as usage error", () => {
     expect(rubric("validate", join(dir, "nope.json"))).toMatchObject({
       code: 1,

@@ -74,7 +74,8 @@ export {
 export { pythonRound } from "./rubric/python-round.js";
 export { readJsonLines, toJsonLines, type JsonLine, type JsonLinesOptions } from "./records/json-lines.js";
 export { formatZodIssues, formatZodPath, type ZodIssueFormat } from "./records/zod-issues.js";
-export { lintStagedRubric } from "./rubric/lint.js";
+export { lintRubricIds, lintStagedRubric } from "./rubric/lint.js";
+export { RESERVED_IDS, confusableIdWarnings, idProblem } from "./rubric/ids.js";
 export {
   approximateTokens,
   rubricSetStructure,

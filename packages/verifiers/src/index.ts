@@ -36,7 +36,22 @@ export {
 } from "./registry/registry.js";
 
 // rules: deterministic verifiers, one kind per file
-export { RegexSpecSchema, regexVerifier, type RegexSpec } from "./rules/regex.js";
+export {
+  RegexSpecSchema,
+  createRegexVerifier,
+  regexVerifier,
+  type RegexSpec,
+  type RegexVerifierOptions,
+} from "./rules/regex.js";
+export {
+  DEFAULT_JS_REGEX_LIMIT_MS,
+  RegexTimeLimitError,
+  compileRulePattern,
+  type CompileRulePatternOptions,
+  type RegexEngine,
+  type RulePattern,
+} from "./rules/regex-engine.js";
+export { RegexUnsupportedError } from "./rules/re2-syntax.js";
 export { IncludesSpecSchema, includesVerifier, type IncludesSpec } from "./rules/includes.js";
 export { ExcludesSpecSchema, excludesVerifier, type ExcludesSpec } from "./rules/excludes.js";
 export { LengthSpecSchema, lengthVerifier, measureLength, type LengthSpec } from "./rules/length.js";
@@ -45,6 +60,12 @@ export { CitationsSpecSchema, citationsVerifier, findCitations, type CitationsSp
 export { NumericSpecSchema, extractNumbers, numericVerifier, type NumericSpec } from "./rules/numeric.js";
 export { ReadabilitySpecSchema, readability, readabilityVerifier, type ReadabilitySpec } from "./rules/readability.js";
 export { JsonSchemaSpecSchema, jsonSchemaVerifier, type JsonSchemaSpec } from "./rules/json-schema.js";
+
+export {
+  checkVerifierSpecs,
+  type VerifierSpecCheck,
+  type VerifierSpecCheckOptions,
+} from "./registry/check.js";
 
 // engine: verify and score outputs
 export { PermitPool } from "./engine/permits.js";

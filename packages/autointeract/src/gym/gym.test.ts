@@ -1,4 +1,5 @@
-import { createVerifierRegistry, prepareCriteria } from "@rubric/verifiers";
+import { compileRulePattern, createVerifierRegistry, prepareCriteria } from "@rubric/verifiers";
+import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { GDPVAL_DIR, asTask } from "../__fixtures__/gdpval.js";
 import { loadGdpval, type GdpvalDataset } from "../gdpval/dataset.js";
@@ -27,6 +28,20 @@ describe("the criteria bank", () => {
       })),
     };
     expect(() => prepareCriteria(rubric, createVerifierRegistry({ python: false, js: false }))).not.toThrow();
+  });
+
+  it("finds a last Next Steps section as the lookahead it replaced did (RE2 runs no lookahead)", () => {
+    const { pattern } = CRITERIA_BANK.find((c) => c.id === "next-steps-last")!.verifier;
+    const re2 = compileRulePattern(String(pattern), "");
+    const lookahead = /## Next Steps\n(?![\s\S]*\n## )/;
+    const piece = fc.constantFrom("## Next Steps\n", "\n## ", "\n##", "\n#", "## ", "#", " ", "\n", "a", "\n\n## x");
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const text = pieces.join("");
+        expect(re2.count(text) > 0).toBe(lookahead.test(text));
+      }),
+      { seed: 20261203, numRuns: 2000 },
+    );
   });
 
   it("draws brief terms from the prompt", () => {

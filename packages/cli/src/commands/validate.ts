@@ -1,4 +1,11 @@
-import { formatRubricIssue, lintStagedRubric, readRubricDocument } from "@rubric/core";
+import {
+  formatRubricIssue,
+  lintRubricIds,
+  lintStagedRubric,
+  readRubricDocument,
+  type LoadedRubric,
+} from "@rubric/core";
+import { checkVerifierSpecs, createVerifierRegistry, type VerifierRegistry } from "@rubric/verifiers";
 import { z } from "zod";
 import { defineCommand } from "../flags/command.js";
 import { switchFlag } from "../flags/flag.js";
@@ -8,7 +15,12 @@ export const validateCommand = defineCommand({
   name: "validate",
   usage: "<file.json|file.jsonl>... [options]",
   description: `Checks rubric files (flat or staged, JSON or JSONL). Prints every problem with its file,
-line and path; exits 0 when all files are valid, 1 otherwise. Load-time corrections
+line and path; exits 0 when all files are valid, 1 otherwise. Valid means scorable: besides the
+file's shape, every criterion's verifier kind must be one the toolkit runs and its spec must parse
+with that verifier's schema (a regex RE2 cannot run is named here), unless --schema-only; the
+judge model for llm-judge criteria is chosen at score time, so only their specs are checked.
+Criterion and rule ids that read alike (equal under NFKC and case folding) are warned about.
+Load-time corrections
 (stage rescaling, pass-mark auto-correction) and findings that leave a rubric valid but make
 scores unreachable (a gate whose rules cannot reach its pass mark, stage maxima below the
 category maximum) are printed as warnings and do not fail validation.`,
@@ -18,8 +30,11 @@ category maximum) are printed as warnings and do not fail validation.`,
     description: "rubric files",
     schema: z.array(z.string()).min(1, { error: "needs at least one file" }),
   },
-  flags: { json: switchFlag("print a JSON report instead of text") },
-  run: ({ files, json }, { io }) => validate(files, { json }, io),
+  flags: {
+    json: switchFlag("print a JSON report instead of text"),
+    schemaOnly: switchFlag("check the files' shape only, not the verifier kinds and specs"),
+  },
+  run: ({ files, json, schemaOnly }, { io }) => validate(files, { json, schemaOnly }, io),
 });
 
 interface FileReport {
@@ -33,26 +48,54 @@ interface FileReport {
   readonly warnings: readonly { line?: number; path: string; message: string }[];
 }
 
-export function validate(files: readonly string[], options: { json: boolean }, io: CliIO): number {
+type Finding = { line?: number; path: string; message: string };
+
+// Paths point into the file: a JSON array puts a rubric under `[i].`, and a {task_id, rubric}
+// record nests it one level down.
+function pathPrefix(r: LoadedRubric): string {
+  const index = r.index === undefined ? "" : `[${r.index}].`;
+  return index + (r.kind === "staged" && r.rubric.taskId !== undefined ? "rubric." : "");
+}
+
+function warningsOf(r: LoadedRubric): Finding[] {
+  const line = r.line === undefined ? {} : { line: r.line };
+  const prefix = pathPrefix(r);
+  const staged =
+    r.kind === "staged"
+      ? [
+          ...r.corrections.map((c) => ({ path: c.path, message: `corrected ${c.from} → ${c.to}: ${c.reason}` })),
+          ...lintStagedRubric(r.rubric),
+        ]
+      : [];
+  return [...staged, ...lintRubricIds(r.rubric)].map((w) => ({ ...line, path: prefix + w.path, message: w.message }));
+}
+
+// What `score` would refuse before running anything: a kind without a verifier, a spec its
+// verifier's schema rejects.
+function unscorable(r: LoadedRubric, registry: VerifierRegistry): Finding[] {
+  const line = r.line === undefined ? {} : { line: r.line };
+  return checkVerifierSpecs(r.rubric, registry, { judgeChosenLater: true }).flatMap((check) =>
+    check.ok ? [] : [{ ...line, path: pathPrefix(r) + check.path, message: check.message }],
+  );
+}
+
+export function validate(
+  files: readonly string[],
+  options: { json: boolean; schemaOnly?: boolean },
+  io: CliIO,
+): number {
+  // The registry `score` uses by default: every rule kind and both sandboxes (nothing runs here).
+  const registry = options.schemaOnly ? undefined : createVerifierRegistry();
   const reports: FileReport[] = files.map((file) => {
     const document = readRubricDocument(readText(file), { source: file });
-    const warnings = document.rubrics.flatMap((r) => {
-      if (r.kind !== "staged") return [];
-      const line = r.line === undefined ? {} : { line: r.line };
-      // Paths point into the file: a {task_id, rubric} record nests the rubric one level down.
-      const prefix = r.rubric.taskId === undefined ? "" : "rubric.";
-      return [
-        ...r.corrections.map((c) => ({
-          ...line,
-          path: prefix + c.path,
-          message: `corrected ${c.from} → ${c.to}: ${c.reason}`,
-        })),
-        ...lintStagedRubric(r.rubric).map((w) => ({ ...line, path: prefix + w.path, message: w.message })),
-      ];
-    });
+    const warnings = document.rubrics.flatMap(warningsOf);
+    const errors: Finding[] = [
+      ...document.issues.map((i) => ({ line: i.line, path: i.path, message: i.message })),
+      ...(registry ? document.rubrics.flatMap((r) => unscorable(r, registry)) : []),
+    ];
     return {
       file,
-      valid: document.issues.length === 0,
+      valid: errors.length === 0,
       rubrics: document.rubrics.length,
       flat: document.rubrics.filter((r) => r.kind === "flat").length,
       staged: document.rubrics.filter((r) => r.kind === "staged").length,
@@ -61,11 +104,7 @@ export function validate(files: readonly string[], options: { json: boolean }, i
           n + (r.kind === "flat" ? r.rubric.criteria.length : r.rubric.stages.reduce((m, s) => m + s.rules.length, 0)),
         0,
       ),
-      errors: document.issues.map((i) => ({
-        line: i.line,
-        path: i.path,
-        message: i.message,
-      })),
+      errors,
       warnings,
     };
   });

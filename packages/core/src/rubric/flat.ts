@@ -1,8 +1,7 @@
 import { z } from "zod";
+import { IdSchema } from "./ids.js";
 import { VerifierKindSchema } from "./verifier-kind.js";
-
-/** A finite, non-negative weight. NaN and ±Infinity are rejected by z.number() itself. */
-const weight = z.number().min(0);
+import { WeightSchema as weight, weightSumIssue } from "./weight.js";
 
 /**
  * How a criterion is verified. Core treats it as data: `kind` selects a verifier
@@ -14,7 +13,7 @@ export const VerifierSpecSchema = z.looseObject({ kind: VerifierKindSchema });
 export type VerifierSpec = z.infer<typeof VerifierSpecSchema>;
 
 export const CriterionSchema = z.strictObject({
-  id: z.string().min(1),
+  id: IdSchema,
   text: z.string().min(1),
   weight,
   /** A `penalty` criterion that holds subtracts its weight (HealthBench-style negative points). */
@@ -35,6 +34,11 @@ export const FlatRubricSchema = z
     for (const issue of duplicateCriterionIds(rubric)) ctx.addIssue({ code: "custom", ...issue });
     // Without positive reward weight there is nothing to normalise by: every score would be 0/0.
     if (rubric.criteria.length === 0) return;
+    const overflow = weightSumIssue(
+      rubric.criteria.map((c) => c.weight),
+      ["criteria"],
+    );
+    if (overflow) ctx.addIssue(overflow);
     const rewardWeight = rubric.criteria.reduce((sum, c) => (c.polarity === "reward" ? sum + c.weight : sum), 0);
     if (!(rewardWeight > 0))
       ctx.addIssue({

@@ -1,4 +1,6 @@
 import type { RubricIssue } from "./errors.js";
+import type { FlatRubric } from "./flat.js";
+import { confusableIdWarnings } from "./ids.js";
 import type { StagedRubric } from "./staged.js";
 
 const EPS = 1e-9;
@@ -54,4 +56,19 @@ export function lintStagedRubric(rubric: StagedRubric): RubricIssue[] {
 
 function round(x: number): number {
   return Number(x.toFixed(6));
+}
+
+/**
+ * Warnings about a parsed rubric's ids that are legal but confusable (see
+ * {@link confusableIdWarnings}); paths point into the rubric (`criteria[1].id`,
+ * `stages[0].rules[2].id`).
+ */
+export function lintRubricIds(rubric: FlatRubric | StagedRubric): { path: string; message: string }[] {
+  const ids =
+    "stages" in rubric
+      ? rubric.stages.flatMap((stage, s) =>
+          stage.rules.map((rule, r) => ({ id: rule.id, path: `stages[${s}].rules[${r}].id` })),
+        )
+      : rubric.criteria.map((c, i) => ({ id: c.id, path: `criteria[${i}].id` }));
+  return confusableIdWarnings(ids);
 }

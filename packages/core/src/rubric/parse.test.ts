@@ -164,6 +164,26 @@ describe("parseRubric", () => {
     ]);
   });
 
+  it("rejects weights whose sum is not finite, though each weight is (1e308 + 1e308 overflows)", () => {
+    const huge = structuredClone(flat) as any;
+    for (const c of huge.criteria) c.weight = 1e308;
+    expect(issuesOf(() => parseRubric(huge))).toEqual([
+      {
+        path: "criteria",
+        message: `expected weights whose sum is finite, got ${huge.criteria.length} weights summing past Number.MAX_VALUE (≈1.8e308); scale them down`,
+      },
+    ]);
+    const hugeStage = structuredClone(staged) as any;
+    for (const r of hugeStage.stages[1].rules) r.weight = 1e308;
+    hugeStage.stages[1].rules.push({ ...hugeStage.stages[1].rules[0], id: "extra" });
+    expect(issuesOf(() => parseRubric(hugeStage))).toEqual([
+      {
+        path: "stages[1].rules",
+        message: `expected weights whose sum is finite, got ${hugeStage.stages[1].rules.length} weights summing past Number.MAX_VALUE (≈1.8e308); scale them down`,
+      },
+    ]);
+  });
+
   it("rejects empty criteria, empty stages and empty rules", () => {
     expect(issuesOf(() => parseRubric({ id: "x", criteria: [] }))).toEqual([
       { path: "criteria", message: "expected at least 1 item, got 0" },

@@ -15,7 +15,7 @@ import {
 } from "./staged.js";
 
 /** A rubric read from a document, in whichever of the two forms it was written. */
-export type LoadedRubric =
+export type LoadedRubric = (
   | { readonly kind: "flat"; readonly rubric: FlatRubric; readonly line?: number }
   | {
       readonly kind: "staged";
@@ -23,7 +23,11 @@ export type LoadedRubric =
       /** Changes the loader made (stage rescaling, pass-mark auto-correction); empty for clean files. */
       readonly corrections: readonly LoadCorrection[];
       readonly line?: number;
-    };
+    }
+) & {
+  /** Its position in a JSON document holding an array of rubrics, where issue paths start `[index].`. */
+  readonly index?: number;
+};
 
 export interface ParseOptions {
   /** A file name or label, repeated in every issue. */
@@ -177,7 +181,7 @@ export function readRubricJson(text: string, options: Omit<ParseOptions, "line">
   const issues: RubricIssue[] = [];
   values.forEach((item, index) => {
     const outcome = tryParse(item, options);
-    if (outcome.ok) rubrics.push(outcome.loaded);
+    if (outcome.ok) rubrics.push(Array.isArray(value) ? { ...outcome.loaded, index } : outcome.loaded);
     else
       issues.push(
         ...outcome.issues.map((issue) =>

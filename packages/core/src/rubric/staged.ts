@@ -1,17 +1,17 @@
 import { z } from "zod";
+import { IdSchema } from "./ids.js";
 import { pythonRound } from "./python-round.js";
+import { WeightSchema as weight, weightSumIssue } from "./weight.js";
 
 /**
  * The staged rubric in the ARCANE reference code's format (and the shipped GDPval data),
  * field names kept in snake_case so files load and save unchanged.
  */
 
-const weight = z.number().min(0);
-
 // Field order follows the shipped files, so a serialised rule reads like the original.
 const ruleHead = {
   /** Optional stable id; without one a rule is known as `s{stage}.r{rule}` (0-based). */
-  id: z.string().min(1).optional(),
+  id: IdSchema.optional(),
 };
 const ruleBody = {
   name: z.string(),
@@ -69,6 +69,11 @@ export const StagedRubricSchema = z
   })
   .superRefine((rubric, ctx) => {
     rubric.stages.forEach((stage, index) => {
+      const overflow = weightSumIssue(
+        stage.rules.map((r) => r.weight),
+        ["stages", index, "rules"],
+      );
+      if (overflow) ctx.addIssue(overflow);
       if (stage.on_failure_score > rubric.max_total_score)
         ctx.addIssue({
           code: "custom",

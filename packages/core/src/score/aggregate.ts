@@ -7,8 +7,15 @@ import type { CriterionResult, ErrorPolicy, StageResult } from "./result.js";
  * benchmarks and reweighting can run the arithmetic alone.
  */
 export interface FlatTotals {
+  /** Σ signed w·ν in weight units; ±Infinity only when the exact sum is beyond the double range. */
   readonly total: number;
+  /** Σ w of the counted reward criteria, in weight units (Infinity likewise). */
   readonly max: number;
+  /** The power of two every weight was divided by before summing (see {@link weightScale}). */
+  readonly scale: number;
+  /** `total / scale` and `max / scale`: finite whatever the weights, so their ratios are too. */
+  readonly scaledTotal: number;
+  readonly scaledMax: number;
 }
 
 // What a verdict contributes under the error policy: its fraction, or one of these markers.
@@ -30,6 +37,22 @@ function fault(index: number, plan: FlatPlan | StagedPlan, aligned: AlignedVerdi
   };
 }
 
+/**
+ * A power of two near the largest of `weights[from..to)` (only those with `signs[i] === 1` when
+ * signs are given), to divide the weights by before summing. Each weight may be finite and their
+ * sum not (1e308 + 1e308); divided by this they are at most 2 each, so sums stay finite and ratios
+ * of them exact. Dividing by a power of two is exact, so ordinary weights score to the same bits
+ * as without it. Weights up to 1 cannot overflow a sum of any length a rubric has, and are left
+ * alone so that tiny ones do not become subnormal.
+ */
+export function weightScale(weights: readonly number[], from: number, to: number, signs?: Int8Array): number {
+  let largest = 0;
+  for (let i = from; i < to; i++)
+    if (weights[i]! > largest && (signs === undefined || signs[i] === 1)) largest = weights[i]!;
+  // log2(Number.MAX_VALUE) rounds to 1024, and 2 ** 1024 is Infinity.
+  return largest > 1 ? 2 ** Math.min(1023, Math.floor(Math.log2(largest))) : 1;
+}
+
 /** Flat weighted aggregation (HealthBench-style penalties). */
 export function aggregateFlat(
   plan: FlatPlan,
@@ -38,6 +61,9 @@ export function aggregateFlat(
   errorsAs: ErrorPolicy,
 ): FlatTotals {
   const n = plan.ids.length;
+  // Scaled by the reward weights, which make the denominator: a penalty far beyond all of them
+  // may still drive the total to −Infinity, which is where its true value lies, clipped to 0.
+  const scale = weightScale(weights, 0, n, plan.signs);
   let total = 0;
   let max = 0;
   let failures: ReturnType<typeof fault>[] | undefined;
@@ -48,7 +74,7 @@ export function aggregateFlat(
       (failures ??= []).push(fault(i, plan, aligned));
       continue;
     }
-    const w = weights[i]!;
+    const w = weights[i]! / scale;
     if (plan.signs[i] === 1) {
       total += w * fraction;
       max += w;
@@ -59,7 +85,7 @@ export function aggregateFlat(
     throw new ScoringError(
       "nothing left to score: no counted reward criterion has weight > 0 (all were skipped, errored or weightless)",
     );
-  return { total, max };
+  return { total: total * scale, max: max * scale, scale, scaledTotal: total, scaledMax: max };
 }
 
 export interface StagedTotals {
@@ -91,19 +117,21 @@ export function aggregateStaged(
     const from = plan.stageStart[s]!;
     const to = plan.stageStart[s + 1]!;
     let raw = 0;
+    // The weight sums only ever appear as a ratio, so they are kept in units of `scale`.
+    const scale = weightScale(weights, from, to);
     let allWeight = 0;
     let countedWeight = 0;
     let failures: ReturnType<typeof fault>[] | undefined;
     for (let i = from; i < to; i++) {
       const w = weights[i]!;
-      allWeight += w;
+      allWeight += w / scale;
       const fraction = usableFraction(aligned, i, errorsAs);
       if (fraction === LEFT_OUT) continue;
       if (fraction === UNUSABLE) {
         (failures ??= []).push(fault(i, plan, aligned));
         continue;
       }
-      countedWeight += w;
+      countedWeight += w / scale;
       const points = fraction * w;
       raw += points < 0 ? 0 : points > w ? w : points;
     }
@@ -113,7 +141,10 @@ export function aggregateStaged(
         throw new ScoringError(
           `stage ${JSON.stringify(stage.name)}: every weighted rule was skipped or errored; nothing to renormalise`,
         );
-      raw = (raw * allWeight) / countedWeight;
+      // The reference's order of operations, unless the product overflows: then the ratio first.
+      // An overflowed `raw` itself is right as it is: its true value is past the max_points cap.
+      const product = raw * allWeight;
+      raw = Number.isFinite(product) ? product / countedWeight : raw * (allWeight / countedWeight);
     }
     const score = raw < stage.maxPoints ? raw : stage.maxPoints;
     const passed = score >= stage.minToPass;

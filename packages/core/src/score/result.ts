@@ -40,9 +40,13 @@ export interface CriterionResult {
 export interface FlatScore {
   readonly kind: "flat";
   readonly rubricId: string;
-  /** Σ reward w·ν − Σ penalty w·ν over counted criteria, in weight units. */
+  /**
+   * Σ reward w·ν − Σ penalty w·ν over counted criteria, in weight units. ±Infinity only when
+   * weight overrides make the exact value exceed the double range (a parsed rubric's weights sum
+   * to a finite number); `normalized` and `unclipped` are computed without forming it.
+   */
   readonly total: number;
-  /** Σ reward weights over counted criteria. */
+  /** Σ reward weights over counted criteria (Infinity likewise, never in a parsed rubric). */
   readonly max: number;
   /** total / max clipped to [0, 1]. */
   readonly normalized: number;

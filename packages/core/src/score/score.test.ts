@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseFlatRubric, parseStagedRubric } from "../rubric/parse.js";
 import { CriterionErrorsError, ScoringError, VerdictValidationError } from "./errors.js";
 import { meanNormalizedScore, reweight, scoreRubric } from "./score.js";
-import type { Verdict } from "./verdict.js";
+import { parseVerdictFile, parseWeightFile, type Verdict } from "./verdict.js";
 
 const flat = parseFlatRubric({
   id: "memo",
@@ -272,5 +272,30 @@ describe("reweight", () => {
     expect(reweight(score, { "s0.r1": 1 }).total).toBe(0);
     expect(() => reweight(score, { nope: 1 })).toThrow(/unknown criterion id/);
     expect(() => reweight(score, { "s0.r0": -1 })).toThrow(/expected a finite weight ≥ 0, got -1/);
+  });
+});
+
+describe("ids that plain objects treat specially", () => {
+  // JSON.parse keeps `__proto__` as an own key, as a verdicts file on disk would.
+  const file = JSON.parse('{"scores": {"__proto__": 1, "constructor": 0.5, "b": 0}}');
+
+  it("a verdicts file keeps a verdict keyed __proto__ instead of dropping it", () => {
+    expect(parseVerdictFile(file).map((v) => v.criterionId)).toEqual(["__proto__", "constructor", "b"]);
+  });
+
+  it("a weights file keeps a weight keyed __proto__ as an entry", () => {
+    const weights = parseWeightFile(JSON.parse('{"weights": {"__proto__": 2, "b": 1}}'));
+    expect(Object.entries(weights)).toEqual([
+      ["__proto__", 2],
+      ["b", 1],
+    ]);
+  });
+
+  it("so a verdict for an id the rubric cannot have is refused by name, not silently lost", () => {
+    const rubric = parseFlatRubric({
+      id: "r",
+      criteria: [{ id: "b", text: "b", weight: 1, verifier: { kind: "length", min: 1 } }],
+    });
+    expect(() => scoreRubric(rubric, parseVerdictFile(file))).toThrow(/unknown criterion id "__proto__"/);
   });
 });

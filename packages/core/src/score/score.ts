@@ -38,8 +38,9 @@ function flatScore(
 ): FlatScore {
   const weights = weightVector(plan, options.weights, base);
   const errorsAs = options.errorsAs ?? "fail";
-  const { total, max } = aggregateFlat(plan, aligned, weights, errorsAs);
-  const unclipped = total / max;
+  const { total, max, scale, scaledTotal, scaledMax } = aggregateFlat(plan, aligned, weights, errorsAs);
+  // Ratios are taken in units of `scale`: `total / max` would be 0 or NaN once a sum overflows.
+  const unclipped = scaledTotal / scaledMax;
   const score: FlatScore = {
     kind: "flat",
     rubricId: rubric.id,
@@ -54,7 +55,7 @@ function flatScore(
       weights,
       errorsAs,
       plan.ids.length,
-      (i, fraction) => (plan.signs[i]! * weights[i]! * fraction) / max + 0,
+      (i, fraction) => (plan.signs[i]! * (weights[i]! / scale) * fraction) / scaledMax + 0,
     ),
     rubric,
     options,

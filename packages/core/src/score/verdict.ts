@@ -55,10 +55,20 @@ export const VerdictFileSchema = z.union([
 ]);
 export type VerdictFile = z.output<typeof VerdictFileSchema>;
 
-/** The verdicts a verdicts file holds. */
+/**
+ * The verdicts a verdicts file holds. Given zod's output, a `scores` entry keyed `__proto__` is
+ * already gone (zod rebuilds records by assignment, and assigning `__proto__` sets a prototype);
+ * {@link parseVerdictFile} reads the entries from the file's own value and keeps it.
+ */
 export function verdictsFromFile(file: VerdictFile): Verdict[] {
   if ("verdicts" in file) return file.verdicts;
   return Object.entries(file.scores).map(([criterionId, score]) => okVerdict(criterionId, score));
+}
+
+// A record's own entries as the file holds them, `__proto__` included. Called once zod has
+// validated them, which it does for every own key even though its output drops that one.
+function ownEntries(record: unknown): [string, number][] {
+  return Object.entries(record as Record<string, number>);
 }
 
 /**
@@ -71,7 +81,8 @@ export function parseVerdictFile(value: unknown, source = "verdicts"): Verdict[]
     throw new VerdictValidationError(
       describeIssues(result.error.issues, source, 'expected {"scores": {id: fraction}} or {"verdicts": [...]}'),
     );
-  return verdictsFromFile(result.data);
+  if ("verdicts" in result.data) return result.data.verdicts;
+  return ownEntries((value as { scores: unknown }).scores).map(([criterionId, score]) => okVerdict(criterionId, score));
 }
 
 /** A weights file: `{"weights": {"<criterionId>": weight}}` or the bare record. */
@@ -90,10 +101,10 @@ export function parseWeightFile(value: unknown, source = "weights"): Record<stri
     throw new VerdictValidationError(
       describeIssues(result.error.issues, source, 'expected {"weights": {id: weight ≥ 0}}'),
     );
-  const data = result.data;
-  return "weights" in data && typeof data["weights"] === "object"
-    ? (data["weights"] as Record<string, number>)
-    : (data as Record<string, number>);
+  const raw = value as Record<string, unknown>;
+  const record = "weights" in result.data && typeof result.data["weights"] === "object" ? raw["weights"] : raw;
+  // fromEntries defines each key as an own property, so `__proto__` stays an entry.
+  return Object.fromEntries(ownEntries(record));
 }
 
 function describeIssues(issues: readonly z.core.$ZodIssue[], source: string, shape: string): string {

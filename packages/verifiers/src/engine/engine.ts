@@ -1,6 +1,4 @@
 import {
-  formatZodIssues,
-  rubricCriteria,
   scoreRubric,
   type ErrorPolicy,
   type FlatRubric,
@@ -13,6 +11,7 @@ import {
 import { Effect } from "effect";
 import type { VerdictCache } from "../verifier/cache.js";
 import { criterionDigest, verdictCacheKeyFor } from "../verifier/cache-key.js";
+import { checkVerifierSpecs } from "../registry/check.js";
 import { fileDigest } from "./output-files.js";
 import { createVerifierRegistry, type VerifierRegistry } from "../registry/registry.js";
 import {
@@ -87,35 +86,17 @@ interface Prepared {
 export function prepareCriteria(rubric: FlatRubric | StagedRubric, registry: VerifierRegistry): Prepared[] {
   const problems: { criterionId: string; problem: string }[] = [];
   const prepared: Prepared[] = [];
-  for (const criterion of rubricCriteria(rubric)) {
-    const verifier = registry.get(criterion.verifier.kind);
-    if (!verifier) {
-      const hint =
-        criterion.verifier.kind === "llm-judge"
-          ? " (configure a judge model: createVerifierRegistry({ judge: llmJudge(model) }))"
-          : "";
-      problems.push({
-        criterionId: criterion.id,
-        problem: `no verifier for kind ${JSON.stringify(criterion.verifier.kind)}${hint}; registered: ${registry.kinds().join(", ")}`,
-      });
+  for (const check of checkVerifierSpecs(rubric, registry)) {
+    const { criterion } = check;
+    if (!check.ok || !check.verifier) {
+      problems.push({ criterionId: criterion.id, problem: check.ok ? "no verifier" : check.problem });
       continue;
     }
-    const parsed = verifier.specSchema.safeParse(criterion.verifier);
-    if (!parsed.success) {
-      problems.push({
-        criterionId: criterion.id,
-        problem: `invalid ${criterion.verifier.kind} spec at ${formatZodIssues(parsed.error, { prefix: ["verifier"], limit: 1 })}`,
-      });
-      continue;
-    }
+    const { verifier, spec } = check;
     const digest = verifier.cheap
       ? undefined
-      : criterionDigest({
-          spec: parsed.data,
-          criterionText: criterion.text,
-          identity: verifier.cacheIdentity?.(parsed.data) ?? null,
-        });
-    prepared.push({ criterion, verifier, spec: parsed.data, digest });
+      : criterionDigest({ spec, criterionText: criterion.text, identity: verifier.cacheIdentity?.(spec) ?? null });
+    prepared.push({ criterion, verifier, spec, digest });
   }
   if (problems.length > 0) throw new VerificationSetupError(problems);
   return prepared;

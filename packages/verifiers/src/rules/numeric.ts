@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { okDraft } from "../verifier/verifier.js";
+import { errorDraft, okDraft } from "../verifier/verifier.js";
+import { RegexTimeLimitError, rulePatternCache, rulePatternIssue } from "./regex-engine.js";
 import { rule } from "./rule.js";
 
 export const NumericSpecSchema = z
@@ -9,22 +10,19 @@ export const NumericSpecSchema = z
     /** Absolute tolerance (default 0); with relativeTolerance, either suffices. */
     tolerance: z.number().min(0).default(0),
     relativeTolerance: z.number().min(0).optional(),
-    /** A regex whose first capture group holds the number; otherwise every number in the output is a candidate. */
+    /**
+     * A regex whose first capture group holds the number; otherwise every number in the output is
+     * a candidate. Run by RE2 unless `engine` is `js`, as in the `regex` rule.
+     */
     pattern: z.string().optional(),
+    engine: z.enum(["re2", "js"]).default("re2"),
     /** Which candidate counts: the first, the last, or any (default). */
     select: z.enum(["first", "last", "any"]).default("any"),
   })
   .superRefine((spec, ctx) => {
     if (spec.pattern === undefined) return;
-    try {
-      new RegExp(spec.pattern);
-    } catch (error) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["pattern"],
-        message: `invalid regular expression: ${(error as Error).message}`,
-      });
-    }
+    const issue = rulePatternIssue(spec.pattern, "", spec.engine);
+    if (issue) ctx.addIssue({ code: "custom", ...issue });
   });
 export type NumericSpec = z.output<typeof NumericSpecSchema>;
 
@@ -38,13 +36,20 @@ export function extractNumbers(text: string): number[] {
   return out;
 }
 
+const patternOf = rulePatternCache();
+
 /** `numeric`: a number in the output (first, last or any) is within tolerance of `expected`. */
 export const numericVerifier = rule("numeric", NumericSpecSchema, (spec, output) => {
   let candidates: number[];
   if (spec.pattern !== undefined) {
-    candidates = [...output.matchAll(new RegExp(spec.pattern, "g"))].flatMap((m) =>
-      extractNumbers(m[1] ?? m[0]).slice(0, 1),
-    );
+    let found: string[];
+    try {
+      found = patternOf(spec.pattern, "", spec.engine).firstGroups(output);
+    } catch (error) {
+      if (error instanceof RegexTimeLimitError) return errorDraft(error.message);
+      throw error;
+    }
+    candidates = found.flatMap((text) => extractNumbers(text).slice(0, 1));
   } else candidates = extractNumbers(output);
   if (spec.select === "first") candidates = candidates.slice(0, 1);
   if (spec.select === "last") candidates = candidates.slice(-1);

@@ -1,39 +1,62 @@
 import { z } from "zod";
-import { okDraft } from "../verifier/verifier.js";
+import { errorDraft, okDraft, type Verifier } from "../verifier/verifier.js";
+import { RegexTimeLimitError, rulePatternCache, rulePatternIssue } from "./regex-engine.js";
 import { rule } from "./rule.js";
 
 export const RegexSpecSchema = z
   .strictObject({
     kind: z.literal("regex"),
+    /** JavaScript syntax; run by RE2 unless `engine` is `js` (see `compileRulePattern`). */
     pattern: z.string().min(1),
     flags: z
       .string()
       .regex(/^[dgimsuvy]*$/, "expected RegExp flags from d g i m s u v y")
       .optional(),
+    /**
+     * `re2` (default): linear-time matching. `js`: JavaScript's backtracking engine, for
+     * backreferences and lookahead, under the operator's time limit (a rubric cannot raise it).
+     */
+    engine: z.enum(["re2", "js"]).default("re2"),
     /** `match` (default): the output must match; `no-match`: it must not. */
     expect: z.enum(["match", "no-match"]).default("match"),
     /** Partial credit: score = min(1, matches / minMatches). */
     minMatches: z.number().int().min(1).optional(),
   })
   .superRefine((spec, ctx) => {
-    try {
-      new RegExp(spec.pattern, spec.flags);
-    } catch (error) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["pattern"],
-        message: `invalid regular expression: ${(error as Error).message}`,
-      });
-    }
+    const issue = rulePatternIssue(spec.pattern, spec.flags ?? "", spec.engine);
+    if (issue) ctx.addIssue({ code: "custom", ...issue });
   });
 export type RegexSpec = z.output<typeof RegexSpecSchema>;
 
-/** `regex`: the output matches a pattern (or must not); partial credit towards `minMatches`. */
-export const regexVerifier = rule("regex", RegexSpecSchema, (spec, output) => {
-  const flags = spec.flags ?? "";
-  const matches = output.match(new RegExp(spec.pattern, flags.includes("g") ? flags : `${flags}g`))?.length ?? 0;
-  if (spec.expect === "no-match")
-    return okDraft(matches === 0 ? 1 : 0, `${matches} match(es) of /${spec.pattern}/; expected none`);
-  const needed = spec.minMatches ?? 1;
-  return okDraft(Math.min(1, matches / needed), `${matches} match(es) of /${spec.pattern}/; ${needed} needed`);
-});
+export interface RegexVerifierOptions {
+  /** The most one match of an `engine: "js"` pattern may take, in ms. Default 200. */
+  readonly jsLimitMs?: number;
+}
+
+/**
+ * `regex`: the output matches a pattern (or must not); partial credit towards `minMatches`. A
+ * pattern on the `js` engine that runs past its limit is an error verdict, never a 0 or a 1.
+ *
+ * @example
+ * const registry = new VerifierRegistry([createRegexVerifier({ jsLimitMs: 50 })]);
+ */
+export function createRegexVerifier(options: RegexVerifierOptions = {}): Verifier<RegexSpec> {
+  const patternOf = rulePatternCache(options);
+  return rule("regex", RegexSpecSchema, (spec, output) => {
+    // Matches past what the verdict needs change nothing, so they are not looked for.
+    const needed = spec.expect === "no-match" ? 1 : (spec.minMatches ?? 1);
+    let matches: number;
+    try {
+      matches = patternOf(spec.pattern, spec.flags ?? "", spec.engine).count(output, needed);
+    } catch (error) {
+      if (error instanceof RegexTimeLimitError) return errorDraft(error.message);
+      throw error;
+    }
+    const found = `${matches === needed ? "at least " : ""}${matches} match(es) of /${spec.pattern}/`;
+    if (spec.expect === "no-match") return okDraft(matches === 0 ? 1 : 0, `${found}; expected none`);
+    return okDraft(Math.min(1, matches / needed), `${found}; ${needed} needed`);
+  });
+}
+
+/** The `regex` verifier with the default `js`-engine limit. */
+export const regexVerifier = createRegexVerifier();

@@ -10,7 +10,7 @@ import { lengthVerifier } from "./length.js";
 import { markdownCounts, markdownVerifier } from "./markdown.js";
 import { extractNumbers, numericVerifier } from "./numeric.js";
 import { readability, readabilityVerifier } from "./readability.js";
-import { regexVerifier } from "./regex.js";
+import { createRegexVerifier, regexVerifier } from "./regex.js";
 
 async function judge<S extends VerifierSpec>(
   verifier: Verifier<S>,
@@ -35,6 +35,32 @@ describe("regex", () => {
   });
   it("refuses an invalid pattern at spec time", () => {
     expect(regexVerifier.specSchema.safeParse({ kind: "regex", pattern: "(" }).success).toBe(false);
+  });
+  // The reproduction of issue 13 item 7: 13.6 s on JavaScript's engine, the reward server frozen.
+  it("returns a verdict for a catastrophic pattern on a policy-written text", { timeout: 5_000 }, async () => {
+    const verdict = await judge(regexVerifier, { kind: "regex", pattern: "^(\\w+\\s?)*$" }, `${"a".repeat(28)}!`);
+    expect(verdict).toMatchObject({ status: "ok", score: 0 });
+  });
+  it("refuses at spec time, at `pattern`, a pattern RE2 cannot run unless the spec opts in to the JS engine", () => {
+    const refused = regexVerifier.specSchema.safeParse({ kind: "regex", pattern: "(a)\\1" });
+    expect(refused.success).toBe(false);
+    expect(refused.error?.issues[0]).toMatchObject({
+      path: ["pattern"],
+      message: expect.stringMatching(/^RE2 cannot run \/\(a\)\\1\/: backreference \\1 at offset 3\. .*"engine": "js"/),
+    });
+    expect(
+      regexVerifier.specSchema.safeParse({ kind: "regex", pattern: "a", flags: "y" }).error?.issues[0]?.path,
+    ).toEqual(["flags"]);
+    expect(regexVerifier.specSchema.safeParse({ kind: "regex", pattern: "(a)\\1", engine: "js" }).success).toBe(true);
+  });
+  it("runs the opt-in JS engine, and makes its time limit an error verdict, never a score", async () => {
+    expect(await score(regexVerifier, { kind: "regex", pattern: "(a)\\1", engine: "js" }, "aa")).toBe(1);
+    const verdict = await judge(
+      createRegexVerifier({ jsLimitMs: 50 }),
+      { kind: "regex", pattern: "^(\\w+\\s?)*$", engine: "js", expect: "no-match" },
+      `${"a".repeat(40)}!`,
+    );
+    expect(verdict).toMatchObject({ status: "error", score: null, error: expect.stringContaining("50 ms limit") });
   });
 });
 
@@ -145,6 +171,25 @@ describe("numeric", () => {
       ),
     ).toBe(0);
     expect(await score(numericVerifier, { kind: "numeric", expected: 1 }, "none here")).toBe(0);
+  });
+  it("runs its pattern on RE2 too: a catastrophic one returns a verdict, a backreference needs engine js", async () => {
+    const verdict = await judge(
+      numericVerifier,
+      { kind: "numeric", expected: 1, pattern: "^(\\w+\\s?)*$" },
+      `${"a".repeat(28)}!`,
+    );
+    expect(verdict).toMatchObject({ status: "ok", score: 0 });
+    expect(
+      await score(numericVerifier, { kind: "numeric", expected: 42, pattern: "answer:\\s*(\\d+)" }, "answer: 42"),
+    ).toBe(1);
+    const refused = numericVerifier.specSchema.safeParse({ kind: "numeric", expected: 1, pattern: "(\\d)\\1" });
+    expect(refused.error?.issues[0]).toMatchObject({
+      path: ["pattern"],
+      message: expect.stringContaining("backreference"),
+    });
+    expect(
+      await score(numericVerifier, { kind: "numeric", expected: 7, pattern: "(\\d)\\1", engine: "js" }, "1 2 77"),
+    ).toBe(1);
   });
 });
 
