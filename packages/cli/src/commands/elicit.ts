@@ -10,7 +10,6 @@ import {
   runEpisode,
   simulatedStakeholder,
   terminalStakeholder,
-  type GdpvalTask,
   type Manager,
   type Stakeholder,
 } from "@rubric/autointeract";

@@ -22,27 +22,27 @@ export const IdSchema = z
 export const RESERVED_IDS: readonly string[] = ["__proto__", "constructor", "prototype"];
 
 // Names for the invisible characters met in practice; any other is named by its category.
-const INVISIBLE_NAMES: Readonly<Record<number, string>> = {
-  0x00ad: "SOFT HYPHEN",
-  0x061c: "ARABIC LETTER MARK",
-  0x180e: "MONGOLIAN VOWEL SEPARATOR",
-  0x200b: "ZERO WIDTH SPACE",
-  0x200c: "ZERO WIDTH NON-JOINER",
-  0x200d: "ZERO WIDTH JOINER",
-  0x200e: "LEFT-TO-RIGHT MARK",
-  0x200f: "RIGHT-TO-LEFT MARK",
-  0x202a: "LEFT-TO-RIGHT EMBEDDING",
-  0x202b: "RIGHT-TO-LEFT EMBEDDING",
-  0x202c: "POP DIRECTIONAL FORMATTING",
-  0x202d: "LEFT-TO-RIGHT OVERRIDE",
-  0x202e: "RIGHT-TO-LEFT OVERRIDE",
-  0x2060: "WORD JOINER",
-  0x2066: "LEFT-TO-RIGHT ISOLATE",
-  0x2067: "RIGHT-TO-LEFT ISOLATE",
-  0x2068: "FIRST STRONG ISOLATE",
-  0x2069: "POP DIRECTIONAL ISOLATE",
-  0xfeff: "ZERO WIDTH NO-BREAK SPACE (BOM)",
-};
+const INVISIBLE_NAMES: ReadonlyMap<number, string> = new Map([
+  [0x00ad, "SOFT HYPHEN"],
+  [0x061c, "ARABIC LETTER MARK"],
+  [0x180e, "MONGOLIAN VOWEL SEPARATOR"],
+  [0x200b, "ZERO WIDTH SPACE"],
+  [0x200c, "ZERO WIDTH NON-JOINER"],
+  [0x200d, "ZERO WIDTH JOINER"],
+  [0x200e, "LEFT-TO-RIGHT MARK"],
+  [0x200f, "RIGHT-TO-LEFT MARK"],
+  [0x202a, "LEFT-TO-RIGHT EMBEDDING"],
+  [0x202b, "RIGHT-TO-LEFT EMBEDDING"],
+  [0x202c, "POP DIRECTIONAL FORMATTING"],
+  [0x202d, "LEFT-TO-RIGHT OVERRIDE"],
+  [0x202e, "RIGHT-TO-LEFT OVERRIDE"],
+  [0x2060, "WORD JOINER"],
+  [0x2066, "LEFT-TO-RIGHT ISOLATE"],
+  [0x2067, "RIGHT-TO-LEFT ISOLATE"],
+  [0x2068, "FIRST STRONG ISOLATE"],
+  [0x2069, "POP DIRECTIONAL ISOLATE"],
+  [0xfeff, "ZERO WIDTH NO-BREAK SPACE (BOM)"],
+]);
 
 // Format characters (Cf: zero-width, bidi controls, the BOM, tag characters) and controls (Cc).
 const INVISIBLE = /[\p{Cf}\p{Cc}]/gu;
@@ -65,7 +65,7 @@ export function idProblem(id: string): string | undefined {
   const found = INVISIBLE.exec(id);
   if (!found) return undefined;
   const cp = found[0].codePointAt(0)!;
-  const name = INVISIBLE_NAMES[cp] ?? (/\p{Cc}/u.test(found[0]) ? "a control character" : "a format character");
+  const name = INVISIBLE_NAMES.get(cp) ?? (/\p{Cc}/u.test(found[0]) ? "a control character" : "a format character");
   return `holds ${codePoint(cp)} ${name} at index ${found.index}, an invisible character; ids must read as they are`;
 }
 

@@ -1,6 +1,6 @@
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createRng, formatZodIssues, klK3, type Rng } from "@rubric/core";
+import { createRng, formatZodIssues, klK3 } from "@rubric/core";
 import { z } from "zod";
 import { TrainingError } from "../errors.js";
 import { Adam, AdamStateSchema } from "./adam.js";

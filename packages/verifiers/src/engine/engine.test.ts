@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { fileCache, memoryCache } from "../verifier/cache.js";
 import { verdictCacheKey } from "../verifier/cache-key.js";
 import { VerifierRegistry, rulesRegistry } from "../registry/registry.js";
-import { errorDraft, okDraft, type Verifier } from "../verifier/verifier.js";
+import { okDraft, type Verifier } from "../verifier/verifier.js";
 import { VerificationSetupError } from "./errors.js";
 import { scoreOutputs } from "./engine.js";
 
