@@ -1,6 +1,8 @@
-import { existsSync, readFileSync } from "node:fs";
+import { createReadStream, existsSync, readFileSync, statSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { join, resolve } from "node:path";
-import { RubricError } from "@rubric/core";
+import { RubricError, jsonLinesReader, withoutBom, type JsonLinesOptions, type JsonLinesReader } from "@rubric/core";
+import type { z } from "zod";
 import {
   findGdpvalTask,
   GdpvalTaskAmbiguousError,
@@ -26,13 +28,60 @@ export class InputFileError extends RubricError {
   readonly code = "cli.input-file";
 }
 
+/**
+ * The largest file read whole, as one string. Node cannot hold a string much over 512 MiB (a
+ * larger read fails with a bare ERR_STRING_TOO_LONG); JSON-lines inputs that can grow that large
+ * (`score --outputs`) are streamed instead, by {@link readJsonLinesFile}.
+ */
+export const MAX_WHOLE_FILE_BYTES = 256 * 1024 * 1024;
+
+function cannotRead(path: string, error: unknown): InputFileError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : (code ?? String(error));
+  return new InputFileError(`${path}: cannot read (${why})`);
+}
+
 export function readText(path: string): string {
+  let size: number;
   try {
-    return readFileSync(path, "utf8");
+    const info = statSync(path);
+    if (info.isDirectory()) throw Object.assign(new Error("directory"), { code: "EISDIR" });
+    size = info.size;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new InputFileError(`${path}: cannot read (${code === "ENOENT" ? "no such file" : (code ?? String(error))})`);
+    throw cannotRead(path, error);
   }
+  if (size > MAX_WHOLE_FILE_BYTES)
+    throw new InputFileError(
+      `${path}: ${Math.ceil(size / 2 ** 20)} MiB is too large to read whole (the limit is ${MAX_WHOLE_FILE_BYTES / 2 ** 20} MiB); split it into smaller files`,
+    );
+  try {
+    return withoutBom(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw cannotRead(path, error);
+  }
+}
+
+/**
+ * A JSON-lines file read line by line, never whole, against `schema`: records and
+ * line-numbered issues as core's `readJsonLines` gives them, for a file of any size.
+ */
+export async function readJsonLinesFile<S extends z.ZodType>(
+  path: string,
+  schema: S,
+  options: Omit<JsonLinesOptions<z.output<S>>, "source"> = {},
+): Promise<ReturnType<JsonLinesReader<z.output<S>>["result"]>> {
+  const reader = jsonLinesReader(schema, { ...options, source: path });
+  try {
+    if (statSync(path).isDirectory()) throw Object.assign(new Error("directory"), { code: "EISDIR" });
+    const lines = createInterface({
+      input: createReadStream(path, { encoding: "utf8" }),
+      crlfDelay: Number.POSITIVE_INFINITY,
+    });
+    for await (const line of lines) reader.push(line);
+  } catch (error) {
+    throw cannotRead(path, error);
+  }
+  return reader.result();
 }
 
 export function readJson(path: string): unknown {

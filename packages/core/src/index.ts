@@ -72,7 +72,15 @@ export {
   type RubricIssue,
 } from "./rubric/errors.js";
 export { pythonRound } from "./rubric/python-round.js";
-export { readJsonLines, toJsonLines, type JsonLine, type JsonLinesOptions } from "./records/json-lines.js";
+export {
+  jsonLinesReader,
+  readJsonLines,
+  toJsonLines,
+  withoutBom,
+  type JsonLine,
+  type JsonLinesOptions,
+  type JsonLinesReader,
+} from "./records/json-lines.js";
 export { formatZodIssues, formatZodPath, type ZodIssueFormat } from "./records/zod-issues.js";
 export { lintRubricIds, lintStagedRubric } from "./rubric/lint.js";
 export { RESERVED_IDS, confusableIdWarnings, idProblem } from "./rubric/ids.js";

@@ -125,6 +125,16 @@ def test_training_steps_stream_metrics_notifications(sidecar: SidecarProcess) ->
     assert result["tokens"] == 3 and result["step"] == 1
 
 
+def test_numbers_out_of_range_are_param_errors_at_their_path(sidecar: SidecarProcess) -> None:
+    huge_seed = sidecar.error("policy.init", {"model": TINY_MODEL, "seed": 2**70})
+    assert huge_seed == {"code": "invalid_params", "message": f"params.seed: expected an integer ≤ {2**63 - 1}, got {2**70}", "data": {"path": "params.seed"}}
+    sidecar.send('{"id": 77, "method": "policy.init", "params": {"model": {"kind": "tiny", "vocab_size": 1e30}}}')
+    assert sidecar.reply(77)["error"]["data"] == {"path": "params.model.vocab_size"}
+    sidecar.send('{"id": 78, "method": "policy.init", "params": {"model": {"kind": "tiny", "vocab_size": 1' + "0" * 400 + '}}}')
+    assert sidecar.reply(78)["error"]["code"] == "invalid_params"
+    assert sidecar.call("health")["ok"] is True
+
+
 def test_a_deeply_nested_line_is_a_parse_error_and_the_reader_reads_on(sidecar: SidecarProcess) -> None:
     sidecar.send("[" * 5000 + "]" * 5000)
     reply = sidecar.reply(None)["error"]

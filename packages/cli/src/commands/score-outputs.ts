@@ -1,5 +1,5 @@
 import { dirname, resolve } from "node:path";
-import { formatRubricIssue, readJsonLines, type ErrorPolicy, type LoadedRubric } from "@rubric/core";
+import { formatRubricIssue, type ErrorPolicy, type LoadedRubric } from "@rubric/core";
 import {
   createVerifierRegistry,
   fileCache,
@@ -12,7 +12,7 @@ import {
 import { z } from "zod";
 import { EXIT } from "../exit-codes.js";
 import { ruleLimitsOf } from "../flags/rule-limits.js";
-import { InputFileError, readText, type CliIO } from "../io.js";
+import { InputFileError, readJsonLinesFile, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
 import { judgeModel, type JudgeArgs } from "./judge.js";
 
@@ -42,12 +42,10 @@ export interface ScoreOutputsArgs extends JudgeArgs {
   readonly maxRuleMemoryMb: number | undefined;
 }
 
-function readOutputs(path: string): OutputToScore[] {
-  const dir = dirname(path);
-  const { records, issues } = readJsonLines(readText(path), OutputLineSchema, {
-    source: path,
-    idOf: (output) => output.id,
-  });
+async function readOutputs(path: string): Promise<OutputToScore[]> {
+  const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/") + 1) : "";
+  // Streamed: an outputs file may be far larger than one string can hold.
+  const { records, issues } = await readJsonLinesFile(path, OutputLineSchema, { idOf: (output) => output.id });
   // File paths in a line are relative to the outputs file.
   const outputs: OutputToScore[] = records.map(({ value: { files, ...rest } }) => ({
     ...rest,
@@ -88,7 +86,7 @@ export async function scoreOutputsCommand(
   isTTY: boolean,
 ): Promise<number> {
   const errorsAs: ErrorPolicy = args.errorsAs ?? "fail";
-  const outputs = readOutputs(args.outputs);
+  const outputs = await readOutputs(args.outputs);
   const model = judgeModel(args);
   try {
     const registry = createVerifierRegistry({

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { readJsonLines, toJsonLines } from "./json-lines.js";
+import { loadRubrics } from "../rubric/parse.js";
+import { jsonLinesReader, readJsonLines, toJsonLines, withoutBom } from "./json-lines.js";
 
 const Schema = z.strictObject({ id: z.union([z.string(), z.number().transform(String)]), output: z.string() });
 
@@ -67,6 +68,41 @@ describe("toJsonLines", () => {
         expect(read.map((r) => r.value)).toEqual(records);
         expect(read.map((r) => r.line)).toEqual(records.map((_, i) => i + 1));
       }),
+    );
+  });
+});
+
+describe("byte-order marks and line-at-a-time reading", () => {
+  const Schema = z.strictObject({ id: z.string() });
+
+  it("reads a file that starts with a UTF-8 BOM as if it had none", () => {
+    expect(withoutBom("\uFEFF{}")).toBe("{}");
+    expect(withoutBom("{}\uFEFF")).toBe("{}\uFEFF");
+    expect(readJsonLines('\uFEFF{"id":"a"}\n', Schema).records).toEqual([{ line: 1, value: { id: "a" } }]);
+    const rubric = {
+      id: "r",
+      criteria: [{ id: "c", text: "t", weight: 1, verifier: { kind: "includes", terms: ["x"] } }],
+    };
+    expect(loadRubrics(`\uFEFF${JSON.stringify(rubric)}`)[0]!.kind).toBe("flat");
+    expect(loadRubrics(`\uFEFF${JSON.stringify(rubric)}\n`, { format: "jsonl" })).toHaveLength(1);
+  });
+
+  it("gives, fed line by line, exactly what reading the whole text gives", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fc.constant(""),
+            fc.constant("{"),
+            fc.string().map((id) => JSON.stringify({ id })),
+          ),
+        ),
+        (lines) => {
+          const reader = jsonLinesReader(Schema, { idOf: (r) => r.id, source: "f" });
+          for (const line of lines) reader.push(line);
+          expect(reader.result()).toEqual(readJsonLines(lines.join("\n"), Schema, { idOf: (r) => r.id, source: "f" }));
+        },
+      ),
     );
   });
 });

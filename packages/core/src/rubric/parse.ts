@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { readJsonLines } from "../records/json-lines.js";
+import { readJsonLines, withoutBom } from "../records/json-lines.js";
 import { formatZodPath } from "../records/zod-issues.js";
 import { RubricValidationError, type RubricIssue } from "./errors.js";
 import { FlatRubricSchema, duplicateCriterionIds, type FlatRubric } from "./flat.js";
@@ -202,7 +202,8 @@ export function readRubricDocument(
   options: Omit<ParseOptions, "line"> & { readonly format?: "json" | "jsonl" } = {},
 ): RubricDocument {
   const format = options.format ?? (options.source?.toLowerCase().endsWith(".jsonl") ? "jsonl" : "json");
-  return format === "jsonl" ? readRubricJsonl(text, options) : readRubricJson(text, options);
+  const body = withoutBom(text);
+  return format === "jsonl" ? readRubricJsonl(body, options) : readRubricJson(body, options);
 }
 
 /** Like {@link readRubricDocument} but throws when any part of the document is invalid. @throws RubricValidationError */

@@ -45,14 +45,24 @@ class Schema(ABC):
     def parse(self, value: Any, path: str) -> Any: ...
 
 
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+
 class Integer(Schema):
+    """An integer within int64 (what torch takes for seeds, sizes and ids), or tighter bounds. A
+    number beyond it used to reach torch and come back as an ``internal`` fault; it is a
+    parameter error at its path instead."""
+
     def __init__(self, minimum: int | None = None, maximum: int | None = None) -> None:
-        self.minimum = minimum
-        self.maximum = maximum
+        self.minimum = INT64_MIN if minimum is None else minimum
+        self.maximum = INT64_MAX if maximum is None else maximum
 
     def parse(self, value: Any, path: str) -> int:
         # JSON has one number type: 3.0 from a JavaScript client is the integer 3; bools are not numbers.
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value).is_integer():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ParamError(path, f"expected an integer, got {describe(value)}")
+        if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
             raise ParamError(path, f"expected an integer, got {describe(value)}")
         number = int(value)
         if self.minimum is not None and number < self.minimum:

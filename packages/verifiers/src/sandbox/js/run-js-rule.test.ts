@@ -252,6 +252,17 @@ describe("containment", () => {
     expect(ok(await run("1")).score).toBe(1);
   });
 
+  it("says a text too large for the heap is too large, not a timeout, and reads one that fits", async () => {
+    const huge = "a".repeat(40 * 2 ** 20);
+    const error = failed(await run("output.length", { output: huge }));
+    expect(error.kind).toBe("memory");
+    expect(error.message).toBe(
+      "the input and output hold 41,943,054 characters, more than the rule's memory limit of 32 MiB can hold beside the rule (at most half of it); raise memoryBytes or shorten the text",
+    );
+    const fits = "a".repeat(8 * 2 ** 20);
+    expect(ok(await run("output.length === 8 * 2 ** 20", { output: fits, timeoutMs: 10_000 })).score).toBe(1);
+  });
+
   it("enforces the memory limit it is given", async () => {
     const code = "const kept = []; for (let i = 0; i < 48; i++) kept.push(new Uint8Array(1 << 20)); kept.length / 48";
     expect(failed(await run(code, { memoryBytes: 32 * 2 ** 20 })).kind).toBe("memory");

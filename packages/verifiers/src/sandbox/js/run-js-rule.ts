@@ -73,6 +73,16 @@ export function runJsRuleEffect(rule: JsRule, options: JsRuleOptions = {}): Effe
     ),
     memoryBytes: limits.memoryBytes,
   };
+  // The texts are copied into the rule's heap, one byte a character at best: texts that fill half
+  // of it leave the rule no room, and copying a 40 Mi-character output once ran past the time limit
+  // and was reported as a timeout. Said up front, as what it is.
+  const textBytes = job.input.length + job.output.length;
+  if (textBytes > limits.memoryBytes / 2)
+    return Effect.fail(
+      new JsRuleMemoryError({
+        message: `the input and output hold ${textBytes.toLocaleString("en-US")} characters, more than the rule's memory limit of ${formatBytes(limits.memoryBytes)} can hold beside the rule (at most half of it); raise memoryBytes or shorten the text`,
+      }),
+    );
   return sandbox.run(job, limits.timeoutMs).pipe(Effect.flatMap((outcome) => interpret(outcome, limits)));
 }
 
