@@ -1,4 +1,4 @@
-import { RubricError } from "@rubric/core";
+import { VerificationError } from "../errors.js";
 
 /**
  * Thrown when a rule's pattern is valid JavaScript but RE2 cannot run it: a backreference, a
@@ -6,7 +6,7 @@ import { RubricError } from "@rubric/core";
  * backtracking, which is what makes a regex's time exponential in its input, so it runs only
  * with `engine: "js"`, under a time limit.
  */
-export class RegexUnsupportedError extends RubricError {
+export class RegexUnsupportedError extends VerificationError {
   override readonly name = "RegexUnsupportedError";
   readonly code = "verification.regex-unsupported";
   constructor(

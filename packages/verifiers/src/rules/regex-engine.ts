@@ -1,5 +1,5 @@
 import vm from "node:vm";
-import { RubricError } from "@rubric/core";
+import { VerificationError } from "../errors.js";
 import { RE2JS } from "re2js";
 import { RegexUnsupportedError, toRe2Syntax } from "./re2-syntax.js";
 
@@ -24,7 +24,7 @@ export interface RulePattern {
 }
 
 /** Thrown when a pattern on the opt-in `js` engine runs past its time limit on one text. */
-export class RegexTimeLimitError extends RubricError {
+export class RegexTimeLimitError extends VerificationError {
   override readonly name = "RegexTimeLimitError";
   readonly code = "verification.regex-time-limit";
   constructor(
