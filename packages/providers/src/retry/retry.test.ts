@@ -28,6 +28,21 @@ function flaky(errors: unknown[]): LanguageModel & { calls: number } {
   return model;
 }
 
+/** A model that never answers until its attempt's signal aborts; records each attempt's signal. */
+function hangingModel(): { model: LanguageModel; signals: AbortSignal[] } {
+  const signals: AbortSignal[] = [];
+  const model: LanguageModel = {
+    provider: "test",
+    modelId: "hangs",
+    generate: ({ signal }) =>
+      new Promise((_, reject) => {
+        signals.push(signal!);
+        signal!.addEventListener("abort", () => reject(signal!.reason));
+      }),
+  };
+  return { model, signals };
+}
+
 describe("isRetryableProviderError", () => {
   it("retries 429 and 5xx, not other 4xx or malformed responses", () => {
     expect(isRetryableProviderError(new ProviderHttpError("u", 429, ""))).toBe(true);
@@ -70,16 +85,7 @@ describe("withRetries", () => {
   });
 
   it("aborts an attempt's signal when its budget runs out, and retries", async () => {
-    const signals: AbortSignal[] = [];
-    const hanging: LanguageModel = {
-      provider: "test",
-      modelId: "hangs",
-      generate: ({ signal }) =>
-        new Promise((_, reject) => {
-          signals.push(signal!);
-          signal!.addEventListener("abort", () => reject(signal!.reason));
-        }),
-    };
+    const { model: hanging, signals } = hangingModel();
     const error = await withRetries(hanging, { retries: 1, baseDelayMs: 1, timeoutMs: 30 })
       .generate(ask)
       .catch((e: unknown) => e);
@@ -89,16 +95,7 @@ describe("withRetries", () => {
   });
 
   it("gives the whole call one deadline: the attempt in flight is aborted and no retry follows", async () => {
-    const signals: AbortSignal[] = [];
-    const hanging: LanguageModel = {
-      provider: "test",
-      modelId: "hangs",
-      generate: ({ signal }) =>
-        new Promise((_, reject) => {
-          signals.push(signal!);
-          signal!.addEventListener("abort", () => reject(signal!.reason));
-        }),
-    };
+    const { model: hanging, signals } = hangingModel();
     // 1,000 retries of 40 ms attempts would take 40 s; the 150 ms deadline ends the call after a few.
     const error = await withRetries(hanging, {
       retries: 1_000,
