@@ -209,3 +209,4 @@ export { choiceJson, extractJson } from "./model/json-reply.js";
 // errors: the root every package's errors share, with a stable code
 export { RubricError, isRubricError } from "./errors/rubric-error.js";
 export { editDistance, nearestName, type NearestNameOptions } from "./suggestion/nearest-name.js";
+export { definedFields } from "./options/defined-fields.js";

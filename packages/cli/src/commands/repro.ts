@@ -156,7 +156,7 @@ export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise
     `Mean return at N=8 (N=1): No Rubric ${m.noRubric.n8.mean.toFixed(3)} (${m.noRubric.n1.mean.toFixed(3)}), SFT ${m.sft.n8.mean.toFixed(3)} (${m.sft.n1.mean.toFixed(3)}), ${trained} ${m.gspo.n8.mean.toFixed(3)} (${m.gspo.n1.mean.toFixed(3)}), Oracle ${m.oracle.n8.mean.toFixed(3)} (${m.oracle.n1.mean.toFixed(3)})\n`,
   );
   io.out(
-    `NDCG@8: no dialogue ${table.ndcg8.noDialogue.mean.toFixed(3)}, SFT ${table.ndcg8.sft.mean.toFixed(3)}, ${trained} ${table.ndcg8.gspo.mean.toFixed(3)}; Wilcoxon ${trained} vs SFT p = ${table.wilcoxon.gspoVsSft.pValue.toPrecision(3)}\n`,
+    `NDCG@8: no dialogue ${table.ndcg8.noDialogue.mean.toFixed(3)}, SFT ${table.ndcg8.sft.mean.toFixed(3)}, ${trained} ${table.ndcg8.gspo.mean.toFixed(3)}; Wilcoxon ${trained} vs SFT ${table.wilcoxon.gspoVsSft.pValue === null ? "not defined (no task differs)" : `p = ${table.wilcoxon.gspoVsSft.pValue.toPrecision(3)}`}\n`,
   );
   io.out(`wrote ${paths.json}, ${paths.markdown}, ${paths.svg} (${table.timing.seconds.toFixed(0)} s)\n`);
   return 0;

@@ -1,4 +1,10 @@
-import { formatZodIssues, type GenerateRequest, type GenerateResponse, type LanguageModel } from "@rubric/core";
+import {
+  definedFields,
+  formatZodIssues,
+  type GenerateRequest,
+  type GenerateResponse,
+  type LanguageModel,
+} from "@rubric/core";
 import { Duration, Effect, Schedule } from "effect";
 import { z } from "zod";
 import {
@@ -77,7 +83,7 @@ export function withRetries(model: LanguageModel, options: RetryOptions = {}): L
   if (!parsed.success) {
     throw new ProviderConfigError(`invalid retry options: ${formatZodIssues(parsed.error, { separator: "; " })}`);
   }
-  const settings = { ...DEFAULTS, ...definedOnly(parsed.data) };
+  const settings = { ...DEFAULTS, ...definedFields(parsed.data) };
   const schedule = retrySchedule(settings);
   return {
     provider: model.provider,
@@ -201,8 +207,4 @@ function retrySchedule(settings: Required<RetryOptions>): Schedule.Schedule<unkn
     }),
     Schedule.whileInput(isRetryableProviderError),
   );
-}
-
-function definedOnly<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

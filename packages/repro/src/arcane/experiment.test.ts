@@ -31,6 +31,17 @@ const config = arcaneConfig({
   stepsPerBatch: 1,
 });
 
+describe("arcaneConfig", () => {
+  it("takes an option given as undefined (a flag not passed) as its default", () => {
+    const quick = arcaneConfig({ quick: true });
+    expect(
+      arcaneConfig({ quick: true, gspoBatches: undefined, epsLow: undefined, epsHigh: undefined, seeds: undefined }),
+    ).toEqual(quick);
+    expect(quick).toMatchObject({ gspoBatches: 12, epsLow: 3e-4, epsHigh: 4e-4, seeds: [1, 2] });
+    expect(arcaneConfig({ quick: true, gspoBatches: 3 }).gspoBatches).toBe(3);
+  });
+});
+
 describe("trainArcaneManagers", () => {
   it("trains Stage I exactly as @rubric/gspo's teacherExamples + trainSftStage do (so the two cannot drift apart), keeps one checkpoint per stage, and resumes from them", async () => {
     const seed = 3;

@@ -4,6 +4,7 @@ import { performance } from "node:perf_hooks";
 import {
   approximateTokens,
   createRng,
+  definedFields,
   mean,
   ndcgAtK,
   sampleStd,
@@ -95,7 +96,8 @@ export function arcaneConfig(
     clarifyCost: 0.01,
     computeCost: 0.002,
     ns: [1, 2, 4, 8, 16],
-    ...rest,
+    // An option given as undefined (a flag not passed) means the default, not "undefined".
+    ...definedFields(rest),
   };
 }
 
@@ -427,7 +429,14 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
   const taskIds = results[0]!.tasks.map((t) => t.taskId);
   const perTask = (method: ArcaneMethod) =>
     taskIds.map((_, i) => mean(results.map((r) => r.tasks[i]!.returns[method][n8]!)));
-  const test = wilcoxonSignedRank(perTask("gspo"), perTask("sft"));
+  // Identical returns on every task (a run with no GSPO batches) leave the test undefined; the
+  // table says so rather than the whole run failing after its training.
+  const gspoTasks = perTask("gspo");
+  const sftTasks = perTask("sft");
+  const test = gspoTasks.some((g, i) => g !== sftTasks[i])
+    ? wilcoxonSignedRank(gspoTasks, sftTasks)
+    : { statistic: null, pValue: null, n: 0, method: "none" as const };
+  const pText = test.pValue === null ? "not defined: no task differs" : test.pValue.toPrecision(2);
   const stats = (pick: (t: TaskResult) => FlatRubric, questions?: (t: TaskResult) => number) => {
     const all = results.flatMap((r) => r.tasks);
     const criteria = all.flatMap((t) => pick(t).criteria);
@@ -515,8 +524,8 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
     paper: PAPER,
     notes: [
       gspoWins
-        ? `${trained} beats SFT at N=8 by ${(meanReturn.gspo.n8.mean - meanReturn.sft.n8.mean).toFixed(3)} (Wilcoxon p = ${test.pValue.toPrecision(2)} over ${taskIds.length} tasks).`
-        : `${trained} does not beat SFT at N=8 here (${meanReturn.gspo.n8.mean.toFixed(3)} vs ${meanReturn.sft.n8.mean.toFixed(3)}, Wilcoxon p = ${test.pValue.toPrecision(2)}).`,
+        ? `${trained} beats SFT at N=8 by ${(meanReturn.gspo.n8.mean - meanReturn.sft.n8.mean).toFixed(3)} (Wilcoxon p = ${pText} over ${taskIds.length} tasks).`
+        : `${trained} does not beat SFT at N=8 here (${meanReturn.gspo.n8.mean.toFixed(3)} vs ${meanReturn.sft.n8.mean.toFixed(3)}, Wilcoxon p = ${pText}).`,
       `Clipping band ε = ${config.epsLow} / ${config.epsHigh}${config.epsLow === 3e-4 && config.epsHigh === 4e-4 ? " (the paper's)" : " (the paper's is 3e-4 / 4e-4)"}; ${(100 * mean(gspo.flat().map((e) => (e as { clippedFraction: number }).clippedFraction))).toFixed(0)}% of sequences were clipped at the last step of a batch, on average.`,
       "No Rubric picks one of the worker's N unguided outputs at random, so its return does not grow with N.",
       "The SFT targets are the gym's default policy manager's rubrics — a teacher's imperfect reconstruction of what the stakeholder said, not the oracle.",

@@ -57,10 +57,11 @@ export const ArcaneTableSchema = z.strictObject({
   ndcg8: z.strictObject({ noDialogue: MeanStdSchema, sft: MeanStdSchema, gspo: MeanStdSchema }),
   wilcoxon: z.strictObject({
     gspoVsSft: z.strictObject({
-      statistic: z.number(),
-      pValue: z.number(),
+      /** Null when no task's return differs between the two: the test is not defined (scipy refuses it too). */
+      statistic: z.number().nullable(),
+      pValue: z.number().nullable(),
       n: z.number().int(),
-      method: z.enum(["exact", "approx"]),
+      method: z.enum(["exact", "approx", "none"]),
       meanDifference: z.number(),
     }),
   }),
@@ -146,7 +147,9 @@ export function arcaneMarkdown(table: ArcaneTable): string {
     "",
     `## ${labels.gspo} vs SFT`,
     "",
-    `Wilcoxon signed-rank over ${table.tasks.eval} eval tasks at N=8 (per-task returns averaged over seeds): statistic ${w.statistic}, p = ${w.pValue.toPrecision(3)} (${w.method}, ${w.n} non-zero differences), mean difference ${w.meanDifference >= 0 ? "+" : ""}${f3(w.meanDifference)}.`,
+    w.pValue === null
+      ? `Wilcoxon signed-rank over ${table.tasks.eval} eval tasks at N=8: not defined — every task's return is the same under both methods (0 non-zero differences), so there is nothing to test.`
+      : `Wilcoxon signed-rank over ${table.tasks.eval} eval tasks at N=8 (per-task returns averaged over seeds): statistic ${w.statistic}, p = ${w.pValue.toPrecision(3)} (${w.method}, ${w.n} non-zero differences), mean difference ${w.meanDifference >= 0 ? "+" : ""}${f3(w.meanDifference)}.`,
   );
   lines.push(
     "",
