@@ -5,17 +5,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AnnotationReplyError } from "../errors.js";
 import type { Trajectory } from "../step/step.js";
 import { annotateTrajectory, annotationPrompt } from "./annotator.js";
+import { museumTrajectory } from "../__fixtures__/museum-trajectory.js";
 
-const trajectory: Trajectory = {
-  id: "q7",
-  task: "Which city hosts the museum founded by X?",
-  outcome: 1,
-  turns: [
-    { action: "Search[museum founded by X]", observation: "The Y Museum was founded by X.", budgetLeft: 3 },
-    { action: "Search[Y Museum location]", observation: "The Y Museum is in Lyon.", budgetLeft: 2 },
-    { action: "Finish[Lyon]", observation: "Episode finished.", budgetLeft: 1 },
-  ],
-};
+const trajectory = museumTrajectory;
 
 const step = (n: number, scores: number[], criteria = ["targets the hop", "specific", "no repeat"]) => ({
   step: n,
@@ -34,7 +26,9 @@ describe("annotateTrajectory", () => {
 
   it("asks once at temperature 0 with the whole-trajectory contract and projects the scores onto R", async () => {
     // Means 0.5 + 0.4 + 0.3 = 1.2 ≠ R = 1: the projection shifts every score by −0.2.
-    server.enqueue(chatReply.json({ steps: [step(1, [0.5, 0.5, 0.5]), step(2, [0.4, 0.4, 0.4]), step(3, [0.3, 0.3, 0.3])] }));
+    server.enqueue(
+      chatReply.json({ steps: [step(1, [0.5, 0.5, 0.5]), step(2, [0.4, 0.4, 0.4]), step(3, [0.3, 0.3, 0.3])] }),
+    );
     const annotation = await annotateTrajectory(teacher(), trajectory);
 
     expect(server.requests).toHaveLength(1);
@@ -65,7 +59,9 @@ describe("annotateTrajectory", () => {
   });
 
   it("a reply of the wrong shape names the step and field zod found", async () => {
-    server.enqueue(chatReply.json({ steps: [step(1, [0, 0, 0]), { step: 2, criteria: ["a", "b", "c"], scores: ["high", 0, 0] }] }));
+    server.enqueue(
+      chatReply.json({ steps: [step(1, [0, 0, 0]), { step: 2, criteria: ["a", "b", "c"], scores: ["high", 0, 0] }] }),
+    );
     const error = (await annotateTrajectory(teacher(), trajectory).catch((e: unknown) => e)) as AnnotationReplyError;
     expect(error).toBeInstanceOf(AnnotationReplyError);
     expect(error.problems[0]).toMatch(/^steps\[1\]\.scores\[0\]: /);
@@ -73,7 +69,9 @@ describe("annotateTrajectory", () => {
 
   it("wrong K is named per step and field", async () => {
     server.enqueue(
-      chatReply.json({ steps: [step(1, [0.3, 0.3, 0.3]), step(2, [0.3, 0.3], ["a", "b"]), step(3, [0.4, 0.4, 0.4, 0.4])] }),
+      chatReply.json({
+        steps: [step(1, [0.3, 0.3, 0.3]), step(2, [0.3, 0.3], ["a", "b"]), step(3, [0.4, 0.4, 0.4, 0.4])],
+      }),
     );
     const error = (await annotateTrajectory(teacher(), trajectory).catch((e: unknown) => e)) as AnnotationReplyError;
     expect(error.problems).toEqual([
@@ -86,7 +84,10 @@ describe("annotateTrajectory", () => {
   it("a missing step is named, and so is a step numbered out of order", async () => {
     server.enqueue(chatReply.json({ steps: [step(1, [0.5, 0.5, 0.5]), step(3, [0.5, 0.5, 0.5])] }));
     const error = (await annotateTrajectory(teacher(), trajectory).catch((e: unknown) => e)) as AnnotationReplyError;
-    expect(error.problems).toEqual(["steps: expected 3 entries (one per step), got 2", "steps[1].step: expected 2, got 3"]);
+    expect(error.problems).toEqual([
+      "steps: expected 3 entries (one per step), got 2",
+      "steps[1].step: expected 2, got 3",
+    ]);
   });
 
   it("takes K from the options, in the prompt and in the check", async () => {
@@ -99,7 +100,10 @@ describe("annotateTrajectory", () => {
 
 describe("annotationPrompt", () => {
   it("numbers every step with its budget and cuts long observations", () => {
-    const long: Trajectory = { ...trajectory, turns: [{ action: "Search[a]", observation: "w".repeat(700), budgetLeft: 3 }] };
+    const long: Trajectory = {
+      ...trajectory,
+      turns: [{ action: "Search[a]", observation: "w".repeat(700), budgetLeft: 3 }],
+    };
     const [, user] = annotationPrompt(long, { maxObservationChars: 5 });
     expect(user.content).toContain("Step 1 (searches remaining before it: 3)");
     expect(user.content).toContain("Observation: wwwww… [695 more characters]");

@@ -169,7 +169,8 @@ export async function annotateTrajectory(
     if (entry.step !== t + 1) problems.push(`steps[${t}].step: expected ${t + 1}, got ${entry.step}`);
     if (entry.criteria.length !== k)
       problems.push(`steps[${t}].criteria: expected ${k} criteria, got ${entry.criteria.length}`);
-    if (entry.scores.length !== k) problems.push(`steps[${t}].scores: expected ${k} scores, got ${entry.scores.length}`);
+    if (entry.scores.length !== k)
+      problems.push(`steps[${t}].scores: expected ${k} scores, got ${entry.scores.length}`);
   });
   if (problems.length > 0) throw fail(problems);
 

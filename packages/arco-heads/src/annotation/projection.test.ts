@@ -23,17 +23,15 @@ describe("projectTeacherScores", () => {
   });
 
   it("keeps Σ_t,k = K·R and every score in [−1, 1]", () => {
-    const trajectory = fc
-      .tuple(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 5 }))
-      .chain(([steps, k]) =>
-        fc.tuple(
-          fc.array(fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: k, maxLength: k }), {
-            minLength: steps,
-            maxLength: steps,
-          }),
-          fc.constantFrom(0, 1),
-        ),
-      );
+    const trajectory = fc.tuple(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 5 })).chain(([steps, k]) =>
+      fc.tuple(
+        fc.array(fc.array(fc.double({ min: -2, max: 2, noNaN: true }), { minLength: k, maxLength: k }), {
+          minLength: steps,
+          maxLength: steps,
+        }),
+        fc.constantFrom(0, 1),
+      ),
+    );
     fc.assert(
       fc.property(trajectory, ([scores, outcome]) => {
         const { projected } = projectTeacherScores(scores, outcome);
@@ -56,10 +54,42 @@ describe("projectTeacherScores", () => {
 
 describe("decomposesOutcome", () => {
   it("measures |Σ_t mean_k − R| and keeps only gaps strictly under 0.05", () => {
-    expect(decompositionGap([[1, 0], [0, 0]], 1)).toBeCloseTo(0.5, 12);
-    expect(decomposesOutcome([[0.5, 0.5], [0.5, 0.5]], 1)).toBe(true);
-    expect(decomposesOutcome([[0.5, 0.5], [0.5, 0.6]], 1)).toBe(false); // gap 0.05: not strictly under
-    expect(decomposesOutcome([[0.5, 0.5], [0.5, 0.58]], 1)).toBe(true); // gap 0.04
+    expect(
+      decompositionGap(
+        [
+          [1, 0],
+          [0, 0],
+        ],
+        1,
+      ),
+    ).toBeCloseTo(0.5, 12);
+    expect(
+      decomposesOutcome(
+        [
+          [0.5, 0.5],
+          [0.5, 0.5],
+        ],
+        1,
+      ),
+    ).toBe(true);
+    expect(
+      decomposesOutcome(
+        [
+          [0.5, 0.5],
+          [0.5, 0.6],
+        ],
+        1,
+      ),
+    ).toBe(false); // gap 0.05: not strictly under
+    expect(
+      decomposesOutcome(
+        [
+          [0.5, 0.5],
+          [0.5, 0.58],
+        ],
+        1,
+      ),
+    ).toBe(true); // gap 0.04
     expect(decomposesOutcome([[0.02, 0.02]], 0)).toBe(true);
     expect(decomposesOutcome([[0.05, 0.05]], 0)).toBe(false);
     expect(decomposesOutcome([[0.05, 0.05]], 0, 0.1)).toBe(true);

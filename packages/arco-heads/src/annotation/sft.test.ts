@@ -4,17 +4,9 @@ import { stepPrompt } from "../step/prompt.js";
 import { stepsOf, type Trajectory } from "../step/step.js";
 import type { TrajectoryAnnotation } from "./annotator.js";
 import { muSftExamples, muSftJsonLines, readMuSftExamples } from "./sft.js";
+import { museumTrajectory } from "../__fixtures__/museum-trajectory.js";
 
-const trajectory: Trajectory = {
-  id: "q7",
-  task: "Which city hosts the museum founded by X?",
-  outcome: 1,
-  turns: [
-    { action: "Search[museum founded by X]", observation: "The Y Museum was founded by X.", budgetLeft: 3 },
-    { action: "Search[Y Museum location]", observation: "The Y Museum is in Lyon.", budgetLeft: 2 },
-    { action: "Finish[Lyon]", observation: "Episode finished.", budgetLeft: 1 },
-  ],
-};
+const trajectory = museumTrajectory;
 
 const annotated = (scores: number[][], criteria?: string[][]): TrajectoryAnnotation => ({
   trajectory: "q7",
@@ -23,9 +15,16 @@ const annotated = (scores: number[][], criteria?: string[][]): TrajectoryAnnotat
   steps: scores.map((row, t) => ({ criteria: criteria?.[t] ?? ["a", "b"], raw: row, scores: row })),
 });
 
+// Means 0.5 + 0.25 + 0.25 = R = 1.
+const decomposing = annotated([
+  [0.5, 0.5],
+  [0.25, 0.25],
+  [0.25, 0.25],
+]);
+
 describe("muSftExamples", () => {
   it("writes one example per step: the RL step prompt, the criteria target and the scores", () => {
-    const { examples, skipped } = muSftExamples(trajectory, annotated([[0.5, 0.5], [0.25, 0.25], [0.25, 0.25]]));
+    const { examples, skipped } = muSftExamples(trajectory, decomposing);
     expect(skipped).toBeUndefined();
     expect(examples.map((e) => e.id)).toEqual(["q7#0", "q7#1", "q7#2"]);
     expect(examples[1]).toEqual({
@@ -43,13 +42,33 @@ describe("muSftExamples", () => {
   it("skips what ARCO skips: a single step, scores that do not decompose R, steps without criteria", () => {
     const one: Trajectory = { ...trajectory, turns: trajectory.turns.slice(0, 1) };
     expect(muSftExamples(one, annotated([[1, 1]]))).toEqual({ examples: [], skipped: "single-step" });
-    expect(muSftExamples(trajectory, annotated([[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]]))).toEqual({
+    expect(
+      muSftExamples(
+        trajectory,
+        annotated([
+          [0.5, 0.5],
+          [0.5, 0.5],
+          [0.5, 0.5],
+        ]),
+      ),
+    ).toEqual({
       examples: [],
       skipped: "decomposition",
     });
     const { examples } = muSftExamples(
       trajectory,
-      annotated([[0.5, 0.5], [0.25, 0.25], [0.25, 0.25]], [["a", "b"], ["", " "], ["c", "d"]]),
+      annotated(
+        [
+          [0.5, 0.5],
+          [0.25, 0.25],
+          [0.25, 0.25],
+        ],
+        [
+          ["a", "b"],
+          ["", " "],
+          ["c", "d"],
+        ],
+      ),
     );
     expect(examples.map((e) => e.step)).toEqual([0, 2]);
   });
@@ -64,7 +83,7 @@ describe("muSftExamples", () => {
 
 describe("μ-SFT JSON lines", () => {
   it("round-trip, and a bad line is named with its number and field", () => {
-    const { examples } = muSftExamples(trajectory, annotated([[0.5, 0.5], [0.25, 0.25], [0.25, 0.25]]));
+    const { examples } = muSftExamples(trajectory, decomposing);
     const text = muSftJsonLines(examples);
     expect(text.split("\n")).toHaveLength(4);
     expect(readMuSftExamples(text, "mu-sft.jsonl")).toEqual(examples);
@@ -86,7 +105,7 @@ describe("μ-SFT JSON lines", () => {
   });
 
   it("the writer refuses an example its reader would refuse", () => {
-    const { examples } = muSftExamples(trajectory, annotated([[0.5, 0.5], [0.25, 0.25], [0.25, 0.25]]));
+    const { examples } = muSftExamples(trajectory, decomposing);
     expect(() => muSftJsonLines([{ ...examples[0]!, scores: [2, 0] }])).toThrow();
   });
 });

@@ -30,17 +30,21 @@ describe("parseCriteria", () => {
 
   it("always gives K criteria, flagged exactly when the count was not K", () => {
     fc.assert(
-      fc.property(fc.array(fc.string({ maxLength: 12 }), { maxLength: 8 }), fc.integer({ min: 1, max: 6 }), (list, k) => {
-        const parsed = parseCriteria(criteriaTarget(list), k);
-        const expected = list.length === k ? undefined : list.length > k ? "truncated" : "padded";
-        const kept = list.slice(0, k).map((c) => c.trim());
-        return (
-          parsed.criteria.length === k &&
-          parsed.adjusted === expected &&
-          kept.every((c, i) => parsed.criteria[i] === c) &&
-          parsed.criteria.slice(kept.length).every((c) => c === "")
-        );
-      }),
+      fc.property(
+        fc.array(fc.string({ maxLength: 12 }), { maxLength: 8 }),
+        fc.integer({ min: 1, max: 6 }),
+        (list, k) => {
+          const parsed = parseCriteria(criteriaTarget(list), k);
+          const expected = list.length === k ? undefined : list.length > k ? "truncated" : "padded";
+          const kept = list.slice(0, k).map((c) => c.trim());
+          return (
+            parsed.criteria.length === k &&
+            parsed.adjusted === expected &&
+            kept.every((c, i) => parsed.criteria[i] === c) &&
+            parsed.criteria.slice(kept.length).every((c) => c === "")
+          );
+        },
+      ),
       { seed: 14 },
     );
   });

@@ -45,9 +45,7 @@ export function parseCriteria(text: string, k?: number): ParsedCriteria {
   if (value === undefined) throw new CriteriaUnparsedError(text, "no JSON value in the text");
   const parsed = GeneratedCriteriaSchema.safeParse(value);
   if (!parsed.success) throw new CriteriaUnparsedError(text, 'expected an object {"criteria": [...]}');
-  const found = parsed.data.criteria
-    .filter((c): c is string => typeof c === "string")
-    .map((c) => c.trim());
+  const found = parsed.data.criteria.filter((c): c is string => typeof c === "string").map((c) => c.trim());
   if (found.length === count) return { criteria: found };
   if (found.length > count) return { criteria: found.slice(0, count), adjusted: "truncated" };
   return {

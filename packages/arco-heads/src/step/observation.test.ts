@@ -29,7 +29,9 @@ describe("renderObservation", () => {
         const out = renderObservation(text, max);
         const points = Array.from(text);
         if (points.length <= max) return out === text;
-        return out.startsWith(points.slice(0, max).join("")) && out.endsWith(`[${points.length - max} more characters]`);
+        return (
+          out.startsWith(points.slice(0, max).join("")) && out.endsWith(`[${points.length - max} more characters]`)
+        );
       }),
       { seed: 14 },
     );

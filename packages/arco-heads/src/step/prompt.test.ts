@@ -1,18 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { ArcoInputError } from "../errors.js";
 import { stepPrompt } from "./prompt.js";
-import { stepsOf, type Trajectory } from "./step.js";
+import { stepsOf } from "./step.js";
+import { museumTrajectory } from "../__fixtures__/museum-trajectory.js";
 
-const trajectory: Trajectory = {
-  id: "q1",
-  task: "Which city hosts the museum founded by X?",
-  outcome: 1,
-  turns: [
-    { action: "Search[museum founded by X]", observation: "OBS-ONE The Y Museum was founded by X.", budgetLeft: 3 },
-    { action: "Search[Y Museum location]", observation: "OBS-TWO The Y Museum is in Lyon.", budgetLeft: 2 },
-    { action: "Finish[Lyon]", observation: "OBS-THREE Episode finished.", budgetLeft: 1 },
-  ],
-};
+const trajectory = museumTrajectory;
 
 describe("stepPrompt", () => {
   it("writes the question, every earlier action with its observation, the budget and the action", () => {
@@ -20,23 +12,28 @@ describe("stepPrompt", () => {
     expect(system.role).toBe("system");
     expect(system.content).toMatch(/criteria/);
     expect(user.content).toContain("Question: Which city hosts the museum founded by X?");
-    expect(user.content).toContain("Action: Search[museum founded by X]\nObservation: OBS-ONE");
-    expect(user.content).toContain("Action: Search[Y Museum location]\nObservation: OBS-TWO");
+    expect(user.content).toContain("Action: Search[museum founded by X]\nObservation: The Y Museum was founded by X.");
+    expect(user.content).toContain("Action: Search[Y Museum location]\nObservation: The Y Museum is in Lyon.");
     expect(user.content).toContain("Searches remaining before this action: 1");
     expect(user.content).toContain("Action to evaluate: Finish[Lyon]");
     expect(user.content).toContain('{"criteria": ["criterion 1", "criterion 2", "criterion 3"]}');
     // The action's own result is never shown: μ judges the action before seeing it.
-    expect(user.content).not.toContain("OBS-THREE");
+    expect(user.content).not.toContain("Episode finished.");
   });
 
   it("shows (none) before the first action and never its observation", () => {
     const [, user] = stepPrompt(stepsOf(trajectory)[0]!);
     expect(user.content).toContain("Trajectory so far:\n(none)");
-    expect(user.content).not.toContain("OBS-ONE");
+    expect(user.content).not.toContain("was founded by X");
   });
 
   it("cuts history observations to maxObservationChars, and takes K, the budget label and the environment", () => {
-    const step = { task: "t", history: [{ action: "call()", observation: "z".repeat(50) }], budgetLeft: 4, action: "done()" };
+    const step = {
+      task: "t",
+      history: [{ action: "call()", observation: "z".repeat(50) }],
+      budgetLeft: 4,
+      action: "done()",
+    };
     const [system, user] = stepPrompt(step, {
       k: 5,
       maxObservationChars: 10,

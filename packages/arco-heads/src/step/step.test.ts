@@ -1,22 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { StepSchema, stepsOf, TrajectorySchema } from "./step.js";
+import { museumTrajectory } from "../__fixtures__/museum-trajectory.js";
 
-const trajectory = TrajectorySchema.parse({
-  id: "q1",
-  task: "Which city hosts the museum founded by X?",
-  outcome: 1,
-  turns: [
-    { action: "Search[museum founded by X]", observation: "The Y Museum was founded by X.", budgetLeft: 3 },
-    { action: "Search[Y Museum location]", observation: "The Y Museum is in Lyon.", budgetLeft: 2 },
-    { action: "Finish[Lyon]", observation: "Episode finished.", budgetLeft: 1 },
-  ],
-});
+const trajectory = museumTrajectory;
 
 describe("stepsOf", () => {
   it("gives step t the turns before it whole and its own action, never its own observation", () => {
+    expect(TrajectorySchema.parse(trajectory)).toEqual(trajectory);
     const steps = stepsOf(trajectory);
     expect(steps).toHaveLength(3);
-    expect(steps[0]).toEqual({ task: trajectory.task, history: [], budgetLeft: 3, action: "Search[museum founded by X]" });
+    expect(steps[0]).toEqual({
+      task: trajectory.task,
+      history: [],
+      budgetLeft: 3,
+      action: "Search[museum founded by X]",
+    });
     expect(steps[2]?.history).toEqual([
       { action: "Search[museum founded by X]", observation: "The Y Museum was founded by X." },
       { action: "Search[Y Museum location]", observation: "The Y Museum is in Lyon." },
@@ -32,7 +30,9 @@ describe("StepSchema", () => {
     expect(bad.success).toBe(false);
     expect(bad.error?.issues[0]?.path).toEqual(["budgetLeft"]);
     expect(StepSchema.safeParse({ task: "t", history: [], budgetLeft: 1.5, action: "a" }).success).toBe(false);
-    expect(StepSchema.safeParse({ task: "t", history: [], budgetLeft: 1, action: "a", result: "x" }).success).toBe(false);
+    expect(StepSchema.safeParse({ task: "t", history: [], budgetLeft: 1, action: "a", result: "x" }).success).toBe(
+      false,
+    );
   });
 
   it("a trajectory needs at least one turn", () => {

@@ -29,7 +29,11 @@ export const StepTraceSchema = z
     }
     const mean = meanOf(trace.scores);
     if (Math.abs(trace.s - mean) > MEAN_TOLERANCE) {
-      context.addIssue({ code: "custom", path: ["s"], message: `expected the mean of scores, ${mean}, got ${trace.s}` });
+      context.addIssue({
+        code: "custom",
+        path: ["s"],
+        message: `expected the mean of scores, ${mean}, got ${trace.s}`,
+      });
     }
   });
 export type StepTrace = z.infer<typeof StepTraceSchema>;
