@@ -55,3 +55,14 @@ export {
   type ModelManifest,
   type VerifiedModel,
 } from "./model/manifest.js";
+export {
+  BOS_ID,
+  ByteBpeFileSchema,
+  EOS_ID,
+  PAD_ID,
+  SPECIAL_TOKENS,
+  byteBpeTokenizer,
+  trainByteBpe,
+  type ByteBpeFile,
+  type ByteBpeTokenizer,
+} from "./tokenizer/byte-bpe.js";
