@@ -44,6 +44,16 @@ describe("step traces", () => {
     expect(problems.at(-1)).toBe('line 7: id: duplicate id "a" (first on line 1)');
   });
 
+  it("accepts an s averaged in float32, within float32's error of the mean", () => {
+    const scores = [0.1, 0.7, -0.3].map(Math.fround);
+    const float32Mean = Math.fround(Math.fround(Math.fround(scores[0]! + scores[1]!) + scores[2]!) / 3);
+    const line = JSON.stringify({ id: "a", criteria: [], scores, s: float32Mean });
+    expect(readTraces(line, "t.jsonl")[0]?.s).toBe(float32Mean);
+    expect(() =>
+      readTraces(JSON.stringify({ id: "a", criteria: [], scores, s: float32Mean + 1e-5 }), "t.jsonl"),
+    ).toThrow(/line 1: s: expected the mean of scores/);
+  });
+
   it("refuses a step with no scores", () => {
     expect(() => stepTrace("x", [], [])).toThrow(ArcoInputError);
   });

@@ -4,8 +4,9 @@ import { ArcoInputError } from "../errors.js";
 import { readRecords } from "../records/read-records.js";
 
 // s_t is written for people reading a trace; the reader recomputes it from the scores and refuses
-// a line where they disagree by more than JSON's round trip of a mean could explain.
-const MEAN_TOLERANCE = 1e-9;
+// a line where they disagree. The slack is float32's: a backend that averages in float32 (the ONNX
+// graphs do) lands within a few 1e-8 of the double mean of the same scores.
+const MEAN_TOLERANCE = 1e-6;
 
 /**
  * One scored step, for diagnosis: the criteria μ wrote, its K scores d_t and s_t = mean_k d_t,k.
