@@ -160,7 +160,7 @@ export async function annotateTrajectory(
   const fail = (problems: string[]) => new AnnotationReplyError(trajectory.id, problems);
   if (value === undefined) throw fail([`(root): no JSON in the reply ${JSON.stringify(choice?.text ?? "")}`]);
   const parsed = ReplySchema.safeParse(value);
-  if (!parsed.success) throw fail(formatZodIssues(parsed.error).split("\n"));
+  if (!parsed.success) throw fail(parsed.error.issues.map((issue) => formatZodIssues([issue])));
 
   const reply = parsed.data.steps;
   const problems: string[] = [];
