@@ -1,7 +1,68 @@
 /**
- * @rubric/arco-heads — package skeleton.
- *
- * This package will hold ARCO's rubric model μ — shared backbone, generation head and score head — exported to ONNX and run by onnxruntime-node. Nothing is exported yet: the implementation lands with
- * a later issue. Importing it today gives an empty module, never a stand-in implementation.
+ * @rubric/arco-heads — what surrounds ARCO's rubric model μ: the step type and prompt μ reads,
+ * the criteria it writes, the teacher annotation that warms it up, the traces it leaves, and the
+ * contract of a model directory (see the README).
  */
-export {};
+export {
+  AnnotationReplyError,
+  ArcoError,
+  ArcoFileError,
+  ArcoInputError,
+  CriteriaUnparsedError,
+  ModelCorruptError,
+  ModelFormatError,
+} from "./errors.js";
+export {
+  StepSchema,
+  TrajectorySchema,
+  TurnSchema,
+  stepsOf,
+  type Step,
+  type Trajectory,
+  type Turn,
+} from "./step/step.js";
+export { stepPrompt, type StepPromptOptions } from "./step/prompt.js";
+export { DEFAULT_MAX_OBSERVATION_CHARS, renderObservation } from "./step/observation.js";
+export { CriteriaTargetSchema, criteriaTarget, parseCriteria, type ParsedCriteria } from "./step/criteria.js";
+export {
+  DEFAULT_DECOMPOSITION_TOLERANCE,
+  decomposesOutcome,
+  decompositionGap,
+  projectTeacherScores,
+} from "./annotation/projection.js";
+export {
+  annotateTrajectory,
+  annotationPrompt,
+  type AnnotatedStep,
+  type AnnotatorOptions,
+  type TrajectoryAnnotation,
+} from "./annotation/annotator.js";
+export {
+  MuSftExampleSchema,
+  muSftExamples,
+  muSftJsonLines,
+  readMuSftExamples,
+  type MuSftExample,
+  type MuSftOptions,
+  type MuSftSelection,
+} from "./annotation/sft.js";
+export { StepTraceSchema, readTraces, stepTrace, traceJsonLines, type StepTrace } from "./trace/trace.js";
+export {
+  MANIFEST_FILE,
+  MANIFEST_FORMAT_VERSION,
+  ModelManifestSchema,
+  readManifest,
+  type ModelManifest,
+  type VerifiedModel,
+} from "./model/manifest.js";
+export {
+  BOS_ID,
+  ByteBpeFileSchema,
+  EOS_ID,
+  PAD_ID,
+  SPECIAL_TOKENS,
+  byteBpeTokenizer,
+  trainByteBpe,
+  type ByteBpeFile,
+  type ByteBpeTokenizer,
+} from "./tokenizer/byte-bpe.js";

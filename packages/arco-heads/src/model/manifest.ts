@@ -1,0 +1,148 @@
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { readFile, stat } from "node:fs/promises";
+import { isAbsolute, join } from "node:path";
+import { formatZodIssues } from "@rubric/core";
+import { z } from "zod";
+import { ModelCorruptError, ModelFormatError } from "../errors.js";
+
+/** The manifest's name inside a model directory. */
+export const MANIFEST_FILE = "manifest.json";
+
+/** The manifest format this version reads and the sidecar writes. */
+export const MANIFEST_FORMAT_VERSION = 1;
+
+const PATH_RULE =
+  "expected a relative `/`-separated path inside the model directory (no `..`, `\\`, or manifest.json itself)";
+
+/** Whether `path` names a file inside the model directory: relative, `/`-separated, never leaving it. */
+function isModelFilePath(path: string): boolean {
+  return (
+    !isAbsolute(path) &&
+    !path.includes("\\") &&
+    path.split("/").every((part) => part !== "" && part !== "." && part !== "..") &&
+    path !== MANIFEST_FILE
+  );
+}
+
+const ModelFilePath = z.string().refine(isModelFilePath, { message: PATH_RULE });
+
+const FileEntrySchema = z.strictObject({
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, "expected 64 lower-case hex digits"),
+  bytes: z.int().min(0),
+});
+
+/**
+ * `manifest.json`, the model contract's table of contents (documented in the package README).
+ * Every file the model needs is listed under `files` with its size and SHA-256, so a reader can
+ * tell a complete export from a partial or damaged one before loading anything.
+ */
+export const ModelManifestSchema = z
+  .strictObject({
+    format: z.literal("rubric-mu"),
+    formatVersion: z.literal(MANIFEST_FORMAT_VERSION),
+    /** This export's number: 1 for `mu init`, one more for every later export into the same root. */
+    exportVersion: z.int().min(1),
+    /** Criteria per step: the score head's output width. */
+    k: z.int().min(1),
+    tokenizer: z.strictObject({
+      /** The tokenizer's kind, e.g. `byte-bpe`; both sides must implement it. */
+      kind: z.string().min(1),
+      /** Its files (vocabulary, merges), each also listed under `files`. */
+      files: z.array(ModelFilePath).min(1),
+    }),
+    maxLengths: z.strictObject({
+      /** Prompt tokens kept (left-truncated beyond). */
+      prompt: z.int().min(1),
+      /** New tokens the generation head may write for the criteria (ARCO: 128). */
+      criteria: z.int().min(1),
+    }),
+    /** Over which tokens the score head mean-pools: ARCO's `prompt+criteria`, or `criteria` only (ours). */
+    pooling: z.enum(["prompt+criteria", "criteria"]),
+    /** The ONNX graphs, each also listed under `files`. */
+    graphs: z.strictObject({
+      /** Token ids + attention mask (+ key/value cache) → next-token logits and the new cache. */
+      generation: ModelFilePath,
+      /** Token ids + attention mask + pooling mask → `scores [B, K]`. */
+      score: ModelFilePath,
+    }),
+    // Keys are checked below rather than by a key schema, whose issue would not name the key's rule.
+    files: z.record(z.string(), FileEntrySchema),
+  })
+  .superRefine((manifest, context) => {
+    for (const path of Object.keys(manifest.files)) {
+      if (!isModelFilePath(path))
+        context.addIssue({ code: "custom", path: ["files"], message: `key ${JSON.stringify(path)}: ${PATH_RULE}` });
+    }
+    const listed = (path: string, at: (string | number)[]) => {
+      if (!(path in manifest.files)) {
+        context.addIssue({ code: "custom", path: at, message: `${JSON.stringify(path)} is not listed under files` });
+      }
+    };
+    manifest.tokenizer.files.forEach((path, i) => listed(path, ["tokenizer", "files", i]));
+    listed(manifest.graphs.generation, ["graphs", "generation"]);
+    listed(manifest.graphs.score, ["graphs", "score"]);
+  });
+export type ModelManifest = z.infer<typeof ModelManifestSchema>;
+
+/** A model directory whose every file was found whole. */
+export interface VerifiedModel {
+  readonly directory: string;
+  readonly manifest: ModelManifest;
+}
+
+/**
+ * Reads a model directory's manifest and checks every file it lists against its size and SHA-256.
+ * A missing, unreadable or invalid manifest, and any file missing, of the wrong size or with the
+ * wrong hash, is a `ModelCorruptError` naming the file; a manifest of another format version is a
+ * `ModelFormatError`. Sizes are checked first, so a half-copied export fails without hashing.
+ *
+ * @example
+ * const { manifest } = await readManifest("models/mu/v3");
+ * manifest.k; // 3
+ */
+export async function readManifest(directory: string): Promise<VerifiedModel> {
+  const corrupt = (file: string, detail: string) => new ModelCorruptError(directory, file, detail);
+  let text: string;
+  try {
+    text = await readFile(join(directory, MANIFEST_FILE), "utf8");
+  } catch (error) {
+    throw corrupt(MANIFEST_FILE, `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw corrupt(MANIFEST_FILE, `is not JSON (${(error as Error).message})`);
+  }
+  const version = (value as { formatVersion?: unknown } | null)?.formatVersion;
+  if (typeof version === "number" && version !== MANIFEST_FORMAT_VERSION) {
+    throw new ModelFormatError(directory, `formatVersion ${version}; this version reads ${MANIFEST_FORMAT_VERSION}`);
+  }
+  const parsed = ModelManifestSchema.safeParse(value);
+  if (!parsed.success) throw corrupt(MANIFEST_FILE, formatZodIssues(parsed.error, { separator: "; " }));
+  const manifest = parsed.data;
+
+  const entries = Object.entries(manifest.files);
+  for (const [path, entry] of entries) {
+    let bytes: number;
+    try {
+      bytes = (await stat(join(directory, path))).size;
+    } catch (error) {
+      throw corrupt(path, `is missing (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    }
+    if (bytes !== entry.bytes) throw corrupt(path, `has ${bytes} bytes, the manifest says ${entry.bytes}`);
+  }
+  for (const [path, entry] of entries) {
+    const digest = await sha256Of(join(directory, path));
+    if (digest !== entry.sha256) throw corrupt(path, `has SHA-256 ${digest}, the manifest says ${entry.sha256}`);
+  }
+  return { directory, manifest };
+}
+
+/** SHA-256 of a file, streamed: ONNX graphs run to hundreds of megabytes. */
+async function sha256Of(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
