@@ -51,7 +51,11 @@ describe("μ's ONNX export", () => {
       const manifest = MuManifestSchema.parse(JSON.parse(await readFile(join(second.dir, "manifest.json"), "utf8")));
       expect(manifest).toMatchObject({ version: 2, k: 3, vocab_size: VOCAB, pooling: "prompt+criteria", opset: 17 });
       for (const [name, digest] of Object.entries(manifest.files))
-        expect(createHash("sha256").update(await readFile(join(second.dir, name))).digest("hex")).toBe(digest);
+        expect(
+          createHash("sha256")
+            .update(await readFile(join(second.dir, name)))
+            .digest("hex"),
+        ).toBe(digest);
     },
     TIMEOUT_MS,
   );
@@ -72,7 +76,11 @@ describe("μ's ONNX export", () => {
       const mask = steps.map((s) => pad(Array<number>(s.prompt.length + s.criteria.length).fill(1)));
       const session = await InferenceSession.create(join(version, manifest.graphs.score!.file));
       expect(session.inputNames).toEqual(["input_ids", "attention_mask", "pool_mask"]);
-      const { scores } = await session.run({ input_ids: int64(ids), attention_mask: int64(mask), pool_mask: int64(mask) });
+      const { scores } = await session.run({
+        input_ids: int64(ids),
+        attention_mask: int64(mask),
+        pool_mask: int64(mask),
+      });
       expect(scores!.dims).toEqual([3, 3]);
       expect(worstDifference(scores!.data as Float32Array, d.flat())).toBeLessThan(TOLERANCE);
       await session.release();
