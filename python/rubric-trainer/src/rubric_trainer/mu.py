@@ -23,9 +23,9 @@ from typing import Optional, Sequence
 import torch
 
 from .faults import CheckpointFault, Fault, InvalidParams, NonFinite
-from .model import optional_import
+from .model import check_token_ids, optional_import, parameter_fingerprint
 from .mu_model import DecodeGraph, MuNetwork, PrefillGraph, ScoreGraph, cache_names
-from .policy import SAFE_LOAD
+from .policy import read_checkpoint
 
 MU_CHECKPOINT_FORMAT = "rubric-trainer/mu/1"
 MU_CHECKPOINT_FILE = "mu.pt"
@@ -128,9 +128,7 @@ class Mu:
     # --- input checks ---------------------------------------------------------------------------
 
     def check_tokens(self, tokens: Sequence[int], path: str) -> None:
-        for t, token in enumerate(tokens):
-            if not 0 <= token < self.vocab_size:
-                raise InvalidParams(f"{path}[{t}]: expected a token id in [0, {self.vocab_size - 1}], got {token}", {"path": f"{path}[{t}]"})
+        check_token_ids(tokens, self.vocab_size, path)
 
     def check_step(self, step: Step, path: str) -> None:
         self.check_tokens(step.prompt, f"{path}.prompt")
@@ -251,11 +249,7 @@ class Mu:
         self.reference = copy.deepcopy(self.network).requires_grad_(False)
 
     def fingerprint(self) -> str:
-        digest = hashlib.sha256()
-        for name, parameter in self.network.named_parameters():
-            digest.update(name.encode())
-            digest.update(parameter.detach().cpu().contiguous().numpy().tobytes())
-        return digest.hexdigest()
+        return parameter_fingerprint(self.network)
 
     # --- checkpoints ----------------------------------------------------------------------------
 
@@ -279,14 +273,7 @@ class Mu:
     @staticmethod
     def load(directory: str) -> "Mu":
         path = Path(directory) / MU_CHECKPOINT_FILE
-        if not path.is_file():
-            raise CheckpointFault(f"{path}: no μ checkpoint there", {"path": str(path)})
-        try:
-            state = torch.load(path, map_location="cpu", **SAFE_LOAD)
-        except Exception as error:  # a truncated or foreign file: whatever torch raises, the fault is the file's
-            raise CheckpointFault(f"{path}: cannot read it: {error}", {"path": str(path)}) from error
-        if not isinstance(state, dict) or state.get("format") != MU_CHECKPOINT_FORMAT:
-            raise CheckpointFault(f"{path}: not a {MU_CHECKPOINT_FORMAT} checkpoint", {"path": str(path)})
+        state = read_checkpoint(path, MU_CHECKPOINT_FORMAT)
         mu = Mu(state["init"])
         try:
             mu.network.load_state_dict(state["network"])

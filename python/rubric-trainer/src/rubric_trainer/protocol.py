@@ -126,21 +126,26 @@ def check_heads(p: dict, path: str) -> None:
         raise ParamError(f"{path}.n_heads", f"must divide d_model ({p['d_model']}), got {p['n_heads']}")
 
 
+def tiny_model(min_layers: int, max_seq_len: int) -> Record:
+    """The sidecar's small transformer: the policy's may have no block at all, μ's needs one (its cache)."""
+    return Record(
+        {
+            "kind": Text(["tiny"]),
+            "vocab_size": Integer(2),
+            "d_model": Field(Integer(1), 64),
+            "n_heads": Field(Integer(1), 4),
+            "n_layers": Field(Integer(min_layers), 2),
+            "d_ff": Field(Integer(1), None),
+            "max_seq_len": Field(Integer(2), max_seq_len),
+        },
+        check=check_heads,
+    )
+
+
 MODEL = Tagged(
     "kind",
     {
-        "tiny": Record(
-            {
-                "kind": Text(["tiny"]),
-                "vocab_size": Integer(2),
-                "d_model": Field(Integer(1), 64),
-                "n_heads": Field(Integer(1), 4),
-                "n_layers": Field(Integer(0), 2),
-                "d_ff": Field(Integer(1), None),
-                "max_seq_len": Field(Integer(2), 128),
-            },
-            check=check_heads,
-        ),
+        "tiny": tiny_model(0, 128),
         "transformers": Record(
             {
                 "kind": Text(["transformers"]),
@@ -161,23 +166,7 @@ def check_teacher_scores(p: dict, path: str) -> None:
             raise ParamError(f"{path}.scores[{k}]", f"expected a score in [-1, 1], got {score}")
 
 
-MU_MODEL = Tagged(
-    "kind",
-    {
-        "tiny": Record(
-            {
-                "kind": Text(["tiny"]),
-                "vocab_size": Integer(2),
-                "d_model": Field(Integer(1), 64),
-                "n_heads": Field(Integer(1), 4),
-                "n_layers": Field(Integer(1), 2),
-                "d_ff": Field(Integer(1), None),
-                "max_seq_len": Field(Integer(2), 256),
-            },
-            check=check_heads,
-        )
-    },
-)
+MU_MODEL = Tagged("kind", {"tiny": tiny_model(1, 256)})
 MU_STEP = Record({"prompt": TOKENS, "criteria": ListOf(Integer(0))})
 """A step as μ reads it: the step prompt's ids and the criteria's ids (empty in the "no rubric" ablation)."""
 
