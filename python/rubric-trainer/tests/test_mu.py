@@ -200,3 +200,45 @@ def test_protocol_methods(sidecar) -> None:
     sidecar.call("mu.init", {"model": MODEL, "pooling": "criteria"})
     empty = sidecar.error("mu.scores", {"steps": [{"prompt": [1], "criteria": []}]})
     assert empty["data"]["path"] == "params.steps[0].criteria"
+
+
+def test_step_loss_gradient_matches_finite_differences_in_the_network() -> None:
+    # The whole μ loss (decomposition + β·KL, through backbone and heads) in float64, against
+    # central differences on a few parameters: the score head's last bias, a token embedding, a
+    # query/key/value weight of the first block.
+    mu = make_mu()
+    mu.network.double()
+    mu.sft(STEPS, TEACHER, learning_rate=1e-2, head_learning_rate=1e-2)
+    mu.set_reference()
+    mu.sft(STEPS, TEACHER, learning_rate=1e-2, head_learning_rate=1e-2)  # μ ≠ μ_ref, so the KL has a gradient
+    trajectories, rewards = [[STEPS[0], STEPS[1]], [STEPS[2]]], [1.0, 0.0]
+    probes = [(mu.network.score_head.layers[4].bias, (1,)), (mu.network.tokens.weight, (4, 3)), (mu.network.blocks[0].attention.qkv.weight, (5, 7))]
+    mu.network.zero_grad()
+    loss, _, kl, _ = mu.step_loss(trajectories, rewards, beta=0.05)
+    assert float(kl) > 0
+    loss.backward()
+    h = 1e-6
+    for parameter, index in probes:
+        analytic = float(parameter.grad[index])
+        with torch.no_grad():
+            original = float(parameter[index])
+            parameter[index] = original + h
+            up = float(mu.step_loss(trajectories, rewards, beta=0.05)[0])
+            parameter[index] = original - h
+            down = float(mu.step_loss(trajectories, rewards, beta=0.05)[0])
+            parameter[index] = original
+        assert analytic == pytest.approx((up - down) / (2 * h), rel=1e-5, abs=1e-9)
+
+
+def test_a_failed_export_leaves_no_version_behind(tmp_path: Path, monkeypatch) -> None:
+    mu = make_mu()
+    mu.export(str(tmp_path), 17)
+
+    def fail(directory: Path, opset: int) -> dict:
+        (directory / "score.onnx").write_bytes(b"half a graph")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(mu, "write_graphs", fail)
+    with pytest.raises(OSError, match="disk full"):
+        mu.export(str(tmp_path), 17)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["v0001"]

@@ -192,11 +192,8 @@ class Mu:
         grad_norm = self.descend(loss, learning_rate, head_learning_rate)
         return {"loss": float(loss), "ce": float(ce), "mse": float(mse), "tokens": int(tokens), "grad_norm": grad_norm, "step": self.steps, "compute_ms": (time.perf_counter() - started) * 1000}
 
-    def step(self, trajectories: Sequence[Sequence[Step]], rewards: Sequence[float], *, learning_rate: float, head_learning_rate: float, beta: float) -> dict:
-        """One AdamW step on ARCO's μ loss: the decomposition loss plus β · (1/N) Σ_τ Σ_t KL_t(μ_ref ‖ μ)
-        over criteria tokens once a reference is set (ARCO's kl_loss is summed over a trajectory's
-        steps and, like the score loss, averaged over the batch)."""
-        started = time.perf_counter()
+    def step_loss(self, trajectories: Sequence[Sequence[Step]], rewards: Sequence[float], beta: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+        """ARCO's μ loss and its parts: (loss, decomposition loss, KL, d of each trajectory)."""
         flat = [s for trajectory in trajectories for s in trajectory]
         inputs = self.batch(flat)
         logp, d = self.forward(self.network, inputs)
@@ -211,7 +208,14 @@ class Mu:
             with torch.no_grad():
                 logp_ref, _ = self.forward(self.reference, inputs)
             kl = criteria_kl(logp.double(), logp_ref.double(), inputs["criteria_mask"]).sum() / len(trajectories)
-        loss = score_loss + beta * kl
+        return score_loss + beta * kl, score_loss, kl, per_trajectory
+
+    def step(self, trajectories: Sequence[Sequence[Step]], rewards: Sequence[float], *, learning_rate: float, head_learning_rate: float, beta: float) -> dict:
+        """One AdamW step on ARCO's μ loss: the decomposition loss plus β · (1/N) Σ_τ Σ_t KL_t(μ_ref ‖ μ)
+        over criteria tokens once a reference is set (ARCO's kl_loss is summed over a trajectory's
+        steps and, like the score loss, averaged over the batch)."""
+        started = time.perf_counter()
+        loss, score_loss, kl, per_trajectory = self.step_loss(trajectories, rewards, beta)
         grad_norm = self.descend(loss, learning_rate, head_learning_rate)
         sums = [float(x.mean(dim=1).sum()) for x in per_trajectory]
         return {
