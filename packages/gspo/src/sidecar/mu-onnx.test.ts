@@ -121,11 +121,12 @@ describe("μ's ONNX export", () => {
       for (let p = 2; p < 5; p++) gotShort.push(...logitsAt(out.logits!, 1, p));
       let cache = Array.from({ length: layers }, (_, i) => [out[`present_key_${i}`]!, out[`present_value_${i}`]!]);
 
-      // Three decode steps of one token each, feeding the cache back.
-      for (let step = 0; step < 3; step++) {
-        mask = mask.map((row) => [...row, 1]);
+      // Two decode calls feeding the cache back: two tokens at once (a chunk is causal within itself), then one.
+      let fed = 0;
+      for (const chunk of [2, 1]) {
+        mask = mask.map((row) => [...row, ...Array<number>(chunk).fill(1)]);
         const feeds: Record<string, Tensor> = {
-          input_ids: int64([[long[5 + step]!], [short[3 + step]!]]),
+          input_ids: int64([long.slice(5 + fed, 5 + fed + chunk), short.slice(3 + fed, 3 + fed + chunk)]),
           attention_mask: int64(mask),
         };
         cache.forEach(([key, value], i) => {
@@ -133,10 +134,13 @@ describe("μ's ONNX export", () => {
           feeds[`past_value_${i}`] = value!;
         });
         const next = await decode.run(feeds);
-        expect(next.logits!.dims).toEqual([2, 1, VOCAB]);
-        expect(next.present_key_0!.dims[2]).toBe(6 + step); // the cache grew by the one token fed
-        gotLong.push(...logitsAt(next.logits!, 0, 0));
-        gotShort.push(...logitsAt(next.logits!, 1, 0));
+        fed += chunk;
+        expect(next.logits!.dims).toEqual([2, chunk, VOCAB]);
+        expect(next.present_key_0!.dims[2]).toBe(5 + fed); // the cache grew by the tokens fed
+        for (let p = 0; p < chunk; p++) {
+          gotLong.push(...logitsAt(next.logits!, 0, p));
+          gotShort.push(...logitsAt(next.logits!, 1, p));
+        }
         cache = Array.from({ length: layers }, (_, i) => [next[`present_key_${i}`]!, next[`present_value_${i}`]!]);
       }
       expect(worstDifference(gotLong, expectedLong!.flat())).toBeLessThan(TOLERANCE);
