@@ -181,8 +181,10 @@ def test_export_writes_new_complete_versions(tmp_path: Path) -> None:
 
 def test_protocol_methods(sidecar) -> None:
     assert sidecar.error("mu.scores", {"steps": [{"prompt": [1], "criteria": []}]})["code"] == "no_policy"
+    assert sidecar.call("health")["mu"] is None
     summary = sidecar.call("mu.init", {"model": MODEL, "seed": 2})
     assert summary["k"] == 3 and summary["pooling"] == "prompt+criteria"
+    assert sidecar.call("health")["mu"] == summary
     scores = sidecar.call("mu.scores", {"steps": [{"prompt": [1, 2], "criteria": [3]}, {"prompt": [4], "criteria": [5, 6]}]})
     assert len(scores["d"]) == 2 and all(len(row) == 3 and all(-1 <= x <= 1 for x in row) for row in scores["d"])
     wrong_k = sidecar.error("mu.sft", {"examples": [{"prompt": [1], "criteria": [2], "scores": [0.1]}], "learning_rate": 1e-3})

@@ -72,7 +72,7 @@ describe("SidecarClient", () => {
     ]);
     expect(() => sidecarCommand({ torchrun: { nprocPerNode: 0 } })).toThrow(RangeError);
     const health = await client.request("health", {});
-    expect(health).toMatchObject({ ok: true, world_size: 1, pid: client.pid });
+    expect(health).toMatchObject({ ok: true, world_size: 1, pid: client.pid, mu: null });
     expect(health.torch).toMatch(/^\d+\.\d+/);
   });
 

@@ -290,6 +290,8 @@ export const SIDECAR_METHODS = {
       world_size: z.number().int(),
       transformers: z.boolean(),
       policy: PolicySummarySchema.nullable(),
+      /** ARCO's rubric model μ, when the sidecar holds one. */
+      mu: MuSummarySchema.nullable(),
     }),
   },
   shutdown: { params: z.strictObject({}), result: z.object({ ok: z.literal(true) }) },

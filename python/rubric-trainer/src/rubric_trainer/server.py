@@ -217,6 +217,7 @@ def health(call: Call, params: dict) -> dict:
         "world_size": session.dist.world_size,
         "transformers": importlib.util.find_spec("transformers") is not None,
         "policy": session.policy.describe() if session.policy is not None else None,
+        "mu": session.mu.describe() if session.mu is not None else None,
     }
 
 
