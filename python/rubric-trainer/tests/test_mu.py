@@ -12,6 +12,7 @@ import pytest
 import torch
 from torch.nn import functional as F
 
+from rubric_trainer.faults import CheckpointFault
 from rubric_trainer.mu import MANIFEST_FORMAT, Mu, Step, class_weights, criteria_kl, decomposition_loss
 from rubric_trainer.protocol import PARAMS
 
@@ -244,3 +245,19 @@ def test_a_failed_export_leaves_no_version_behind(tmp_path: Path, monkeypatch) -
     with pytest.raises(OSError, match="disk full"):
         mu.export(str(tmp_path), 17)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["v0001"]
+
+
+def test_an_export_racing_another_never_replaces_its_version(tmp_path: Path, monkeypatch) -> None:
+    mu = make_mu()
+    write_graphs = mu.write_graphs
+
+    def race(directory: Path, opset: int) -> dict:
+        (tmp_path / "v0001").mkdir()  # another writer publishes v0001 while this one writes
+        (tmp_path / "v0001" / "manifest.json").write_text("theirs")
+        return write_graphs(directory, opset)
+
+    monkeypatch.setattr(mu, "write_graphs", race)
+    with pytest.raises(CheckpointFault, match="another export wrote this version"):
+        mu.export(str(tmp_path), 17)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["v0001"]
+    assert (tmp_path / "v0001" / "manifest.json").read_text() == "theirs"

@@ -311,7 +311,10 @@ class Mu:
             manifest = self.manifest(version, opset, graphs, files)
             (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
             # rename, not replace: a version directory that appeared meanwhile is never overwritten.
-            os.rename(staging, target)
+            try:
+                os.rename(staging, target)
+            except OSError as error:
+                raise CheckpointFault(f"{target}: another export wrote this version meanwhile ({error.strerror}); nothing was replaced, export again", {"path": str(target)}) from error
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
