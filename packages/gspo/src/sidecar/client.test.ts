@@ -72,7 +72,7 @@ describe("SidecarClient", () => {
     ]);
     expect(() => sidecarCommand({ torchrun: { nprocPerNode: 0 } })).toThrow(RangeError);
     const health = await client.request("health", {});
-    expect(health).toMatchObject({ ok: true, world_size: 1, pid: client.pid });
+    expect(health).toMatchObject({ ok: true, world_size: 1, pid: client.pid, mu: null });
     expect(health.torch).toMatch(/^\d+\.\d+/);
   });
 
@@ -279,6 +279,51 @@ describe("SidecarClient lifecycle", () => {
         expect(after).toBeInstanceOf(SidecarError);
         expect(after).toMatchObject({ fault: "no_policy" });
         expect(restarts).toEqual([]);
+      } finally {
+        await client.close();
+      }
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "restores μ after a crash from its checkpoint, or from mu.init when it was never trained, and never resets a trained μ",
+    async () => {
+      const logs: string[] = [];
+      const client = await SidecarClient.start({ threads: 1, onLog: (line) => logs.push(line) });
+      const kill = async () => {
+        process.kill(client.pid!, "SIGKILL");
+        await expect.poll(() => client.pid === undefined || !isAlive(client.pid), { timeout: 10_000 }).toBe(true);
+      };
+      const sft = () =>
+        client.request("mu.sft", {
+          examples: [{ prompt: [1, 2], criteria: [3, 4], scores: [0.5, -0.5, 0.2] }],
+          learning_rate: 0.01,
+        });
+      try {
+        // Never trained: the restarted sidecar re-initialises it with the same seed.
+        await client.request("mu.init", { model: TINY, seed: 4 });
+        const initial = await client.request("mu.fingerprint", {});
+        await kill();
+        expect(await client.request("mu.fingerprint", {})).toEqual(initial);
+
+        // Saved, then trained further: the checkpoint comes back and the later steps are reported lost.
+        await sft();
+        await client.request("mu.save", { dir: join(dir, "mu") });
+        const saved = await client.request("mu.fingerprint", {});
+        await sft();
+        await kill();
+        expect(await client.request("mu.fingerprint", {})).toEqual(saved);
+        expect(logs.some((line) => line.includes("1 μ training step(s) taken after it were lost"))).toBe(true);
+
+        // Trained with no checkpoint since mu.init: gone, and said so, rather than reset.
+        await client.request("mu.init", { model: TINY, seed: 4 });
+        await sft();
+        await kill();
+        const after = await failure(client.request("mu.fingerprint", {}));
+        expect(after).toMatchObject({ fault: "no_policy" });
+        expect(logs.some((line) => line.includes("μ was trained for 1 step(s) with no checkpoint"))).toBe(true);
+        expect(client.restarts).toBe(3);
       } finally {
         await client.close();
       }

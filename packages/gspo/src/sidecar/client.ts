@@ -119,7 +119,8 @@ export function sidecarCommand(options: SidecarOptions): { command: string; args
  * A client of the Python training sidecar (python/rubric-trainer): starts it, sends requests
  * with time limits and cancellation, streams its training metrics, and restarts it after a crash
  * with the policy of the last checkpoint it saved or loaded (or, before any, the last
- * `policy.init`). Every method has an Effect form and a promise form.
+ * `policy.init`), and ARCO's μ the same way (its last `mu.save`/`mu.load`, or `mu.init` when it
+ * was never trained). Every method has an Effect form and a promise form.
  *
  * @example
  * const client = await SidecarClient.start({ threads: 1 });
@@ -135,6 +136,8 @@ export class SidecarClient {
   #init: PolicyInitParams | undefined;
   #checkpoint: string | undefined;
   #restarts = 0;
+  /** μ's restore point, kept apart from the policy's: its init params, or the checkpoint it was last saved to or loaded from. */
+  #mu: { init?: ParamsOf<"mu.init">; checkpoint?: string; stepsSince: number } | undefined;
   /** Training steps since the policy's restore point (its init or last checkpoint): what a restart would lose. */
   #stepsSinceRestorePoint = 0;
   #closed = false;
@@ -232,6 +235,12 @@ export class SidecarClient {
         this.#stepsSinceRestorePoint = 0;
       } else if (method === "policy.step" || method === "policy.sft_step") {
         this.#stepsSinceRestorePoint++;
+      } else if (method === "mu.init") {
+        this.#mu = { init: params as ParamsOf<"mu.init">, stepsSince: 0 };
+      } else if (method === "mu.save" || method === "mu.load") {
+        this.#mu = { checkpoint: (params as ParamsOf<"mu.save">).dir, stepsSince: 0 };
+      } else if ((method === "mu.step" || method === "mu.sft") && this.#mu !== undefined) {
+        this.#mu.stepsSince++;
       }
     });
   }
@@ -256,9 +265,39 @@ export class SidecarClient {
         }
         const sidecar = yield* SidecarProcess.start(this.#launch);
         this.#process = sidecar;
-        if (previous !== undefined) yield* this.#restore(sidecar);
+        if (previous !== undefined) {
+          yield* this.#restoreMu(sidecar);
+          yield* this.#restore(sidecar);
+        }
         return sidecar;
       }),
+    );
+  }
+
+  /**
+   * μ after a restart, before the policy (whose restore may fail the call): from its checkpoint, or
+   * re-initialised when it was never trained. A trained μ with no checkpoint is not reset to its
+   * initial weights: the new sidecar holds no μ (`mu.*` answers `no_policy`) and the log says why.
+   */
+  #restoreMu(sidecar: SidecarProcess): Effect.Effect<void, SidecarFailure> {
+    const mu = this.#mu;
+    if (mu === undefined) return Effect.void;
+    const timeoutMs = this.#options.requestTimeoutMs ?? 600_000;
+    const lost = mu.stepsSince;
+    mu.stepsSince = 0;
+    if (mu.checkpoint !== undefined) {
+      if (lost > 0)
+        this.#launch.onLog(
+          `rubric-sidecar: restored μ from ${mu.checkpoint}; the ${lost} μ training step(s) taken after it were lost with the crashed sidecar`,
+        );
+      return Effect.asVoid(sidecar.request("mu.load", { dir: mu.checkpoint }, timeoutMs));
+    }
+    if (mu.init !== undefined && lost === 0) return Effect.asVoid(sidecar.request("mu.init", mu.init, timeoutMs));
+    this.#mu = undefined;
+    return Effect.sync(() =>
+      this.#launch.onLog(
+        `rubric-sidecar: μ was trained for ${lost} step(s) with no checkpoint since mu.init and is lost; the new sidecar holds no μ (save with mu.save to survive a crash)`,
+      ),
     );
   }
 

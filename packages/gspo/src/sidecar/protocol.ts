@@ -73,6 +73,44 @@ const SftMetricsSchema = z.object({
   compute_ms: z.number(),
 });
 
+const MuSftMetricsSchema = z.object({
+  loss: z.number(),
+  /** Cross-entropy per criteria token. */
+  ce: z.number(),
+  /** Mean squared error of d against the teacher's scores (the loss holds 10 × it). */
+  mse: z.number(),
+  tokens: z.number().int(),
+  grad_norm: z.number(),
+  step: z.number().int(),
+  compute_ms: z.number(),
+});
+
+const MuStepMetricsSchema = z.object({
+  loss: z.number(),
+  /** (1/N) Σ_τ w_τ (Σ_t s_t − R_τ)². */
+  score_loss: z.number(),
+  /** (1/N) Σ_τ Σ_t KL(μ_ref ‖ μ) over criteria tokens (0 before mu.set_reference); the loss holds β × it. */
+  kl: z.number(),
+  /** The class-balancing weight of each trajectory. */
+  weights: z.array(z.number()),
+  /** Σ_t s_t of each trajectory, before the step. */
+  sums: z.array(z.number()),
+  grad_norm: z.number(),
+  step: z.number().int(),
+  compute_ms: z.number(),
+});
+
+const MuSummarySchema = z.object({
+  parameters: z.number().int(),
+  head_parameters: z.number().int(),
+  k: z.number().int(),
+  vocab_size: z.number().int(),
+  max_seq_len: z.number().int(),
+  pooling: z.enum(["prompt+criteria", "criteria"]),
+  steps: z.number().int(),
+  reference: z.boolean(),
+});
+
 export const NotificationSchema = z.discriminatedUnion("method", [
   z.strictObject({ method: z.literal("ready"), params: ReadySchema }),
   z.strictObject({
@@ -80,6 +118,8 @@ export const NotificationSchema = z.discriminatedUnion("method", [
     params: z.discriminatedUnion("method", [
       StepMetricsSchema.extend({ method: z.literal("policy.step") }),
       SftMetricsSchema.extend({ method: z.literal("policy.sft_step") }),
+      MuSftMetricsSchema.extend({ method: z.literal("mu.sft") }),
+      MuStepMetricsSchema.extend({ method: z.literal("mu.step") }),
     ]),
   }),
 ]);
@@ -131,6 +171,112 @@ export const PolicyInitParamsSchema = z.strictObject({
 });
 export type PolicyInitParams = z.infer<typeof PolicyInitParamsSchema>;
 
+/** μ's backbone: the sidecar's small causal transformer (with an attention mask and a key/value cache). */
+export const MuModelSpecSchema = z.strictObject({
+  kind: z.literal("tiny"),
+  vocab_size: z.number().int().min(2),
+  d_model: z.number().int().positive().optional(),
+  n_heads: z.number().int().positive().optional(),
+  n_layers: z.number().int().positive().optional(),
+  d_ff: z.number().int().positive().optional(),
+  max_seq_len: z.number().int().min(2).optional(),
+});
+
+/** One step as μ reads it: the step prompt's ids and the criteria's ids (empty for the "no rubric" ablation). */
+const MuStepSchema = z.strictObject({ prompt: Tokens, criteria: z.array(z.number().int().nonnegative()) });
+
+/** What `mu.export` writes beside its ONNX graphs (python/rubric-trainer/README.md documents each field). */
+export const MuManifestSchema = z.object({
+  format: z.literal("rubric-mu/1"),
+  version: z.number().int().positive(),
+  k: z.number().int().positive(),
+  vocab_size: z.number().int(),
+  max_seq_len: z.number().int(),
+  pooling: z.enum(["prompt+criteria", "criteria"]),
+  opset: z.number().int(),
+  model: z.object({
+    kind: z.literal("tiny"),
+    d_model: z.number().int(),
+    n_heads: z.number().int(),
+    n_layers: z.number().int(),
+    head_width: z.number().int(),
+  }),
+  graphs: z.record(
+    z.enum(["score", "prefill", "decode"]),
+    z.object({ file: z.string(), inputs: z.array(z.string()), outputs: z.array(z.string()) }),
+  ),
+  files: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/)),
+  fingerprint: z.string(),
+  steps: z.number().int(),
+});
+export type MuManifest = z.infer<typeof MuManifestSchema>;
+
+const Ok = z.object({ ok: z.literal(true) });
+
+/** ARCO's rubric model μ: init, SFT, the decomposition step, scores, logits, checkpoints and the versioned ONNX export. */
+const MU_METHODS = {
+  "mu.init": {
+    params: z.strictObject({
+      model: MuModelSpecSchema,
+      /** Criteria per step (default 3; 1 for the "no rubric" ablation). */
+      k: z.number().int().min(1).max(64).optional(),
+      seed: z.number().int().nonnegative().optional(),
+      /** Which tokens the score head pools: all of prompt + criteria (the paper's, default) or the criteria only. */
+      pooling: z.enum(["prompt+criteria", "criteria"]).optional(),
+    }),
+    result: MuSummarySchema,
+  },
+  "mu.sft": {
+    params: z.strictObject({
+      examples: z
+        .array(
+          z.strictObject({
+            prompt: Tokens,
+            criteria: z.array(z.number().int().nonnegative()),
+            scores: z.array(z.number().min(-1).max(1)).min(1),
+          }),
+        )
+        .min(1),
+      learning_rate: Positive,
+      /** The score head's learning rate; default `learning_rate`. */
+      head_learning_rate: Positive.optional(),
+    }),
+    result: MuSftMetricsSchema,
+  },
+  "mu.step": {
+    params: z.strictObject({
+      trajectories: z.array(z.strictObject({ steps: z.array(MuStepSchema).min(1), reward: z.number() })).min(1),
+      learning_rate: Positive,
+      head_learning_rate: Positive.optional(),
+      /** The KL coefficient (default 0.05); the KL counts once `mu.set_reference` froze a reference. */
+      beta: z.number().nonnegative().optional(),
+    }),
+    result: MuStepMetricsSchema,
+  },
+  "mu.scores": {
+    params: z.strictObject({ steps: z.array(MuStepSchema).min(1) }),
+    result: z.object({ d: z.array(z.array(z.number())), s: z.array(z.number()) }),
+  },
+  "mu.logits": {
+    params: z.strictObject({ ids: z.array(Tokens).min(1) }),
+    result: z.object({ logits: z.array(z.array(z.array(z.number()))) }),
+  },
+  "mu.set_reference": { params: z.strictObject({}), result: Ok },
+  "mu.fingerprint": {
+    params: z.strictObject({}),
+    result: z.object({ fingerprint: z.string(), steps: z.number().int() }),
+  },
+  "mu.save": {
+    params: z.strictObject({ dir: z.string().min(1) }),
+    result: z.object({ path: z.string(), steps: z.number().int() }),
+  },
+  "mu.load": { params: z.strictObject({ dir: z.string().min(1) }), result: MuSummarySchema },
+  "mu.export": {
+    params: z.strictObject({ dir: z.string().min(1), opset: z.number().int().min(7).optional() }),
+    result: z.object({ dir: z.string(), version: z.number().int(), manifest: MuManifestSchema }),
+  },
+} as const satisfies Record<string, { params: z.ZodType; result: z.ZodType }>;
+
 /** Every method: the schema of its params (checked before sending) and of its result (checked on arrival). */
 export const SIDECAR_METHODS = {
   health: {
@@ -144,6 +290,8 @@ export const SIDECAR_METHODS = {
       world_size: z.number().int(),
       transformers: z.boolean(),
       policy: PolicySummarySchema.nullable(),
+      /** ARCO's rubric model μ, when the sidecar holds one. */
+      mu: MuSummarySchema.nullable(),
     }),
   },
   shutdown: { params: z.strictObject({}), result: z.object({ ok: z.literal(true) }) },
@@ -247,6 +395,7 @@ export const SIDECAR_METHODS = {
       probe_logits: z.array(z.array(z.array(z.number()))).optional(),
     }),
   },
+  ...MU_METHODS,
 } as const satisfies Record<string, { params: z.ZodType; result: z.ZodType }>;
 
 export type SidecarMethod = keyof typeof SIDECAR_METHODS;

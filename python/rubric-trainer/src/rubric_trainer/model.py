@@ -6,15 +6,16 @@ to next-token logits [batch, seq, vocab].
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import math
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .faults import Unavailable
+from .faults import InvalidParams, Unavailable
 
 
 class CausalSelfAttention(nn.Module):
@@ -115,3 +116,19 @@ def build_model(spec: dict, dtype: torch.dtype, seed: int) -> nn.Module:
             return TransformersCausalLM(spec["name"], dtype, spec["lora"])
         model = TinyCausalLM(spec["vocab_size"], spec["d_model"], spec["n_heads"], spec["n_layers"], spec["d_ff"] or 4 * spec["d_model"], spec["max_seq_len"])
         return model.to(dtype)
+
+
+def check_token_ids(tokens: Sequence[int], vocab_size: int, path: str) -> None:
+    """Refuses an id outside the vocabulary, naming its path (an embedding lookup would fail less clearly)."""
+    for t, token in enumerate(tokens):
+        if not 0 <= token < vocab_size:
+            raise InvalidParams(f"{path}[{t}]: expected a token id in [0, {vocab_size - 1}], got {token}", {"path": f"{path}[{t}]"})
+
+
+def parameter_fingerprint(module: nn.Module) -> str:
+    """SHA-256 of the parameters' names and bytes: equal on two copies exactly when they hold the same values."""
+    digest = hashlib.sha256()
+    for name, parameter in module.named_parameters():
+        digest.update(name.encode())
+        digest.update(parameter.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()

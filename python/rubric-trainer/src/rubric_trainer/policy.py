@@ -7,7 +7,6 @@ probability means. Under torchrun each rank holds a replica and steps split grou
 from __future__ import annotations
 
 import copy
-import hashlib
 import math
 import os
 import time
@@ -20,7 +19,7 @@ from torch import nn
 
 from .distributed import DistContext
 from .faults import CheckpointFault, InvalidParams, NonFinite, Unavailable
-from .model import build_model, optional_import
+from .model import build_model, check_token_ids, optional_import, parameter_fingerprint
 from .objectives import Objective, clipped_objective, pad_rows
 
 CHECKPOINT_FORMAT = "rubric-trainer/1"
@@ -29,6 +28,19 @@ CHECKPOINT_FILE = "policy.pt"
 # unpickler cannot read floats yet, so there checkpoints load the classic way (they are our own files).
 SAFE_LOAD = {"weights_only": True} if int(torch.__version__.split(".")[0]) >= 2 else {}
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def read_checkpoint(path: Path, expected_format: str) -> dict:
+    """The state dict saved at ``path``, or a CheckpointFault naming the file: missing, unreadable, or of another format."""
+    if not path.is_file():
+        raise CheckpointFault(f"{path}: no checkpoint there", {"path": str(path)})
+    try:
+        state = torch.load(path, map_location="cpu", **SAFE_LOAD)
+    except Exception as error:  # a truncated or foreign file: whatever torch raises, the fault is the file's
+        raise CheckpointFault(f"{path}: cannot read it: {error}", {"path": str(path)}) from error
+    if not isinstance(state, dict) or state.get("format") != expected_format:
+        raise CheckpointFault(f"{path}: not a {expected_format} checkpoint", {"path": str(path)})
+    return state
 
 
 @dataclass
@@ -81,9 +93,7 @@ class Policy:
     # --- token checks ---------------------------------------------------------------------------
 
     def check_tokens(self, tokens: Sequence[int], path: str) -> None:
-        for t, token in enumerate(tokens):
-            if not 0 <= token < self.vocab_size:
-                raise InvalidParams(f"{path}[{t}]: expected a token id in [0, {self.vocab_size - 1}], got {token}", {"path": f"{path}[{t}]"})
+        check_token_ids(tokens, self.vocab_size, path)
 
     def check_sequence(self, prompt: Sequence[int], tokens: Sequence[int], path: str) -> None:
         """A completion the model can score: ids in the vocabulary and prompt + tokens − 1 ≤ max_seq_len
@@ -257,11 +267,7 @@ class Policy:
 
     def fingerprint(self) -> str:
         """SHA-256 of the parameters' bytes: equal on two replicas exactly when they hold the same values."""
-        digest = hashlib.sha256()
-        for name, parameter in self.model.named_parameters():
-            digest.update(name.encode())
-            digest.update(parameter.detach().cpu().contiguous().numpy().tobytes())
-        return digest.hexdigest()
+        return parameter_fingerprint(self.model)
 
     # --- checkpoints and export -----------------------------------------------------------------
 
@@ -289,14 +295,7 @@ class Policy:
     def load(directory: str, dist: DistContext, current: Optional["Policy"]) -> "Policy":
         """The policy of a checkpoint, reusing ``current`` when it was built from the same init params."""
         path = Path(directory) / CHECKPOINT_FILE
-        if not path.is_file():
-            raise CheckpointFault(f"{path}: no checkpoint there", {"path": str(path)})
-        try:
-            state = torch.load(path, map_location="cpu", **SAFE_LOAD)
-        except Exception as error:  # a truncated or foreign file: whatever torch raises, the fault is the file's
-            raise CheckpointFault(f"{path}: cannot read it: {error}", {"path": str(path)}) from error
-        if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
-            raise CheckpointFault(f"{path}: not a {CHECKPOINT_FORMAT} checkpoint", {"path": str(path)})
+        state = read_checkpoint(path, CHECKPOINT_FORMAT)
         policy = current if current is not None and current.init == state["init"] else Policy(state["init"], dist)
         try:
             policy.model.load_state_dict(state["model"])

@@ -126,21 +126,26 @@ def check_heads(p: dict, path: str) -> None:
         raise ParamError(f"{path}.n_heads", f"must divide d_model ({p['d_model']}), got {p['n_heads']}")
 
 
+def tiny_model(min_layers: int, max_seq_len: int) -> Record:
+    """The sidecar's small transformer: the policy's may have no block at all, μ's needs one (its cache)."""
+    return Record(
+        {
+            "kind": Text(["tiny"]),
+            "vocab_size": Integer(2),
+            "d_model": Field(Integer(1), 64),
+            "n_heads": Field(Integer(1), 4),
+            "n_layers": Field(Integer(min_layers), 2),
+            "d_ff": Field(Integer(1), None),
+            "max_seq_len": Field(Integer(2), max_seq_len),
+        },
+        check=check_heads,
+    )
+
+
 MODEL = Tagged(
     "kind",
     {
-        "tiny": Record(
-            {
-                "kind": Text(["tiny"]),
-                "vocab_size": Integer(2),
-                "d_model": Field(Integer(1), 64),
-                "n_heads": Field(Integer(1), 4),
-                "n_layers": Field(Integer(0), 2),
-                "d_ff": Field(Integer(1), None),
-                "max_seq_len": Field(Integer(2), 128),
-            },
-            check=check_heads,
-        ),
+        "tiny": tiny_model(0, 128),
         "transformers": Record(
             {
                 "kind": Text(["transformers"]),
@@ -153,6 +158,43 @@ MODEL = Tagged(
         ),
     },
 )
+
+
+def check_teacher_scores(p: dict, path: str) -> None:
+    for k, score in enumerate(p["scores"]):
+        if not -1.0 <= score <= 1.0:
+            raise ParamError(f"{path}.scores[{k}]", f"expected a score in [-1, 1], got {score}")
+
+
+MU_MODEL = Tagged("kind", {"tiny": tiny_model(1, 256)})
+MU_STEP = Record({"prompt": TOKENS, "criteria": ListOf(Integer(0))})
+"""A step as μ reads it: the step prompt's ids and the criteria's ids (empty in the "no rubric" ablation)."""
+
+MU_PARAMS: dict[str, Record] = {
+    "mu.init": Record({"model": MU_MODEL, "k": Field(Integer(1, 64), 3), "seed": Field(Integer(0), 0), "pooling": Field(Text(["prompt+criteria", "criteria"]), "prompt+criteria")}),
+    "mu.sft": Record(
+        {
+            "examples": ListOf(Record({"prompt": TOKENS, "criteria": ListOf(Integer(0)), "scores": Numbers(min_length=1)}, check=check_teacher_scores), min_length=1),
+            "learning_rate": POSITIVE,
+            "head_learning_rate": Field(POSITIVE, None),
+        }
+    ),
+    "mu.step": Record(
+        {
+            "trajectories": ListOf(Record({"steps": ListOf(MU_STEP, min_length=1), "reward": Number()}), min_length=1),
+            "learning_rate": POSITIVE,
+            "head_learning_rate": Field(POSITIVE, None),
+            "beta": Field(Number(minimum=0), 0.05),
+        }
+    ),
+    "mu.scores": Record({"steps": ListOf(MU_STEP, min_length=1)}),
+    "mu.logits": Record({"ids": ListOf(TOKENS, min_length=1)}),
+    "mu.set_reference": Record({}),
+    "mu.fingerprint": Record({}),
+    "mu.save": Record({"dir": Text(min_length=1)}),
+    "mu.load": Record({"dir": Text(min_length=1)}),
+    "mu.export": Record({"dir": Text(min_length=1), "opset": Field(Integer(7, max_onnx_opset()), 17)}),
+}
 
 
 PARAMS: dict[str, Record] = {
@@ -229,4 +271,5 @@ PARAMS: dict[str, Record] = {
     "checkpoint.save": Record({"dir": Text(min_length=1)}),
     "checkpoint.load": Record({"dir": Text(min_length=1)}),
     "export.onnx": Record({"path": Text(min_length=1), "opset": Field(Integer(7, max_onnx_opset()), 17), "probe": Field(ListOf(TOKENS, min_length=1), None)}),
+    **MU_PARAMS,
 }

@@ -27,6 +27,7 @@ from . import __version__
 from .distributed import DistContext
 from .faults import Cancelled, Fault, InvalidParams, NonFinite, NoPolicy, OutOfMemory, ParseError, UnknownMethod, is_out_of_memory
 from .objectives import clipped_objective, pad_rows, unpad_rows
+from .mu import Mu, Step, steps_of
 from .policy import Group, Policy, Rollout
 from .protocol import PARAMS, Channel, Request, parse_message
 from .schema import ParamError
@@ -63,12 +64,24 @@ class Session:
         self.dist = dist
         self.channel = channel
         self.policy: Optional[Policy] = None
+        self.mu: Optional[Mu] = None
         self.cancelled: set = set()
 
     def require_policy(self) -> Policy:
         if self.policy is None:
             raise NoPolicy("no policy yet: call policy.init (or checkpoint.load) first")
         return self.policy
+
+    def require_single_process(self) -> None:
+        # μ's steps are not sharded across ranks (yet): under torchrun every rank would take the whole batch.
+        if self.dist.distributed:
+            raise InvalidParams("mu.* methods run in a single process; this sidecar runs under torchrun", {"path": "method"})
+
+    def require_mu(self) -> Mu:
+        self.require_single_process()
+        if self.mu is None:
+            raise NoPolicy("no μ yet: call mu.init (or mu.load) first")
+        return self.mu
 
     # --- the loop -------------------------------------------------------------------------------
 
@@ -204,6 +217,7 @@ def health(call: Call, params: dict) -> dict:
         "world_size": session.dist.world_size,
         "transformers": importlib.util.find_spec("transformers") is not None,
         "policy": session.policy.describe() if session.policy is not None else None,
+        "mu": session.mu.describe() if session.mu is not None else None,
     }
 
 
@@ -350,6 +364,82 @@ def export_onnx(call: Call, params: dict) -> dict:
     return policy.export_onnx(params["path"], params["opset"], probe)
 
 
+def mu_init(call: Call, params: dict) -> dict:
+    call.session.require_single_process()
+    call.session.mu = Mu(params)
+    return call.session.mu.describe()
+
+
+def checked_steps(mu: Mu, rows: list[dict], path: str) -> list[Step]:
+    steps = steps_of(rows)
+    for i, step in enumerate(steps):
+        mu.check_step(step, f"{path}[{i}]")
+    return steps
+
+
+def mu_sft(call: Call, params: dict) -> dict:
+    mu = call.session.require_mu()
+    steps = checked_steps(mu, params["examples"], "params.examples")
+    for i, example in enumerate(params["examples"]):
+        if len(example["scores"]) != mu.k:
+            raise InvalidParams(f"params.examples[{i}].scores: expected {mu.k} scores (K of this μ), got {len(example['scores'])}", {"path": f"params.examples[{i}].scores"})
+    call.check_cancelled()
+    lr = params["learning_rate"]
+    metrics = mu.sft(steps, [e["scores"] for e in params["examples"]], learning_rate=lr, head_learning_rate=params["head_learning_rate"] or lr)
+    call.notify("metrics", {"method": "mu.sft", **metrics})
+    return metrics
+
+
+def mu_step(call: Call, params: dict) -> dict:
+    mu = call.session.require_mu()
+    trajectories = [checked_steps(mu, t["steps"], f"params.trajectories[{i}].steps") for i, t in enumerate(params["trajectories"])]
+    call.check_cancelled()
+    lr = params["learning_rate"]
+    metrics = mu.step(trajectories, [t["reward"] for t in params["trajectories"]], learning_rate=lr, head_learning_rate=params["head_learning_rate"] or lr, beta=params["beta"])
+    call.notify("metrics", {"method": "mu.step", **metrics})
+    return metrics
+
+
+def mu_scores(call: Call, params: dict) -> dict:
+    mu = call.session.require_mu()
+    return mu.scores(checked_steps(mu, params["steps"], "params.steps"))
+
+
+def mu_logits(call: Call, params: dict) -> dict:
+    mu = call.session.require_mu()
+    ids = params["ids"]
+    for b, row in enumerate(ids):
+        mu.check_tokens(row, f"params.ids[{b}]")
+        if len(row) != len(ids[0]) or len(row) > mu.max_seq_len:
+            raise InvalidParams(f"params.ids[{b}]: expected {len(ids[0])} tokens (as ids[0], at most {mu.max_seq_len}), got {len(row)}", {"path": f"params.ids[{b}]"})
+    return {"logits": mu.logits(ids)}
+
+
+def mu_set_reference(call: Call, params: dict) -> dict:
+    call.session.require_mu().set_reference()
+    return {"ok": True}
+
+
+def mu_fingerprint(call: Call, params: dict) -> dict:
+    mu = call.session.require_mu()
+    return {"fingerprint": mu.fingerprint(), "steps": mu.steps}
+
+
+def mu_save(call: Call, params: dict) -> dict:
+    mu = call.session.require_mu()
+    return {"path": mu.save(params["dir"]), "steps": mu.steps}
+
+
+def mu_load(call: Call, params: dict) -> dict:
+    call.session.require_single_process()
+    call.session.mu = Mu.load(params["dir"])
+    return call.session.mu.describe()
+
+
+def mu_export(call: Call, params: dict) -> dict:
+    return call.session.require_mu().export(params["dir"], params["opset"])
+
+
 METHODS: dict[str, Callable[[Call, dict], dict]] = {
     "health": health,
     "shutdown": shutdown,
@@ -365,6 +455,16 @@ METHODS: dict[str, Callable[[Call, dict], dict]] = {
     "checkpoint.save": checkpoint_save,
     "checkpoint.load": checkpoint_load,
     "export.onnx": export_onnx,
+    "mu.init": mu_init,
+    "mu.sft": mu_sft,
+    "mu.step": mu_step,
+    "mu.scores": mu_scores,
+    "mu.logits": mu_logits,
+    "mu.set_reference": mu_set_reference,
+    "mu.fingerprint": mu_fingerprint,
+    "mu.save": mu_save,
+    "mu.load": mu_load,
+    "mu.export": mu_export,
 }
 
 

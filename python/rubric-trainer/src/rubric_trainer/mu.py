@@ -1,0 +1,391 @@
+"""ARCO's rubric model μ as the sidecar trains it: the losses (SFT and the decomposition step), the
+optimisers, checkpoints and the versioned ONNX export that onnxruntime-node serves.
+
+A step is ``(prompt, criteria)`` token ids: μ reads prompt + criteria in one forward; the LM head's
+logits at the positions before each criteria token give the criteria's log-likelihood (SFT's
+cross-entropy, the step's KL to μ_ref), and the score head reads the pooled hidden states.
+Single process only: μ is small, and the DDP path of the policy is not wired here.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+import torch
+
+from .faults import CheckpointFault, Fault, InvalidParams, NonFinite
+from .model import check_token_ids, optional_import, parameter_fingerprint
+from .mu_model import DecodeGraph, MuNetwork, PrefillGraph, ScoreGraph, cache_names
+from .policy import read_checkpoint
+
+MU_CHECKPOINT_FORMAT = "rubric-trainer/mu/1"
+MU_CHECKPOINT_FILE = "mu.pt"
+MANIFEST_FORMAT = "rubric-mu/1"
+SFT_SCORE_COEF = 10.0
+"""ARCO's ``sft_mu.py``: CE(criteria) + 10 × MSE(d, teacher scores)."""
+MAX_GRAD_NORM = 1.0
+WEIGHT_DECAY = 0.01
+POSITIVE_REWARD = 0.5
+"""A trajectory with R > 0.5 is of the positive class when the batch is balanced."""
+
+
+@dataclass
+class Step:
+    prompt: list[int]
+    criteria: list[int]
+
+
+# --- losses (pure) ----------------------------------------------------------------------------
+
+
+def class_weights(rewards: Sequence[float]) -> list[float]:
+    """ARCO's class balance: w = N/(2·n_pos) for R > 0.5, N/(2·n_neg) otherwise.
+
+    When the batch holds one class only, its weight is N/(2·N) = ½ (the formula with the absent
+    class's count never used); the released trainer's notes do not say more, and a constant factor
+    on the whole batch only rescales the step, which Adam undoes.
+    >>> class_weights([1, 0, 0, 0])
+    [2.0, 0.6666666666666666, 0.6666666666666666, 0.6666666666666666]
+    """
+    n = len(rewards)
+    positives = sum(1 for r in rewards if r > POSITIVE_REWARD)
+    negatives = n - positives
+    return [n / (2 * positives) if r > POSITIVE_REWARD else n / (2 * negatives) for r in rewards]
+
+
+def decomposition_loss(step_scores: Sequence[torch.Tensor], rewards: Sequence[float]) -> torch.Tensor:
+    """(1/N) Σ_τ w_τ (Σ_t mean_k d_{t,k} − R_τ)² for ``step_scores[τ]`` = d of trajectory τ, [T_τ, K].
+
+    The 1/N is ARCO's: the trainer sums the per-trajectory losses' gradients and divides by the
+    batch size. With both classes present Σ w = N, so this is a weighted mean.
+    """
+    weights = class_weights(rewards)
+    total = step_scores[0].new_zeros(())
+    for d, reward, weight in zip(step_scores, rewards, weights):
+        total = total + weight * (d.mean(dim=1).sum() - reward) ** 2
+    return total / len(rewards)
+
+
+def criteria_kl(logp: torch.Tensor, logp_ref: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """KL(μ_ref ‖ μ) per step, averaged over its criteria tokens: ``logp``/``logp_ref`` are
+    log-softmaxes [B, T, V], ``mask`` [B, T] marks criteria positions; returns [B].
+
+    The direction is ARCO's code, not its docstring: ``F.kl_div(logp_current, logp_ref,
+    log_target=True)`` is Σ_v p_ref (log p_ref − log p), i.e. KL(μ_ref ‖ μ), which is what is
+    computed here (mass-covering: μ is pushed to keep every token μ_ref likes).
+    """
+    per_token = (logp_ref.exp() * (logp_ref - logp)).sum(dim=2)
+    weights = mask.to(per_token.dtype)
+    return (per_token * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
+
+
+# --- the model ----------------------------------------------------------------------------------
+
+
+class Mu:
+    def __init__(self, init: dict) -> None:
+        """``init`` is mu.init's validated params, kept whole in checkpoints and manifests."""
+        self.init = init
+        spec = init["model"]
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(init["seed"])
+            self.network = MuNetwork(spec["vocab_size"], spec["d_model"], spec["n_heads"], spec["n_layers"], spec["d_ff"] or 4 * spec["d_model"], spec["max_seq_len"], init["k"])
+        self.network.eval()  # no dropout anywhere: scores must not depend on the call
+        # Two AdamW groups, as ARCO's trainer has two optimisers: the backbone (with the LM head) and the score head.
+        self.optimizer = torch.optim.AdamW(
+            [{"params": self.network.backbone_parameters()}, {"params": list(self.network.score_head.parameters())}],
+            lr=1e-3,
+            weight_decay=WEIGHT_DECAY,
+        )
+        self.reference: Optional[MuNetwork] = None
+        self.steps = 0
+
+    @property
+    def k(self) -> int:
+        return int(self.init["k"])
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.init["model"]["vocab_size"])
+
+    @property
+    def max_seq_len(self) -> int:
+        return int(self.init["model"]["max_seq_len"])
+
+    @property
+    def pooling(self) -> str:
+        return str(self.init["pooling"])
+
+    # --- input checks ---------------------------------------------------------------------------
+
+    def check_tokens(self, tokens: Sequence[int], path: str) -> None:
+        check_token_ids(tokens, self.vocab_size, path)
+
+    def check_step(self, step: Step, path: str) -> None:
+        self.check_tokens(step.prompt, f"{path}.prompt")
+        self.check_tokens(step.criteria, f"{path}.criteria")
+        if len(step.prompt) + len(step.criteria) > self.max_seq_len:
+            raise InvalidParams(f"{path}: a prompt of {len(step.prompt)} and criteria of {len(step.criteria)} tokens exceed the model's {self.max_seq_len} positions", {"path": path})
+        if self.pooling == "criteria" and not step.criteria:
+            raise InvalidParams(f"{path}.criteria: empty, but this μ pools over the criteria tokens only (pooling 'criteria')", {"path": f"{path}.criteria"})
+
+    # --- forward --------------------------------------------------------------------------------
+
+    def batch(self, steps: Sequence[Step]) -> dict[str, torch.Tensor]:
+        """Right-padded prompt + criteria, with the attention, pooling and criteria-target masks.
+
+        ``targets[b, t]`` is the token position t predicts; ``criteria_mask`` marks the positions
+        that predict a criteria token (t = |prompt| − 1 … |prompt| + |criteria| − 2).
+        """
+        width = max(len(s.prompt) + len(s.criteria) for s in steps)
+        shape = (len(steps), width)
+        input_ids, attention, pool, criteria_mask, targets = (torch.zeros(shape, dtype=torch.long) for _ in range(5))
+        for b, step in enumerate(steps):
+            row = step.prompt + step.criteria
+            n, p = len(row), len(step.prompt)
+            input_ids[b, :n] = torch.tensor(row)
+            attention[b, :n] = 1
+            pool[b, (0 if self.pooling == "prompt+criteria" else p) : n] = 1
+            targets[b, : n - 1] = torch.tensor(row[1:])
+            criteria_mask[b, p - 1 : n - 1] = 1
+        return {"input_ids": input_ids, "attention_mask": attention, "pool_mask": pool, "criteria_mask": criteria_mask, "targets": targets}
+
+    def forward(self, network: MuNetwork, inputs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """(log-softmax of the LM head [B, T, V], d [B, K])."""
+        hidden, _ = network.hidden(inputs["input_ids"], inputs["attention_mask"])
+        return torch.log_softmax(network.lm_head(hidden), dim=2), network.scores(hidden, inputs["pool_mask"])
+
+    def scores(self, steps: Sequence[Step]) -> dict:
+        with torch.no_grad():
+            _, d = self.forward(self.network, self.batch(steps))
+        return {"d": d.double().tolist(), "s": d.mean(dim=1).double().tolist()}
+
+    def logits(self, ids: list[list[int]]) -> list:
+        with torch.no_grad():
+            tensor = torch.tensor(ids, dtype=torch.long)
+            hidden, _ = self.network.hidden(tensor, torch.ones_like(tensor))
+            return self.network.lm_head(hidden).double().tolist()
+
+    # --- training -------------------------------------------------------------------------------
+
+    def sft(self, steps: Sequence[Step], teacher: Sequence[Sequence[float]], *, learning_rate: float, head_learning_rate: float) -> dict:
+        """One AdamW step on CE(criteria tokens, mean per token) + 10 × MSE(d, teacher scores).
+        Steps with empty criteria (ARCO's "no rubric" ablation) add nothing to the CE."""
+        started = time.perf_counter()
+        inputs = self.batch(steps)
+        logp, d = self.forward(self.network, inputs)
+        mask = inputs["criteria_mask"].double()
+        token_logp = logp.gather(2, inputs["targets"].unsqueeze(2)).squeeze(2).double()
+        tokens = float(mask.sum())
+        ce = -(token_logp * mask).sum() / max(tokens, 1.0)
+        mse = ((d.double() - torch.tensor(teacher, dtype=torch.float64)) ** 2).mean()
+        loss = ce + SFT_SCORE_COEF * mse
+        grad_norm = self.descend(loss, learning_rate, head_learning_rate)
+        return {"loss": float(loss), "ce": float(ce), "mse": float(mse), "tokens": int(tokens), "grad_norm": grad_norm, "step": self.steps, "compute_ms": (time.perf_counter() - started) * 1000}
+
+    def step_loss(self, trajectories: Sequence[Sequence[Step]], rewards: Sequence[float], beta: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+        """ARCO's μ loss and its parts: (loss, decomposition loss, KL, d of each trajectory)."""
+        flat = [s for trajectory in trajectories for s in trajectory]
+        inputs = self.batch(flat)
+        logp, d = self.forward(self.network, inputs)
+        d = d.double()
+        bounds = [0]
+        for trajectory in trajectories:
+            bounds.append(bounds[-1] + len(trajectory))
+        per_trajectory = [d[bounds[i] : bounds[i + 1]] for i in range(len(trajectories))]
+        score_loss = decomposition_loss(per_trajectory, rewards)
+        kl = score_loss.new_zeros(())
+        if self.reference is not None and beta > 0:
+            with torch.no_grad():
+                logp_ref, _ = self.forward(self.reference, inputs)
+            kl = criteria_kl(logp.double(), logp_ref.double(), inputs["criteria_mask"]).sum() / len(trajectories)
+        return score_loss + beta * kl, score_loss, kl, per_trajectory
+
+    def step(self, trajectories: Sequence[Sequence[Step]], rewards: Sequence[float], *, learning_rate: float, head_learning_rate: float, beta: float) -> dict:
+        """One AdamW step on ARCO's μ loss: the decomposition loss plus β · (1/N) Σ_τ Σ_t KL_t(μ_ref ‖ μ)
+        over criteria tokens once a reference is set (ARCO's kl_loss is summed over a trajectory's
+        steps and, like the score loss, averaged over the batch)."""
+        started = time.perf_counter()
+        loss, score_loss, kl, per_trajectory = self.step_loss(trajectories, rewards, beta)
+        grad_norm = self.descend(loss, learning_rate, head_learning_rate)
+        sums = [float(x.mean(dim=1).sum()) for x in per_trajectory]
+        return {
+            "loss": float(loss),
+            "score_loss": float(score_loss),
+            "kl": float(kl),
+            "weights": class_weights(rewards),
+            "sums": sums,
+            "grad_norm": grad_norm,
+            "step": self.steps,
+            "compute_ms": (time.perf_counter() - started) * 1000,
+        }
+
+    def descend(self, loss: torch.Tensor, learning_rate: float, head_learning_rate: float) -> float:
+        """Backward, clip the global gradient norm at 1.0 (ARCO's), one AdamW step; no parameter
+        changes when the loss or the gradient is not finite."""
+        value = float(loss)
+        if not math.isfinite(value):
+            raise NonFinite(f"the loss is {value}; no step was taken", {"loss": str(value)})
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        parameters = [p for p in self.network.parameters() if p.grad is not None]
+        norm = float(torch.nn.utils.clip_grad_norm_(parameters, MAX_GRAD_NORM))
+        if not math.isfinite(norm):
+            self.optimizer.zero_grad(set_to_none=True)
+            raise NonFinite(f"the gradient norm is {norm}; no step was taken", {"grad_norm": str(norm)})
+        backbone, head = self.optimizer.param_groups
+        backbone["lr"], head["lr"] = learning_rate, head_learning_rate
+        self.optimizer.step()
+        self.steps += 1
+        return norm
+
+    def set_reference(self) -> None:
+        """Freezes a copy of the current μ as μ_ref (ARCO: the warm-up SFT adapter) for the KL term."""
+        self.reference = copy.deepcopy(self.network).requires_grad_(False)
+
+    def fingerprint(self) -> str:
+        return parameter_fingerprint(self.network)
+
+    # --- checkpoints ----------------------------------------------------------------------------
+
+    def save(self, directory: str) -> str:
+        """``mu.pt`` (init params, parameters, optimiser, reference, steps), written atomically."""
+        path = Path(directory) / MU_CHECKPOINT_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        state = {
+            "format": MU_CHECKPOINT_FORMAT,
+            "init": self.init,
+            "network": self.network.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "reference": self.reference.state_dict() if self.reference is not None else None,
+            "steps": self.steps,
+        }
+        temporary = path.with_suffix(".pt.tmp")
+        torch.save(state, temporary)
+        os.replace(temporary, path)
+        return str(path)
+
+    @staticmethod
+    def load(directory: str) -> "Mu":
+        path = Path(directory) / MU_CHECKPOINT_FILE
+        state = read_checkpoint(path, MU_CHECKPOINT_FORMAT)
+        mu = Mu(state["init"])
+        try:
+            mu.network.load_state_dict(state["network"])
+            mu.optimizer.load_state_dict(state["optimizer"])
+            if state["reference"] is not None:
+                mu.set_reference()
+                assert mu.reference is not None
+                mu.reference.load_state_dict(state["reference"])
+        except (RuntimeError, ValueError, KeyError) as error:
+            raise CheckpointFault(f"{path}: does not fit the model: {error}", {"path": str(path)}) from error
+        mu.steps = int(state["steps"])
+        return mu
+
+    # --- export ---------------------------------------------------------------------------------
+
+    def export(self, directory: str, opset: int) -> dict:
+        """A new version directory ``directory/vNNNN`` (one past the highest there) holding
+        ``score.onnx``, ``prefill.onnx``, ``decode.onnx`` and ``manifest.json``. Everything is
+        written into a hidden temporary directory beside it and renamed into place, so a reader
+        watching ``directory`` sees a complete version or none."""
+        root = Path(directory)
+        root.mkdir(parents=True, exist_ok=True)
+        version = 1 + max((int(p.name[1:]) for p in root.iterdir() if p.is_dir() and p.name[0] == "v" and p.name[1:].isdigit()), default=0)
+        target = root / f"v{version:04d}"
+        staging = root / f".v{version:04d}.tmp-{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        try:
+            graphs = self.write_graphs(staging, opset)
+            files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(staging.iterdir())}
+            manifest = self.manifest(version, opset, graphs, files)
+            (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+            # rename, not replace: a version directory that appeared meanwhile is never overwritten.
+            try:
+                os.rename(staging, target)
+            except OSError as error:
+                raise CheckpointFault(f"{target}: another export wrote this version meanwhile ({error.strerror}); nothing was replaced, export again", {"path": str(target)}) from error
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return {"dir": str(target), "version": version, "manifest": manifest}
+
+    def write_graphs(self, directory: Path, opset: int) -> dict:
+        layers = self.network.n_layers
+        spec = self.init["model"]
+        head_width = spec["d_model"] // spec["n_heads"]
+        length = min(4, self.max_seq_len)
+        ids = torch.zeros(1, length, dtype=torch.long)
+        mask = torch.ones(1, length, dtype=torch.long)
+        batch_seq = {0: "batch", 1: "sequence"}
+        past_axes = {0: "batch", 2: "past_sequence"}
+        present_axes = {0: "batch", 2: "total_sequence"}
+        graphs = {
+            "score": {"file": "score.onnx", "inputs": ["input_ids", "attention_mask", "pool_mask"], "outputs": ["scores"]},
+            "prefill": {"file": "prefill.onnx", "inputs": ["input_ids", "attention_mask"], "outputs": ["logits", *cache_names("present", layers)]},
+            "decode": {"file": "decode.onnx", "inputs": ["input_ids", "attention_mask", *cache_names("past", layers)], "outputs": ["logits", *cache_names("present", layers)]},
+        }
+        past = tuple(torch.zeros(1, spec["n_heads"], length, head_width) for _ in range(2 * layers))
+        exports = [
+            (ScoreGraph(self.network), (ids, mask, mask), {"input_ids": batch_seq, "attention_mask": batch_seq, "pool_mask": batch_seq, "scores": {0: "batch"}}),
+            (PrefillGraph(self.network), (ids, mask), {"input_ids": batch_seq, "attention_mask": batch_seq, "logits": batch_seq, **{n: present_axes for n in cache_names("present", layers)}}),
+            (
+                DecodeGraph(self.network),
+                (ids[:, :1], torch.ones(1, length + 1, dtype=torch.long), *past),
+                {"input_ids": batch_seq, "attention_mask": {0: "batch", 1: "total_sequence"}, "logits": batch_seq, **{n: past_axes for n in cache_names("past", layers)}, **{n: present_axes for n in cache_names("present", layers)}},
+            ),
+        ]
+        try:
+            onnx = optional_import("onnx", "checking the exported graphs")
+        except Fault:
+            onnx = None
+        for (module, example, axes), graph in zip(exports, graphs.values()):
+            path = directory / graph["file"]
+            with torch.no_grad():
+                torch.onnx.export(module, example, str(path), opset_version=opset, input_names=graph["inputs"], output_names=graph["outputs"], dynamic_axes=axes)
+            if onnx is not None:
+                onnx.checker.check_model(str(path))
+        return graphs
+
+    def manifest(self, version: int, opset: int, graphs: dict, files: dict) -> dict:
+        spec = self.init["model"]
+        return {
+            "format": MANIFEST_FORMAT,
+            "version": version,
+            "k": self.k,
+            "vocab_size": self.vocab_size,
+            "max_seq_len": self.max_seq_len,
+            "pooling": self.pooling,
+            "opset": opset,
+            "model": {"kind": spec["kind"], "d_model": spec["d_model"], "n_heads": spec["n_heads"], "n_layers": spec["n_layers"], "head_width": spec["d_model"] // spec["n_heads"]},
+            "graphs": graphs,
+            "files": files,
+            "fingerprint": self.fingerprint(),
+            "steps": self.steps,
+        }
+
+    def describe(self) -> dict:
+        return {
+            "parameters": sum(p.numel() for p in self.network.parameters()),
+            "head_parameters": sum(p.numel() for p in self.network.score_head.parameters()),
+            "k": self.k,
+            "vocab_size": self.vocab_size,
+            "max_seq_len": self.max_seq_len,
+            "pooling": self.pooling,
+            "steps": self.steps,
+            "reference": self.reference is not None,
+        }
+
+
+def steps_of(rows: Sequence[dict]) -> list[Step]:
+    return [Step(list(r["prompt"]), list(r["criteria"])) for r in rows]

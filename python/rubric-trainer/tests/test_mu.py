@@ -1,0 +1,263 @@
+"""μ: the decomposition loss and its class balance by hand, the KL direction, SFT, the two learning
+rates, the clip, the key/value cache, checkpoints, the versioned export and the protocol."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from torch.nn import functional as F
+
+from rubric_trainer.faults import CheckpointFault
+from rubric_trainer.mu import MANIFEST_FORMAT, Mu, Step, class_weights, criteria_kl, decomposition_loss
+from rubric_trainer.protocol import PARAMS
+
+MODEL = {"kind": "tiny", "vocab_size": 12, "d_model": 16, "n_heads": 2, "n_layers": 2, "max_seq_len": 24}
+
+
+def make_mu(**overrides) -> Mu:
+    return Mu(PARAMS["mu.init"].parse({"model": MODEL, "seed": 1, **overrides}, "params"))
+
+
+STEPS = [Step([1, 2, 3], [4, 5]), Step([1, 2], [6, 7, 8]), Step([3, 3, 9, 10], [11])]
+TEACHER = [[0.5, -0.5, 0.1], [0.0, 0.2, 0.9], [-0.8, -0.6, -0.7]]
+
+
+def test_class_weights_by_hand() -> None:
+    # N = 4, one positive: 4/(2·1) = 2 and 4/(2·3) = 2/3.
+    assert class_weights([1.0, 0.0, 0.0, 0.0]) == pytest.approx([2.0, 2 / 3, 2 / 3, 2 / 3])
+    # N = 3, two positives: 3/4 each, the negative 3/2; R = 0.5 is not above 0.5, so negative.
+    assert class_weights([1.0, 0.9, 0.5]) == pytest.approx([0.75, 0.75, 1.5])
+    # One class only: N/(2·N) = ½ for every trajectory.
+    assert class_weights([0.0, 0.0]) == pytest.approx([0.5, 0.5])
+    # With both classes present the weights sum to N.
+    assert sum(class_weights([1, 0, 0, 1, 0])) == pytest.approx(5.0)
+
+
+def test_decomposition_loss_by_hand() -> None:
+    d = [
+        torch.tensor([[0.5, 0.5, 0.5], [0.1, 0.2, 0.3]], dtype=torch.float64),  # Σ_t mean_k = 0.7, R = 1
+        torch.tensor([[-0.3, 0.0, 0.3]], dtype=torch.float64),  # 0, R = 0
+        torch.tensor([[0.4, 0.4, 0.4]], dtype=torch.float64),  # 0.4, R = 0
+    ]
+    # w = 3/2 for the positive, 3/4 for the negatives: (1.5·0.09 + 0.75·0 + 0.75·0.16) / 3 = 0.085.
+    assert float(decomposition_loss(d, [1.0, 0.0, 0.0])) == pytest.approx(0.085, abs=1e-12)
+
+
+def test_decomposition_loss_gradient_matches_finite_differences() -> None:
+    generator = torch.Generator().manual_seed(3)
+    d = [torch.rand(n, 3, generator=generator, dtype=torch.float64).mul(2).sub(1).requires_grad_() for n in (2, 1, 4)]
+    rewards = [1.0, 0.0, 0.0]
+    assert torch.autograd.gradcheck(lambda *xs: decomposition_loss(list(xs), rewards), tuple(d), eps=1e-6, atol=1e-8)
+    # And the closed form: ∂L/∂d_{t,k} = (2/N) · w_τ · (Σ_t s_t − R_τ) / K.
+    decomposition_loss(d, rewards).backward()
+    weights = class_weights(rewards)
+    for x, reward, weight in zip(d, rewards, weights):
+        residual = float(x.detach().mean(dim=1).sum()) - reward
+        assert torch.allclose(x.grad, torch.full_like(x, 2 / 3 * weight * residual / 3), atol=1e-12)
+
+
+def test_kl_is_reference_to_current_as_arco_code_computes() -> None:
+    # p_ref = (0.9, 0.1), p = (0.5, 0.5): KL(p_ref ‖ p) = 0.9 ln 1.8 + 0.1 ln 0.2 = 0.368064,
+    # KL(p ‖ p_ref) = 0.5 ln(5/9) + 0.5 ln 5 = 0.510826: the directions differ.
+    logp_ref = torch.log(torch.tensor([[[0.9, 0.1], [0.2, 0.8]]], dtype=torch.float64))
+    logp = torch.log(torch.tensor([[[0.5, 0.5], [0.99, 0.01]]], dtype=torch.float64))
+    mask = torch.tensor([[1, 0]])  # the second position is not a criteria token and must not count
+    kl = criteria_kl(logp, logp_ref, mask)
+    assert float(kl[0]) == pytest.approx(0.9 * math.log(1.8) + 0.1 * math.log(0.2), abs=1e-12)
+    assert float(kl[0]) == pytest.approx(0.368064, abs=1e-6)
+    assert float(kl[0]) != pytest.approx(0.510826, abs=1e-3)
+    # ARCO's call, F.kl_div(logp_current, logp_ref, log_target=True), on the same position.
+    assert float(kl[0]) == pytest.approx(float(F.kl_div(logp[0, 0], logp_ref[0, 0], log_target=True, reduction="sum")), abs=1e-12)
+
+
+def test_sft_lowers_its_loss_and_fits_the_teacher_scores() -> None:
+    mu = make_mu()
+    first = mu.sft(STEPS, TEACHER, learning_rate=3e-3, head_learning_rate=3e-3)
+    assert first["tokens"] == 6
+    for _ in range(60):
+        last = mu.sft(STEPS, TEACHER, learning_rate=3e-3, head_learning_rate=3e-3)
+    assert last["loss"] < 0.5 * first["loss"]
+    assert last["ce"] < first["ce"] and last["mse"] < 0.1 * first["mse"]
+    d = torch.tensor(mu.scores(STEPS)["d"])
+    assert torch.allclose(d, torch.tensor(TEACHER), atol=0.15)
+
+
+def test_no_rubric_ablation_k1_with_empty_criteria() -> None:
+    mu = make_mu(k=1)
+    steps = [Step([1, 2, 3], []), Step([4, 5], [])]
+    first = mu.sft(steps, [[0.6], [-0.4]], learning_rate=3e-3, head_learning_rate=3e-3)
+    assert first["tokens"] == 0 and first["ce"] == 0.0
+    for _ in range(40):
+        last = mu.sft(steps, [[0.6], [-0.4]], learning_rate=3e-3, head_learning_rate=3e-3)
+    assert last["mse"] < 0.1 * first["mse"]
+    scores = mu.scores(steps)
+    assert len(scores["d"][0]) == 1 and scores["s"] == pytest.approx([row[0] for row in scores["d"]])
+
+
+def test_criteria_pooling_reads_only_the_criteria() -> None:
+    mu = make_mu(pooling="criteria")
+    batch = mu.batch([Step([1, 2, 3], [4, 5])])
+    assert batch["pool_mask"].tolist() == [[0, 0, 0, 1, 1]]
+    assert make_mu().batch([Step([1, 2, 3], [4, 5])])["pool_mask"].tolist() == [[1, 1, 1, 1, 1]]
+    # The criteria positions are those that predict a criteria token.
+    assert batch["criteria_mask"].tolist() == [[0, 0, 1, 1, 0]]
+
+
+def test_step_uses_two_learning_rates_and_clips_at_one() -> None:
+    mu = make_mu()
+    backbone = [p.detach().clone() for p in mu.network.backbone_parameters()]
+    head = [p.detach().clone() for p in mu.network.score_head.parameters()]
+    # Rewards far from any reachable sum make a large gradient, so the clip must act.
+    metrics = mu.step([[STEPS[0], STEPS[1]], [STEPS[2]]], [20.0, -20.0], learning_rate=1e-30, head_learning_rate=1e-2, beta=0.05)
+    assert metrics["grad_norm"] > 1.0
+    clipped = math.sqrt(sum(float(p.grad.pow(2).sum()) for p in mu.network.parameters() if p.grad is not None))
+    assert clipped == pytest.approx(1.0, rel=1e-4)
+    assert all(torch.allclose(a, b, atol=1e-20, rtol=0) for a, b in zip(backbone, mu.network.backbone_parameters()))
+    assert any(not torch.equal(a, b) for a, b in zip(head, mu.network.score_head.parameters()))
+    assert metrics["weights"] == pytest.approx([1.0, 1.0]) and metrics["kl"] == 0.0
+
+
+def test_step_adds_kl_to_the_reference_once_set() -> None:
+    mu = make_mu()
+    mu.set_reference()
+    trajectories = [[STEPS[0], STEPS[1]], [STEPS[2]], [STEPS[1]]]
+    first = mu.step(trajectories, [1.0, 0.0, 0.0], learning_rate=1e-2, head_learning_rate=1e-2, beta=0.05)
+    assert first["kl"] == pytest.approx(0.0, abs=1e-12)  # μ = μ_ref before the first step
+    assert first["weights"] == pytest.approx([1.5, 0.75, 0.75])
+    second = mu.step(trajectories, [1.0, 0.0, 0.0], learning_rate=1e-2, head_learning_rate=1e-2, beta=0.05)
+    assert second["kl"] > 0
+    assert second["loss"] == pytest.approx(second["score_loss"] + 0.05 * second["kl"], rel=1e-9)
+
+
+def test_the_key_value_cache_gives_the_full_forward_logits_under_left_padding() -> None:
+    network = make_mu().network
+    with torch.no_grad():
+        full, _ = network.hidden(torch.tensor([[1, 2, 3, 4, 5]]), torch.ones(1, 5, dtype=torch.long))
+        expected = network.lm_head(full)[0]
+        # Row 0 is the same sequence left-padded by two; row 1 another sequence.
+        ids = torch.tensor([[0, 0, 1, 2, 3], [7, 8, 9, 10, 11]])
+        mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]])
+        hidden, cache = network.hidden(ids, mask)
+        logits = [network.lm_head(hidden)[0, 2:]]
+        for token in (4, 5):
+            mask = torch.cat([mask, torch.ones(2, 1, dtype=torch.long)], dim=1)
+            hidden, cache = network.hidden(torch.tensor([[token], [1]]), mask, cache)
+            logits.append(network.lm_head(hidden)[0])
+    assert torch.allclose(torch.cat(logits), expected, atol=1e-5)
+
+
+def test_save_and_load_round_trip(tmp_path: Path) -> None:
+    mu = make_mu()
+    mu.sft(STEPS, TEACHER, learning_rate=1e-2, head_learning_rate=1e-2)
+    mu.set_reference()
+    mu.save(str(tmp_path))
+    loaded = Mu.load(str(tmp_path))
+    assert loaded.fingerprint() == mu.fingerprint() and loaded.steps == 1 and loaded.reference is not None
+    assert loaded.scores(STEPS) == mu.scores(STEPS)
+    # The optimiser's moments came back too: the next step is the same step.
+    a = mu.step([[STEPS[0]], [STEPS[1]]], [1.0, 0.0], learning_rate=1e-2, head_learning_rate=1e-2, beta=0.05)
+    b = loaded.step([[STEPS[0]], [STEPS[1]]], [1.0, 0.0], learning_rate=1e-2, head_learning_rate=1e-2, beta=0.05)
+    assert a["loss"] == b["loss"] and loaded.fingerprint() == mu.fingerprint()
+
+
+def test_export_writes_new_complete_versions(tmp_path: Path) -> None:
+    mu = make_mu()
+    first = mu.export(str(tmp_path), 17)
+    second = mu.export(str(tmp_path), 17)
+    assert (first["version"], second["version"]) == (1, 2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["v0001", "v0002"]  # no staging directory left
+    manifest = json.loads((tmp_path / "v0002" / "manifest.json").read_text())
+    assert manifest == second["manifest"]
+    assert manifest["format"] == MANIFEST_FORMAT and manifest["version"] == 2 and manifest["k"] == 3
+    assert set(manifest["files"]) == {"score.onnx", "prefill.onnx", "decode.onnx"}
+    for name, digest in manifest["files"].items():
+        assert hashlib.sha256((tmp_path / "v0002" / name).read_bytes()).hexdigest() == digest
+    assert manifest["graphs"]["decode"]["inputs"][:4] == ["input_ids", "attention_mask", "past_key_0", "past_value_0"]
+
+
+def test_protocol_methods(sidecar) -> None:
+    assert sidecar.error("mu.scores", {"steps": [{"prompt": [1], "criteria": []}]})["code"] == "no_policy"
+    assert sidecar.call("health")["mu"] is None
+    summary = sidecar.call("mu.init", {"model": MODEL, "seed": 2})
+    assert summary["k"] == 3 and summary["pooling"] == "prompt+criteria"
+    assert sidecar.call("health")["mu"] == summary
+    scores = sidecar.call("mu.scores", {"steps": [{"prompt": [1, 2], "criteria": [3]}, {"prompt": [4], "criteria": [5, 6]}]})
+    assert len(scores["d"]) == 2 and all(len(row) == 3 and all(-1 <= x <= 1 for x in row) for row in scores["d"])
+    wrong_k = sidecar.error("mu.sft", {"examples": [{"prompt": [1], "criteria": [2], "scores": [0.1]}], "learning_rate": 1e-3})
+    assert wrong_k["code"] == "invalid_params" and wrong_k["data"]["path"] == "params.examples[0].scores"
+    out_of_range = sidecar.error("mu.sft", {"examples": [{"prompt": [1], "criteria": [2], "scores": [0.1, 2, 0]}], "learning_rate": 1e-3})
+    assert out_of_range["data"]["path"] == "params.examples[0].scores[1]"
+    too_long = sidecar.error("mu.scores", {"steps": [{"prompt": [1] * 20, "criteria": [2] * 5}]})
+    assert too_long["data"]["path"] == "params.steps[0]"
+    metrics = sidecar.call("mu.step", {"trajectories": [{"steps": [{"prompt": [1], "criteria": [2]}], "reward": 1}, {"steps": [{"prompt": [3], "criteria": [4]}], "reward": 0}], "learning_rate": 1e-3})
+    assert metrics["weights"] == [1.0, 1.0] and metrics["step"] == 1
+    assert any(n["method"] == "metrics" and n["params"]["method"] == "mu.step" for n in sidecar.notifications)
+    assert sidecar.call("mu.fingerprint")["steps"] == 1
+    logits = sidecar.call("mu.logits", {"ids": [[1, 2, 3]]})["logits"]
+    assert len(logits[0]) == 3 and len(logits[0][0]) == MODEL["vocab_size"]
+    sidecar.call("mu.init", {"model": MODEL, "pooling": "criteria"})
+    empty = sidecar.error("mu.scores", {"steps": [{"prompt": [1], "criteria": []}]})
+    assert empty["data"]["path"] == "params.steps[0].criteria"
+
+
+def test_step_loss_gradient_matches_finite_differences_in_the_network() -> None:
+    # The whole μ loss (decomposition + β·KL, through backbone and heads) in float64, against
+    # central differences on a few parameters: the score head's last bias, a token embedding, a
+    # query/key/value weight of the first block.
+    mu = make_mu()
+    mu.network.double()
+    mu.sft(STEPS, TEACHER, learning_rate=1e-2, head_learning_rate=1e-2)
+    mu.set_reference()
+    mu.sft(STEPS, TEACHER, learning_rate=1e-2, head_learning_rate=1e-2)  # μ ≠ μ_ref, so the KL has a gradient
+    trajectories, rewards = [[STEPS[0], STEPS[1]], [STEPS[2]]], [1.0, 0.0]
+    probes = [(mu.network.score_head.layers[4].bias, (1,)), (mu.network.tokens.weight, (4, 3)), (mu.network.blocks[0].attention.qkv.weight, (5, 7))]
+    mu.network.zero_grad()
+    loss, _, kl, _ = mu.step_loss(trajectories, rewards, beta=0.05)
+    assert float(kl) > 0
+    loss.backward()
+    h = 1e-6
+    for parameter, index in probes:
+        analytic = float(parameter.grad[index])
+        with torch.no_grad():
+            original = float(parameter[index])
+            parameter[index] = original + h
+            up = float(mu.step_loss(trajectories, rewards, beta=0.05)[0])
+            parameter[index] = original - h
+            down = float(mu.step_loss(trajectories, rewards, beta=0.05)[0])
+            parameter[index] = original
+        assert analytic == pytest.approx((up - down) / (2 * h), rel=1e-5, abs=1e-9)
+
+
+def test_a_failed_export_leaves_no_version_behind(tmp_path: Path, monkeypatch) -> None:
+    mu = make_mu()
+    mu.export(str(tmp_path), 17)
+
+    def fail(directory: Path, opset: int) -> dict:
+        (directory / "score.onnx").write_bytes(b"half a graph")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(mu, "write_graphs", fail)
+    with pytest.raises(OSError, match="disk full"):
+        mu.export(str(tmp_path), 17)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["v0001"]
+
+
+def test_an_export_racing_another_never_replaces_its_version(tmp_path: Path, monkeypatch) -> None:
+    mu = make_mu()
+    write_graphs = mu.write_graphs
+
+    def race(directory: Path, opset: int) -> dict:
+        (tmp_path / "v0001").mkdir()  # another writer publishes v0001 while this one writes
+        (tmp_path / "v0001" / "manifest.json").write_text("theirs")
+        return write_graphs(directory, opset)
+
+    monkeypatch.setattr(mu, "write_graphs", race)
+    with pytest.raises(CheckpointFault, match="another export wrote this version"):
+        mu.export(str(tmp_path), 17)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["v0001"]
+    assert (tmp_path / "v0001" / "manifest.json").read_text() == "theirs"
