@@ -2,7 +2,7 @@ import type { LanguageModel, TokenUsage } from "@rubric/core";
 import { z } from "zod";
 import { choiceJson } from "@rubric/core";
 import { VerificationError } from "../errors.js";
-import { JUDGE_SYSTEM_PROMPT, dataFence, fenceNotice } from "./prompts.js";
+import { FENCE_NOTICE, JUDGE_SYSTEM_PROMPT, dataFence } from "./prompts.js";
 
 export interface PairwiseInput {
   /** What the two responses are compared on. */
@@ -43,9 +43,10 @@ export class JudgeReplyError extends VerificationError {
 
 function prompt(criterion: string, input: string | undefined, first: string, second: string): string {
   const fence = dataFence([input ?? "", first, second]);
+  const taskFence = dataFence([input ?? ""]);
   return [
-    fenceNotice(fence),
-    input ? `## Task\n${fence.wrap(input)}` : "",
+    FENCE_NOTICE,
+    input ? `## Task\n${taskFence.wrap(input)}` : "",
     `## First response\n${fence.wrap(first)}`,
     `## Second response\n${fence.wrap(second)}`,
     `## Criterion\n${criterion}`,
