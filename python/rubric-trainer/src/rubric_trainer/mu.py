@@ -25,7 +25,7 @@ import torch
 from .faults import CheckpointFault, Fault, InvalidParams, NonFinite
 from .model import check_token_ids, optional_import, parameter_fingerprint
 from .mu_model import DecodeGraph, MuNetwork, PrefillGraph, ScoreGraph, cache_names
-from .policy import read_checkpoint
+from .policy import read_checkpoint, write_checkpoint
 
 MU_CHECKPOINT_FORMAT = "rubric-trainer/mu/1"
 MU_CHECKPOINT_FILE = "mu.pt"
@@ -259,20 +259,17 @@ class Mu:
 
     def save(self, directory: str) -> str:
         """``mu.pt`` (init params, parameters, optimiser, reference, steps), written atomically."""
-        path = Path(directory) / MU_CHECKPOINT_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        state = {
-            "format": MU_CHECKPOINT_FORMAT,
-            "init": self.init,
-            "network": self.network.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "reference": self.reference.state_dict() if self.reference is not None else None,
-            "steps": self.steps,
-        }
-        temporary = path.with_suffix(".pt.tmp")
-        torch.save(state, temporary)
-        os.replace(temporary, path)
-        return str(path)
+        return write_checkpoint(
+            Path(directory) / MU_CHECKPOINT_FILE,
+            {
+                "format": MU_CHECKPOINT_FORMAT,
+                "init": self.init,
+                "network": self.network.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "reference": self.reference.state_dict() if self.reference is not None else None,
+                "steps": self.steps,
+            },
+        )
 
     @staticmethod
     def load(directory: str) -> "Mu":

@@ -43,6 +43,16 @@ def read_checkpoint(path: Path, expected_format: str) -> dict:
     return state
 
 
+def write_checkpoint(path: Path, state: dict) -> str:
+    """Writes ``state`` to ``path`` atomically (a temporary file, then a rename): a crash mid-write
+    leaves the previous checkpoint. ``read_checkpoint`` reads it back."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".pt.tmp")
+    torch.save(state, temporary)
+    os.replace(temporary, path)
+    return str(path)
+
+
 @dataclass
 class Rollout:
     tokens: list[int]
@@ -276,18 +286,17 @@ class Policy:
         a crash mid-write leaves the previous checkpoint. Rank 0 writes; the others wait for it."""
         path = Path(directory) / CHECKPOINT_FILE
         if self.dist.is_main:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            state = {
-                "format": CHECKPOINT_FORMAT,
-                "init": self.init,
-                "model": self.model.state_dict(),
-                "optimizer": self.optimizer.state_dict(),
-                "reference": self.reference.state_dict() if self.reference is not None else None,
-                "steps": self.steps,
-            }
-            temporary = path.with_suffix(".pt.tmp")
-            torch.save(state, temporary)
-            os.replace(temporary, path)
+            write_checkpoint(
+                path,
+                {
+                    "format": CHECKPOINT_FORMAT,
+                    "init": self.init,
+                    "model": self.model.state_dict(),
+                    "optimizer": self.optimizer.state_dict(),
+                    "reference": self.reference.state_dict() if self.reference is not None else None,
+                    "steps": self.steps,
+                },
+            )
         self.dist.barrier()
         return str(path)
 
