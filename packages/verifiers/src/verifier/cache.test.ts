@@ -40,7 +40,11 @@ describe("fileCache", () => {
     expect(() => fileCache(file)).toThrow(`verdict cache ${file}: is a file, not a directory`);
     expect(() => fileCache(join(file, "sub"))).toThrow(`${file} is a file, not a directory`);
     expect(() => fileCache(join(dir, "new", "deeper"))).not.toThrow();
-    if (process.getuid?.() === 0) return; // root writes anywhere
+  });
+
+  // Root writes anywhere, so the permission check can only be seen failing as another user.
+  it.runIf(process.getuid?.() !== 0)("refuses a directory it cannot write", () => {
+    const dir = mkdtempSync(join(tmpdir(), "rubric-cache-"));
     const locked = join(dir, "locked");
     mkdirSync(locked);
     chmodSync(locked, 0o500);
