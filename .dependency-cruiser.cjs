@@ -14,7 +14,7 @@ const LAYERS = {
   gspo: ["core", "verifiers", "autointeract"],
   hackbench: ["core", "verifiers"],
   "arco-heads": ["core"],
-  rlxar: ["core", "arco-heads"],
+  rlxar: ["core", "verifiers", "autointeract", "gspo", "arco-heads"],
   // The papers' reproductions sit above every library they reproduce (ARCO's will use rlxar and arco-heads).
   repro: ["core", "verifiers", "autointeract", "gspo", "arco-heads", "rlxar"],
   cli: ["core", "providers", "verifiers", "autointeract", "gspo", "hackbench", "arco-heads", "rlxar", "repro"],

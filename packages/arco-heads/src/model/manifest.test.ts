@@ -13,7 +13,8 @@ afterEach(() => {
 });
 
 const FILES: Record<string, string> = {
-  "generation.onnx": "not a real graph, but bytes with a hash",
+  "prefill.onnx": "not a real graph, but bytes with a hash",
+  "decode.onnx": "the decode graph's bytes",
   "score.onnx": "the score head's bytes",
   "tokenizer/vocab.json": '{"a":0}',
 };
@@ -33,10 +34,17 @@ async function modelDirectory(change: (manifest: ModelManifest) => unknown = (m)
     formatVersion: 1,
     exportVersion: 2,
     k: 3,
-    tokenizer: { kind: "byte-level", files: ["tokenizer/vocab.json"] },
-    maxLengths: { prompt: 1024, criteria: 128 },
     pooling: "prompt+criteria",
-    graphs: { generation: "generation.onnx", score: "score.onnx" },
+    opset: 17,
+    tokenizer: { kind: "byte-level", files: ["tokenizer/vocab.json"] },
+    maxLengths: { sequence: 1024, criteria: 128 },
+    model: { kind: "tiny", vocabularySize: 512, layers: 2, heads: 4, headWidth: 16, parameters: 1000 },
+    graphs: {
+      score: { file: "score.onnx", inputs: ["input_ids", "attention_mask", "pool_mask"], outputs: ["scores"] },
+      prefill: { file: "prefill.onnx", inputs: ["input_ids", "attention_mask"], outputs: ["logits"] },
+      decode: { file: "decode.onnx", inputs: ["input_ids", "attention_mask"], outputs: ["logits"] },
+    },
+    training: { fingerprint: "abc", steps: 0 },
     files,
   };
   writeFileSync(join(directory, MANIFEST_FILE), JSON.stringify(change(manifest)));
@@ -69,8 +77,8 @@ describe("readManifest", () => {
 
   it("refuses a truncated file by its size and a damaged one of the same size by its hash", async () => {
     const truncated = await modelDirectory();
-    writeFileSync(join(truncated, "generation.onnx"), "not a real");
-    expect((await refusal(truncated)).message).toMatch(/generation\.onnx: has 10 bytes, the manifest says 39/);
+    writeFileSync(join(truncated, "prefill.onnx"), "not a real");
+    expect((await refusal(truncated)).message).toMatch(/prefill\.onnx: has 10 bytes, the manifest says 39/);
 
     const damaged = await modelDirectory();
     writeFileSync(join(damaged, "tokenizer/vocab.json"), '{"b":0}');
@@ -88,8 +96,18 @@ describe("readManifest", () => {
     writeFileSync(join(torn, MANIFEST_FILE), '{"format": "rubric-mu", "k"');
     expect((await refusal(torn)).message).toMatch(/manifest\.json: is not JSON/);
 
-    const unlisted = await modelDirectory((m) => ({ ...m, graphs: { ...m.graphs, score: "score-v2.onnx" } }));
-    expect((await refusal(unlisted)).message).toMatch(/graphs\.score: "score-v2\.onnx" is not listed under files/);
+    const unlisted = await modelDirectory((m) => ({
+      ...m,
+      graphs: { ...m.graphs, score: { ...m.graphs.score, file: "score-v2.onnx" } },
+    }));
+    expect((await refusal(unlisted)).message).toMatch(
+      /graphs\.score\.file: "score-v2\.onnx" is not listed under files/,
+    );
+
+    const cramped = await modelDirectory((m) => ({ ...m, maxLengths: { sequence: 128, criteria: 128 } }));
+    expect((await refusal(cramped)).message).toMatch(
+      /maxLengths\.criteria: must be below maxLengths\.sequence \(128\)/,
+    );
 
     const pooling = await modelDirectory((m) => ({ ...m, pooling: "last-token" }));
     expect((await refusal(pooling)).message).toMatch(/pooling: /);

@@ -32,40 +32,63 @@ const FileEntrySchema = z.strictObject({
   bytes: z.int().min(0),
 });
 
+const GraphSchema = z.strictObject({
+  file: ModelFilePath,
+  /** Input names, in the graph's order. */
+  inputs: z.array(z.string().min(1)).min(1),
+  /** Output names, in the graph's order. */
+  outputs: z.array(z.string().min(1)).min(1),
+});
+
 /**
- * `manifest.json`, the model contract's table of contents (documented in the package README).
- * Every file the model needs is listed under `files` with its size and SHA-256, so a reader can
- * tell a complete export from a partial or damaged one before loading anything.
+ * `manifest.json`, the model contract's table of contents (documented in the package README,
+ * written by the sidecar's `mu.export`). Every file the model needs is listed under `files` with
+ * its size and SHA-256, so a reader can tell a complete export from a partial or damaged one
+ * before loading anything.
  */
 export const ModelManifestSchema = z
   .strictObject({
     format: z.literal("rubric-mu"),
     formatVersion: z.literal(MANIFEST_FORMAT_VERSION),
-    /** This export's number: 1 for `mu init`, one more for every later export into the same root. */
+    /** This export's number: 1 for `mu init`, one more for every later export into the same root (`vNNNN`). */
     exportVersion: z.int().min(1),
     /** Criteria per step: the score head's output width. */
     k: z.int().min(1),
+    /** Over which tokens the score head mean-pools: ARCO's `prompt+criteria`, or `criteria` only (ours). */
+    pooling: z.enum(["prompt+criteria", "criteria"]),
+    /** The ONNX opset the graphs were exported at. */
+    opset: z.int().min(7),
     tokenizer: z.strictObject({
       /** The tokenizer's kind, e.g. `byte-bpe`; both sides must implement it. */
       kind: z.string().min(1),
-      /** Its files (vocabulary, merges), each also listed under `files`. */
+      /** Its files, each also listed under `files`. */
       files: z.array(ModelFilePath).min(1),
     }),
     maxLengths: z.strictObject({
-      /** Prompt tokens kept (left-truncated beyond). */
-      prompt: z.int().min(1),
-      /** New tokens the generation head may write for the criteria (ARCO: 128). */
+      /** Positions the backbone holds: prompt + criteria together. */
+      sequence: z.int().min(2),
+      /** New tokens the generation head may write for the criteria (EOS included). */
       criteria: z.int().min(1),
     }),
-    /** Over which tokens the score head mean-pools: ARCO's `prompt+criteria`, or `criteria` only (ours). */
-    pooling: z.enum(["prompt+criteria", "criteria"]),
-    /** The ONNX graphs, each also listed under `files`. */
-    graphs: z.strictObject({
-      /** Token ids + attention mask (+ key/value cache) → next-token logits and the new cache. */
-      generation: ModelFilePath,
-      /** Token ids + attention mask + pooling mask → `scores [B, K]`. */
-      score: ModelFilePath,
+    /** The backbone's shape, as the key/value cache needs it. */
+    model: z.strictObject({
+      kind: z.string().min(1),
+      vocabularySize: z.int().min(1),
+      layers: z.int().min(1),
+      heads: z.int().min(1),
+      headWidth: z.int().min(1),
+      parameters: z.int().min(1),
     }),
+    graphs: z.strictObject({
+      /** `input_ids`, `attention_mask`, `pool_mask` [B, T] → `scores` [B, K]. */
+      score: GraphSchema,
+      /** `input_ids`, `attention_mask` [B, T] (left-padded) → `logits` [B, V] at the last position, and the cache. */
+      prefill: GraphSchema,
+      /** `input_ids` [B, T'], `attention_mask` [B, past + T'], the cache → `logits` [B, V] at the last position, and the grown cache. */
+      decode: GraphSchema,
+    }),
+    /** Where these weights came from: the sidecar's parameter fingerprint and optimiser steps taken. */
+    training: z.strictObject({ fingerprint: z.string().min(1), steps: z.int().min(0) }),
     // Keys are checked below rather than by a key schema, whose issue would not name the key's rule.
     files: z.record(z.string(), FileEntrySchema),
   })
@@ -80,8 +103,14 @@ export const ModelManifestSchema = z
       }
     };
     manifest.tokenizer.files.forEach((path, i) => listed(path, ["tokenizer", "files", i]));
-    listed(manifest.graphs.generation, ["graphs", "generation"]);
-    listed(manifest.graphs.score, ["graphs", "score"]);
+    for (const name of ["score", "prefill", "decode"] as const)
+      listed(manifest.graphs[name].file, ["graphs", name, "file"]);
+    if (manifest.maxLengths.criteria >= manifest.maxLengths.sequence)
+      context.addIssue({
+        code: "custom",
+        path: ["maxLengths", "criteria"],
+        message: `must be below maxLengths.sequence (${manifest.maxLengths.sequence}), leaving room for the prompt`,
+      });
   });
 export type ModelManifest = z.infer<typeof ModelManifestSchema>;
 
