@@ -89,3 +89,40 @@ export class ModelFormatError extends ArcoError {
     super(`model directory ${directory}: manifest.json: ${detail}`);
   }
 }
+
+/** onnxruntime-node, the optional peer that runs μ's graphs, is not installed beside this package. */
+export class OnnxRuntimeMissingError extends ArcoError {
+  override readonly name = "OnnxRuntimeMissingError";
+  readonly code = "arco.runtime-missing";
+  constructor(override readonly cause: unknown) {
+    super(
+      "RubricModel runs μ's graphs in onnxruntime-node, an optional peer dependency of @rubric/arco-heads: " +
+        "install it beside it (ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@^1.30.0 — the skip " +
+        "keeps its CPU binaries and stops its install script from downloading CUDA libraries)",
+    );
+  }
+}
+
+/** A graph of a loaded model failed while running: the model directory's graphs do not fit the manifest. */
+export class ModelRunError extends ArcoError {
+  override readonly name = "ModelRunError";
+  readonly code = "arco.model-run";
+  constructor(
+    readonly directory: string,
+    /** `score`, `prefill` or `decode`. */
+    readonly graph: string,
+    detail: string,
+    override readonly cause?: unknown,
+  ) {
+    super(`model directory ${directory}: ${graph} graph: ${detail}`);
+  }
+}
+
+/** A call on a `RubricModel` after `close()`. */
+export class ModelClosedError extends ArcoError {
+  override readonly name = "ModelClosedError";
+  readonly code = "arco.model-closed";
+  constructor(readonly directory: string) {
+    super(`the RubricModel of ${directory} is closed`);
+  }
+}

@@ -9,8 +9,11 @@ export {
   ArcoFileError,
   ArcoInputError,
   CriteriaUnparsedError,
+  ModelClosedError,
   ModelCorruptError,
   ModelFormatError,
+  ModelRunError,
+  OnnxRuntimeMissingError,
 } from "./errors.js";
 export {
   StepSchema,
@@ -66,3 +69,24 @@ export {
   type ByteBpeFile,
   type ByteBpeTokenizer,
 } from "./tokenizer/byte-bpe.js";
+export { criteriaIds, fitPrompt, promptText, type PromptFit, type StepIds } from "./model/sequence.js";
+export { DEFAULT_TEMPERATURE, decodingPlan, pickToken, type Decoding, type DecodingPlan } from "./model/decoding.js";
+export {
+  decodeRows,
+  generateCriteria,
+  rateSteps,
+  scoreSteps,
+  type GenerateOptions,
+  type GeneratedCriteria,
+  type MuEngine,
+  type RatedStep,
+  type StepScores,
+} from "./model/engine.js";
+export type { OnnxOptions } from "./model/onnx-engine.js";
+export {
+  RubricModel,
+  type ModelEvent,
+  type ReloadResult,
+  type RubricModelOptions,
+  type TrajectoryScores,
+} from "./model/rubric-model.js";

@@ -1,0 +1,237 @@
+import { readFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
+import { join } from "node:path";
+import { Effect, Exit, Scope } from "effect";
+import type { InferenceSession, Tensor } from "onnxruntime-node";
+import { ModelCorruptError, ModelFormatError, ModelRunError } from "../errors.js";
+import { type ByteBpeTokenizer, PAD_ID, byteBpeTokenizer } from "../tokenizer/byte-bpe.js";
+import type { DecodingPlan } from "./decoding.js";
+import { decodeRows, type MuEngine } from "./engine.js";
+import { type ModelManifest, readManifest } from "./manifest.js";
+import { type Ort, onnxRuntime } from "./runtime.js";
+import type { StepIds } from "./sequence.js";
+
+/** How onnxruntime-node runs a model's graphs. */
+export interface OnnxOptions {
+  /** Threads per graph call; the machine's real core count by default (oversubscribing a small machine is much slower). */
+  readonly threads?: number;
+  /** Rows per graph call. Moderate batches are fastest on a CPU: padding and [B, T, H] activations grow with B. Default 16. */
+  readonly batchSize?: number;
+}
+
+const GRAPHS = ["score", "prefill", "decode"] as const;
+type GraphName = (typeof GRAPHS)[number];
+
+/** One loaded export: its manifest, tokenizer and three sessions, released together. */
+export interface OnnxVersion extends MuEngine {
+  readonly directory: string;
+  /** Releases the sessions; further calls fail. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the export in `directory`: verifies every file against the manifest, reads the tokenizer,
+ * and creates one onnxruntime session per graph, owned by an Effect scope so that a failure
+ * halfway releases what was created. A graph whose inputs or outputs are not the manifest's is a
+ * `ModelCorruptError`, caught here rather than at the first call.
+ */
+export async function openOnnxVersion(directory: string, options: OnnxOptions = {}): Promise<OnnxVersion> {
+  const { manifest } = await readManifest(directory);
+  const tokenizer = await readTokenizer(directory, manifest);
+  const ort = await onnxRuntime();
+  const threads = options.threads ?? availableParallelism();
+  const batchSize = options.batchSize ?? 16;
+  const sessionOptions: InferenceSession.SessionOptions = {
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    executionMode: "sequential",
+    graphOptimizationLevel: "all",
+  };
+  const scope = Effect.runSync(Scope.make());
+  const acquire = (name: GraphName) => {
+    const graph = manifest.graphs[name];
+    return Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => ort.InferenceSession.create(join(directory, graph.file), sessionOptions),
+        catch: (error) =>
+          new ModelCorruptError(directory, graph.file, `onnxruntime cannot load it: ${(error as Error).message}`),
+      }),
+      (session) => Effect.promise(() => session.release().catch(() => undefined)),
+    );
+  };
+  let sessions: Record<GraphName, InferenceSession>;
+  try {
+    sessions = await Effect.runPromise(
+      Scope.extend(
+        Effect.all({ score: acquire("score"), prefill: acquire("prefill"), decode: acquire("decode") }),
+        scope,
+      ),
+    );
+    for (const name of GRAPHS) checkNames(directory, manifest, name, sessions[name]);
+  } catch (error) {
+    await Effect.runPromise(Scope.close(scope, Exit.void));
+    throw error;
+  }
+  let closed = false;
+  const run = async (name: GraphName, feeds: Record<string, Tensor>) => {
+    try {
+      return await sessions[name].run(feeds);
+    } catch (error) {
+      throw new ModelRunError(directory, name, (error as Error).message, error);
+    }
+  };
+  return {
+    directory,
+    manifest,
+    tokenizer,
+    score: (rows) => scoreRows(ort, run, manifest, rows, batchSize),
+    generate: (prompts, maxNewTokens, plan) => generateRows(ort, run, manifest, prompts, maxNewTokens, plan, batchSize),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await Effect.runPromise(Scope.close(scope, Exit.void));
+    },
+  };
+}
+
+async function readTokenizer(directory: string, manifest: ModelManifest): Promise<ByteBpeTokenizer> {
+  if (manifest.tokenizer.kind !== "byte-bpe")
+    throw new ModelFormatError(
+      directory,
+      `tokenizer.kind ${JSON.stringify(manifest.tokenizer.kind)}; this version reads "byte-bpe"`,
+    );
+  const file = manifest.tokenizer.files[0]!;
+  let tokenizer: ByteBpeTokenizer;
+  try {
+    tokenizer = byteBpeTokenizer(JSON.parse(await readFile(join(directory, file), "utf8")));
+  } catch (error) {
+    throw new ModelCorruptError(directory, file, `is not a byte-bpe tokenizer file: ${(error as Error).message}`);
+  }
+  if (tokenizer.vocabularySize > manifest.model.vocabularySize)
+    throw new ModelCorruptError(
+      directory,
+      file,
+      `has ${tokenizer.vocabularySize} ids but the model's vocabulary holds ${manifest.model.vocabularySize}`,
+    );
+  return tokenizer;
+}
+
+function checkNames(directory: string, manifest: ModelManifest, name: GraphName, session: InferenceSession): void {
+  const graph = manifest.graphs[name];
+  const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+  if (!same(session.inputNames, graph.inputs) || !same(session.outputNames, graph.outputs))
+    throw new ModelCorruptError(
+      directory,
+      graph.file,
+      `its inputs ${JSON.stringify(session.inputNames)} and outputs ${JSON.stringify(session.outputNames)} are not the manifest's`,
+    );
+}
+
+type Run = (name: GraphName, feeds: Record<string, Tensor>) => Promise<InferenceSession.OnnxValueMapType>;
+
+const int64 = (ort: Ort, rows: readonly (readonly number[])[], width: number) => {
+  const data = new BigInt64Array(rows.length * width);
+  rows.forEach((row, r) => {
+    row.forEach((value, c) => {
+      data[r * width + c] = BigInt(value);
+    });
+  });
+  return new ort.Tensor("int64", data, [rows.length, width]);
+};
+
+/** Batches of row indices, longest first, so that each batch pads little. */
+function batchesByLength(lengths: readonly number[], size: number): number[][] {
+  const order = lengths.map((_, i) => i).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
+  const batches: number[][] = [];
+  for (let i = 0; i < order.length; i += size) batches.push(order.slice(i, i + size));
+  return batches;
+}
+
+async function scoreRows(ort: Ort, run: Run, manifest: ModelManifest, rows: readonly StepIds[], batchSize: number) {
+  const out: number[][] = new Array(rows.length);
+  const lengths = rows.map((r) => r.prompt.length + r.criteria.length);
+  for (const batch of batchesByLength(lengths, batchSize)) {
+    const width = Math.max(...batch.map((i) => lengths[i]!));
+    const pad = (row: number[]) => [...row, ...new Array<number>(width - row.length).fill(0)];
+    const ids = batch.map((i) => pad([...rows[i]!.prompt, ...rows[i]!.criteria]));
+    const mask = batch.map((i) => pad(new Array<number>(lengths[i]!).fill(1)));
+    const pool = batch.map((i) => {
+      const start = manifest.pooling === "criteria" ? rows[i]!.prompt.length : 0;
+      return pad([...new Array<number>(start).fill(0), ...new Array<number>(lengths[i]! - start).fill(1)]);
+    });
+    const result = await run("score", {
+      input_ids: int64(ort, ids, width),
+      attention_mask: int64(ort, mask, width),
+      pool_mask: int64(ort, pool, width),
+    });
+    const scores = result[manifest.graphs.score.outputs[0]!]!.data as Float32Array;
+    batch.forEach((i, b) => {
+      out[i] = Array.from(scores.subarray(b * manifest.k, (b + 1) * manifest.k));
+    });
+  }
+  return out;
+}
+
+async function generateRows(
+  ort: Ort,
+  run: Run,
+  manifest: ModelManifest,
+  prompts: readonly number[][],
+  maxNewTokens: number,
+  plan: DecodingPlan,
+  batchSize: number,
+) {
+  const ids: number[][] = new Array(prompts.length);
+  const finished: boolean[] = new Array(prompts.length);
+  const vocabulary = manifest.model.vocabularySize;
+  const [logitsName, ...presentNames] = manifest.graphs.prefill.outputs as [string, ...string[]];
+  const pastNames = manifest.graphs.decode.inputs.slice(2);
+  for (const batch of batchesByLength(
+    prompts.map((p) => p.length),
+    batchSize,
+  )) {
+    const width = Math.max(...batch.map((i) => prompts[i]!.length));
+    // Left padding: every row's last prompt token sits in the last column, where the next token is read.
+    const mask = batch.map((i) => [
+      ...new Array<number>(width - prompts[i]!.length).fill(0),
+      ...prompts[i]!.map(() => 1),
+    ]);
+    const rows = batch.map((i) => [...new Array<number>(width - prompts[i]!.length).fill(PAD_ID), ...prompts[i]!]);
+    let out = await run("prefill", { input_ids: int64(ort, rows, width), attention_mask: int64(ort, mask, width) });
+    const logitsOf = (result: InferenceSession.OnnxValueMapType) => {
+      const data = result[logitsName]!.data as Float32Array;
+      return (row: number) => data.subarray(row * vocabulary, (row + 1) * vocabulary);
+    };
+    const batchPlan: DecodingPlan = plan.streams
+      ? { temperature: plan.temperature, streams: batch.map((i) => plan.streams![i]!) }
+      : plan;
+    const decoded = await decodeRows(
+      logitsOf(out),
+      async (tokens, live) => {
+        live.forEach((on, r) => mask[r]!.push(on ? 1 : 0));
+        const feeds: Record<string, Tensor> = {
+          input_ids: int64(
+            ort,
+            tokens.map((t) => [t]),
+            1,
+          ),
+          attention_mask: int64(ort, mask, mask[0]!.length),
+        };
+        pastNames.forEach((name, j) => {
+          feeds[name] = out[presentNames[j]!]!;
+        });
+        out = await run("decode", feeds);
+        return logitsOf(out);
+      },
+      batch.map((i) => prompts[i]!.length),
+      maxNewTokens,
+      manifest.maxLengths.sequence,
+      batchPlan,
+    );
+    batch.forEach((i, b) => {
+      ids[i] = decoded.ids[b]!;
+      finished[i] = decoded.finished[b]!;
+    });
+  }
+  return { ids, finished };
+}

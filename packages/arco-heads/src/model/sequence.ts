@@ -1,0 +1,68 @@
+import type { ChatMessage } from "@rubric/core";
+import { ArcoInputError } from "../errors.js";
+import { criteriaTarget } from "../step/criteria.js";
+import { type StepPromptOptions, stepPrompt } from "../step/prompt.js";
+import type { Step } from "../step/step.js";
+import { BOS_ID, type ByteBpeTokenizer, EOS_ID } from "../tokenizer/byte-bpe.js";
+
+/**
+ * How a step becomes the token ids μ reads, on both sides of the wire: the TypeScript side
+ * tokenizes, the sidecar sees ids only. A small μ has no chat template, so the two messages are
+ * joined under plain role lines; a model trained on these ids reads them the same way everywhere.
+ */
+export function promptText(messages: readonly ChatMessage[]): string {
+  return `${messages.map((m) => `${m.role}:\n${m.content}`).join("\n\n")}\n\nassistant:\n`;
+}
+
+/** A step as μ reads it: `<bos>` + the prompt's ids, and the criteria's ids (EOS appended for training only). */
+export interface StepIds {
+  readonly prompt: number[];
+  readonly criteria: number[];
+}
+
+/** Where a step's prompt had to give way to fit the model's positions. */
+export interface PromptFit {
+  readonly ids: number[];
+  /** Earlier turns left out (oldest first) so the prompt fits; 0 when it fitted whole. */
+  readonly droppedTurns: number;
+}
+
+/**
+ * The prompt ids of `step`, at most `maxTokens` long. When the whole prompt does not fit, the
+ * oldest turns of the history are left out one by one (the action and the most recent turns
+ * matter most to the step's criteria) and the result says how many; a prompt that does not fit
+ * with no history at all is an `ArcoInputError` naming `path`.
+ */
+export function fitPrompt(
+  tokenizer: ByteBpeTokenizer,
+  step: Step,
+  maxTokens: number,
+  options: StepPromptOptions = {},
+  path = "step",
+): PromptFit {
+  const idsOf = (s: Step) => [BOS_ID, ...tokenizer.encode(promptText(stepPrompt(s, options)))];
+  let ids = idsOf(step);
+  let dropped = 0;
+  while (ids.length > maxTokens && dropped < step.history.length) {
+    dropped++;
+    ids = idsOf({ ...step, history: step.history.slice(dropped) });
+  }
+  if (ids.length > maxTokens) {
+    throw new ArcoInputError(
+      path,
+      `its prompt takes ${ids.length} tokens with no history, more than the ${maxTokens} this model leaves for a prompt`,
+    );
+  }
+  return { ids, droppedTurns: dropped };
+}
+
+/**
+ * The criteria's ids as μ writes them: the canonical `{"criteria":[…]}` text (see
+ * `criteriaTarget`), with EOS when it is a training target. An empty list (the "no rubric"
+ * ablation) is no tokens at all.
+ */
+export function criteriaIds(tokenizer: ByteBpeTokenizer, criteria: readonly string[], withEos = false): number[] {
+  if (criteria.length === 0) return [];
+  const ids = tokenizer.encode(criteriaTarget(criteria));
+  return withEos ? [...ids, EOS_ID] : ids;
+}
