@@ -25,6 +25,7 @@ export {
   type Turn,
 } from "./step/step.js";
 export { stepPrompt, type StepPromptOptions } from "./step/prompt.js";
+export { StepRecordSchema, readSteps, type StepRecord } from "./step/step-file.js";
 export { DEFAULT_MAX_OBSERVATION_CHARS, renderObservation } from "./step/observation.js";
 export { CriteriaTargetSchema, criteriaTarget, parseCriteria, type ParsedCriteria } from "./step/criteria.js";
 export {
@@ -55,7 +56,9 @@ export {
   MANIFEST_FORMAT_VERSION,
   ModelManifestSchema,
   readManifest,
+  readModel,
   type ModelManifest,
+  type OpenedModel,
   type VerifiedModel,
 } from "./model/manifest.js";
 export {

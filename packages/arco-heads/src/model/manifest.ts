@@ -5,6 +5,7 @@ import { isAbsolute, join } from "node:path";
 import { formatZodIssues } from "@rubric/core";
 import { z } from "zod";
 import { ModelCorruptError, ModelFormatError } from "../errors.js";
+import { type ByteBpeTokenizer, byteBpeTokenizer } from "../tokenizer/byte-bpe.js";
 
 /** The manifest's name inside a model directory. */
 export const MANIFEST_FILE = "manifest.json";
@@ -87,6 +88,8 @@ export const ModelManifestSchema = z
       /** `input_ids` [B, T'], `attention_mask` [B, past + T'], the cache → `logits` [B, V] at the last position, and the grown cache. */
       decode: GraphSchema,
     }),
+    /** The torch checkpoint of the same weights (`mu.pt`), which the sidecar's `mu.load` reads: the torch backend. */
+    checkpoint: ModelFilePath.optional(),
     /** Where these weights came from: the sidecar's parameter fingerprint and optimiser steps taken. */
     training: z.strictObject({ fingerprint: z.string().min(1), steps: z.int().min(0) }),
     // Keys are checked below rather than by a key schema, whose issue would not name the key's rule.
@@ -103,6 +106,7 @@ export const ModelManifestSchema = z
       }
     };
     manifest.tokenizer.files.forEach((path, i) => listed(path, ["tokenizer", "files", i]));
+    if (manifest.checkpoint !== undefined) listed(manifest.checkpoint, ["checkpoint"]);
     for (const name of ["score", "prefill", "decode"] as const)
       listed(manifest.graphs[name].file, ["graphs", name, "file"]);
     if (manifest.maxLengths.criteria >= manifest.maxLengths.sequence)
@@ -174,4 +178,38 @@ async function sha256Of(path: string): Promise<string> {
   const hash = createHash("sha256");
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
   return hash.digest("hex");
+}
+
+/** A verified model directory with its tokenizer loaded: everything a backend needs besides its graphs or weights. */
+export interface OpenedModel extends VerifiedModel {
+  readonly tokenizer: ByteBpeTokenizer;
+}
+
+/**
+ * `readManifest`, then the tokenizer the manifest names. A tokenizer of another kind is a
+ * `ModelFormatError`; one that does not parse, or holds more ids than the model's vocabulary, a
+ * `ModelCorruptError`.
+ */
+export async function readModel(directory: string): Promise<OpenedModel> {
+  const verified = await readManifest(directory);
+  const { manifest } = verified;
+  if (manifest.tokenizer.kind !== "byte-bpe")
+    throw new ModelFormatError(
+      directory,
+      `tokenizer.kind ${JSON.stringify(manifest.tokenizer.kind)}; this version reads "byte-bpe"`,
+    );
+  const file = manifest.tokenizer.files[0]!;
+  let tokenizer: ByteBpeTokenizer;
+  try {
+    tokenizer = byteBpeTokenizer(JSON.parse(await readFile(join(directory, file), "utf8")));
+  } catch (error) {
+    throw new ModelCorruptError(directory, file, `is not a byte-bpe tokenizer file: ${(error as Error).message}`);
+  }
+  if (tokenizer.vocabularySize > manifest.model.vocabularySize)
+    throw new ModelCorruptError(
+      directory,
+      file,
+      `has ${tokenizer.vocabularySize} ids but the model's vocabulary holds ${manifest.model.vocabularySize}`,
+    );
+  return { ...verified, tokenizer };
 }

@@ -3,11 +3,11 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { Effect, Exit, Scope } from "effect";
 import type { InferenceSession, Tensor } from "onnxruntime-node";
-import { ModelCorruptError, ModelFormatError, ModelRunError } from "../errors.js";
-import { type ByteBpeTokenizer, PAD_ID, byteBpeTokenizer } from "../tokenizer/byte-bpe.js";
+import { ModelCorruptError, ModelRunError } from "../errors.js";
+import { PAD_ID } from "../tokenizer/byte-bpe.js";
 import type { DecodingPlan } from "./decoding.js";
 import { decodeRows, type MuEngine } from "./engine.js";
-import { type ModelManifest, readManifest } from "./manifest.js";
+import { type ModelManifest, readModel } from "./manifest.js";
 import { type Ort, onnxRuntime } from "./runtime.js";
 import type { StepIds } from "./sequence.js";
 
@@ -36,8 +36,7 @@ export interface OnnxVersion extends MuEngine {
  * `ModelCorruptError`, caught here rather than at the first call.
  */
 export async function openOnnxVersion(directory: string, options: OnnxOptions = {}): Promise<OnnxVersion> {
-  const { manifest } = await readManifest(directory);
-  const tokenizer = await readTokenizer(directory, manifest);
+  const { manifest, tokenizer } = await readModel(directory);
   const ort = await onnxRuntime();
   const threads = options.threads ?? availableParallelism();
   const batchSize = options.batchSize ?? 16;
@@ -92,28 +91,6 @@ export async function openOnnxVersion(directory: string, options: OnnxOptions = 
       await Effect.runPromise(Scope.close(scope, Exit.void));
     },
   };
-}
-
-async function readTokenizer(directory: string, manifest: ModelManifest): Promise<ByteBpeTokenizer> {
-  if (manifest.tokenizer.kind !== "byte-bpe")
-    throw new ModelFormatError(
-      directory,
-      `tokenizer.kind ${JSON.stringify(manifest.tokenizer.kind)}; this version reads "byte-bpe"`,
-    );
-  const file = manifest.tokenizer.files[0]!;
-  let tokenizer: ByteBpeTokenizer;
-  try {
-    tokenizer = byteBpeTokenizer(JSON.parse(await readFile(join(directory, file), "utf8")));
-  } catch (error) {
-    throw new ModelCorruptError(directory, file, `is not a byte-bpe tokenizer file: ${(error as Error).message}`);
-  }
-  if (tokenizer.vocabularySize > manifest.model.vocabularySize)
-    throw new ModelCorruptError(
-      directory,
-      file,
-      `has ${tokenizer.vocabularySize} ids but the model's vocabulary holds ${manifest.model.vocabularySize}`,
-    );
-  return tokenizer;
 }
 
 function checkNames(directory: string, manifest: ModelManifest, name: GraphName, session: InferenceSession): void {

@@ -44,6 +44,44 @@ describe("byteBpeTokenizer", () => {
   });
 });
 
+/** The encoder as its doc specifies it, round by round: the reference the heap-based encoder must equal. */
+function referenceEncode(text: string, merges: readonly [number, number][]): number[] {
+  let ids = Array.from(new TextEncoder().encode(text), (byte) => byte + 3);
+  const rankOf = (x: number, y: number) => merges.findIndex(([p, q]) => p === x && q === y);
+  for (;;) {
+    let best = -1;
+    for (let i = 0; i + 1 < ids.length; i++) {
+      const r = rankOf(ids[i]!, ids[i + 1]!);
+      if (r !== -1 && (best === -1 || r < best)) best = r;
+    }
+    if (best === -1) return ids;
+    const out: number[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      if (i + 1 < ids.length && rankOf(ids[i]!, ids[i + 1]!) === best) {
+        out.push(259 + best);
+        i++;
+      } else out.push(ids[i]!);
+    }
+    ids = out;
+  }
+}
+
+describe("the encoder", () => {
+  it("gives exactly the round-by-round result on any text, with merges learnt from related texts", () => {
+    const alphabet = fc.constantFrom("a", "b", "ab", "aa", "ba ", " ", "é", "Search[", "]");
+    const text = fc.array(alphabet, { maxLength: 40 }).map((parts) => parts.join(""));
+    fc.assert(
+      fc.property(fc.array(text, { minLength: 1, maxLength: 6 }), text, (corpus, probe) => {
+        const merges = trainByteBpe(corpus, 320).merges;
+        const tokenizer = byteBpeTokenizer(file(merges));
+        for (const sample of [probe, ...corpus])
+          expect(tokenizer.encode(sample)).toEqual(referenceEncode(sample, merges));
+      }),
+      { numRuns: 300, seed: 14 },
+    );
+  });
+});
+
 describe("trainByteBpe", () => {
   it("merges the most frequent pair, ties to the smallest pair, and stops when no pair repeats", () => {
     expect(trainByteBpe(["abab"], 300).merges).toEqual([[a, b]]);

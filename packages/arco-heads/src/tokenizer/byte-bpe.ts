@@ -24,6 +24,9 @@ const FIRST_MERGE_ID = BYTE_OFFSET + 256;
 // A pair is keyed as a·2^20 + b in one number; ids stay below 2^20, far beyond any vocabulary μ needs.
 const ID_LIMIT = 0x100000;
 const MAX_MERGES = ID_LIMIT - FIRST_MERGE_ID;
+// The encoder's heap packs (rank, position) into one number: ranks < 2^20 and positions < 2^26
+// stay below 2^46, exact in a double. 2^26 bytes is 64 MiB of text in one call.
+const POSITION_LIMIT = 2 ** 26;
 
 /** The tokenizer file (`tokenizer.json` in a model directory; `kind` "byte-bpe" in the manifest). */
 export const ByteBpeFileSchema = z
@@ -90,8 +93,14 @@ export function byteBpeTokenizer(file: unknown): ByteBpeTokenizer {
   return {
     vocabularySize,
     encode(text) {
+      const bytes = new TextEncoder().encode(text);
+      if (bytes.length >= POSITION_LIMIT)
+        throw new ArcoInputError(
+          "text",
+          `${bytes.length} bytes; the tokenizer encodes at most ${POSITION_LIMIT - 1} in one call`,
+        );
       return applyMerges(
-        Array.from(new TextEncoder().encode(text), (b) => b + BYTE_OFFSET),
+        Array.from(bytes, (b) => b + BYTE_OFFSET),
         rank,
       );
     },
@@ -124,17 +133,84 @@ export function byteBpeTokenizer(file: unknown): ByteBpeTokenizer {
   };
 }
 
-/** The encode loop: the lowest-ranked pair present, merged everywhere left to right, until none is a merge. */
+/**
+ * The encode loop, in O(n log n): every adjacent pair that is a merge waits in a heap keyed by
+ * (rank, position). This gives exactly the rounds of "merge the lowest-ranked pair present,
+ * everywhere, left to right": a merge's new id may pair only with merges of higher rank (merge r
+ * joins ids below 259 + r), so ranks come out of the heap in the order the rounds take them, and
+ * within a rank the leftmost first. A popped entry whose pair has changed since is skipped.
+ */
 function applyMerges(ids: number[], rank: ReadonlyMap<number, number>): number[] {
-  let current = ids;
-  for (;;) {
-    let best = Number.POSITIVE_INFINITY;
-    for (let i = 0; i + 1 < current.length; i++) {
-      const r = rank.get(pairKey(current[i]!, current[i + 1]!));
-      if (r !== undefined && r < best) best = r;
+  const n = ids.length;
+  if (n < 2) return ids;
+  const token = Int32Array.from(ids);
+  const next = new Int32Array(n);
+  const prev = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    next[i] = i + 1 < n ? i + 1 : -1;
+    prev[i] = i - 1;
+  }
+  const heap = new PairHeap();
+  const consider = (i: number) => {
+    const j = next[i]!;
+    if (i < 0 || j < 0) return;
+    const r = rank.get(pairKey(token[i]!, token[j]!));
+    if (r !== undefined) heap.push(r, i);
+  };
+  for (let i = 0; i + 1 < n; i++) consider(i);
+  const alive = new Uint8Array(n).fill(1);
+  while (heap.size > 0) {
+    const [r, i] = heap.pop();
+    const j = next[i]!;
+    if (!alive[i] || j < 0 || rank.get(pairKey(token[i]!, token[j]!)) !== r) continue;
+    token[i] = FIRST_MERGE_ID + r;
+    alive[j] = 0;
+    const after = next[j]!;
+    next[i] = after;
+    if (after >= 0) prev[after] = i;
+    consider(prev[i]!);
+    consider(i);
+  }
+  const out: number[] = [];
+  for (let i = 0; i >= 0; i = next[i]!) out.push(token[i]!);
+  return out;
+}
+
+/** A binary min-heap of (rank, position) pairs, packed into one number: rank · 2^26 + position. */
+class PairHeap {
+  #items: number[] = [];
+  get size(): number {
+    return this.#items.length;
+  }
+  push(r: number, position: number): void {
+    const items = this.#items;
+    let at = items.push(r * POSITION_LIMIT + position) - 1;
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      if (items[parent]! <= items[at]!) break;
+      [items[parent], items[at]] = [items[at]!, items[parent]!];
+      at = parent;
     }
-    if (best === Number.POSITIVE_INFINITY) return current;
-    current = mergePair(current, best, rank);
+  }
+  pop(): [number, number] {
+    const items = this.#items;
+    const top = items[0]!;
+    const last = items.pop()!;
+    if (items.length > 0) {
+      items[0] = last;
+      let at = 0;
+      for (;;) {
+        const left = 2 * at + 1;
+        const right = left + 1;
+        let least = at;
+        if (left < items.length && items[left]! < items[least]!) least = left;
+        if (right < items.length && items[right]! < items[least]!) least = right;
+        if (least === at) break;
+        [items[least], items[at]] = [items[at]!, items[least]!];
+        at = least;
+      }
+    }
+    return [Math.floor(top / POSITION_LIMIT), top % POSITION_LIMIT];
   }
 }
 
