@@ -44,6 +44,10 @@ const COMMANDS: Readonly<
     summary: "probe a rubric reward for hacks",
     load: () => declaration(import("./commands/hackbench.js"), "hackbenchCommand"),
   },
+  mu: {
+    summary: "ARCO's rubric model μ: init a model, write and score the criteria of agent steps",
+    load: () => declaration(import("./commands/mu.js"), "muCommand"),
+  },
 };
 
 function rootHelp(): string {

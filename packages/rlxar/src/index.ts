@@ -1,7 +1,14 @@
 /**
- * @rubric/rlxar — package skeleton.
- *
- * This package will hold ARCO co-evolution RL: multi-hop QA environment, reward-to-go with bucketed baselines, decomposition-constrained μ updates. Nothing is exported yet: the implementation lands with
- * a later issue. Importing it today gives an empty module, never a stand-in implementation.
+ * @rubric/rlxar — ARCO's co-evolution of a policy and its rubric model μ. So far: μ created,
+ * exported and served through the Python sidecar (the torch backend beside `RubricModel`'s
+ * onnxruntime-node one).
  */
-export {};
+export {
+  createMu,
+  exportMu,
+  sidecarMuEngine,
+  trainMuTokenizer,
+  type CreateMuOptions,
+  type MuExport,
+  type MuShape,
+} from "./mu/sidecar-mu.js";

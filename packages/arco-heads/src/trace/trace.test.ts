@@ -57,4 +57,19 @@ describe("step traces", () => {
   it("refuses a step with no scores", () => {
     expect(() => stepTrace("x", [], [])).toThrow(ArcoInputError);
   });
+
+  it("keep the generation's flags that `rubric mu criteria` prints, and refuse unknown ones", () => {
+    const line = {
+      id: "q1#2",
+      criteria: ["", "", ""],
+      scores: [0.1, 0.2, 0.3],
+      s: 0.2,
+      adjusted: "unparsed",
+      droppedTurns: 2,
+    };
+    expect(readTraces(`${JSON.stringify(line)}\n`, "cli.jsonl")).toEqual([line]);
+    expect(() => readTraces(`${JSON.stringify({ ...line, adjusted: "guessed" })}\n`, "cli.jsonl")).toThrow(
+      /line 1: adjusted/,
+    );
+  });
 });

@@ -19,6 +19,10 @@ export const StepTraceSchema = z
     criteria: z.array(z.string()),
     scores: z.array(z.number().min(-1).max(1)).min(1),
     s: z.number().min(-1).max(1),
+    /** Set when μ's generation was padded or cut to K, or held no criteria object (see `GeneratedCriteria`). */
+    adjusted: z.enum(["padded", "truncated", "unparsed"]).optional(),
+    /** Oldest history turns left out of the prompt to fit the model, when any were. */
+    droppedTurns: z.int().min(1).optional(),
   })
   .superRefine((trace, context) => {
     if (trace.criteria.length !== 0 && trace.criteria.length !== trace.scores.length) {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Step, type Trajectory, stepsOf } from "../src/index.js";
+import { type Step, type Trajectory, stepsOf } from "@rubric/arco-heads";
 
 /**
  * Trajectories of ARCO's QA agent shape, built from real HotpotQA training questions for the

@@ -1,0 +1,133 @@
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  BOS_ID,
+  ModelCorruptError,
+  RubricModel,
+  criteriaIds,
+  promptText,
+  rateSteps,
+  readModel,
+  stepPrompt,
+  stepsOf,
+  type Step,
+} from "@rubric/arco-heads";
+import { SidecarClient } from "@rubric/gspo";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMu, exportMu, sidecarMuEngine } from "./sidecar-mu.js";
+
+const TIMEOUT_MS = 300_000; // a guard for a busy 2-core machine, not a measurement
+const TOLERANCE = 1e-4; // float32 in both runtimes
+
+const steps: Step[] = [
+  ...stepsOf({
+    id: "q1",
+    task: "Which river flows through the capital of the country where Tarn Hall was built?",
+    outcome: 1,
+    turns: [
+      {
+        action: "Search[Tarn Hall]",
+        observation: "Tarn Hall is a manor house in Norland, built in 1702.",
+        budgetLeft: 3,
+      },
+      {
+        action: "Search[capital of Norland]",
+        observation: "Vessby is the capital of Norland, on the river Aln.",
+        budgetLeft: 2,
+      },
+      { action: "Finish[Aln]", observation: "Episode finished.", budgetLeft: 1 },
+    ],
+  }),
+  { task: "Is Mount Orr taller than Mount Bel?", history: [], budgetLeft: 3, action: "Finish[yes]" },
+];
+const CRITERIA = ["Finds the country", "Targets the capital", "Avoids repeats"];
+
+describe("μ through the sidecar (torch) and onnxruntime-node", () => {
+  let client: SidecarClient;
+  let root: string;
+  let latest: string;
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), "rlxar-mu-"));
+    client = await SidecarClient.start({ threads: 1 });
+    const first = await createMu(client, root, {
+      k: 3,
+      seed: 9,
+      shape: { dModel: 32, heads: 4, layers: 2, maxSequence: 512 },
+      maxCriteriaTokens: 40,
+      vocabularySize: 420,
+      corpus: steps,
+    });
+    const { tokenizer } = await readModel(first.directory);
+    // A few SFT steps so that the criteria are not the untrained model's noise.
+    for (let i = 0; i < 25; i++)
+      await client.request("mu.sft", {
+        examples: steps.map((step) => ({
+          prompt: [BOS_ID, ...tokenizer.encode(promptText(stepPrompt(step)))],
+          criteria: criteriaIds(tokenizer, CRITERIA, true),
+          scores: [0.3, -0.1, 0.5],
+        })),
+        learning_rate: 3e-3,
+      });
+    latest = (await exportMu(client, root, tokenizer, 40)).directory;
+  }, TIMEOUT_MS);
+  afterAll(async () => {
+    await client?.close();
+    await rm(root, { recursive: true, force: true });
+  }, TIMEOUT_MS);
+
+  it(
+    "createMu writes version 1 with its tokenizer and checkpoint, every file hashed",
+    async () => {
+      expect((await readdir(root)).sort()).toEqual(["v0001", "v0002"]);
+      const { manifest } = await readModel(join(root, "v0001"));
+      expect(manifest).toMatchObject({
+        exportVersion: 1,
+        k: 3,
+        checkpoint: "mu.pt",
+        tokenizer: { files: ["tokenizer.json"] },
+      });
+      expect(Object.keys(manifest.files).sort()).toEqual(
+        ["decode.onnx", "mu.pt", "prefill.onnx", "score.onnx", "tokenizer.json"].sort(),
+      );
+    },
+    TIMEOUT_MS,
+  );
+
+  for (const decoding of [{ mode: "greedy" } as const, { mode: "sampled", seed: 4, temperature: 1 } as const]) {
+    it(
+      `both backends write the same criteria and give the same scores (${decoding.mode})`,
+      async () => {
+        const model = await RubricModel.load(root, { threads: 1 });
+        expect(model.directory).toBe(latest);
+        const onnx = await model.rateSteps(steps, { decoding });
+        await model.close();
+        const torch = await rateSteps(await sidecarMuEngine(client, latest), steps, { decoding });
+        expect(torch.map((r) => r.text)).toEqual(onnx.map((r) => r.text));
+        expect(torch.map((r) => r.criteria)).toEqual(onnx.map((r) => r.criteria));
+        for (let i = 0; i < steps.length; i++)
+          for (let k = 0; k < 3; k++)
+            expect(Math.abs(torch[i]!.scores[k]! - onnx[i]!.scores[k]!)).toBeLessThan(TOLERANCE);
+        if (decoding.mode === "greedy") expect(onnx.some((r) => r.criteria.join("") !== "")).toBe(true);
+      },
+      TIMEOUT_MS,
+    );
+  }
+
+  it(
+    "the torch backend refuses a checkpoint of other weights than the manifest's",
+    async () => {
+      // v0001's manifest names the untrained weights; loading it after training still matches its own file.
+      await expect(sidecarMuEngine(client, join(root, "v0001"))).resolves.toBeDefined();
+      const copy = join(root, "v0009");
+      await cp(latest, copy, { recursive: true });
+      const manifest = JSON.parse(await readFile(join(copy, "manifest.json"), "utf8"));
+      manifest.training.fingerprint = "0".repeat(manifest.training.fingerprint.length);
+      await writeFile(join(copy, "manifest.json"), JSON.stringify(manifest));
+      await expect(sidecarMuEngine(client, copy)).rejects.toBeInstanceOf(ModelCorruptError);
+      await rm(copy, { recursive: true });
+    },
+    TIMEOUT_MS,
+  );
+});
