@@ -10,6 +10,7 @@ from typing import Optional
 import pytest
 import torch
 
+from rubric_trainer.faults import InvalidParams
 from rubric_trainer.mu import Mu, Step, next_tokens
 from rubric_trainer.protocol import PARAMS
 from rubric_trainer.xoshiro import Xoshiro128StarStar
@@ -115,6 +116,13 @@ def test_sampling_is_reproducible_from_the_same_states_and_differs_for_others(mu
     assert len({tuple(ids) for ids in first["ids"]}) == 4
     greedy = mu.generate([PROMPTS[0]], max_new_tokens=12, eos_id=NEVER)["ids"][0]
     assert any(ids != greedy for ids in first["ids"])
+
+
+def test_sampling_without_a_stream_per_prompt_is_refused_not_greedy(mu: Mu) -> None:
+    with pytest.raises(InvalidParams, match="one stream state per prompt"):
+        mu.generate(PROMPTS, max_new_tokens=2, eos_id=NEVER, temperature=1.0)
+    with pytest.raises(InvalidParams, match="got 1"):
+        mu.generate(PROMPTS, max_new_tokens=2, eos_id=NEVER, temperature=1.0, rngs=STATES[:1])
 
 
 def test_the_token_rule_by_hand() -> None:

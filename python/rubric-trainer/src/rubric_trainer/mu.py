@@ -267,6 +267,9 @@ class Mu:
         """
         n = len(prompts)
         budgets = [min(max_new_tokens, self.max_seq_len - len(prompt)) for prompt in prompts]
+        if temperature > 0 and (rngs is None or len(rngs) != n):
+            # The wire schema refuses this already; a direct caller must not get greedy tokens silently.
+            raise InvalidParams(f"rng: sampling (temperature {temperature}) needs one stream state per prompt ({n}), got {'none' if rngs is None else len(rngs)}", {"path": "rng"})
         streams = [Xoshiro128StarStar(state["words"]) for state in rngs] if temperature > 0 and rngs is not None else None
         width = max(len(prompt) for prompt in prompts)
         ids = torch.zeros(n, width, dtype=torch.long)
