@@ -85,13 +85,11 @@ export {
 } from "./sidecar/errors.js";
 export {
   ModelSpecSchema,
-  MuManifestSchema,
   MuModelSpecSchema,
   PolicyInitParamsSchema,
   SIDECAR_ERROR_CODES,
   SIDECAR_METHODS,
   type ModelSpec,
-  type MuManifest,
   type ParamsOf,
   type PolicyInitParams,
   type ResultOf,

@@ -1,10 +1,9 @@
 """μ: the decomposition loss and its class balance by hand, the KL direction, SFT, the two learning
-rates, the clip, the key/value cache, checkpoints, the versioned export and the protocol."""
+rates, the clip, the key/value cache, checkpoints and the protocol (the export and generation have
+files of their own)."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from pathlib import Path
 
@@ -12,8 +11,7 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from rubric_trainer.faults import CheckpointFault
-from rubric_trainer.mu import MANIFEST_FORMAT, Mu, Step, class_weights, criteria_kl, decomposition_loss
+from rubric_trainer.mu import Mu, Step, class_weights, criteria_kl, decomposition_loss
 from rubric_trainer.protocol import PARAMS
 
 MODEL = {"kind": "tiny", "vocab_size": 12, "d_model": 16, "n_heads": 2, "n_layers": 2, "max_seq_len": 24}
@@ -165,21 +163,6 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     assert a["loss"] == b["loss"] and loaded.fingerprint() == mu.fingerprint()
 
 
-def test_export_writes_new_complete_versions(tmp_path: Path) -> None:
-    mu = make_mu()
-    first = mu.export(str(tmp_path), 17)
-    second = mu.export(str(tmp_path), 17)
-    assert (first["version"], second["version"]) == (1, 2)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["v0001", "v0002"]  # no staging directory left
-    manifest = json.loads((tmp_path / "v0002" / "manifest.json").read_text())
-    assert manifest == second["manifest"]
-    assert manifest["format"] == MANIFEST_FORMAT and manifest["version"] == 2 and manifest["k"] == 3
-    assert set(manifest["files"]) == {"score.onnx", "prefill.onnx", "decode.onnx"}
-    for name, digest in manifest["files"].items():
-        assert hashlib.sha256((tmp_path / "v0002" / name).read_bytes()).hexdigest() == digest
-    assert manifest["graphs"]["decode"]["inputs"][:4] == ["input_ids", "attention_mask", "past_key_0", "past_value_0"]
-
-
 def test_protocol_methods(sidecar) -> None:
     assert sidecar.error("mu.scores", {"steps": [{"prompt": [1], "criteria": []}]})["code"] == "no_policy"
     assert sidecar.call("health")["mu"] is None
@@ -231,33 +214,3 @@ def test_step_loss_gradient_matches_finite_differences_in_the_network() -> None:
             down = float(mu.step_loss(trajectories, rewards, beta=0.05)[0])
             parameter[index] = original
         assert analytic == pytest.approx((up - down) / (2 * h), rel=1e-5, abs=1e-9)
-
-
-def test_a_failed_export_leaves_no_version_behind(tmp_path: Path, monkeypatch) -> None:
-    mu = make_mu()
-    mu.export(str(tmp_path), 17)
-
-    def fail(directory: Path, opset: int) -> dict:
-        (directory / "score.onnx").write_bytes(b"half a graph")
-        raise OSError("disk full")
-
-    monkeypatch.setattr(mu, "write_graphs", fail)
-    with pytest.raises(OSError, match="disk full"):
-        mu.export(str(tmp_path), 17)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["v0001"]
-
-
-def test_an_export_racing_another_never_replaces_its_version(tmp_path: Path, monkeypatch) -> None:
-    mu = make_mu()
-    write_graphs = mu.write_graphs
-
-    def race(directory: Path, opset: int) -> dict:
-        (tmp_path / "v0001").mkdir()  # another writer publishes v0001 while this one writes
-        (tmp_path / "v0001" / "manifest.json").write_text("theirs")
-        return write_graphs(directory, opset)
-
-    monkeypatch.setattr(mu, "write_graphs", race)
-    with pytest.raises(CheckpointFault, match="another export wrote this version"):
-        mu.export(str(tmp_path), 17)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["v0001"]
-    assert (tmp_path / "v0001" / "manifest.json").read_text() == "theirs"

@@ -131,6 +131,7 @@ const Tokens = z.array(z.number().int().nonnegative()).min(1);
 const Row = z.array(z.number()).min(1);
 const Matrix = z.array(Row).min(1);
 const Positive = z.number().positive();
+const UInt32 = z.number().int().min(0).max(0xffffffff);
 const ObjectiveSchema = z.enum(["gspo", "grpo", "dr-grpo"]);
 
 /** A model the sidecar can build: its small causal transformer, or a Hugging Face model by name (needs transformers there). */
@@ -185,31 +186,36 @@ export const MuModelSpecSchema = z.strictObject({
 /** One step as μ reads it: the step prompt's ids and the criteria's ids (empty for the "no rubric" ablation). */
 const MuStepSchema = z.strictObject({ prompt: Tokens, criteria: z.array(z.number().int().nonnegative()) });
 
-/** What `mu.export` writes beside its ONNX graphs (python/rubric-trainer/README.md documents each field). */
-export const MuManifestSchema = z.object({
-  format: z.literal("rubric-mu/1"),
-  version: z.number().int().positive(),
-  k: z.number().int().positive(),
-  vocab_size: z.number().int(),
-  max_seq_len: z.number().int(),
-  pooling: z.enum(["prompt+criteria", "criteria"]),
-  opset: z.number().int(),
-  model: z.object({
-    kind: z.literal("tiny"),
-    d_model: z.number().int(),
-    n_heads: z.number().int(),
-    n_layers: z.number().int(),
-    head_width: z.number().int(),
-  }),
-  graphs: z.record(
-    z.enum(["score", "prefill", "decode"]),
-    z.object({ file: z.string(), inputs: z.array(z.string()), outputs: z.array(z.string()) }),
-  ),
-  files: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/)),
-  fingerprint: z.string(),
-  steps: z.number().int(),
+// The files `mu.export` writes itself; a tokenizer file may not take one of these names, in any case
+// (on a case-insensitive file system `Score.onnx` is `score.onnx`).
+const EXPORT_FILES = ["manifest.json", "score.onnx", "prefill.onnx", "decode.onnx"];
+
+/** The tokenizer `mu.export` writes into the version directory: its kind and its files' text by file name. */
+const MuTokenizerSchema = z.strictObject({
+  kind: z.string().min(1),
+  files: z
+    .record(
+      z
+        .string()
+        .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "a tokenizer file needs a simple name (no directory)")
+        .max(255)
+        .refine((name) => !EXPORT_FILES.includes(name.toLowerCase()), {
+          message: `may not be one of the export's own files (${EXPORT_FILES.join(", ")})`,
+        }),
+      z.string(),
+    )
+    .refine((files) => Object.keys(files).length > 0, { message: "expected at least one tokenizer file" }),
 });
-export type MuManifest = z.infer<typeof MuManifestSchema>;
+
+/** @rubric/core's `RngState`: a stream `mu.generate` continues (without advancing the caller's copy). */
+const RngStateSchema = z.strictObject({
+  algorithm: z.literal("xoshiro128**"),
+  words: z
+    .tuple([UInt32, UInt32, UInt32, UInt32])
+    .readonly()
+    .refine((words) => words.some((word) => word !== 0), { message: "must not be all zero" }),
+  key: z.string().regex(/^[0-9a-f]{16}$/, "expected 16 lower-case hex digits"),
+});
 
 const Ok = z.object({ ok: z.literal(true) });
 
@@ -271,9 +277,68 @@ const MU_METHODS = {
     result: z.object({ path: z.string(), steps: z.number().int() }),
   },
   "mu.load": { params: z.strictObject({ dir: z.string().min(1) }), result: MuSummarySchema },
+  /**
+   * New tokens after each prompt, by μ's LM head with the key/value cache (rows left-padded into one
+   * batch). Greedy: the argmax, lowest id on ties. Sampled (`temperature` > 0): in float64,
+   * p = softmax(logits / temperature), and with u = the row's `rng.next()` (one draw per token
+   * written), the smallest id i whose running sum of p exceeds u · sum(p), else the largest id with
+   * p > 0. A row stops after writing `eos_id` (left out of its ids; `finished` true), after
+   * `max_new_tokens` tokens, or when prompt + written reach the model's `max_seq_len`. The loop is
+   * specified in python/rubric-trainer/README.md; the onnxruntime-node generator repeats it exactly.
+   */
+  "mu.generate": {
+    params: z
+      .strictObject({
+        /** Token ids, each prompt at least one and at most `max_seq_len` − 1. */
+        prompts: z.array(Tokens).min(1),
+        max_new_tokens: z.number().int().min(1),
+        eos_id: z.number().int().nonnegative(),
+        /** Absent or 0: greedy. */
+        temperature: z.number().nonnegative().optional(),
+        /** One stream per prompt, required exactly when `temperature` > 0. */
+        rng: z.array(RngStateSchema).optional(),
+      })
+      .superRefine((params, context) => {
+        const sampled = (params.temperature ?? 0) > 0;
+        if (sampled && params.rng?.length !== params.prompts.length)
+          context.addIssue({
+            code: "custom",
+            path: ["rng"],
+            message: `expected ${params.prompts.length} stream states (one per prompt) when temperature > 0`,
+          });
+        if (!sampled && params.rng !== undefined)
+          context.addIssue({
+            code: "custom",
+            path: ["rng"],
+            message: "only with temperature > 0; greedy draws nothing",
+          });
+      }),
+    result: z.object({
+      /** The tokens each row wrote, its EOS left out. */
+      ids: z.array(z.array(z.number().int())),
+      /** Whether the row wrote EOS (false: it ran out of `max_new_tokens` or of positions). */
+      finished: z.array(z.boolean()),
+    }),
+  },
   "mu.export": {
-    params: z.strictObject({ dir: z.string().min(1), opset: z.number().int().min(7).optional() }),
-    result: z.object({ dir: z.string(), version: z.number().int(), manifest: MuManifestSchema }),
+    params: z.strictObject({
+      dir: z.string().min(1),
+      opset: z.number().int().min(7).optional(),
+      /** One tokenizer for both sides: its files travel with the model, in the same atomic rename. */
+      tokenizer: MuTokenizerSchema,
+      /** `maxLengths.criteria`: the new tokens μ may write (EOS included); default 128, below `max_seq_len`. */
+      max_criteria_tokens: z.number().int().min(1).optional(),
+    }),
+    result: z.object({
+      dir: z.string(),
+      version: z.number().int(),
+      /**
+       * `@rubric/arco-heads`' `ModelManifestSchema` (that package owns the model contract and its
+       * `readManifest` verifies it with every file's hash); gspo must not depend on it, so it is
+       * passed through unchecked here.
+       */
+      manifest: z.record(z.string(), z.unknown()),
+    }),
   },
 } as const satisfies Record<string, { params: z.ZodType; result: z.ZodType }>;
 

@@ -1,5 +1,5 @@
 """ARCO's rubric model μ as the sidecar trains it: the losses (SFT and the decomposition step), the
-optimisers, checkpoints and the versioned ONNX export that onnxruntime-node serves.
+optimisers, checkpoints, generation, and the versioned ONNX export that onnxruntime-node serves.
 
 A step is ``(prompt, criteria)`` token ids: μ reads prompt + criteria in one forward; the LM head's
 logits at the positions before each criteria token give the criteria's log-likelihood (SFT's
@@ -14,11 +14,12 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import torch
 
@@ -26,10 +27,20 @@ from .faults import CheckpointFault, Fault, InvalidParams, NonFinite
 from .model import check_token_ids, optional_import, parameter_fingerprint
 from .mu_model import DecodeGraph, MuNetwork, PrefillGraph, ScoreGraph, cache_names
 from .policy import read_checkpoint, write_checkpoint
+from .xoshiro import Xoshiro128StarStar
 
 MU_CHECKPOINT_FORMAT = "rubric-trainer/mu/1"
 MU_CHECKPOINT_FILE = "mu.pt"
-MANIFEST_FORMAT = "rubric-mu/1"
+MANIFEST_FORMAT = "rubric-mu"
+MANIFEST_FORMAT_VERSION = 1
+"""The model contract of @rubric/arco-heads (``ModelManifestSchema`` in its src/model/manifest.ts)."""
+MANIFEST_FILE = "manifest.json"
+GRAPH_FILES = {"score": "score.onnx", "prefill": "prefill.onnx", "decode": "decode.onnx"}
+TOKENIZER_FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+MAX_FILE_NAME = 255
+"""The longest file name the common file systems hold (ext4, APFS, NTFS)."""
+DEFAULT_MAX_CRITERIA_TOKENS = 128
+"""ARCO generates at most 128 criteria tokens."""
 SFT_SCORE_COEF = 10.0
 """ARCO's ``sft_mu.py``: CE(criteria) + 10 × MSE(d, teacher scores)."""
 MAX_GRAD_NORM = 1.0
@@ -86,6 +97,53 @@ def criteria_kl(logp: torch.Tensor, logp_ref: torch.Tensor, mask: torch.Tensor) 
     per_token = (logp_ref.exp() * (logp_ref - logp)).sum(dim=2)
     weights = mask.to(per_token.dtype)
     return (per_token * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
+
+
+def check_tokenizer(tokenizer: dict, path: str) -> None:
+    """The tokenizer files ``mu.export`` writes beside the graphs: simple names only, so that none
+    leaves the version directory or replaces a file the export writes itself (the check ignores
+    case, since on a case-insensitive file system ``Score.onnx`` is ``score.onnx``), and UTF-8 text."""
+    reserved = {name.casefold(): name for name in (MANIFEST_FILE, *GRAPH_FILES.values())}
+    seen: dict[str, str] = {}
+    for name, text in tokenizer["files"].items():
+        at = f"{path}.files.{name}"
+        if TOKENIZER_FILE_NAME.fullmatch(name) is None or len(name) > MAX_FILE_NAME:
+            raise InvalidParams(f"{at}: a tokenizer file needs a simple name (^[A-Za-z0-9][A-Za-z0-9._-]*$, at most {MAX_FILE_NAME} characters, no directory), got {name!r}", {"path": at})
+        folded = name.casefold()
+        if folded in reserved:
+            raise InvalidParams(f"{at}: {name!r} is the export's own {reserved[folded]}; name the tokenizer file otherwise", {"path": at})
+        if folded in seen:
+            raise InvalidParams(f"{at}: {name!r} and {seen[folded]!r} differ only in case; on a case-insensitive file system one would overwrite the other", {"path": at})
+        seen[folded] = name
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise InvalidParams(f"{at}: not UTF-8 text ({error.reason} at character {error.start})", {"path": at}) from error
+
+
+def next_tokens(logits: torch.Tensor, temperature: float, streams: Optional[Sequence[Xoshiro128StarStar]]) -> list[int]:
+    """One token per row of ``logits`` [B, V], as ``Mu.generate`` documents: the argmax (lowest id
+    on ties) when greedy, else the inverse CDF of softmax(logits / temperature) at one draw per row.
+    Computed in float64, as the TypeScript twin computes on JavaScript numbers."""
+    values = logits.double()
+    if not bool(torch.isfinite(values).all()):
+        raise NonFinite("μ's logits are not finite; no token can be chosen", {})
+    if streams is None:
+        # torch.argmax returns the first of equal maxima: ties go to the lowest id.
+        return [int(i) for i in values.argmax(dim=1)]
+    scaled = values / temperature
+    if not bool(torch.isfinite(scaled).all()):
+        raise InvalidParams(f"params.temperature: logits / {temperature} overflow float64; use a larger temperature", {"path": "params.temperature"})
+    p = torch.softmax(scaled, dim=1)
+    cumulative = torch.cumsum(p, dim=1)  # a running sum, left to right: its last entry is sum(p)
+    u = torch.tensor([stream.next() for stream in streams], dtype=torch.float64)
+    above = cumulative > (u * cumulative[:, -1]).unsqueeze(1)
+    tokens = []
+    for b in range(values.shape[0]):
+        hits = above[b].nonzero()
+        # No entry above u·sum(p) only by rounding (u·sum(p) rounded up to sum(p)): the last id with mass.
+        tokens.append(int(hits[0]) if len(hits) else int((p[b] > 0).nonzero()[-1]))
+    return tokens
 
 
 # --- the model ----------------------------------------------------------------------------------
@@ -174,6 +232,82 @@ class Mu:
             tensor = torch.tensor(ids, dtype=torch.long)
             hidden, _ = self.network.hidden(tensor, torch.ones_like(tensor))
             return self.network.lm_head(hidden).double().tolist()
+
+    def generate(
+        self,
+        prompts: Sequence[Sequence[int]],
+        *,
+        max_new_tokens: int,
+        eos_id: int,
+        temperature: float = 0.0,
+        rngs: Optional[Sequence[dict]] = None,
+        check_cancelled: Optional[Callable[[], None]] = None,
+    ) -> dict:
+        """``mu.generate``: new tokens after each prompt, by the LM head with the key/value cache.
+
+        The loop the TypeScript generator (onnxruntime-node, prefill.onnx + decode.onnx) repeats, so
+        that both backends write the same tokens:
+
+        - The prompts are left-padded into one batch (mask 0 on the padding); positions come from
+          the attention mask, so a row writes what it writes alone. Every row's first token comes
+          from the prompt's last-position logits, each later one from the logits after feeding the
+          row's previous token.
+        - Greedy (``temperature`` 0): the token is the argmax of the logits, the lowest id on ties.
+        - Sampled (``temperature`` > 0): in float64, z = logits / temperature, p = softmax(z) (exp of
+          z − max z, divided by its sum), c = the running sum of p from id 0 up, so c[V − 1] is
+          sum(p); u = ``next()`` of the row's own xoshiro128** stream (one draw per token the row
+          writes, EOS included); the token is the smallest id i with c[i] > u · c[V − 1], or, if
+          rounding leaves none, the largest id with p > 0.
+        - A row stops after writing ``eos_id`` (not in its ids; finished true), after writing
+          ``max_new_tokens`` tokens, or when prompt + written tokens reach ``max_seq_len`` (both
+          finished false). A prompt must leave room for one token: at most max_seq_len − 1 ids.
+
+        ``rngs`` are core ``RngState``s, one per prompt, required when sampling; they are read, not
+        returned: the caller advances its own streams by the tokens written (EOS included).
+        """
+        n = len(prompts)
+        budgets = [min(max_new_tokens, self.max_seq_len - len(prompt)) for prompt in prompts]
+        if temperature > 0 and (rngs is None or len(rngs) != n):
+            # The wire schema refuses this already; a direct caller must not get greedy tokens silently.
+            raise InvalidParams(f"rng: sampling (temperature {temperature}) needs one stream state per prompt ({n}), got {'none' if rngs is None else len(rngs)}", {"path": "rng"})
+        streams = [Xoshiro128StarStar(state["words"]) for state in rngs] if temperature > 0 and rngs is not None else None
+        width = max(len(prompt) for prompt in prompts)
+        ids = torch.zeros(n, width, dtype=torch.long)
+        mask = torch.zeros(n, width, dtype=torch.long)
+        for b, prompt in enumerate(prompts):
+            ids[b, width - len(prompt) :] = torch.tensor(list(prompt))
+            mask[b, width - len(prompt) :] = 1
+        written: list[list[int]] = [[] for _ in range(n)]
+        finished = [False] * n
+        rows = list(range(n))  # the prompts still writing, in batch order
+        with torch.no_grad():
+            hidden, cache = self.network.hidden(ids, mask)
+            logits = self.network.lm_head(hidden[:, -1])
+            while True:
+                if check_cancelled is not None:
+                    check_cancelled()
+                chosen = next_tokens(logits, temperature, [streams[b] for b in rows] if streams is not None else None)
+                keep: list[int] = []
+                for i, (b, token) in enumerate(zip(rows, chosen)):
+                    if token == eos_id:
+                        finished[b] = True
+                        continue
+                    written[b].append(token)
+                    if len(written[b]) < budgets[b]:
+                        keep.append(i)
+                if not keep:
+                    break
+                if len(keep) < len(rows):
+                    # Rows that stopped leave the batch (and the cache): no compute on them.
+                    index = torch.tensor(keep)
+                    cache = [(key.index_select(0, index), value.index_select(0, index)) for key, value in cache]
+                    mask = mask.index_select(0, index)
+                    rows = [rows[i] for i in keep]
+                feed = torch.tensor([[written[b][-1]] for b in rows])
+                mask = torch.cat([mask, torch.ones(len(rows), 1, dtype=torch.long)], dim=1)
+                hidden, cache = self.network.hidden(feed, mask, cache)
+                logits = self.network.lm_head(hidden[:, -1])
+        return {"ids": written, "finished": finished}
 
     # --- training -------------------------------------------------------------------------------
 
@@ -290,11 +424,18 @@ class Mu:
 
     # --- export ---------------------------------------------------------------------------------
 
-    def export(self, directory: str, opset: int) -> dict:
+    def check_max_criteria_tokens(self, max_criteria_tokens: int, path: str) -> None:
+        if max_criteria_tokens >= self.max_seq_len:
+            raise InvalidParams(f"{path}: must be below the model's max_seq_len ({self.max_seq_len}), leaving room for the prompt; got {max_criteria_tokens}", {"path": path})
+
+    def export(self, directory: str, opset: int, tokenizer: dict, max_criteria_tokens: int = DEFAULT_MAX_CRITERIA_TOKENS) -> dict:
         """A new version directory ``directory/vNNNN`` (one past the highest there) holding
-        ``score.onnx``, ``prefill.onnx``, ``decode.onnx`` and ``manifest.json``. Everything is
-        written into a hidden temporary directory beside it and renamed into place, so a reader
-        watching ``directory`` sees a complete version or none."""
+        ``score.onnx``, ``prefill.onnx``, ``decode.onnx``, the tokenizer's files (``tokenizer`` is
+        ``{kind, files: {name: text}}``) and ``manifest.json``, @rubric/arco-heads' model contract.
+        Everything is written into a hidden temporary directory beside it and renamed into place,
+        so a reader watching ``directory`` sees a complete version, tokenizer included, or none."""
+        check_tokenizer(tokenizer, "tokenizer")
+        self.check_max_criteria_tokens(max_criteria_tokens, "max_criteria_tokens")
         root = Path(directory)
         root.mkdir(parents=True, exist_ok=True)
         version = 1 + max((int(p.name[1:]) for p in root.iterdir() if p.is_dir() and p.name[0] == "v" and p.name[1:].isdigit()), default=0)
@@ -303,9 +444,14 @@ class Mu:
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
         try:
+            for name, text in sorted(tokenizer["files"].items()):
+                (staging / name).write_bytes(text.encode("utf-8"))  # bytes: no newline translation
             graphs = self.write_graphs(staging, opset)
-            files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(staging.iterdir())}
-            manifest = self.manifest(version, opset, graphs, files)
+            files = {}
+            for path in sorted(staging.iterdir()):
+                data = path.read_bytes()
+                files[path.name] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+            manifest = self.manifest(version, opset, graphs, files, tokenizer["kind"], sorted(tokenizer["files"]), max_criteria_tokens)
             (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
             # rename, not replace: a version directory that appeared meanwhile is never overwritten.
             try:
@@ -328,18 +474,18 @@ class Mu:
         past_axes = {0: "batch", 2: "past_sequence"}
         present_axes = {0: "batch", 2: "total_sequence"}
         graphs = {
-            "score": {"file": "score.onnx", "inputs": ["input_ids", "attention_mask", "pool_mask"], "outputs": ["scores"]},
-            "prefill": {"file": "prefill.onnx", "inputs": ["input_ids", "attention_mask"], "outputs": ["logits", *cache_names("present", layers)]},
-            "decode": {"file": "decode.onnx", "inputs": ["input_ids", "attention_mask", *cache_names("past", layers)], "outputs": ["logits", *cache_names("present", layers)]},
+            "score": {"file": GRAPH_FILES["score"], "inputs": ["input_ids", "attention_mask", "pool_mask"], "outputs": ["scores"]},
+            "prefill": {"file": GRAPH_FILES["prefill"], "inputs": ["input_ids", "attention_mask"], "outputs": ["logits", *cache_names("present", layers)]},
+            "decode": {"file": GRAPH_FILES["decode"], "inputs": ["input_ids", "attention_mask", *cache_names("past", layers)], "outputs": ["logits", *cache_names("present", layers)]},
         }
         past = tuple(torch.zeros(1, spec["n_heads"], length, head_width) for _ in range(2 * layers))
         exports = [
             (ScoreGraph(self.network), (ids, mask, mask), {"input_ids": batch_seq, "attention_mask": batch_seq, "pool_mask": batch_seq, "scores": {0: "batch"}}),
-            (PrefillGraph(self.network), (ids, mask), {"input_ids": batch_seq, "attention_mask": batch_seq, "logits": batch_seq, **{n: present_axes for n in cache_names("present", layers)}}),
+            (PrefillGraph(self.network), (ids, mask), {"input_ids": batch_seq, "attention_mask": batch_seq, "logits": {0: "batch"}, **{n: present_axes for n in cache_names("present", layers)}}),
             (
                 DecodeGraph(self.network),
                 (ids[:, :1], torch.ones(1, length + 1, dtype=torch.long), *past),
-                {"input_ids": batch_seq, "attention_mask": {0: "batch", 1: "total_sequence"}, "logits": batch_seq, **{n: past_axes for n in cache_names("past", layers)}, **{n: present_axes for n in cache_names("present", layers)}},
+                {"input_ids": batch_seq, "attention_mask": {0: "batch", 1: "total_sequence"}, "logits": {0: "batch"}, **{n: past_axes for n in cache_names("past", layers)}, **{n: present_axes for n in cache_names("present", layers)}},
             ),
         ]
         try:
@@ -354,21 +500,30 @@ class Mu:
                 onnx.checker.check_model(str(path))
         return graphs
 
-    def manifest(self, version: int, opset: int, graphs: dict, files: dict) -> dict:
+    def manifest(self, version: int, opset: int, graphs: dict, files: dict, tokenizer_kind: str, tokenizer_files: list[str], max_criteria_tokens: int) -> dict:
+        """``manifest.json``, field for field @rubric/arco-heads' ``ModelManifestSchema`` (camelCase,
+        strict: a key it does not know makes its ``readManifest`` refuse the directory)."""
         spec = self.init["model"]
         return {
             "format": MANIFEST_FORMAT,
-            "version": version,
+            "formatVersion": MANIFEST_FORMAT_VERSION,
+            "exportVersion": version,
             "k": self.k,
-            "vocab_size": self.vocab_size,
-            "max_seq_len": self.max_seq_len,
             "pooling": self.pooling,
             "opset": opset,
-            "model": {"kind": spec["kind"], "d_model": spec["d_model"], "n_heads": spec["n_heads"], "n_layers": spec["n_layers"], "head_width": spec["d_model"] // spec["n_heads"]},
+            "tokenizer": {"kind": tokenizer_kind, "files": tokenizer_files},
+            "maxLengths": {"sequence": self.max_seq_len, "criteria": max_criteria_tokens},
+            "model": {
+                "kind": spec["kind"],
+                "vocabularySize": self.vocab_size,
+                "layers": spec["n_layers"],
+                "heads": spec["n_heads"],
+                "headWidth": spec["d_model"] // spec["n_heads"],
+                "parameters": sum(p.numel() for p in self.network.parameters()),
+            },
             "graphs": graphs,
+            "training": {"fingerprint": self.fingerprint(), "steps": self.steps},
             "files": files,
-            "fingerprint": self.fingerprint(),
-            "steps": self.steps,
         }
 
     def describe(self) -> dict:

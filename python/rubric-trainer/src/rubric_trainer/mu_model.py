@@ -133,7 +133,10 @@ class ScoreGraph(nn.Module):
 
 
 class PrefillGraph(nn.Module):
-    """What ``prefill.onnx`` computes: (input_ids, attention_mask) → logits and every layer's keys and values."""
+    """What ``prefill.onnx`` computes: (input_ids, attention_mask) → the last position's logits
+    [B, V] and every layer's keys and values. Only the last position: generation reads nothing
+    else, and [B, T, V] at B = 250 would materialise 1.5 GB (the inputs are left-padded, so the
+    last position is every row's last real token)."""
 
     def __init__(self, network: MuNetwork) -> None:
         super().__init__()
@@ -141,12 +144,13 @@ class PrefillGraph(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
         hidden, presents = self.network.hidden(input_ids, attention_mask)
-        return (self.network.lm_head(hidden), *[t for kv in presents for t in kv])
+        return (self.network.lm_head(hidden[:, -1]), *[t for kv in presents for t in kv])
 
 
 class DecodeGraph(nn.Module):
     """What ``decode.onnx`` computes: new tokens, the mask over past + new, and the past keys and
-    values (past_key_0, past_value_0, past_key_1, …) → logits and the extended keys and values."""
+    values (past_key_0, past_value_0, past_key_1, …) → the last new position's logits [B, V] and
+    the extended keys and values."""
 
     def __init__(self, network: MuNetwork) -> None:
         super().__init__()
@@ -155,7 +159,7 @@ class DecodeGraph(nn.Module):
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, *past_flat: torch.Tensor) -> tuple[torch.Tensor, ...]:
         past = [(past_flat[2 * i], past_flat[2 * i + 1]) for i in range(self.network.n_layers)]
         hidden, presents = self.network.hidden(input_ids, attention_mask, past)
-        return (self.network.lm_head(hidden), *[t for kv in presents for t in kv])
+        return (self.network.lm_head(hidden[:, -1]), *[t for kv in presents for t in kv])
 
 
 def cache_names(prefix: str, n_layers: int) -> list[str]:

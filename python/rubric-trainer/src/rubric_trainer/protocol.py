@@ -19,7 +19,8 @@ import torch
 from .faults import InvalidRequest, NonFinite, ParseError
 from .objectives import OBJECTIVES
 from .policy import DTYPES
-from .schema import Boolean, Field, Integer, ListOf, MaskRow, Number, Numbers, ParamError, Record, Tagged, Text
+from .schema import Boolean, Field, Integer, ListOf, MapOf, MaskRow, Number, Numbers, ParamError, Record, Tagged, Text
+from .xoshiro import ALGORITHM
 
 RequestId = Union[int, str]
 
@@ -170,6 +171,31 @@ MU_MODEL = Tagged("kind", {"tiny": tiny_model(1, 256)})
 MU_STEP = Record({"prompt": TOKENS, "criteria": ListOf(Integer(0))})
 """A step as μ reads it: the step prompt's ids and the criteria's ids (empty in the "no rubric" ablation)."""
 
+
+
+def check_rng_state(p: dict, path: str) -> None:
+    if not any(p["words"]):
+        raise ParamError(f"{path}.words", "must not be all zero (xoshiro's one fixed point)")
+
+
+RNG_STATE = Record(
+    {"algorithm": Text([ALGORITHM]), "words": ListOf(Integer(0, 2**32 - 1), min_length=4, max_length=4), "key": Text(pattern="[0-9a-f]{16}")},
+    check=check_rng_state,
+)
+"""@rubric/core's ``RngState``, as its ``restoreRng`` accepts it."""
+
+
+def check_generate(p: dict, path: str) -> None:
+    if p["temperature"] > 0:
+        if p["rng"] is None:
+            raise ParamError(f"{path}.rng", f"required when temperature > 0 (temperature is {p['temperature']}): one stream state per prompt")
+        if len(p["rng"]) != len(p["prompts"]):
+            raise ParamError(f"{path}.rng", f"expected {len(p['prompts'])} stream states (one per prompt), got {len(p['rng'])}")
+    elif p["rng"] is not None:
+        # A greedy run draws nothing; states sent anyway would suggest they were advanced.
+        raise ParamError(f"{path}.rng", "only with temperature > 0; greedy decoding (temperature absent or 0) draws no random numbers")
+
+
 MU_PARAMS: dict[str, Record] = {
     "mu.init": Record({"model": MU_MODEL, "k": Field(Integer(1, 64), 3), "seed": Field(Integer(0), 0), "pooling": Field(Text(["prompt+criteria", "criteria"]), "prompt+criteria")}),
     "mu.sft": Record(
@@ -193,7 +219,25 @@ MU_PARAMS: dict[str, Record] = {
     "mu.fingerprint": Record({}),
     "mu.save": Record({"dir": Text(min_length=1)}),
     "mu.load": Record({"dir": Text(min_length=1)}),
-    "mu.export": Record({"dir": Text(min_length=1), "opset": Field(Integer(7, max_onnx_opset()), 17)}),
+    "mu.export": Record(
+        {
+            "dir": Text(min_length=1),
+            "opset": Field(Integer(7, max_onnx_opset()), 17),
+            # The tokenizer's files travel with the model; their names are checked by mu.check_tokenizer.
+            "tokenizer": Record({"kind": Text(min_length=1), "files": MapOf(Text(), min_length=1)}),
+            "max_criteria_tokens": Field(Integer(1), 128),
+        }
+    ),
+    "mu.generate": Record(
+        {
+            "prompts": ListOf(TOKENS, min_length=1),
+            "max_new_tokens": Integer(1),
+            "eos_id": Integer(0),
+            "temperature": Field(Number(minimum=0), 0.0),
+            "rng": Field(ListOf(RNG_STATE), None),
+        },
+        check=check_generate,
+    ),
 }
 
 

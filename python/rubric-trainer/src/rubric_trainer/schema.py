@@ -8,6 +8,7 @@ a finite number, got NaN``. The standard library only: the sidecar must start wh
 from __future__ import annotations
 
 import math
+import re
 from abc import ABC, abstractmethod
 from typing import Any, Callable, Mapping, Sequence
 
@@ -144,9 +145,10 @@ class Boolean(Schema):
 
 
 class Text(Schema):
-    def __init__(self, choices: Sequence[str] | None = None, min_length: int = 0) -> None:
+    def __init__(self, choices: Sequence[str] | None = None, min_length: int = 0, pattern: str | None = None) -> None:
         self.choices = tuple(choices) if choices is not None else None
         self.min_length = min_length
+        self.pattern = re.compile(pattern) if pattern is not None else None
 
     def parse(self, value: Any, path: str) -> str:
         if not isinstance(value, str):
@@ -155,6 +157,8 @@ class Text(Schema):
             raise ParamError(path, f"expected one of {', '.join(repr(c) for c in self.choices)}, got {describe(value)}")
         if len(value) < self.min_length:
             raise ParamError(path, f"expected at least {self.min_length} characters, got {len(value)}")
+        if self.pattern is not None and self.pattern.fullmatch(value) is None:
+            raise ParamError(path, f"expected a string matching {self.pattern.pattern}, got {describe(value)}")
         return value
 
 
@@ -167,6 +171,21 @@ class ListOf(Schema):
     def parse(self, value: Any, path: str) -> list:
         items = require_list(value, path, self.min_length, self.max_length)
         return [self.item.parse(item, f"{path}[{i}]") for i, item in enumerate(items)]
+
+
+class MapOf(Schema):
+    """A JSON object used as a map: any keys, each value of one schema, named ``path.key`` in errors."""
+
+    def __init__(self, item: Schema, min_length: int = 0) -> None:
+        self.item = item
+        self.min_length = min_length
+
+    def parse(self, value: Any, path: str) -> dict:
+        if not isinstance(value, dict):
+            raise ParamError(path, f"expected an object, got {describe(value)}")
+        if len(value) < self.min_length:
+            raise ParamError(path, f"expected at least {self.min_length} entries, got {len(value)}")
+        return {key: self.item.parse(item, f"{path}.{key}") for key, item in value.items()}
 
 
 def require_list(value: Any, path: str, min_length: int, max_length: int | None = None) -> list:

@@ -27,7 +27,7 @@ from . import __version__
 from .distributed import DistContext
 from .faults import Cancelled, Fault, InvalidParams, NonFinite, NoPolicy, OutOfMemory, ParseError, UnknownMethod, is_out_of_memory
 from .objectives import clipped_objective, pad_rows, unpad_rows
-from .mu import Mu, Step, steps_of
+from .mu import Mu, Step, check_tokenizer, steps_of
 from .policy import Group, Policy, Rollout
 from .protocol import PARAMS, Channel, Request, parse_message
 from .schema import ParamError
@@ -415,6 +415,18 @@ def mu_logits(call: Call, params: dict) -> dict:
     return {"logits": mu.logits(ids)}
 
 
+def mu_generate(call: Call, params: dict) -> dict:
+    """New tokens after each prompt; the loop and its stopping rules are ``Mu.generate``'s."""
+    mu = call.session.require_mu()
+    for b, prompt in enumerate(params["prompts"]):
+        mu.check_tokens(prompt, f"params.prompts[{b}]")
+        if len(prompt) > mu.max_seq_len - 1:
+            raise InvalidParams(f"params.prompts[{b}]: {len(prompt)} tokens leave no room to write one; this μ holds {mu.max_seq_len} positions, so a prompt has at most {mu.max_seq_len - 1}", {"path": f"params.prompts[{b}]"})
+    if params["eos_id"] >= mu.vocab_size:
+        raise InvalidParams(f"params.eos_id: expected an id below the vocabulary size {mu.vocab_size}, got {params['eos_id']}", {"path": "params.eos_id"})
+    return mu.generate(params["prompts"], max_new_tokens=params["max_new_tokens"], eos_id=params["eos_id"], temperature=params["temperature"], rngs=params["rng"], check_cancelled=call.check_cancelled)
+
+
 def mu_set_reference(call: Call, params: dict) -> dict:
     call.session.require_mu().set_reference()
     return {"ok": True}
@@ -437,7 +449,10 @@ def mu_load(call: Call, params: dict) -> dict:
 
 
 def mu_export(call: Call, params: dict) -> dict:
-    return call.session.require_mu().export(params["dir"], params["opset"])
+    mu = call.session.require_mu()
+    check_tokenizer(params["tokenizer"], "params.tokenizer")
+    mu.check_max_criteria_tokens(params["max_criteria_tokens"], "params.max_criteria_tokens")
+    return mu.export(params["dir"], params["opset"], params["tokenizer"], params["max_criteria_tokens"])
 
 
 METHODS: dict[str, Callable[[Call, dict], dict]] = {
@@ -460,6 +475,7 @@ METHODS: dict[str, Callable[[Call, dict], dict]] = {
     "mu.step": mu_step,
     "mu.scores": mu_scores,
     "mu.logits": mu_logits,
+    "mu.generate": mu_generate,
     "mu.set_reference": mu_set_reference,
     "mu.fingerprint": mu_fingerprint,
     "mu.save": mu_save,
