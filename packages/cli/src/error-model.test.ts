@@ -1,9 +1,11 @@
+import * as arcoHeads from "@rubric/arco-heads";
 import * as autointeract from "@rubric/autointeract";
 import * as core from "@rubric/core";
 import * as gspo from "@rubric/gspo";
 import * as hackbench from "@rubric/hackbench";
 import * as providers from "@rubric/providers";
 import * as repro from "@rubric/repro";
+import * as rlxar from "@rubric/rlxar";
 import * as verifiers from "@rubric/verifiers";
 import { describe, expect, it } from "vitest";
 import { EXIT_CODES, exitCodeFor } from "./exit-codes.js";
@@ -32,6 +34,9 @@ const PACKAGES: readonly {
   { name: "autointeract", door: autointeract, base: autointeract.AutointeractError },
   { name: "gspo", door: gspo, base: gspo.TrainingError, taggedArea: "sidecar." },
   { name: "hackbench", door: hackbench, base: hackbench.HackbenchError },
+  { name: "arco-heads", door: arcoHeads, base: arcoHeads.ArcoError },
+  // No errors of its own yet: μ's sidecar backend reports arco-heads' and gspo's.
+  { name: "rlxar", door: rlxar },
   // No errors of its own: a reproduction reports its libraries' errors.
   { name: "repro", door: repro },
   // The CLI's own errors (its door exports runCli only): the root is their base.
@@ -69,6 +74,15 @@ const ARGS: Readonly<Record<string, readonly unknown[]>> = {
   SidecarCrashedError: [{ message: "killed by SIGKILL", exitCode: null, signal: "SIGKILL", stderr: "" }],
   SidecarStartError: [{ message: "torch is not installed", stderr: "ModuleNotFoundError: torch" }],
   SidecarProtocolError: [{ method: "health", message: "health: reply does not fit its schema" }],
+  ArcoInputError: ["steps[2].budgetLeft", "expected an integer ≥ 0, got -1"],
+  CriteriaUnparsedError: ["Sure! Here are", "no JSON value in the text"],
+  AnnotationReplyError: ["q1", ["steps[1].scores: expected 3 scores, got 2"]],
+  ArcoFileError: ["traces.jsonl", ["line 3: s: expected the mean of scores"]],
+  ModelCorruptError: ["models/mu/v0003", "score.onnx", "has 100 bytes, the manifest says 4211"],
+  ModelFormatError: ["models/mu/v0003", "formatVersion 2; this version reads 1"],
+  OnnxRuntimeMissingError: [Object.assign(new Error("Cannot find package"), { code: "ERR_MODULE_NOT_FOUND" })],
+  ModelRunError: ["models/mu/v0003", "decode", "Got invalid dimensions for input: past_key_0"],
+  ModelClosedError: ["models/mu/v0003"],
 };
 
 /** The codes the exit table relied on by class name before every error carried one: they must not move. */
@@ -117,7 +131,7 @@ describe("the error model", () => {
   const found = everyError();
 
   it("finds the errors of every door that has any", () => {
-    for (const pkg of PACKAGES.filter((p) => p.name !== "repro")) {
+    for (const pkg of PACKAGES.filter((p) => p.base !== undefined)) {
       expect(
         found.some((f) => f.pkg === pkg),
         pkg.name,

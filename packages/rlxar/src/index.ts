@@ -6,9 +6,13 @@
 export {
   createMu,
   exportMu,
+  sftIds,
+  sftMu,
   sidecarMuEngine,
   trainMuTokenizer,
   type CreateMuOptions,
   type MuExport,
   type MuShape,
+  type SftEpoch,
+  type SftMuOptions,
 } from "./mu/sidecar-mu.js";

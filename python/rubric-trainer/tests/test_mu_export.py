@@ -19,7 +19,7 @@ from rubric_trainer.protocol import PARAMS
 MODEL = {"kind": "tiny", "vocab_size": 12, "d_model": 16, "n_heads": 2, "n_layers": 2, "max_seq_len": 24}
 # Non-ASCII on purpose: the file must hold these characters' UTF-8 bytes, hashed as written.
 TOKENIZER = {"kind": "byte-bpe", "files": {"tokenizer.json": '{"kind": "byte-bpe", "note": "é → ∑"}\n', "merges.txt": "a b\r\nab c\n"}}
-MANIFEST_KEYS = {"format", "formatVersion", "exportVersion", "k", "pooling", "opset", "tokenizer", "maxLengths", "model", "graphs", "training", "files"}
+MANIFEST_KEYS = {"format", "formatVersion", "exportVersion", "k", "pooling", "opset", "tokenizer", "maxLengths", "model", "graphs", "checkpoint", "training", "files"}
 
 
 def make_mu(**overrides) -> Mu:
@@ -41,6 +41,9 @@ def test_the_manifest_is_the_arco_heads_contract(tmp_path: Path) -> None:
     parameters = sum(p.numel() for p in mu.network.parameters())
     assert manifest["model"] == {"kind": "tiny", "vocabularySize": 12, "layers": 2, "heads": 2, "headWidth": 8, "parameters": parameters}
     assert manifest["training"] == {"fingerprint": mu.fingerprint(), "steps": 1}
+    # The torch checkpoint of the same weights: loading it gives the manifest's fingerprint.
+    assert manifest["checkpoint"] == "mu.pt"
+    assert Mu.load(str(version)).fingerprint() == manifest["training"]["fingerprint"]
     caches = ["present_key_0", "present_value_0", "present_key_1", "present_value_1"]
     assert manifest["graphs"] == {
         "score": {"file": "score.onnx", "inputs": ["input_ids", "attention_mask", "pool_mask"], "outputs": ["scores"]},
@@ -49,7 +52,7 @@ def test_the_manifest_is_the_arco_heads_contract(tmp_path: Path) -> None:
     }
     # Every file but the manifest, tokenizer files included, with its size and hash.
     on_disk = sorted(p.name for p in version.iterdir())
-    assert on_disk == ["decode.onnx", "manifest.json", "merges.txt", "prefill.onnx", "score.onnx", "tokenizer.json"]
+    assert on_disk == ["decode.onnx", "manifest.json", "merges.txt", "mu.pt", "prefill.onnx", "score.onnx", "tokenizer.json"]
     assert sorted(manifest["files"]) == [n for n in on_disk if n != "manifest.json"]
     for name, entry in manifest["files"].items():
         data = (version / name).read_bytes()
@@ -84,7 +87,7 @@ def test_the_tokenizer_is_in_the_staging_directory_before_the_rename(tmp_path: P
 
 @pytest.mark.parametrize(
     "name",
-    ["../escape.json", "sub/tokenizer.json", ".hidden", "-flag", "a b", "manifest.json", "score.onnx", "Decode.ONNX", "MANIFEST.json", "x" * 256, ""],
+    ["../escape.json", "sub/tokenizer.json", ".hidden", "-flag", "a b", "manifest.json", "score.onnx", "mu.pt", "Decode.ONNX", "MANIFEST.json", "x" * 256, ""],
 )
 def test_refuses_tokenizer_file_names_that_are_not_simple_or_are_taken(tmp_path: Path, name: str) -> None:
     with pytest.raises(InvalidParams) as caught:

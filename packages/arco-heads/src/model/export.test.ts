@@ -174,10 +174,12 @@ describe("the sidecar's mu.export, read as a model directory", () => {
       });
       expect(Object.keys(manifest.files).sort()).toEqual([
         "decode.onnx",
+        "mu.pt",
         "prefill.onnx",
         "score.onnx",
         "tokenizer.json",
       ]);
+      expect(manifest.checkpoint).toBe("mu.pt");
       const shipped = byteBpeTokenizer(JSON.parse(await readFile(join(version, "tokenizer.json"), "utf8")));
       expect(shipped.encode(TEXTS[1]!)).toEqual(tokenizer.encode(TEXTS[1]!));
 

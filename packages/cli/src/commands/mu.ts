@@ -8,9 +8,11 @@ import {
   rateSteps,
   readSteps,
   type StepRecord,
+  type MuSftExample,
+  readMuSftExamples,
 } from "@rubric/arco-heads";
 import { SidecarClient } from "@rubric/gspo";
-import { createMu, sidecarMuEngine } from "@rubric/rlxar";
+import { createMu, type SftEpoch, sidecarMuEngine } from "@rubric/rlxar";
 import { z } from "zod";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { choiceFlag, integerFlag, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
@@ -29,6 +31,23 @@ const muFlags = {
   corpus: textFlag(
     "<steps.jsonl>",
     "init: steps the tokenizer learns its merges from (default: the prompt's fixed wording only; your agent's steps keep μ's sequences short)",
+  ),
+  sft: textFlag(
+    "<mu-sft.jsonl>",
+    "init: fine-tune on these μ-SFT examples (as arco-heads' muSftJsonLines writes them) before exporting",
+  ),
+  epochs: integerFlag("<n>", "init --sft: passes over the examples (default 10)", { min: 1 }).default(10),
+  learningRate: numberFlag(
+    "<x>",
+    "init --sft: backbone learning rate (default 3e-3, for a μ trained from scratch)",
+    (n) => n > 0,
+    "a number > 0",
+  ),
+  headLearningRate: numberFlag(
+    "<x>",
+    "init --sft: score-head learning rate (default 1e-3, ARCO's)",
+    (n) => n > 0,
+    "a number > 0",
   ),
   vocab: integerFlag("<n>", "init: tokenizer vocabulary (default 1024)", { min: 259 }).default(1024),
   dModel: integerFlag("<n>", "init: hidden width (default 64)", { min: 1 }).default(64),
@@ -63,7 +82,8 @@ export type MuArgs = CommandArgs<typeof muFlags, "subcommand", Subcommand>;
 
 export const muCommand = defineCommand({
   name: "mu",
-  usage: "init --out <dir> [--k 3] [--seed n] | criteria --model <dir> --steps <steps.jsonl> [--backend onnx|torch] [--json]",
+  usage:
+    "init --out <dir> [--k 3] [--seed n] | criteria --model <dir> --steps <steps.jsonl> [--backend onnx|torch] [--json]",
   description: `ARCO's rubric model μ (a generation head that writes K criteria per step, a score head that
 scores them in [−1, 1]).
 
@@ -91,20 +111,24 @@ function required<T>(value: T | undefined, flag: string, subcommand: Subcommand)
   return value;
 }
 
-function stepsFile(path: string): StepRecord[] {
+/** A file read by one of arco-heads' readers; its `ArcoFileError` (every bad line) becomes the CLI's input error. */
+function recordsFile<T>(path: string, read: (text: string, source: string) => T[]): T[] {
+  const text = readText(path);
   try {
-    return readSteps(readText(path), path);
+    return read(text, path);
   } catch (error) {
-    if (error instanceof InputFileError) throw error;
     throw new InputFileError((error as Error).message);
   }
 }
+const stepsFile = (path: string): StepRecord[] => recordsFile(path, readSteps);
+const sftFile = (path: string): MuSftExample[] => recordsFile(path, readMuSftExamples);
 
 async function init(args: MuArgs, io: CliIO): Promise<number> {
   const out = required(args.out, "--out <dir>", "init");
   if (existsSync(out) && readdirSync(out).some((name) => /^v\d+$/.test(name)))
     throw new OutputExistsError(out, "holds μ exports already; mu init starts a new model root: choose another --out");
   const corpus = args.corpus === undefined ? [] : stepsFile(args.corpus);
+  const examples = args.sft === undefined ? undefined : sftFile(args.sft);
   const client = await SidecarClient.start({ threads: args.threads ?? availableParallelism() });
   try {
     const started = performance.now();
@@ -116,11 +140,27 @@ async function init(args: MuArgs, io: CliIO): Promise<number> {
       maxCriteriaTokens: args.maxCriteriaTokens,
       shape: { dModel: args.dModel, layers: args.layers, heads: args.heads, maxSequence: args.maxSequence },
       corpus,
+      ...(examples === undefined
+        ? {}
+        : {
+            sft: {
+              examples,
+              epochs: args.epochs,
+              learningRate: args.learningRate ?? 3e-3,
+              ...(args.headLearningRate === undefined ? {} : { headLearningRate: args.headLearningRate }),
+              seed: args.seed,
+              onEpoch: (e: SftEpoch) =>
+                io.err(
+                  `μ SFT epoch ${e.epoch}/${args.epochs}: loss ${e.loss.toFixed(4)} (CE ${e.ce.toFixed(4)}, MSE ${e.mse.toFixed(4)})\n`,
+                ),
+            },
+          }),
     });
     const model = await RubricModel.load(exported.directory, { threads: 1 }).catch(() => undefined);
     const manifest = model?.manifest;
     await model?.close();
-    if (args.json) io.out(`${JSON.stringify({ directory: exported.directory, version: exported.version, manifest })}\n`);
+    if (args.json)
+      io.out(`${JSON.stringify({ directory: exported.directory, version: exported.version, manifest })}\n`);
     else
       io.out(
         `μ version ${exported.version} in ${exported.directory} (K ${args.k}, ${manifest?.model.parameters ?? "?"} parameters, ` +

@@ -1,4 +1,9 @@
+import { createRng, shuffle } from "@rubric/core";
 import {
+  ArcoInputError,
+  BOS_ID,
+  criteriaIds,
+  type MuSftExample,
   criteriaTarget,
   EOS_ID,
   type ModelManifest,
@@ -40,9 +45,33 @@ export interface CreateMuOptions {
   readonly vocabularySize?: number;
   /**
    * Steps whose prompts the tokenizer learns its merges from: the agent's own steps keep μ's
-   * sequences short. Without them it learns from the prompt's fixed wording alone.
+   * sequences short. Without them (and without `sft`) it learns from the prompt's fixed wording alone.
    */
   readonly corpus?: readonly Step[];
+  /** μ-SFT examples to fine-tune on before the first export (their prompts and targets join the tokenizer's corpus). */
+  readonly sft?: { readonly examples: readonly MuSftExample[] } & SftMuOptions;
+}
+
+export interface SftMuOptions {
+  /** Passes over the examples (default 10, ARCO's). */
+  readonly epochs?: number;
+  /** Examples per `mu.sft` step (default 8). */
+  readonly batchSize?: number;
+  /** The backbone's learning rate (default 5e-5, ARCO's for its LoRA μ; a small μ from scratch wants ~3e-3). */
+  readonly learningRate?: number;
+  /** The score head's (default 1e-3, ARCO's). */
+  readonly headLearningRate?: number;
+  /** The order of the examples in each epoch (default 0). */
+  readonly seed?: number;
+  /** After each epoch: its mean loss, CE and MSE. */
+  readonly onEpoch?: (epoch: SftEpoch) => void;
+}
+
+export interface SftEpoch {
+  readonly epoch: number;
+  readonly loss: number;
+  readonly ce: number;
+  readonly mse: number;
 }
 
 /** An export that `mu.export` wrote. */
@@ -60,20 +89,77 @@ const TEMPLATE_STEP: Step = { task: "", history: [{ action: "", observation: "" 
  * The tokenizer `createMu` trains: byte-level BPE over the step prompts of `corpus` (or of the
  * prompt's fixed wording) and the criteria's JSON frame, so both sides encode alike.
  */
-export function trainMuTokenizer(corpus: readonly Step[], k: number, vocabularySize: number): ByteBpeTokenizer {
-  const prompts = (corpus.length > 0 ? corpus : [TEMPLATE_STEP]).map((step) => promptText(stepPrompt(step, { k })));
+export function trainMuTokenizer(
+  corpus: readonly Step[],
+  k: number,
+  vocabularySize: number,
+  texts: readonly string[] = [],
+): ByteBpeTokenizer {
+  const prompts = (corpus.length > 0 || texts.length > 0 ? corpus : [TEMPLATE_STEP]).map((step) =>
+    promptText(stepPrompt(step, { k })),
+  );
   const frame = criteriaTarget(Array.from({ length: k }, (_, i) => `criterion ${i + 1}`));
-  return byteBpeTokenizer(trainByteBpe([...prompts, frame, frame], vocabularySize));
+  return byteBpeTokenizer(trainByteBpe([...prompts, ...texts, frame, frame], vocabularySize));
+}
+
+/** The ids `mu.sft` trains on for one example: `<bos>` + its prompt, and its criteria with EOS. */
+export function sftIds(tokenizer: ByteBpeTokenizer, example: MuSftExample) {
+  return {
+    prompt: [BOS_ID, ...tokenizer.encode(promptText(example.messages))],
+    criteria: criteriaIds(tokenizer, example.criteria, true),
+    scores: example.scores,
+  };
 }
 
 /**
- * A new μ in the sidecar (`mu.init`) with a tokenizer trained here, exported as the first
- * version under `root` (`root/v0001`, tokenizer and torch checkpoint inside).
+ * ARCO's μ warm-up in the sidecar: `epochs` passes of CE on the criteria + 10 × MSE on the
+ * teacher's scores (`mu.sft`), in seeded random order. Returns each epoch's mean loss.
+ */
+export async function sftMu(
+  client: SidecarClient,
+  tokenizer: ByteBpeTokenizer,
+  examples: readonly MuSftExample[],
+  options: SftMuOptions = {},
+): Promise<SftEpoch[]> {
+  const epochs = options.epochs ?? 10;
+  const size = options.batchSize ?? 8;
+  const rows = examples.map((example) => sftIds(tokenizer, example));
+  const rng = createRng(options.seed ?? 0).fork("mu-sft");
+  const out: SftEpoch[] = [];
+  for (let epoch = 1; epoch <= epochs; epoch++) {
+    const order = shuffle(rows, rng.fork(`epoch:${epoch}`));
+    let loss = 0;
+    let ce = 0;
+    let mse = 0;
+    let batches = 0;
+    for (let start = 0; start < order.length; start += size) {
+      const metrics = await client.request("mu.sft", {
+        examples: order.slice(start, start + size),
+        learning_rate: options.learningRate ?? 5e-5,
+        head_learning_rate: options.headLearningRate ?? 1e-3,
+      });
+      loss += metrics.loss;
+      ce += metrics.ce;
+      mse += metrics.mse;
+      batches++;
+    }
+    const summary = { epoch, loss: loss / batches, ce: ce / batches, mse: mse / batches };
+    options.onEpoch?.(summary);
+    out.push(summary);
+  }
+  return out;
+}
+
+/**
+ * A new μ in the sidecar (`mu.init`) with a tokenizer trained here, fine-tuned on `sft` when
+ * given, exported as the first version under `root` (`root/v0001`, tokenizer and torch
+ * checkpoint inside).
  */
 export async function createMu(client: SidecarClient, root: string, options: CreateMuOptions = {}): Promise<MuExport> {
   const k = options.k ?? 3;
   const shape = options.shape ?? {};
-  const tokenizer = trainMuTokenizer(options.corpus ?? [], k, options.vocabularySize ?? 1024);
+  const sftTexts = (options.sft?.examples ?? []).flatMap((e) => [promptText(e.messages), e.target]);
+  const tokenizer = trainMuTokenizer(options.corpus ?? [], k, options.vocabularySize ?? 1024, sftTexts);
   await client.request("mu.init", {
     model: {
       kind: "tiny",
@@ -87,6 +173,12 @@ export async function createMu(client: SidecarClient, root: string, options: Cre
     ...(options.seed === undefined ? {} : { seed: options.seed }),
     ...(options.pooling === undefined ? {} : { pooling: options.pooling }),
   });
+  if (options.sft !== undefined) {
+    const bad = options.sft.examples.findIndex((e) => e.criteria.length !== k || e.scores.length !== k);
+    if (bad !== -1)
+      throw new ArcoInputError(`sft.examples[${bad}]`, `expected ${k} criteria and ${k} scores (K of this μ)`);
+    await sftMu(client, tokenizer, options.sft.examples, options.sft);
+  }
   return exportMu(client, root, tokenizer, options.maxCriteriaTokens ?? 128);
 }
 

@@ -103,7 +103,7 @@ def check_tokenizer(tokenizer: dict, path: str) -> None:
     """The tokenizer files ``mu.export`` writes beside the graphs: simple names only, so that none
     leaves the version directory or replaces a file the export writes itself (the check ignores
     case, since on a case-insensitive file system ``Score.onnx`` is ``score.onnx``), and UTF-8 text."""
-    reserved = {name.casefold(): name for name in (MANIFEST_FILE, *GRAPH_FILES.values())}
+    reserved = {name.casefold(): name for name in (MANIFEST_FILE, MU_CHECKPOINT_FILE, *GRAPH_FILES.values())}
     seen: dict[str, str] = {}
     for name, text in tokenizer["files"].items():
         at = f"{path}.files.{name}"
@@ -430,7 +430,7 @@ class Mu:
 
     def export(self, directory: str, opset: int, tokenizer: dict, max_criteria_tokens: int = DEFAULT_MAX_CRITERIA_TOKENS) -> dict:
         """A new version directory ``directory/vNNNN`` (one past the highest there) holding
-        ``score.onnx``, ``prefill.onnx``, ``decode.onnx``, the tokenizer's files (``tokenizer`` is
+        ``score.onnx``, ``prefill.onnx``, ``decode.onnx``, the torch checkpoint ``mu.pt``, the tokenizer's files (``tokenizer`` is
         ``{kind, files: {name: text}}``) and ``manifest.json``, @rubric/arco-heads' model contract.
         Everything is written into a hidden temporary directory beside it and renamed into place,
         so a reader watching ``directory`` sees a complete version, tokenizer included, or none."""
@@ -447,6 +447,9 @@ class Mu:
             for name, text in sorted(tokenizer["files"].items()):
                 (staging / name).write_bytes(text.encode("utf-8"))  # bytes: no newline translation
             graphs = self.write_graphs(staging, opset)
+            # The same weights for torch: the model directory is then whole for both backends
+            # (`mu.load` on it serves what onnxruntime-node serves), and the manifest hashes it too.
+            self.save(str(staging))
             files = {}
             for path in sorted(staging.iterdir()):
                 data = path.read_bytes()
@@ -522,6 +525,7 @@ class Mu:
                 "parameters": sum(p.numel() for p in self.network.parameters()),
             },
             "graphs": graphs,
+            "checkpoint": MU_CHECKPOINT_FILE,
             "training": {"fingerprint": self.fingerprint(), "steps": self.steps},
             "files": files,
         }

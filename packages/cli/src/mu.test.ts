@@ -1,0 +1,135 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { criteriaTarget, muSftJsonLines, stepPrompt, type MuSftExample, type StepRecord } from "@rubric/arco-heads";
+import { beforeAll, describe, expect, it } from "vitest";
+import { runRubric } from "./__fixtures__/run-cli.js";
+
+/** `rubric mu` as a user runs it: the built binary, the real sidecar, real onnxruntime-node. */
+const TIMEOUT_MS = 300_000; // a guard for a busy 2-core machine, not a measurement
+
+const steps: StepRecord[] = [
+  {
+    id: "q1#0",
+    task: "Which city hosts the museum founded by Ada Park?",
+    history: [],
+    budgetLeft: 3,
+    action: "Search[museum founded by Ada Park]",
+  },
+  {
+    id: "q1#1",
+    task: "Which city hosts the museum founded by Ada Park?",
+    history: [
+      { action: "Search[museum founded by Ada Park]", observation: "The Vale Museum was founded by Ada Park." },
+    ],
+    budgetLeft: 2,
+    action: "Finish[Lyon]",
+  },
+];
+const CRITERIA = [
+  ["Names the founder", "Targets the first hop", "Short query"],
+  ["Answer is supported", "Answer is concise", "Finishes in budget"],
+];
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "rubric-mu-cli-"));
+  writeFileSync(join(dir, "steps.jsonl"), `${steps.map((s) => JSON.stringify(s)).join("\n")}\n`);
+  const examples: MuSftExample[] = steps.map(({ id, ...step }, t) => ({
+    id,
+    trajectory: "q1",
+    step: t,
+    messages: stepPrompt(step),
+    target: criteriaTarget(CRITERIA[t]!),
+    criteria: CRITERIA[t]!,
+    scores: t === 0 ? [0.5, 0.25, 0] : [0.75, 0.5, 0.25],
+    outcome: 1,
+  }));
+  writeFileSync(join(dir, "mu-sft.jsonl"), muSftJsonLines(examples));
+});
+
+const criteriaJson = (stdout: string) =>
+  JSON.parse(stdout) as {
+    model: { directory: string; version: number };
+    steps: { id: string; criteria: string[]; scores: number[]; s: number; adjusted?: string }[];
+  };
+
+describe("rubric mu", () => {
+  it(
+    "init --sft, then criteria: the same criteria and scores from onnx and torch",
+    async () => {
+      const root = join(dir, "mu");
+      const init = await runRubric([
+        "mu",
+        "init",
+        "--out",
+        root,
+        "--seed",
+        "5",
+        "--sft",
+        join(dir, "mu-sft.jsonl"),
+        "--epochs",
+        "60",
+        "--json",
+      ]);
+      expect(init.code, init.stderr).toBe(0);
+      expect(JSON.parse(init.stdout)).toMatchObject({
+        version: 1,
+        manifest: { k: 3, exportVersion: 1, checkpoint: "mu.pt" },
+      });
+      expect(init.stderr).toMatch(/μ SFT epoch 60\/60: loss /);
+
+      const args = ["mu", "criteria", "--model", root, "--steps", join(dir, "steps.jsonl"), "--json"];
+      const onnx = await runRubric(args);
+      const torch = await runRubric([...args, "--backend", "torch"]);
+      expect(onnx.code, onnx.stderr).toBe(0);
+      expect(torch.code, torch.stderr).toBe(0);
+      const a = criteriaJson(onnx.stdout);
+      const b = criteriaJson(torch.stdout);
+      expect(a.model).toEqual({ directory: join(root, "v0001"), version: 1 });
+      expect(a.steps.map((s) => s.id)).toEqual(["q1#0", "q1#1"]);
+      expect(a.steps.map((s) => s.criteria)).toEqual(CRITERIA); // what μ was fine-tuned to write
+      expect(b.steps.map((s) => s.criteria)).toEqual(a.steps.map((s) => s.criteria));
+      a.steps.forEach((step, i) => {
+        expect(step.s).toBeCloseTo(step.scores.reduce((x, y) => x + y) / 3, 12);
+        step.scores.forEach((x, k) => expect(Math.abs(x - b.steps[i]!.scores[k]!)).toBeLessThan(1e-6));
+      });
+
+      // The human form names the version and every criterion with its score.
+      const text = await runRubric(args.slice(0, -1));
+      expect(text.stdout).toContain("μ version 1");
+      expect(text.stdout).toMatch(/q1#1 {2}s = -?\d\.\d{4}\n {2,}-?\d\.\d{4} {2}Answer is supported/);
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    "refuses, naming the fault: a bad steps line, a second init into a model root, a missing flag, an unknown subcommand",
+    async () => {
+      const bad = join(dir, "bad-steps.jsonl");
+      writeFileSync(
+        bad,
+        `${JSON.stringify(steps[0])}\n{"id":"x","task":"t","history":[],"budgetLeft":-1,"action":"a"}\n`,
+      );
+      const root = join(dir, "mu-bad");
+      const init = await runRubric(["mu", "init", "--out", root]);
+      expect(init.code, init.stderr).toBe(0);
+      const badLine = await runRubric(["mu", "criteria", "--model", root, "--steps", bad]);
+      expect(badLine.code).toBe(1);
+      expect(badLine.stderr).toMatch(/bad-steps\.jsonl.*line 2.*budgetLeft/s);
+
+      const again = await runRubric(["mu", "init", "--out", root]);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toMatch(/OutputExistsError: .*mu-bad: holds μ exports already/);
+      expect(readFileSync(join(root, "v0001", "manifest.json"), "utf8")).toContain('"exportVersion": 1');
+
+      const noSteps = await runRubric(["mu", "criteria", "--model", root]);
+      expect(noSteps.code).toBe(2);
+      expect(noSteps.stderr).toMatch(/mu criteria needs --steps <steps\.jsonl>/);
+      const unknown = await runRubric(["mu", "train"]);
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toMatch(/takes init or criteria; got "train"/);
+    },
+    TIMEOUT_MS,
+  );
+});
