@@ -51,6 +51,8 @@ export interface GeneratedCriteria {
   readonly text: string;
   /** Whether μ ended with EOS rather than running out of tokens. */
   readonly finished: boolean;
+  /** Tokens μ generated, EOS included: the cost of this step's criteria. */
+  readonly tokens: number;
   /** Oldest history turns left out of the prompt to fit the model (0 almost always). */
   readonly droppedTurns: number;
 }
@@ -99,7 +101,12 @@ export async function generateCriteria(
   );
   return ids.map((row, i) => {
     const text = tokenizer.decode(row);
-    const base = { text, finished: finished[i]!, droppedTurns: prompts[i]!.droppedTurns };
+    const base = {
+      text,
+      finished: finished[i]!,
+      tokens: row.length + (finished[i] ? 1 : 0),
+      droppedTurns: prompts[i]!.droppedTurns,
+    };
     try {
       const parsed = parseCriteria(text, manifest.k);
       return { ...base, criteria: parsed.criteria, ...(parsed.adjusted ? { adjusted: parsed.adjusted } : {}) };

@@ -15,7 +15,13 @@ import type { StepIds } from "./sequence.js";
 export interface OnnxOptions {
   /** Threads per graph call; the machine's real core count by default (oversubscribing a small machine is much slower). */
   readonly threads?: number;
-  /** Rows per graph call. Moderate batches are fastest on a CPU: padding and [B, T, H] activations grow with B. Default 16. */
+  /**
+   * Threads of the decode graph, 1 by default: one new token per row is too little work to split,
+   * and handing it between threads cost more than it saved (BENCHMARKS.md: 3.1 s instead of 4.4 s
+   * for 256 steps' criteria on 2 cores).
+   */
+  readonly decodeThreads?: number;
+  /** Rows per graph call. Moderate batches are fastest on a CPU: padding and [B, T, H] activations grow with B. Default 8 (measured best on 2 cores: BENCHMARKS.md). */
   readonly batchSize?: number;
 }
 
@@ -39,19 +45,19 @@ export async function openOnnxVersion(directory: string, options: OnnxOptions = 
   const { manifest, tokenizer } = await readModel(directory);
   const ort = await onnxRuntime();
   const threads = options.threads ?? availableParallelism();
-  const batchSize = options.batchSize ?? 16;
-  const sessionOptions: InferenceSession.SessionOptions = {
-    intraOpNumThreads: threads,
+  const batchSize = options.batchSize ?? 8;
+  const sessionOptions = (name: GraphName): InferenceSession.SessionOptions => ({
+    intraOpNumThreads: name === "decode" ? (options.decodeThreads ?? 1) : threads,
     interOpNumThreads: 1,
     executionMode: "sequential",
     graphOptimizationLevel: "all",
-  };
+  });
   const scope = Effect.runSync(Scope.make());
   const acquire = (name: GraphName) => {
     const graph = manifest.graphs[name];
     return Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => ort.InferenceSession.create(join(directory, graph.file), sessionOptions),
+        try: () => ort.InferenceSession.create(join(directory, graph.file), sessionOptions(name)),
         catch: (error) =>
           new ModelCorruptError(directory, graph.file, `onnxruntime cannot load it: ${(error as Error).message}`),
       }),
@@ -116,6 +122,18 @@ const int64 = (ort: Ort, rows: readonly (readonly number[])[], width: number) =>
   return new ort.Tensor("int64", data, [rows.length, width]);
 };
 
+/** The rows `positions` of a float tensor batched on its first axis, in that order. */
+function gatherRows(ort: Ort, tensor: Tensor, positions: readonly number[]): Tensor {
+  const [, ...rest] = tensor.dims;
+  const size = rest.reduce((a, b) => a * b, 1);
+  const data = tensor.data as Float32Array;
+  const out = new Float32Array(positions.length * size);
+  positions.forEach((p, r) => {
+    out.set(data.subarray(p * size, (p + 1) * size), r * size);
+  });
+  return new ort.Tensor("float32", out, [positions.length, ...rest]);
+}
+
 /** Batches of row indices, longest first, so that each batch pads little. */
 function batchesByLength(lengths: readonly number[], size: number): number[][] {
   const order = lengths.map((_, i) => i).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
@@ -175,30 +193,52 @@ async function generateRows(
     ]);
     const rows = batch.map((i) => [...new Array<number>(width - prompts[i]!.length).fill(PAD_ID), ...prompts[i]!]);
     let out = await run("prefill", { input_ids: int64(ort, rows, width), attention_mask: int64(ort, mask, width) });
-    const logitsOf = (result: InferenceSession.OnnxValueMapType) => {
-      const data = result[logitsName]!.data as Float32Array;
-      return (row: number) => data.subarray(row * vocabulary, (row + 1) * vocabulary);
+    // `physical[p]` is the batch row held at cache row p. Decoding is bound by copying the cache
+    // in and out of every call, not by arithmetic, so rows that are done are dropped from it once
+    // a quarter of the rows held are done (a row's cache is one contiguous block: cheap to gather).
+    let physical = batch.map((_, b) => b);
+    let cache = presentNames.map((name) => out[name]!);
+    let logits = out[logitsName]!.data as Float32Array;
+    const logitsOf = () => {
+      const at = new Map(physical.map((b, p) => [b, p]));
+      const data = logits;
+      return (row: number) => {
+        const p = at.get(row)!;
+        return data.subarray(p * vocabulary, (p + 1) * vocabulary);
+      };
     };
     const batchPlan: DecodingPlan = plan.streams
       ? { temperature: plan.temperature, streams: batch.map((i) => plan.streams![i]!) }
       : plan;
     const decoded = await decodeRows(
-      logitsOf(out),
+      logitsOf(),
       async (tokens, live) => {
-        live.forEach((on, r) => mask[r]!.push(on ? 1 : 0));
+        const keep = physical.filter((b) => live[b]);
+        if (keep.length <= (physical.length * 3) / 4) {
+          const positions = keep.map((b) => physical.indexOf(b));
+          cache = cache.map((tensor) => gatherRows(ort, tensor, positions));
+          physical = keep;
+        }
+        for (const b of physical) mask[b]!.push(live[b] ? 1 : 0);
         const feeds: Record<string, Tensor> = {
           input_ids: int64(
             ort,
-            tokens.map((t) => [t]),
+            physical.map((b) => [tokens[b]!]),
             1,
           ),
-          attention_mask: int64(ort, mask, mask[0]!.length),
+          attention_mask: int64(
+            ort,
+            physical.map((b) => mask[b]!),
+            mask[physical[0]!]!.length,
+          ),
         };
         pastNames.forEach((name, j) => {
-          feeds[name] = out[presentNames[j]!]!;
+          feeds[name] = cache[j]!;
         });
         out = await run("decode", feeds);
-        return logitsOf(out);
+        cache = presentNames.map((name) => out[name]!);
+        logits = out[logitsName]!.data as Float32Array;
+        return logitsOf();
       },
       batch.map((i) => prompts[i]!.length),
       maxNewTokens,

@@ -198,7 +198,7 @@ export async function exportMu(
 }
 
 /** Rows per sidecar call, as onnxruntime-node's default. */
-const BATCH = 16;
+const BATCH = 8;
 
 /**
  * μ's torch backend: the export's checkpoint loaded into the sidecar (`mu.load`), behind the same
