@@ -98,7 +98,8 @@ export function trainMuTokenizer(
   const prompts = (corpus.length > 0 || texts.length > 0 ? corpus : [TEMPLATE_STEP]).map((step) =>
     promptText(stepPrompt(step, { k })),
   );
-  const frame = criteriaTarget(Array.from({ length: k }, (_, i) => `criterion ${i + 1}`));
+  // The JSON skeleton alone: placeholder words here would become tokens an untrained μ can emit whole.
+  const frame = criteriaTarget(Array.from({ length: k }, () => ""));
   return byteBpeTokenizer(trainByteBpe([...prompts, ...texts, frame, frame], vocabularySize));
 }
 
