@@ -283,6 +283,8 @@ console.log(JSON.stringify(Object.fromEntries(results.map((r) => [r.id, r.score?
     },
   );
 
+  await missingOnnxRuntime(all);
+
   // ---- providers alone: node-llama-cpp is an optional peer ----
   write(providers, "model.gguf", "not a model: llamaCpp must stop at the missing node-llama-cpp before reading it\n");
   const missingPeer = (load) => `${load}
@@ -316,6 +318,39 @@ model.generate({ messages: [{ role: "user", content: "hi" }] }).then(
       for (const file of ["missing-peer.mjs", "missing-peer.cjs"]) {
         const printed = JSON.parse(run(process.execPath, [file], providers));
         check(printed.name === "ProviderConfigError", `${file}: ${JSON.stringify(printed)}`);
+      }
+    },
+  );
+}
+
+/** `RubricModel.load` in the "all" project, where the optional peer onnxruntime-node is not installed. */
+async function missingOnnxRuntime(all) {
+  const script = (load) => `${load}
+RubricModel.load("models/mu").then(
+  () => { console.error("RubricModel loaded without onnxruntime-node"); process.exit(1); },
+  (error) => {
+    const ok = error instanceof OnnxRuntimeMissingError && error.code === "arco.runtime-missing" &&
+      error.message.includes("npm install onnxruntime-node");
+    if (!ok) { console.error("wrong error:", error); process.exit(1); }
+    console.log(JSON.stringify({ name: error.name }));
+  },
+);`;
+  write(all, "missing-ort.mjs", script('import { RubricModel, OnnxRuntimeMissingError } from "@rubric/arco-heads";'));
+  write(
+    all,
+    "missing-ort.cjs",
+    script('const { RubricModel, OnnxRuntimeMissingError } = require("@rubric/arco-heads");'),
+  );
+  await step(
+    "all: RubricModel without onnxruntime-node fails with OnnxRuntimeMissingError saying what to install (ESM and CJS)",
+    () => {
+      check(
+        !existsSync(path.join(all, "node_modules/onnxruntime-node")),
+        "npm installed the optional peer onnxruntime-node",
+      );
+      for (const file of ["missing-ort.mjs", "missing-ort.cjs"]) {
+        const printed = JSON.parse(run(process.execPath, [file], all));
+        check(printed.name === "OnnxRuntimeMissingError", `${file}: ${JSON.stringify(printed)}`);
       }
     },
   );

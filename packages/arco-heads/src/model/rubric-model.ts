@@ -15,6 +15,7 @@ import {
 } from "./engine.js";
 import { MANIFEST_FILE, type ModelManifest } from "./manifest.js";
 import { type OnnxOptions, type OnnxVersion, openOnnxVersion } from "./onnx-engine.js";
+import { onnxRuntime } from "./runtime.js";
 
 /** What happened to a model directory being watched or reloaded. */
 export type ModelEvent =
@@ -89,6 +90,8 @@ export class RubricModel {
    * export named `vNNNN` makes its parent the root).
    */
   static async load(path: string, options: RubricModelOptions = {}): Promise<RubricModel> {
+    // The runtime first: a missing onnxruntime-node is said at once, before any export is hashed.
+    await onnxRuntime();
     const isExport = existsSync(join(path, MANIFEST_FILE));
     const root = !isExport ? path : VERSION_NAME.test(basename(path)) ? dirname(path) : undefined;
     const directory = isExport ? path : await newestExport(path);
