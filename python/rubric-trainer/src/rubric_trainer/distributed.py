@@ -1,4 +1,4 @@
-"""Running the sidecar under torchrun: every rank holds a replica of the policy, rank 0 speaks the
+"""Running the sidecar under torchrun: every rank holds a replica of the policy (and of μ), rank 0 speaks the
 protocol and broadcasts each request, and policy steps split the rollout groups across ranks with
 DistributedDataParallel averaging the gradients. A single process is world size 1, where every
 operation here is the identity.
