@@ -270,7 +270,14 @@ const MU_METHODS = {
   "mu.set_reference": { params: z.strictObject({}), result: Ok },
   "mu.fingerprint": {
     params: z.strictObject({}),
-    result: z.object({ fingerprint: z.string(), steps: z.number().int() }),
+    // fingerprint is rank 0's; fingerprints (in rank order) and world_size come from sidecars
+    // that run μ under torchrun, where equal fingerprints mean the replicas are in sync.
+    result: z.object({
+      fingerprint: z.string(),
+      steps: z.number().int(),
+      fingerprints: z.array(z.string()).optional(),
+      world_size: z.number().int().optional(),
+    }),
   },
   "mu.save": {
     params: z.strictObject({ dir: z.string().min(1) }),

@@ -1,4 +1,4 @@
-"""Running the sidecar under torchrun: every rank holds a replica of the policy, rank 0 speaks the
+"""Running the sidecar under torchrun: every rank holds a replica of the policy (and of μ), rank 0 speaks the
 protocol and broadcasts each request, and policy steps split the rollout groups across ranks with
 DistributedDataParallel averaging the gradients. A single process is world size 1, where every
 operation here is the identity.
@@ -85,16 +85,18 @@ class DistContext:
         if self.distributed:
             dist.barrier()
 
-    def wrap(self, model: nn.Module) -> nn.Module:
+    def wrap(self, model: nn.Module, find_unused_parameters: bool = False) -> nn.Module:
         """The module that takes gradient steps: DDP over ``model`` when there are several ranks.
 
         Buffers are not broadcast on every forward: ours are constants derived from the config,
         and a broadcast would make every forward a collective that all ranks must join.
+        ``find_unused_parameters`` is for a model whose steps leave some parameters out (μ's step
+        without a KL term never reaches its LM head); it costs a graph walk per step.
         """
         if not self.distributed:
             return model
         device_ids = [self.local_rank] if next(model.parameters()).is_cuda else None
-        return nn.parallel.DistributedDataParallel(model, device_ids=device_ids, broadcast_buffers=False)
+        return nn.parallel.DistributedDataParallel(model, device_ids=device_ids, broadcast_buffers=False, find_unused_parameters=find_unused_parameters)
 
     def close(self) -> None:
         if self.distributed and dist.is_initialized():

@@ -4,7 +4,11 @@ optimisers, checkpoints, generation, and the versioned ONNX export that onnxrunt
 A step is ``(prompt, criteria)`` token ids: μ reads prompt + criteria in one forward; the LM head's
 logits at the positions before each criteria token give the criteria's log-likelihood (SFT's
 cross-entropy, the step's KL to μ_ref), and the score head reads the pooled hidden states.
-Single process only: μ is small, and the DDP path of the policy is not wired here.
+
+Under torchrun every rank holds a replica, as for the policy: ``sft`` and ``step`` take every
+world_size-th example or trajectory, each rank's loss is its share of the whole batch's loss times
+world_size (DDP averages the gradients, so the step is the single-process step on the whole batch),
+and the reported metrics are the whole batch's. Files are written by rank 0 only.
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import torch
 
+from .distributed import DistContext
 from .faults import CheckpointFault, Fault, InvalidParams, NonFinite
 from .model import check_token_ids, optional_import, parameter_fingerprint
 from .mu_model import DecodeGraph, MuNetwork, PrefillGraph, ScoreGraph, cache_names
@@ -79,11 +84,16 @@ def decomposition_loss(step_scores: Sequence[torch.Tensor], rewards: Sequence[fl
     The 1/N is ARCO's: the trainer sums the per-trajectory losses' gradients and divides by the
     batch size. With both classes present Σ w = N, so this is a weighted mean.
     """
-    weights = class_weights(rewards)
+    return weighted_square_errors(step_scores, rewards, class_weights(rewards)) / len(rewards)
+
+
+def weighted_square_errors(step_scores: Sequence[torch.Tensor], rewards: Sequence[float], weights: Sequence[float]) -> torch.Tensor:
+    """Σ_τ w_τ (Σ_t mean_k d_{t,k} − R_τ)²: the decomposition loss's numerator, with the weights
+    given, so that a rank can sum its own trajectories under weights drawn from the whole batch."""
     total = step_scores[0].new_zeros(())
     for d, reward, weight in zip(step_scores, rewards, weights):
         total = total + weight * (d.mean(dim=1).sum() - reward) ** 2
-    return total / len(rewards)
+    return total
 
 
 def criteria_kl(logp: torch.Tensor, logp_ref: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -150,14 +160,20 @@ def next_tokens(logits: torch.Tensor, temperature: float, streams: Optional[Sequ
 
 
 class Mu:
-    def __init__(self, init: dict) -> None:
-        """``init`` is mu.init's validated params, kept whole in checkpoints and manifests."""
+    def __init__(self, init: dict, dist: Optional[DistContext] = None) -> None:
+        """``init`` is mu.init's validated params, kept whole in checkpoints and manifests; ``dist``
+        the process group (a single process when None). Every rank builds μ from the same seed, so
+        the replicas start equal (and DDP broadcasts rank 0's parameters besides)."""
         self.init = init
+        self.dist = dist if dist is not None else DistContext(0, 1, 0)
         spec = init["model"]
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(init["seed"])
             self.network = MuNetwork(spec["vocab_size"], spec["d_model"], spec["n_heads"], spec["n_layers"], spec["d_ff"] or 4 * spec["d_model"], spec["max_seq_len"], init["k"])
         self.network.eval()  # no dropout anywhere: scores must not depend on the call
+        # The module training forwards go through: DDP's hooks all-reduce the gradients. A step
+        # without a KL term leaves the LM head out, hence find_unused_parameters.
+        self.trainable = self.dist.wrap(self.network, find_unused_parameters=True)
         # Two AdamW groups, as ARCO's trainer has two optimisers: the backbone (with the LM head) and the score head.
         self.optimizer = torch.optim.AdamW(
             [{"params": self.network.backbone_parameters()}, {"params": list(self.network.score_head.parameters())}],
@@ -217,14 +233,16 @@ class Mu:
             criteria_mask[b, p - 1 : n - 1] = 1
         return {"input_ids": input_ids, "attention_mask": attention, "pool_mask": pool, "criteria_mask": criteria_mask, "targets": targets}
 
-    def forward(self, network: MuNetwork, inputs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-        """(log-softmax of the LM head [B, T, V], d [B, K])."""
-        hidden, _ = network.hidden(inputs["input_ids"], inputs["attention_mask"])
-        return torch.log_softmax(network.lm_head(hidden), dim=2), network.scores(hidden, inputs["pool_mask"])
+    def forward(self, network: torch.nn.Module, inputs: dict[str, torch.Tensor], logits: bool = True) -> tuple[Optional[torch.Tensor], torch.Tensor]:
+        """(log-softmax of the LM head [B, T, V] or None without ``logits``, d [B, K]) by
+        ``network``'s own forward: ``self.trainable`` for training (under DDP its hooks must see
+        the call), the bare network or the reference otherwise."""
+        return network(inputs["input_ids"], inputs["attention_mask"], inputs["pool_mask"], logits)
 
     def scores(self, steps: Sequence[Step]) -> dict:
+        # Every rank computes the same scores: no collective, and rank 0's are the reply.
         with torch.no_grad():
-            _, d = self.forward(self.network, self.batch(steps))
+            _, d = self.forward(self.network, self.batch(steps), logits=False)
         return {"d": d.double().tolist(), "s": d.mean(dim=1).double().tolist()}
 
     def logits(self, ids: list[list[int]]) -> list:
@@ -313,49 +331,78 @@ class Mu:
 
     def sft(self, steps: Sequence[Step], teacher: Sequence[Sequence[float]], *, learning_rate: float, head_learning_rate: float) -> dict:
         """One AdamW step on CE(criteria tokens, mean per token) + 10 × MSE(d, teacher scores).
-        Steps with empty criteria (ARCO's "no rubric" ablation) add nothing to the CE."""
+        Steps with empty criteria (ARCO's "no rubric" ablation) add nothing to the CE.
+
+        Under DDP each rank takes every world_size-th example. The CE's denominator is the token
+        count of the whole batch and the MSE's the element count of the whole batch (N × K), so
+        each rank's loss is its share of the single-process loss; times world_size, DDP's
+        gradient average is then the single-process gradient."""
         started = time.perf_counter()
-        inputs = self.batch(steps)
-        logp, d = self.forward(self.network, inputs)
+        self.require_shards(len(steps), "examples")
+        mine = self.dist.shard(steps)
+        inputs = self.batch(mine)
+        logp, d = self.forward(self.trainable, inputs)
+        assert logp is not None
         mask = inputs["criteria_mask"].double()
         token_logp = logp.gather(2, inputs["targets"].unsqueeze(2)).squeeze(2).double()
-        tokens = float(mask.sum())
-        ce = -(token_logp * mask).sum() / max(tokens, 1.0)
-        mse = ((d.double() - torch.tensor(teacher, dtype=torch.float64)) ** 2).mean()
+        nll = -(token_logp * mask).sum()
+        squares = ((d.double() - torch.tensor(self.dist.shard(teacher), dtype=torch.float64)) ** 2).sum()
+        total_nll, tokens, total_squares = self.dist.sum([float(nll), float(mask.sum()), float(squares)], torch.device("cpu"))
+        elements = len(steps) * self.k
+        local_loss = nll / max(tokens, 1.0) + SFT_SCORE_COEF * squares / elements
+        ce, mse = total_nll / max(tokens, 1.0), total_squares / elements
         loss = ce + SFT_SCORE_COEF * mse
-        grad_norm = self.descend(loss, learning_rate, head_learning_rate)
-        return {"loss": float(loss), "ce": float(ce), "mse": float(mse), "tokens": int(tokens), "grad_norm": grad_norm, "step": self.steps, "compute_ms": (time.perf_counter() - started) * 1000}
+        grad_norm = self.descend(local_loss * self.dist.world_size, loss, learning_rate, head_learning_rate)
+        return {"loss": loss, "ce": ce, "mse": mse, "tokens": int(tokens), "grad_norm": grad_norm, "step": self.steps, "compute_ms": (time.perf_counter() - started) * 1000}
+
+    def require_shards(self, count: int, name: str) -> None:
+        # Every rank must run a forward and backward for DDP's gradient all-reduce to complete.
+        if count < self.dist.world_size:
+            raise InvalidParams(f"params.{name}: {self.dist.world_size} ranks need at least {self.dist.world_size} {name}, got {count}", {"path": f"params.{name}"})
 
     def step_loss(self, trajectories: Sequence[Sequence[Step]], rewards: Sequence[float], beta: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[torch.Tensor]]:
-        """ARCO's μ loss and its parts: (loss, decomposition loss, KL, d of each trajectory)."""
-        flat = [s for trajectory in trajectories for s in trajectory]
+        """This rank's share of ARCO's μ loss and its parts: (loss, decomposition loss, KL, d of
+        each of this rank's trajectories), over this rank's shard of ``trajectories`` but with the
+        whole batch's class weights and 1/N, so that the shares of all ranks sum to the loss of
+        one process on the whole batch."""
+        n = len(trajectories)
+        mine = self.dist.shard(trajectories)
+        flat = [s for trajectory in mine for s in trajectory]
         inputs = self.batch(flat)
-        logp, d = self.forward(self.network, inputs)
+        with_kl = self.reference is not None and beta > 0
+        logp, d = self.forward(self.trainable, inputs, logits=with_kl)
         d = d.double()
         bounds = [0]
-        for trajectory in trajectories:
+        for trajectory in mine:
             bounds.append(bounds[-1] + len(trajectory))
-        per_trajectory = [d[bounds[i] : bounds[i + 1]] for i in range(len(trajectories))]
-        score_loss = decomposition_loss(per_trajectory, rewards)
+        per_trajectory = [d[bounds[i] : bounds[i + 1]] for i in range(len(mine))]
+        # The weights come from all rewards (every rank holds the whole request): a shard's own
+        # class counts would weigh the classes differently on each rank.
+        score_loss = weighted_square_errors(per_trajectory, self.dist.shard(rewards), self.dist.shard(class_weights(rewards))) / n
         kl = score_loss.new_zeros(())
-        if self.reference is not None and beta > 0:
+        if with_kl:
+            assert logp is not None and self.reference is not None
             with torch.no_grad():
                 logp_ref, _ = self.forward(self.reference, inputs)
-            kl = criteria_kl(logp.double(), logp_ref.double(), inputs["criteria_mask"]).sum() / len(trajectories)
+            assert logp_ref is not None
+            kl = criteria_kl(logp.double(), logp_ref.double(), inputs["criteria_mask"]).sum() / n
         return score_loss + beta * kl, score_loss, kl, per_trajectory
 
     def step(self, trajectories: Sequence[Sequence[Step]], rewards: Sequence[float], *, learning_rate: float, head_learning_rate: float, beta: float) -> dict:
         """One AdamW step on ARCO's μ loss: the decomposition loss plus β · (1/N) Σ_τ Σ_t KL_t(μ_ref ‖ μ)
         over criteria tokens once a reference is set (ARCO's kl_loss is summed over a trajectory's
-        steps and, like the score loss, averaged over the batch)."""
+        steps and, like the score loss, averaged over the batch). Under DDP each rank takes every
+        world_size-th trajectory; the metrics are the whole batch's, in the request's order."""
         started = time.perf_counter()
-        loss, score_loss, kl, per_trajectory = self.step_loss(trajectories, rewards, beta)
-        grad_norm = self.descend(loss, learning_rate, head_learning_rate)
-        sums = [float(x.mean(dim=1).sum()) for x in per_trajectory]
+        self.require_shards(len(trajectories), "trajectories")
+        local_loss, local_score_loss, local_kl, per_trajectory = self.step_loss(trajectories, rewards, beta)
+        loss, score_loss, kl = self.dist.sum([float(local_loss), float(local_score_loss), float(local_kl)], torch.device("cpu"))
+        grad_norm = self.descend(local_loss * self.dist.world_size, loss, learning_rate, head_learning_rate)
+        sums = self.unshard([float(x.mean(dim=1).sum()) for x in per_trajectory], len(trajectories))
         return {
-            "loss": float(loss),
-            "score_loss": float(score_loss),
-            "kl": float(kl),
+            "loss": loss,
+            "score_loss": score_loss,
+            "kl": kl,
             "weights": class_weights(rewards),
             "sums": sums,
             "grad_norm": grad_norm,
@@ -363,10 +410,18 @@ class Mu:
             "compute_ms": (time.perf_counter() - started) * 1000,
         }
 
-    def descend(self, loss: torch.Tensor, learning_rate: float, head_learning_rate: float) -> float:
+    def unshard(self, mine: list[Any], n: int) -> list[Any]:
+        """The per-item values of all ranks in the request's order, from this rank's ``mine``
+        (rank r holds items r, r + world_size, …, as ``DistContext.shard`` deals them)."""
+        gathered = self.dist.gather(mine)
+        return [gathered[i % self.dist.world_size][i // self.dist.world_size] for i in range(n)]
+
+    def descend(self, loss: torch.Tensor, reported_loss: float, learning_rate: float, head_learning_rate: float) -> float:
         """Backward, clip the global gradient norm at 1.0 (ARCO's), one AdamW step; no parameter
-        changes when the loss or the gradient is not finite."""
-        value = float(loss)
+        changes when the loss or the gradient is not finite. ``reported_loss`` is the whole
+        batch's (all-reduced) and the norm is of the all-reduced gradient, so every rank takes the
+        same branch: a rank that stopped alone would leave the others in a collective."""
+        value = float(reported_loss)
         if not math.isfinite(value):
             raise NonFinite(f"the loss is {value}; no step was taken", {"loss": str(value)})
         self.optimizer.zero_grad(set_to_none=True)
@@ -391,8 +446,32 @@ class Mu:
 
     # --- checkpoints ----------------------------------------------------------------------------
 
+    def on_main(self, action: Callable[[], Any]) -> Any:
+        """``action``'s result, run on rank 0 only (the one that writes files) and broadcast: the
+        broadcast is the barrier after which every rank may read what rank 0 wrote. A failure on
+        rank 0 is broadcast too, so that no rank waits for a result that never comes; rank 0
+        raises its own error (the reply), the others a Fault that names it (logged)."""
+        outcome: Any = None
+        failure: Optional[BaseException] = None
+        if self.dist.is_main:
+            try:
+                outcome = ("ok", action())
+            except Exception as error:  # noqa: BLE001 — re-raised below, after the other ranks are told
+                failure = error
+                outcome = ("error", f"{type(error).__name__}: {error}")
+        outcome = self.dist.broadcast(outcome)
+        if failure is not None:
+            raise failure
+        if outcome[0] == "error":
+            raise Fault(f"rank 0 failed: {outcome[1]}", {"rank": 0})
+        return outcome[1]
+
     def save(self, directory: str) -> str:
-        """``mu.pt`` (init params, parameters, optimiser, reference, steps), written atomically."""
+        """``mu.pt`` (init params, parameters, optimiser, reference, steps), written atomically by
+        rank 0 (the replicas are equal); every rank returns once it is written."""
+        return self.on_main(lambda: self.write_checkpoint(directory))
+
+    def write_checkpoint(self, directory: str) -> str:
         return write_checkpoint(
             Path(directory) / MU_CHECKPOINT_FILE,
             {
@@ -406,10 +485,11 @@ class Mu:
         )
 
     @staticmethod
-    def load(directory: str) -> "Mu":
+    def load(directory: str, dist: Optional[DistContext] = None) -> "Mu":
+        """The μ of a checkpoint; under torchrun every rank reads it (a file system all ranks see)."""
         path = Path(directory) / MU_CHECKPOINT_FILE
         state = read_checkpoint(path, MU_CHECKPOINT_FORMAT)
-        mu = Mu(state["init"])
+        mu = Mu(state["init"], dist)
         try:
             mu.network.load_state_dict(state["network"])
             mu.optimizer.load_state_dict(state["optimizer"])
@@ -433,9 +513,13 @@ class Mu:
         ``score.onnx``, ``prefill.onnx``, ``decode.onnx``, the torch checkpoint ``mu.pt``, the tokenizer's files (``tokenizer`` is
         ``{kind, files: {name: text}}``) and ``manifest.json``, @rubric/arco-heads' model contract.
         Everything is written into a hidden temporary directory beside it and renamed into place,
-        so a reader watching ``directory`` sees a complete version, tokenizer included, or none."""
+        so a reader watching ``directory`` sees a complete version, tokenizer included, or none.
+        Under torchrun rank 0 writes it and chooses the version; every rank returns its result."""
         check_tokenizer(tokenizer, "tokenizer")
         self.check_max_criteria_tokens(max_criteria_tokens, "max_criteria_tokens")
+        return self.on_main(lambda: self.write_version(directory, opset, tokenizer, max_criteria_tokens))
+
+    def write_version(self, directory: str, opset: int, tokenizer: dict, max_criteria_tokens: int) -> dict:
         root = Path(directory)
         root.mkdir(parents=True, exist_ok=True)
         version = 1 + max((int(p.name[1:]) for p in root.iterdir() if p.is_dir() and p.name[0] == "v" and p.name[1:].isdigit()), default=0)
@@ -449,7 +533,7 @@ class Mu:
             graphs = self.write_graphs(staging, opset)
             # The same weights for torch: the model directory is then whole for both backends
             # (`mu.load` on it serves what onnxruntime-node serves), and the manifest hashes it too.
-            self.save(str(staging))
+            self.write_checkpoint(str(staging))  # not self.save: this runs on rank 0 alone
             files = {}
             for path in sorted(staging.iterdir()):
                 data = path.read_bytes()

@@ -119,6 +119,20 @@ class MuNetwork(nn.Module):
         pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
         return self.score_head(pooled)
 
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, pool_mask: torch.Tensor, logits: bool = True) -> tuple[Optional[torch.Tensor], torch.Tensor]:
+        """The training forward: (log-softmax of the LM head [B, T, V], d [B, K]).
+
+        DistributedDataParallel installs its gradient hooks around the wrapped module's own
+        ``forward``, so μ's steps must come through here rather than ``hidden``/``scores``. With
+        ``logits`` False the LM head is not run and None stands for its output: a step without a
+        KL term does not use the LM head, and DDP (find_unused_parameters) learns which
+        parameters a step leaves out by walking back from what ``forward`` returns, so an output
+        the loss never reads would leave DDP waiting for gradients that never come.
+        """
+        hidden, _ = self.hidden(input_ids, attention_mask)
+        logp = torch.log_softmax(self.lm_head(hidden), dim=2) if logits else None
+        return logp, self.scores(hidden, pool_mask)
+
 
 class ScoreGraph(nn.Module):
     """What ``score.onnx`` computes: (input_ids, attention_mask, pool_mask) → scores [B, K]."""

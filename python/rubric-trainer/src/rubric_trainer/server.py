@@ -72,13 +72,7 @@ class Session:
             raise NoPolicy("no policy yet: call policy.init (or checkpoint.load) first")
         return self.policy
 
-    def require_single_process(self) -> None:
-        # μ's steps are not sharded across ranks (yet): under torchrun every rank would take the whole batch.
-        if self.dist.distributed:
-            raise InvalidParams("mu.* methods run in a single process; this sidecar runs under torchrun", {"path": "method"})
-
     def require_mu(self) -> Mu:
-        self.require_single_process()
         if self.mu is None:
             raise NoPolicy("no μ yet: call mu.init (or mu.load) first")
         return self.mu
@@ -365,8 +359,7 @@ def export_onnx(call: Call, params: dict) -> dict:
 
 
 def mu_init(call: Call, params: dict) -> dict:
-    call.session.require_single_process()
-    call.session.mu = Mu(params)
+    call.session.mu = Mu(params, call.session.dist)
     return call.session.mu.describe()
 
 
@@ -433,8 +426,11 @@ def mu_set_reference(call: Call, params: dict) -> dict:
 
 
 def mu_fingerprint(call: Call, params: dict) -> dict:
+    """Rank 0's parameter fingerprint (what the TypeScript side reads), and each rank's in rank
+    order as ``policy.fingerprint`` gives them: replicas in sync have equal fingerprints."""
     mu = call.session.require_mu()
-    return {"fingerprint": mu.fingerprint(), "steps": mu.steps}
+    fingerprints = call.session.dist.gather(mu.fingerprint())
+    return {"fingerprint": fingerprints[0], "fingerprints": fingerprints, "world_size": call.session.dist.world_size, "steps": mu.steps}
 
 
 def mu_save(call: Call, params: dict) -> dict:
@@ -443,8 +439,7 @@ def mu_save(call: Call, params: dict) -> dict:
 
 
 def mu_load(call: Call, params: dict) -> dict:
-    call.session.require_single_process()
-    call.session.mu = Mu.load(params["dir"])
+    call.session.mu = Mu.load(params["dir"], call.session.dist)
     return call.session.mu.describe()
 
 
