@@ -16,3 +16,4 @@ export {
   type SftEpoch,
   type SftMuOptions,
 } from "./mu/sidecar-mu.js";
+export { arcoExactMatch, exactMatch, f1Score, normalizeAnswer } from "./hotpotqa/metrics.js";
