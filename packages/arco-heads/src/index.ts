@@ -88,6 +88,8 @@ export {
 export type { OnnxOptions } from "./model/onnx-engine.js";
 export {
   RubricModel,
+  findExport,
+  type ModelExportLocation,
   type ModelEvent,
   type ReloadResult,
   type RubricModelOptions,

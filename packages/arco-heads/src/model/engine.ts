@@ -6,7 +6,7 @@ import type { Step } from "../step/step.js";
 import { type ByteBpeTokenizer, EOS_ID, PAD_ID } from "../tokenizer/byte-bpe.js";
 import { type Decoding, type DecodingPlan, decodingPlan, pickToken } from "./decoding.js";
 import type { ModelManifest } from "./manifest.js";
-import { criteriaIds, fitPrompt, type StepIds } from "./sequence.js";
+import { criteriaIds, fitPrompt, type PromptFit, type StepIds } from "./sequence.js";
 
 /**
  * A backend that runs μ on token ids: onnxruntime-node (`RubricModel`) or torch through the
@@ -84,15 +84,28 @@ export async function generateCriteria(
   steps: readonly Step[],
   options: GenerateOptions = {},
 ): Promise<GeneratedCriteria[]> {
+  return generateFor(engine, fitPrompts(engine, steps, options), options);
+}
+
+/** Every step's prompt ids, fitted to the prompt budget. */
+function fitPrompts(engine: MuEngine, steps: readonly Step[], options: StepPromptOptions): PromptFit[] {
   const { manifest, tokenizer } = engine;
-  const maxNewTokens = maxNewTokensOf(manifest, options.maxNewTokens);
-  const prompts = steps.map((step, i) =>
+  return steps.map((step, i) =>
     fitPrompt(tokenizer, step, promptBudget(manifest), { ...options, k: manifest.k }, `steps[${i}]`),
   );
-  if (steps.length === 0) return [];
+}
+
+async function generateFor(
+  engine: MuEngine,
+  prompts: readonly PromptFit[],
+  options: GenerateOptions,
+): Promise<GeneratedCriteria[]> {
+  const { manifest, tokenizer } = engine;
+  const maxNewTokens = maxNewTokensOf(manifest, options.maxNewTokens);
+  if (prompts.length === 0) return [];
   const plan = decodingPlan(
     options.decoding ?? { mode: "greedy" },
-    steps.map((_, i) => i),
+    prompts.map((_, i) => i),
   );
   const { ids, finished } = await engine.generate(
     prompts.map((p) => p.ids),
@@ -129,6 +142,17 @@ export async function scoreSteps(
   criteria: readonly (readonly string[])[],
   options: StepPromptOptions = {},
 ): Promise<StepScores[]> {
+  return scoreFor(engine, steps, criteria, options);
+}
+
+/** `scoreSteps`, reusing prompts already fitted (by the generation of the same call) where they fit beside the criteria. */
+async function scoreFor(
+  engine: MuEngine,
+  steps: readonly Step[],
+  criteria: readonly (readonly string[])[],
+  options: StepPromptOptions,
+  fitted?: readonly PromptFit[],
+): Promise<StepScores[]> {
   const { manifest, tokenizer } = engine;
   if (criteria.length !== steps.length)
     throw new ArcoInputError("criteria", `expected one list per step (${steps.length}), got ${criteria.length}`);
@@ -144,13 +168,13 @@ export async function scoreSteps(
       throw new ArcoInputError(`criteria[${i}]`, "empty, but this model pools over the criteria tokens only");
     const room = manifest.maxLengths.sequence - ids.length;
     if (room < 2) throw new ArcoInputError(`criteria[${i}]`, `${ids.length} tokens leave no room for the prompt`);
-    const prompt = fitPrompt(
-      tokenizer,
-      step,
-      Math.min(room, promptBudget(manifest)),
-      { ...options, k: manifest.k },
-      `steps[${i}]`,
-    );
+    const limit = Math.min(room, promptBudget(manifest));
+    // A prompt fitted to the budget that also fits this limit is what fitting to the limit gives.
+    const reuse = fitted?.[i];
+    const prompt =
+      reuse !== undefined && reuse.ids.length <= limit
+        ? reuse
+        : fitPrompt(tokenizer, step, limit, { ...options, k: manifest.k }, `steps[${i}]`);
     return { prompt: prompt.ids, criteria: ids };
   });
   if (rows.length === 0) return [];
@@ -164,12 +188,14 @@ export async function rateSteps(
   steps: readonly Step[],
   options: GenerateOptions = {},
 ): Promise<RatedStep[]> {
-  const generated = await generateCriteria(engine, steps, options);
-  const scored = await scoreSteps(
+  const prompts = fitPrompts(engine, steps, options);
+  const generated = await generateFor(engine, prompts, options);
+  const scored = await scoreFor(
     engine,
     steps,
     generated.map((g) => g.criteria),
     options,
+    prompts,
   );
   return generated.map((g, i) => ({ ...g, ...scored[i]! }));
 }

@@ -1,5 +1,4 @@
-import { readFile, rm, writeFile } from "node:fs/promises";
-import { mkdtemp, readdir } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRng, type RngState, restoreRng } from "@rubric/core";
@@ -8,6 +7,7 @@ import { InferenceSession, Tensor } from "onnxruntime-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ModelCorruptError } from "../errors.js";
 import { EOS_ID, byteBpeTokenizer, trainByteBpe } from "../tokenizer/byte-bpe.js";
+import { pickToken } from "./decoding.js";
 import { type ModelManifest, readManifest } from "./manifest.js";
 
 // The sidecar's mu.export read back through this package's contract: readManifest, then the graphs
@@ -47,31 +47,11 @@ const pastOf = (outputs: Record<string, Tensor>, layers: number): Cache =>
     ]).flat(),
   );
 
-/** The argmax, lowest id on ties: mu.generate's greedy rule. */
-function greedy(logits: ArrayLike<number>): number {
-  let best = 0;
-  for (let i = 1; i < logits.length; i++) if (logits[i]! > logits[best]!) best = i;
-  return best;
-}
-
-/** mu.generate's sampling rule, in float64 on JavaScript numbers. */
-function sample(logits: ArrayLike<number>, temperature: number, u: number): number {
-  const z = Array.from(logits, (x) => x / temperature);
-  const top = Math.max(...z);
-  const e = z.map((x) => Math.exp(x - top));
-  const total = e.reduce((a, b) => a + b, 0);
-  const p = e.map((x) => x / total);
-  let running = 0;
-  const cumulative = p.map((x) => (running += x));
-  const threshold = u * cumulative[cumulative.length - 1]!;
-  const hit = cumulative.findIndex((c) => c > threshold);
-  return hit !== -1 ? hit : p.findLastIndex((x) => x > 0);
-}
-
 /**
- * The generation loop over prefill.onnx and decode.onnx, written out inline (the real TypeScript
- * generator is its own module): rows left-padded, one token per row per decode call; a row that
- * stopped is fed a masked pad, which changes no other row.
+ * The generation loop over prefill.onnx and decode.onnx, written out inline to check the graphs'
+ * contract on its own (RubricModel's generator is tested in rubric-model.test.ts): rows
+ * left-padded, one token per row per decode call; a row that stopped is fed a masked pad, which
+ * changes no other row. Tokens are chosen by `pickToken`, the one rule both backends follow.
  */
 async function generateOverOnnx(
   version: string,
@@ -83,7 +63,7 @@ async function generateOverOnnx(
   const decode = await InferenceSession.create(join(version, manifest.graphs.decode.file));
   const streams = options.rng?.map(restoreRng);
   const choose = (logits: ArrayLike<number>, row: number) =>
-    streams ? sample(logits, options.temperature!, streams[row]!.next()) : greedy(logits);
+    pickToken(logits, streams ? options.temperature! : 0, streams?.[row]);
   const width = Math.max(...prompts.map((p) => p.length));
   let mask = prompts.map((p) => [...Array<number>(width - p.length).fill(0), ...p.map(() => 1)]);
   let outputs = await prefill.run({

@@ -92,11 +92,7 @@ export class RubricModel {
   static async load(path: string, options: RubricModelOptions = {}): Promise<RubricModel> {
     // The runtime first: a missing onnxruntime-node is said at once, before any export is hashed.
     await onnxRuntime();
-    const isExport = existsSync(join(path, MANIFEST_FILE));
-    const root = !isExport ? path : VERSION_NAME.test(basename(path)) ? dirname(path) : undefined;
-    const directory = isExport ? path : await newestExport(path);
-    if (directory === undefined)
-      throw new ModelCorruptError(path, MANIFEST_FILE, "no manifest here and no vNNNN export under it");
+    const { directory, root } = await findExport(path);
     return new RubricModel(await openVersion(directory, options), root, options);
   }
 
@@ -226,6 +222,27 @@ export class RubricModel {
     });
     this.#watcher.unref();
   }
+}
+
+/** Where a model path leads: the export to open, and the root that holds newer ones (none for a lone export). */
+export interface ModelExportLocation {
+  readonly directory: string;
+  readonly root: string | undefined;
+}
+
+/**
+ * The export a model path names, as `RubricModel.load` reads it: a directory holding
+ * `manifest.json` is that export (and its parent is the root when it is named `vNNNN`); any other
+ * directory is a root, whose newest `vNNNN` export is taken. Other backends (the sidecar's torch
+ * one) use it to serve the same export. Nothing is verified here: `readModel` does that.
+ */
+export async function findExport(path: string): Promise<ModelExportLocation> {
+  if (existsSync(join(path, MANIFEST_FILE)))
+    return { directory: path, root: VERSION_NAME.test(basename(path)) ? dirname(path) : undefined };
+  const directory = await newestExport(path);
+  if (directory === undefined)
+    throw new ModelCorruptError(path, MANIFEST_FILE, "no manifest here and no vNNNN export under it");
+  return { directory, root: path };
 }
 
 /** Opens an export, refusing one whose `vNNNN` name and manifest disagree (a copied or renamed export). */

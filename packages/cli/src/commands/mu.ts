@@ -5,7 +5,9 @@ import {
   type RatedStep,
   RubricModel,
   type Decoding,
+  findExport,
   rateSteps,
+  readModel,
   readSteps,
   type StepRecord,
   type MuSftExample,
@@ -156,15 +158,13 @@ async function init(args: MuArgs, io: CliIO): Promise<number> {
             },
           }),
     });
-    const model = await RubricModel.load(exported.directory, { threads: 1 }).catch(() => undefined);
-    const manifest = model?.manifest;
-    await model?.close();
+    const { manifest } = await readModel(exported.directory);
     if (args.json)
       io.out(`${JSON.stringify({ directory: exported.directory, version: exported.version, manifest })}\n`);
     else
       io.out(
-        `μ version ${exported.version} in ${exported.directory} (K ${args.k}, ${manifest?.model.parameters ?? "?"} parameters, ` +
-          `tokenizer of ${manifest?.model.vocabularySize ?? "?"} ids; ${((performance.now() - started) / 1000).toFixed(1)} s)\n`,
+        `μ version ${exported.version} in ${exported.directory} (K ${args.k}, ${manifest.model.parameters} parameters, ` +
+          `tokenizer of ${manifest.model.vocabularySize} ids; ${((performance.now() - started) / 1000).toFixed(1)} s)\n`,
       );
     return 0;
   } finally {
@@ -194,9 +194,8 @@ async function criteria(args: MuArgs, io: CliIO): Promise<number> {
   } else {
     const client = await SidecarClient.start({ threads });
     try {
-      const root = await RubricModel.load(directory, { threads: 1 });
-      served = root.directory;
-      await root.close();
+      // The export onnxruntime-node would serve, with no onnxruntime session opened to find it.
+      served = (await findExport(directory)).directory;
       const engine: MuEngine = await sidecarMuEngine(client, served);
       version = engine.manifest.exportVersion;
       rated = await rateSteps(engine, steps, options);
