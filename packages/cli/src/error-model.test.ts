@@ -35,8 +35,7 @@ const PACKAGES: readonly {
   { name: "gspo", door: gspo, base: gspo.TrainingError, taggedArea: "sidecar." },
   { name: "hackbench", door: hackbench, base: hackbench.HackbenchError },
   { name: "arco-heads", door: arcoHeads, base: arcoHeads.ArcoError },
-  // No errors of its own yet: μ's sidecar backend reports arco-heads' and gspo's.
-  { name: "rlxar", door: rlxar },
+  { name: "rlxar", door: rlxar, base: rlxar.RlxarError },
   // No errors of its own: a reproduction reports its libraries' errors.
   { name: "repro", door: repro },
   // The CLI's own errors (its door exports runCli only): the root is their base.
@@ -83,6 +82,9 @@ const ARGS: Readonly<Record<string, readonly unknown[]>> = {
   OnnxRuntimeMissingError: [Object.assign(new Error("Cannot find package"), { code: "ERR_MODULE_NOT_FOUND" })],
   ModelRunError: ["models/mu/v0003", "decode", "Got invalid dimensions for input: past_key_0"],
   ModelClosedError: ["models/mu/v0003"],
+  RlxarInputError: ["options.replicas", "expected an integer ≥ 1, got 0"],
+  RlxarFileError: ["dev.jsonl", ["line 4: context[2]: expected [title, sentences]"]],
+  EpisodeDoneError: ["5a8b57f25542995d1e6f1371"],
 };
 
 /** The codes the exit table relied on by class name before every error carried one: they must not move. */

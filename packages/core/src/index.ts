@@ -151,6 +151,7 @@ export {
 // policy: advantages, clipped objectives with gradients, KL, credit assignment, replay
 export {
   PolicyInputError,
+  arcoActionBuckets,
   arcoStepBucket,
   bucketBaseline,
   drGrpoObjective,

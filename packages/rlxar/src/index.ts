@@ -17,3 +17,31 @@ export {
   type SftMuOptions,
 } from "./mu/sidecar-mu.js";
 export { arcoExactMatch, exactMatch, f1Score, normalizeAnswer } from "./hotpotqa/metrics.js";
+export { EpisodeDoneError, RlxarError, RlxarFileError, RlxarInputError } from "./errors.js";
+export type {
+  ActionGrammar,
+  AgentView,
+  Environment,
+  EnvironmentEpisode,
+  ParsedAction,
+  StepKind,
+  Transition,
+} from "./environment/environment.js";
+export {
+  episodeSteps,
+  episodeTrajectory,
+  rollout,
+  type Episode,
+  type EpisodeStep,
+  type RolloutOptions,
+} from "./environment/rollout.js";
+export type {
+  ActOptions,
+  Policy,
+  PolicyDecision,
+  PolicySample,
+  PolicySftExample,
+  PolicyUpdateMetrics,
+  PolicyUpdateOptions,
+  TrainablePolicy,
+} from "./policy/policy.js";

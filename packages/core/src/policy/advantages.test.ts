@@ -84,6 +84,28 @@ describe("stepAdvantages", () => {
     ]);
   });
 
+  it("takes the episodes' own bucket labels, as ARCO's code labels by action", () => {
+    // episode 0: search, invalid, finish: G = [3, 2, 1]; labels search_1, terminal, terminal
+    // episode 1: search, finish: G = [1, 0]; labels search_1, terminal
+    // search_1 {3, 1} → 2; terminal {2, 1, 0} → 1; positions would have put 2 in search_2 (a singleton → batch mean 1.4)
+    const labelled = stepAdvantages(
+      [
+        { stepScores: [1, 1, 1], buckets: ["search_1", "terminal", "terminal"] },
+        { stepScores: [1, 0], buckets: ["search_1", "terminal"] },
+      ],
+      { scale: 1 },
+    );
+    expect(labelled).toEqual([
+      [1, 1, 0],
+      [-1, -1],
+    ]);
+    const positional = stepAdvantages([{ stepScores: [1, 1, 1] }, { stepScores: [1, 0] }], { scale: 1 });
+    expect(positional[0]![1]).toBeCloseTo(2 - 7 / 5, 12);
+    expect(() => stepAdvantages([{ stepScores: [1, 2], buckets: ["terminal"] }])).toThrow(
+      new PolicyInputError("episodes[0].buckets", "expected 2 labels (one per step), got an array of 1"),
+    );
+  });
+
   it("rejects empty batches and episodes", () => {
     expect(() => stepAdvantages([])).toThrow(
       new PolicyInputError("episodes", "expected at least one episode, got none"),

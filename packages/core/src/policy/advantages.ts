@@ -62,7 +62,9 @@ export interface StepAdvantageOptions {
 /**
  * ARCO's dense-phase step advantages for a batch of episodes: G_t = rewardToGo(stepScores, γ),
  * A_t = scale·(G_t − b(bucket(t))), where the baseline b is the mean G over all steps of the batch
- * in the same position bucket ({@link arcoStepBucket}), or the batch mean for a singleton bucket.
+ * in the same position bucket, or the batch mean for a singleton bucket. An episode's `buckets`
+ * label its steps (ARCO's code labels by action: {@link arcoActionBuckets}); without them the
+ * label is the step's position ({@link arcoStepBucket}).
  *
  * @example
  * // G = [3, 2] and [4]; buckets search_1 {3}, terminal {2, 4}; batch mean 3
@@ -70,7 +72,7 @@ export interface StepAdvantageOptions {
  * stepAdvantages([{ stepScores: [1, 2] }, { stepScores: [4] }]); // → [[0, -0.5], [0.5]]
  */
 export function stepAdvantages(
-  episodes: readonly { readonly stepScores: readonly number[] }[],
+  episodes: readonly { readonly stepScores: readonly number[]; readonly buckets?: readonly string[] }[],
   options: StepAdvantageOptions = {},
 ): number[][] {
   const { scale = 0.5, gamma = 1 } = options;
@@ -87,10 +89,17 @@ export function stepAdvantages(
     const scores: unknown = (episode as { stepScores?: unknown } | null)?.stepScores;
     requireFiniteList(`episodes[${e}].stepScores`, scores, "step scores");
     const G = rewardToGo(scores as readonly number[], gamma);
+    const labels: unknown = (episode as { buckets?: unknown }).buckets;
+    if (labels !== undefined && (!Array.isArray(labels) || labels.length !== G.length)) {
+      throw new PolicyInputError(
+        `episodes[${e}].buckets`,
+        `expected ${G.length} labels (one per step), got ${describeValue(labels)}`,
+      );
+    }
     returns.push(G);
     G.forEach((g, t) => {
       flatReturns.push(g);
-      flatBuckets.push(arcoStepBucket(t, G.length));
+      flatBuckets.push(labels === undefined ? arcoStepBucket(t, G.length) : (labels[t] as string));
     });
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { arcoStepBucket, bucketBaseline } from "./baseline.js";
+import { arcoActionBuckets, arcoStepBucket, bucketBaseline } from "./baseline.js";
 import { PolicyInputError } from "./errors.js";
 
 describe("bucketBaseline", () => {
@@ -38,5 +38,30 @@ describe("arcoStepBucket", () => {
     expect(() => arcoStepBucket(3, 3)).toThrow(new PolicyInputError("t", "expected an integer in [0, 2], got 3"));
     expect(() => arcoStepBucket(0, 0)).toThrow(new PolicyInputError("numSteps", "expected an integer ≥ 1, got 0"));
     expect(() => arcoStepBucket(0.5, 2)).toThrow(PolicyInputError);
+  });
+});
+
+describe("arcoActionBuckets", () => {
+  it("numbers searches by count, puts every other step and the last step in terminal", () => {
+    // search, invalid, search, finish
+    expect(arcoActionBuckets([true, false, true, false])).toEqual(["search_1", "terminal", "search_2", "terminal"]);
+    // a last step is terminal even when it searched (a forced-finish violation)
+    expect(arcoActionBuckets([true, true, true, true])).toEqual(["search_1", "search_2", "search_3", "terminal"]);
+    // a fourth search before the end stays in search_3
+    expect(arcoActionBuckets([true, true, true, true, false])).toEqual([
+      "search_1",
+      "search_2",
+      "search_3",
+      "search_3",
+      "terminal",
+    ]);
+    expect(arcoActionBuckets([false])).toEqual(["terminal"]);
+  });
+
+  it("rejects an empty episode and non-boolean entries", () => {
+    expect(() => arcoActionBuckets([])).toThrow(PolicyInputError);
+    expect(() => arcoActionBuckets([true, 1 as unknown as boolean])).toThrow(
+      new PolicyInputError("isSearch[1]", "expected a boolean, got 1"),
+    );
   });
 });

@@ -65,3 +65,28 @@ export function arcoStepBucket(t: number, numSteps: number): ArcoStepBucket {
   if (t === 1) return "search_2";
   return "search_3";
 }
+
+/**
+ * ARCO's position buckets by what each step did, as its code labels them: the i-th search of an
+ * episode is `search_i` (a fourth or later stays `search_3`), every other step (a finish, an
+ * invalid action) is `terminal`, and the last step is always `terminal`. Differs from
+ * {@link arcoStepBucket} only when an episode holds a non-search step before its end.
+ *
+ * @example
+ * arcoActionBuckets([true, false, true, false]);
+ * // search, invalid, search, finish → ["search_1", "terminal", "search_2", "terminal"]
+ */
+export function arcoActionBuckets(isSearch: readonly boolean[]): ArcoStepBucket[] {
+  if (!Array.isArray(isSearch) || isSearch.length === 0) {
+    throw new PolicyInputError("isSearch", `expected a non-empty array of booleans, got ${describeValue(isSearch)}`);
+  }
+  let searches = 0;
+  return isSearch.map((search, t) => {
+    if (typeof search !== "boolean") {
+      throw new PolicyInputError(`isSearch[${t}]`, `expected a boolean, got ${describeValue(search)}`);
+    }
+    if (t === isSearch.length - 1 || !search) return "terminal";
+    searches++;
+    return searches === 1 ? "search_1" : searches === 2 ? "search_2" : "search_3";
+  });
+}

@@ -5,7 +5,7 @@
  */
 export { groupAdvantages, stepAdvantages } from "./advantages.js";
 export type { GroupAdvantageOptions, StepAdvantageOptions } from "./advantages.js";
-export { arcoStepBucket, bucketBaseline } from "./baseline.js";
+export { arcoActionBuckets, arcoStepBucket, bucketBaseline } from "./baseline.js";
 export type { ArcoStepBucket } from "./baseline.js";
 export { PolicyInputError } from "./errors.js";
 export { gspoObjective } from "./gspo.js";

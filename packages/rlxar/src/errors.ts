@@ -1,0 +1,48 @@
+import { RubricError } from "@rubric/core";
+
+/**
+ * Every error `@rubric/rlxar` throws. Callers branch on `code` (stable across releases) or on
+ * `instanceof`; the message names the offending task, field, line or file.
+ */
+export abstract class RlxarError extends RubricError {
+  abstract override readonly code: `rlxar.${string}`;
+}
+
+/** An option, task or batch handed to a function here is not one it can use. */
+export class RlxarInputError extends RlxarError {
+  override readonly name = "RlxarInputError";
+  readonly code = "rlxar.input";
+  constructor(
+    /** Where in the argument the fault is, e.g. `options.groupSize` or `episodes[3].steps`. */
+    readonly path: string,
+    detail: string,
+  ) {
+    super(`${path}: ${detail}`);
+  }
+}
+
+/** A data, predictions or checkpoint file that does not read: every bad line or field, numbered. */
+export class RlxarFileError extends RlxarError {
+  override readonly name = "RlxarFileError";
+  readonly code = "rlxar.file";
+  constructor(
+    readonly source: string,
+    /** `line 3: context[2]: …` per fault. */
+    readonly problems: readonly string[],
+  ) {
+    super(
+      problems.length === 1
+        ? `${source}: ${problems[0]}`
+        : `${source}: ${problems.length} problems:\n${problems.map((p) => `  ${p}`).join("\n")}`,
+    );
+  }
+}
+
+/** `step` or `view` was called on an episode that has already ended. */
+export class EpisodeDoneError extends RlxarError {
+  override readonly name = "EpisodeDoneError";
+  readonly code = "rlxar.episode-done";
+  constructor(readonly taskId: string) {
+    super(`episode of task ${JSON.stringify(taskId)} has ended; reset the environment for a new one`);
+  }
+}
