@@ -34,6 +34,7 @@ export {
   type Episode,
   type EpisodeStep,
   type RolloutOptions,
+  type RolloutTiming,
 } from "./environment/rollout.js";
 export type {
   ActOptions,
@@ -45,3 +46,31 @@ export type {
   PolicyUpdateOptions,
   TrainablePolicy,
 } from "./policy/policy.js";
+export {
+  MuCritic,
+  type CriteriaSource,
+  type MuCriticOptions,
+  type MuUpdate,
+  type MuUpdateSettings,
+  type StepRating,
+} from "./mu/critic.js";
+export { actionBuckets, denseAdvantages, sparseAdvantages, type DenseAdvantageOptions } from "./trainer/advantages.js";
+export {
+  PolicySignalSchema,
+  TrainerSettingsSchema,
+  type PolicySignal,
+  type TrainerSettings,
+  type TrainerSettingsInput,
+} from "./trainer/settings.js";
+export {
+  meanMetrics,
+  planBatches,
+  trainCoEvolution,
+  type BatchDetail,
+  type BatchTiming,
+  type CoEvolutionOptions,
+  type CoEvolutionResult,
+  type Phase,
+  type TrainerEvent,
+  type TrainerLogLine,
+} from "./trainer/co-evolution.js";

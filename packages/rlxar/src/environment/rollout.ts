@@ -30,6 +30,14 @@ export interface RolloutOptions {
   readonly replicas?: number;
   /** Called after each round of policy calls with the number of episodes still running. */
   readonly onRound?: (round: number, running: number) => void;
+  /** Milliseconds spent in the policy and in the environment are added here (a trainer's time shares). */
+  readonly timing?: RolloutTiming;
+}
+
+/** Where a rollout's time went; {@link rollout} adds to it. */
+export interface RolloutTiming {
+  policyMs: number;
+  environmentMs: number;
 }
 
 /**
@@ -53,6 +61,8 @@ export async function rollout<Task>(
   if (!(options.temperature >= 0)) {
     throw new RlxarInputError("options.temperature", `expected a number ≥ 0, got ${options.temperature}`);
   }
+  const clock = options.timing;
+  let mark = performance.now();
   const running = tasks.flatMap((task) =>
     Array.from({ length: replicas }, (_, replica) => ({
       taskId: environment.taskId(task),
@@ -73,7 +83,11 @@ export async function rollout<Task>(
       temperature: options.temperature,
       seeds: live.map((row) => `${options.seed}/${row.taskId}/${row.replica}/${row.steps.length}`),
     };
+    if (clock !== undefined) clock.environmentMs += performance.now() - mark;
+    mark = performance.now();
     const decisions = await policy.act(views, act);
+    if (clock !== undefined) clock.policyMs += performance.now() - mark;
+    mark = performance.now();
     if (decisions.length !== views.length) {
       throw new RlxarInputError(
         `policy ${policy.name}`,
@@ -87,6 +101,7 @@ export async function rollout<Task>(
     });
     options.onRound?.(round + 1, running.filter((row) => !row.episode.done).length);
   }
+  if (clock !== undefined) clock.environmentMs += performance.now() - mark;
   const unfinished = running.find((row) => !row.episode.done);
   if (unfinished !== undefined) {
     throw new RlxarInputError(

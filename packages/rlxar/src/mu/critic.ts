@@ -1,0 +1,213 @@
+import {
+  type ByteBpeTokenizer,
+  criteriaIds,
+  fitPrompt,
+  readModel,
+  type RubricModel,
+  type Step,
+  type StepPromptOptions,
+} from "@rubric/arco-heads";
+import type { SidecarClient } from "@rubric/gspo";
+import { RlxarInputError } from "../errors.js";
+import { type Episode, episodeSteps } from "../environment/rollout.js";
+import { exportMu } from "./sidecar-mu.js";
+
+/**
+ * Where a step's criteria come from: μ writes them (ARCO), one fixed list serves every step (the
+ * "w/o adaptive" ablation), or there are none and the score head reads the step alone (K = 1, a
+ * scalar process reward: "w/o rubric").
+ */
+export type CriteriaSource =
+  | { readonly kind: "generated" }
+  | { readonly kind: "fixed"; readonly criteria: readonly string[] }
+  | { readonly kind: "none" };
+
+/** How μ's sidecar side is trained on each batch (ARCO's RL-phase values by default). */
+export interface MuUpdateSettings {
+  /** The backbone's learning rate (ARCO's LoRA μ: 1e-5; a small μ from scratch wants more). */
+  readonly learningRate: number;
+  /** The score head's (ARCO: 5e-4). */
+  readonly headLearningRate: number;
+  /** β of KL(μ_ref ‖ μ) on the criteria tokens (ARCO: 0.05). */
+  readonly beta: number;
+}
+
+export interface MuCriticOptions {
+  /** μ for inference (onnxruntime-node); reloaded after each update. */
+  readonly model: RubricModel;
+  /** The sidecar holding the same μ's weights and optimiser: present when μ co-evolves, absent when frozen. */
+  readonly client?: SidecarClient;
+  /** The model root that updates export into (`model`'s own root). */
+  readonly root?: string;
+  readonly criteria?: CriteriaSource;
+  /** Show μ the trajectory so far (ARCO); false is the "w/o prefix" ablation: question and action only. */
+  readonly prefix?: boolean;
+  readonly update?: MuUpdateSettings;
+  /** New tokens per step's criteria (default: the model's `maxLengths.criteria`). */
+  readonly maxNewTokens?: number;
+  /** μ's step prompt options (the environment description, observation cut). */
+  readonly prompt?: StepPromptOptions;
+}
+
+/** μ's verdict on one step. */
+export interface StepRating {
+  readonly criteria: readonly string[];
+  /** d_t ∈ [−1, 1]^K. */
+  readonly scores: readonly number[];
+  /** s_t = mean_k d_t,k. */
+  readonly s: number;
+  /** Set when μ's text was not exactly K criteria (see arco-heads' `GeneratedCriteria`). */
+  readonly adjusted?: "padded" | "truncated" | "unparsed";
+}
+
+/** What one μ update did. */
+export interface MuUpdate {
+  /** The sidecar's `mu.step` metrics (loss, score loss, KL, …). */
+  readonly metrics: Readonly<Record<string, unknown>>;
+  /** The export now in service. */
+  readonly version: number;
+  readonly trainMs: number;
+  readonly exportMs: number;
+}
+
+/**
+ * μ as the trainer uses it: it rates every step of a batch of episodes on the export in service
+ * (criteria, then scores), and — when it co-evolves — takes one `mu.step` on the same on-policy
+ * batch (the class-balanced decomposition loss Σ_τ w_τ(Σ_t s_t − R)² + β·KL(μ_ref‖μ) on the
+ * criteria μ wrote), exports the result as the next version and hot-reloads it, as ARCO's trainer
+ * re-saves μ's adapter into vLLM every batch.
+ */
+export class MuCritic {
+  readonly #options: MuCriticOptions;
+  readonly #tokenizer: ByteBpeTokenizer;
+  readonly #criteria: CriteriaSource;
+
+  private constructor(options: MuCriticOptions, tokenizer: ByteBpeTokenizer) {
+    this.#options = options;
+    this.#tokenizer = tokenizer;
+    this.#criteria = options.criteria ?? { kind: "generated" };
+  }
+
+  static async open(options: MuCriticOptions): Promise<MuCritic> {
+    const criteria = options.criteria ?? { kind: "generated" };
+    const k = options.model.k;
+    if (criteria.kind === "fixed" && criteria.criteria.length !== k) {
+      throw new RlxarInputError(
+        "criteria.criteria",
+        `expected ${k} fixed criteria (K of this μ), got ${criteria.criteria.length}`,
+      );
+    }
+    if (criteria.kind === "none" && k !== 1) {
+      throw new RlxarInputError(
+        "criteria",
+        `a scalar process reward (no criteria) needs a μ with K = 1, this one has K = ${k}`,
+      );
+    }
+    if (options.client !== undefined && (options.update === undefined || options.root === undefined)) {
+      throw new RlxarInputError(
+        "update",
+        "a co-evolving μ (with a sidecar client) needs `update` settings and a `root` to export to",
+      );
+    }
+    const { tokenizer } = await readModel(options.model.directory);
+    return new MuCritic(options, tokenizer);
+  }
+
+  /** The export in service. */
+  get version(): number {
+    return this.#options.model.version;
+  }
+
+  get coEvolves(): boolean {
+    return this.#options.client !== undefined;
+  }
+
+  /** μ's steps of an episode, as this critic shows them (without the prefix for that ablation). */
+  steps(episode: Episode): Step[] {
+    const steps = episodeSteps(episode);
+    return this.#options.prefix === false ? steps.map((step) => ({ ...step, history: [] })) : steps;
+  }
+
+  /**
+   * Freezes the sidecar's μ as μ_ref for the KL term (ARCO: the warm-up SFT adapter); a frozen μ
+   * has nothing to do.
+   */
+  async freezeReference(): Promise<void> {
+    await this.#options.client?.request("mu.set_reference", {});
+  }
+
+  /**
+   * Puts the export in service back into the sidecar (weights, optimiser and reference travel in
+   * its `mu.pt`), so a resumed run trains on from where it stopped.
+   */
+  async resume(): Promise<void> {
+    await this.#options.client?.request("mu.load", { dir: this.#options.model.directory });
+  }
+
+  /** Every step of every episode, rated on one export. */
+  async rate(episodes: readonly Episode[]): Promise<StepRating[][]> {
+    const steps = episodes.flatMap((episode) => this.steps(episode));
+    const { model } = this.#options;
+    const prompt = this.#options.prompt ?? {};
+    let flat: StepRating[];
+    if (this.#criteria.kind === "generated") {
+      flat = await model.rateSteps(steps, {
+        ...prompt,
+        ...(this.#options.maxNewTokens === undefined ? {} : { maxNewTokens: this.#options.maxNewTokens }),
+      });
+    } else {
+      const list = this.#criteria.kind === "fixed" ? [...this.#criteria.criteria] : [];
+      const scored = await model.scoreSteps(
+        steps,
+        steps.map(() => list),
+        prompt,
+      );
+      flat = scored.map((score) => ({ criteria: list, ...score }));
+    }
+    let next = 0;
+    return episodes.map((episode) => episode.steps.map(() => flat[next++]!));
+  }
+
+  /**
+   * One co-evolution step of μ on the batch it rated: `mu.step` over each episode's steps (prompt
+   * ids fitted as inference fitted them, and the criteria it scored) with the episode's reward,
+   * then the next export, then a reload of the inference model.
+   */
+  async update(episodes: readonly Episode[], ratings: readonly (readonly StepRating[])[]): Promise<MuUpdate> {
+    const { client, update, root, model } = this.#options;
+    if (client === undefined || update === undefined || root === undefined) {
+      throw new RlxarInputError("update", "this μ is frozen (no sidecar client): it cannot be updated");
+    }
+    if (ratings.length !== episodes.length) {
+      throw new RlxarInputError("ratings", `expected one list per episode (${episodes.length}), got ${ratings.length}`);
+    }
+    const { manifest } = model;
+    const promptOptions = { ...this.#options.prompt, k: manifest.k };
+    const trajectories = episodes.map((episode, e) => ({
+      steps: this.steps(episode).map((step, t) => {
+        const criteria = criteriaIds(this.#tokenizer, ratings[e]![t]!.criteria);
+        const limit = Math.min(
+          manifest.maxLengths.sequence - criteria.length,
+          manifest.maxLengths.sequence - manifest.maxLengths.criteria,
+        );
+        return {
+          prompt: fitPrompt(this.#tokenizer, step, limit, promptOptions, `episodes[${e}].steps[${t}]`).ids,
+          criteria,
+        };
+      }),
+      reward: episode.reward,
+    }));
+    const trainStart = performance.now();
+    const metrics = await client.request("mu.step", {
+      trajectories,
+      learning_rate: update.learningRate,
+      head_learning_rate: update.headLearningRate,
+      beta: update.beta,
+    });
+    const exportStart = performance.now();
+    await exportMu(client, root, this.#tokenizer, manifest.maxLengths.criteria);
+    await model.reload();
+    const done = performance.now();
+    return { metrics, version: model.version, trainMs: exportStart - trainStart, exportMs: done - exportStart };
+  }
+}
