@@ -136,6 +136,7 @@ export {
   populationStd,
   quantile,
   regularizedIncompleteBeta,
+  rocAuc,
   sampleStd,
   spearman,
   wilcoxonSignedRank,

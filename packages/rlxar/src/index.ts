@@ -74,3 +74,14 @@ export {
   type TrainerEvent,
   type TrainerLogLine,
 } from "./trainer/co-evolution.js";
+export {
+  bucketScores,
+  contrastScores,
+  evidenceAuc,
+  sampleCriteria,
+  type BucketScores,
+  type ContrastResult,
+  type CriteriaSample,
+  type EvidenceAuc,
+  type StepContrast,
+} from "./diagnostics/step-scores.js";

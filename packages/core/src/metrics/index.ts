@@ -5,6 +5,7 @@ export { expectedCalibrationError } from "./calibration.js";
 export type { CalibrationBin, CalibrationResult } from "./calibration.js";
 export { kendallTau, pearson, spearman } from "./correlation.js";
 export type { CorrelationResult, KendallTauResult } from "./correlation.js";
+export { rocAuc } from "./auc.js";
 export { averageRanks } from "./rank.js";
 export { mean, median, populationStd, sampleStd } from "./summary.js";
 export { ndcgAtK } from "./ranking.js";

@@ -146,26 +146,29 @@ export class MuCritic {
 
   /** Every step of every episode, rated on one export. */
   async rate(episodes: readonly Episode[]): Promise<StepRating[][]> {
-    const steps = episodes.flatMap((episode) => this.steps(episode));
+    const flat = await this.rateSteps(episodes.flatMap((episode) => this.steps(episode)));
+    let next = 0;
+    return episodes.map((episode) => episode.steps.map(() => flat[next++]!));
+  }
+
+  /** Steps of any origin (a diagnostic's contrast pairs), rated on one export as this critic rates. */
+  async rateSteps(steps: readonly Step[]): Promise<StepRating[]> {
     const { model } = this.#options;
     const prompt = this.#options.prompt ?? {};
-    let flat: StepRating[];
+    const shown = this.#options.prefix === false ? steps.map((step) => ({ ...step, history: [] })) : steps;
     if (this.#criteria.kind === "generated") {
-      flat = await model.rateSteps(steps, {
+      return model.rateSteps(shown, {
         ...prompt,
         ...(this.#options.maxNewTokens === undefined ? {} : { maxNewTokens: this.#options.maxNewTokens }),
       });
-    } else {
-      const list = this.#criteria.kind === "fixed" ? [...this.#criteria.criteria] : [];
-      const scored = await model.scoreSteps(
-        steps,
-        steps.map(() => list),
-        prompt,
-      );
-      flat = scored.map((score) => ({ criteria: list, ...score }));
     }
-    let next = 0;
-    return episodes.map((episode) => episode.steps.map(() => flat[next++]!));
+    const list = this.#criteria.kind === "fixed" ? [...this.#criteria.criteria] : [];
+    const scored = await model.scoreSteps(
+      shown,
+      shown.map(() => list),
+      prompt,
+    );
+    return scored.map((score) => ({ criteria: list, ...score }));
   }
 
   /**

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEYS, type LookupTask, lookupEnvironment, TablePolicy } from "../__fixtures__/lookup.js";
 import { episodeSteps, rollout } from "../environment/rollout.js";
 import { RlxarInputError } from "../errors.js";
+import { contrastScores } from "../diagnostics/step-scores.js";
 import { MuCritic } from "../mu/critic.js";
 import { createMu } from "../mu/sidecar-mu.js";
 import { denseAdvantages, sparseAdvantages } from "./advantages.js";
@@ -203,6 +204,30 @@ describe("trainCoEvolution on a user's environment with a real μ", () => {
           settings: { signal: "trajectory-rubric" },
         }),
       ).rejects.toThrow(new RlxarInputError("critic", 'signal "trajectory-rubric" needs μ (a critic) to score steps'));
+      await model.close();
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    "contrasts the same prefix with a better and a worse action (Δs)",
+    async () => {
+      const { model, critic } = await freshMu();
+      const pairs = KEYS.map((key, i) => ({
+        better: { task: `What is stored under ${key}?`, history: [], budgetLeft: 2, action: `Look[${key}]` },
+        worse: {
+          task: `What is stored under ${key}?`,
+          history: [],
+          budgetLeft: 2,
+          action: `Look[${KEYS[(i + 1) % KEYS.length]}]`,
+        },
+      }));
+      const result = await contrastScores(critic, pairs);
+      const better = await critic.rateSteps(pairs.map((pair) => pair.better));
+      const worse = await critic.rateSteps(pairs.map((pair) => pair.worse));
+      expect(result.deltas).toEqual(better.map((b, i) => b.s - worse[i]!.s));
+      expect(result.pairs).toBe(4);
+      expect(result.preferred).toBe(result.deltas.filter((d) => d > 0).length / 4);
       await model.close();
     },
     TIMEOUT_MS,
