@@ -63,6 +63,7 @@ export {
   type TrainerSettingsInput,
 } from "./trainer/settings.js";
 export {
+  isTrainable,
   meanMetrics,
   planBatches,
   trainCoEvolution,

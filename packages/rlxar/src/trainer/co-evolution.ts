@@ -6,7 +6,7 @@ import { RlxarFileError, RlxarInputError } from "../errors.js";
 import type { Environment } from "../environment/environment.js";
 import { type Episode, type RolloutTiming, rollout } from "../environment/rollout.js";
 import type { MuCritic, MuUpdate, StepRating } from "../mu/critic.js";
-import type { PolicySample, PolicyUpdateMetrics, TrainablePolicy } from "../policy/policy.js";
+import type { Policy, PolicySample, PolicyUpdateMetrics, TrainablePolicy } from "../policy/policy.js";
 import { denseAdvantages, sparseAdvantages } from "./advantages.js";
 import { type TrainerSettings, type TrainerSettingsInput, TrainerSettingsSchema } from "./settings.js";
 
@@ -35,7 +35,8 @@ export type TrainerLogLine =
       readonly meanReward: number;
       /** Mean Σ_t s_t of μ over the batch, when μ rated it. */
       readonly meanStepSum?: number;
-      readonly policy: PolicyUpdateMetrics;
+      /** π's update; absent when π is not trainable (a served LLM whose rollouts only feed μ). */
+      readonly policy?: PolicyUpdateMetrics;
       readonly mu?: Readonly<Record<string, unknown>>;
       readonly muVersion?: number;
       readonly ms: BatchTiming;
@@ -66,7 +67,12 @@ export interface CoEvolutionOptions<Task> {
   readonly train: readonly Task[];
   /** Evaluated greedily at the end of every epoch (and before the first), for learning curves only: nothing is selected on it. */
   readonly evaluation?: readonly Task[];
-  readonly policy: TrainablePolicy;
+  /**
+   * π. A policy that is not trainable (`llmPolicy` over a hosted or local model) is rolled out and
+   * evaluated, and μ co-evolves on its rollouts, but π itself stays as it is: the log says so by
+   * leaving out the policy's update.
+   */
+  readonly policy: Policy | TrainablePolicy;
   /** μ: needed by the dense phase and by the trajectory-rubric signal; co-evolves when it holds a sidecar client. */
   readonly critic?: MuCritic;
   readonly settings?: TrainerSettingsInput;
@@ -175,6 +181,7 @@ export async function trainCoEvolution<Task>(options: CoEvolutionOptions<Task>):
       "the trajectory-rubric (RaR) baseline's judge is frozen: pass a critic without a sidecar client",
     );
   }
+  const trainable = isTrainable(policy) ? policy : undefined;
   const measure = options.measure ?? ((episode: Episode) => ({ reward: episode.reward }));
   const plan = planBatches(options.train, settings);
   const log: TrainerLogLine[] = [];
@@ -201,7 +208,7 @@ export async function trainCoEvolution<Task>(options: CoEvolutionOptions<Task>):
       if (done > plan.length) {
         throw new RlxarFileError(statePath, [`batches: ${done} finished, but this run plans ${plan.length}`]);
       }
-      await policy.restore(join(directory, POLICY_DIR));
+      if (trainable !== undefined) await trainable.restore(join(directory, POLICY_DIR));
       if (critic?.coEvolves === true) {
         if (state.muVersion !== undefined && critic.version !== state.muVersion) {
           // An export of an update whose batch never reached the state file: its μ is one step
@@ -229,7 +236,7 @@ export async function trainCoEvolution<Task>(options: CoEvolutionOptions<Task>):
     }
   }
   if (done === 0) {
-    await policy.setReference();
+    await trainable?.setReference();
     await critic?.freezeReference();
     if (directory !== undefined) writeFileSync(join(directory, LOG_FILE), "");
   }
@@ -257,10 +264,10 @@ export async function trainCoEvolution<Task>(options: CoEvolutionOptions<Task>):
   if (pendingEval !== undefined) await evaluate(pendingEval);
   for (let b = done; b < plan.length; b++) {
     const batch = plan[b]!;
-    const { line, detail } = await trainBatch(batch, b, settings, environment, policy, critic);
+    const { line, detail } = await trainBatch(batch, b, settings, environment, policy, trainable, critic);
     record(line);
     if (directory !== undefined) {
-      await policy.checkpoint(join(directory, POLICY_DIR));
+      await trainable?.checkpoint(join(directory, POLICY_DIR));
       writeState(join(directory, STATE_FILE), {
         format: "rlxar-trainer",
         settings,
@@ -286,7 +293,8 @@ async function trainBatch<Task>(
   b: number,
   settings: TrainerSettings,
   environment: Environment<Task>,
-  policy: TrainablePolicy,
+  policy: Policy,
+  trainable: TrainablePolicy | undefined,
   critic: MuCritic | undefined,
 ): Promise<{ line: TrainerLogLine & { type: "batch" }; detail: BatchDetail }> {
   const timing: RolloutTiming = { policyMs: 0, environmentMs: 0 };
@@ -322,7 +330,7 @@ async function trainBatch<Task>(
     episode.steps.map((step, t) => ({ view: step.view, decision: step.decision, advantage: advantages[e]![t]! })),
   );
   let policyMs = performance.now();
-  const policyMetrics = await policy.update(samples, {
+  const policyMetrics = await trainable?.update(samples, {
     learningRate: batch.phase === "dense" ? settings.denseLearningRate : settings.sparseLearningRate,
     klCoef: batch.phase === "dense" ? settings.denseKl : settings.sparseKl,
     maxGradNorm: settings.maxGradNorm,
@@ -341,7 +349,7 @@ async function trainBatch<Task>(
     steps: samples.length,
     meanReward: episodes.reduce((sum, episode) => sum + episode.reward, 0) / episodes.length,
     ...(stepSums === undefined ? {} : { meanStepSum: stepSums.reduce((a, s) => a + s, 0) / stepSums.length }),
-    policy: policyMetrics,
+    ...(policyMetrics === undefined ? {} : { policy: policyMetrics }),
     ...(mu === undefined ? {} : { mu: mu.metrics }),
     ...(critic === undefined ? {} : { muVersion: critic.version }),
     ms: {
@@ -354,6 +362,12 @@ async function trainBatch<Task>(
     },
   };
   return { line, detail: { episodes, ...(ratings === undefined ? {} : { ratings }), advantages } };
+}
+
+/** Whether a policy can be trained (it has `update`, `sft`, `setReference`, `checkpoint`, `restore`). */
+export function isTrainable(policy: Policy): policy is TrainablePolicy {
+  const p = policy as Partial<TrainablePolicy>;
+  return [p.update, p.sft, p.setReference, p.checkpoint, p.restore].every((f) => typeof f === "function");
 }
 
 /** The mean of each metric over episodes. */
