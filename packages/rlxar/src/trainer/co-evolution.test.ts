@@ -11,7 +11,7 @@ import { contrastScores } from "../diagnostics/step-scores.js";
 import { MuCritic } from "../mu/critic.js";
 import { createMu } from "../mu/sidecar-mu.js";
 import { denseAdvantages, sparseAdvantages } from "./advantages.js";
-import { type BatchDetail, planBatches, trainCoEvolution, type TrainerEvent } from "./co-evolution.js";
+import { type BatchDetail, isTrainable, planBatches, trainCoEvolution, type TrainerEvent } from "./co-evolution.js";
 import { TrainerSettingsSchema } from "./settings.js";
 
 const TIMEOUT_MS = 600_000; // a guard for a busy 2-core machine, not a measurement
@@ -204,6 +204,24 @@ describe("trainCoEvolution on a user's environment with a real μ", () => {
           settings: { signal: "trajectory-rubric" },
         }),
       ).rejects.toThrow(new RlxarInputError("critic", 'signal "trajectory-rubric" needs μ (a critic) to score steps'));
+      await model.close();
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    "rolls out a policy that cannot be trained, and co-evolves μ on its rollouts",
+    async () => {
+      const { model, critic } = await freshMu();
+      const table = new TablePolicy();
+      const served = { name: "served", act: table.act.bind(table) };
+      expect(isTrainable(served)).toBe(false);
+      expect(isTrainable(table)).toBe(true);
+      const result = await trainCoEvolution({ environment, train: tasks, policy: served, critic, settings: SETTINGS });
+      const batches = result.log.filter((line) => line.type === "batch");
+      expect(batches.every((line) => line.policy === undefined)).toBe(true);
+      expect(batches.map((line) => line.muVersion)).toEqual([2, 3, 4, 5, 6]);
+      expect(table.logits.size).toBe(0); // nothing trained π
       await model.close();
     },
     TIMEOUT_MS,
