@@ -10,62 +10,8 @@ import { runRubric } from "./__fixtures__/run-cli.js";
 const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../shared/", import.meta.url));
 const DEV = join(SHARED, "data/hotpotqa/dev.jsonl");
 
-/**
- * The answer half of the official `hotpot_evaluate_v1.py` (`eval`, `update_answer`, `f1_score`,
- * `exact_match_score`, `normalize_answer`), reading the gold questions as JSON lines.
- */
-const OFFICIAL_EVAL = String.raw`
-import json, re, string, sys
-from collections import Counter
-def normalize_answer(s):
-    def remove_articles(text): return re.sub(r'\b(a|an|the)\b', ' ', text)
-    def white_space_fix(text): return ' '.join(text.split())
-    def remove_punc(text):
-        exclude = set(string.punctuation)
-        return ''.join(ch for ch in text if ch not in exclude)
-    return white_space_fix(remove_articles(remove_punc(s.lower())))
-def f1_score(prediction, ground_truth):
-    normalized_prediction = normalize_answer(prediction)
-    normalized_ground_truth = normalize_answer(ground_truth)
-    ZERO_METRIC = (0, 0, 0)
-    if normalized_prediction in ['yes', 'no', 'noanswer'] and normalized_prediction != normalized_ground_truth:
-        return ZERO_METRIC
-    if normalized_ground_truth in ['yes', 'no', 'noanswer'] and normalized_prediction != normalized_ground_truth:
-        return ZERO_METRIC
-    prediction_tokens = normalized_prediction.split()
-    ground_truth_tokens = normalized_ground_truth.split()
-    common = Counter(prediction_tokens) & Counter(ground_truth_tokens)
-    num_same = sum(common.values())
-    if num_same == 0:
-        return ZERO_METRIC
-    precision = 1.0 * num_same / len(prediction_tokens)
-    recall = 1.0 * num_same / len(ground_truth_tokens)
-    f1 = (2 * precision * recall) / (precision + recall)
-    return f1, precision, recall
-def exact_match_score(prediction, ground_truth):
-    return (normalize_answer(prediction) == normalize_answer(ground_truth))
-def update_answer(metrics, prediction, gold):
-    em = exact_match_score(prediction, gold)
-    f1, prec, recall = f1_score(prediction, gold)
-    metrics['em'] += float(em)
-    metrics['f1'] += f1
-    return em, f1
-prediction = json.load(open(sys.argv[1]))
-gold = [json.loads(line) for line in open(sys.argv[2]) if line.strip()]
-metrics = {'em': 0, 'f1': 0}
-per = {}
-for dp in gold:
-    cur_id = dp['_id']
-    if cur_id not in prediction['answer']:
-        per[cur_id] = [0, 0]
-    else:
-        em, f1 = update_answer(metrics, prediction['answer'][cur_id], dp['answer'])
-        per[cur_id] = [float(em), f1]
-N = len(gold)
-for k in metrics.keys():
-    metrics[k] /= N
-json.dump({'metrics': metrics, 'per': per}, sys.stdout)
-`;
+/** The answer half of the official `hotpot_evaluate_v1.py`, kept beside rlxar's metrics. */
+const OFFICIAL = fileURLToPath(new URL("../../rlxar/src/hotpotqa/__fixtures__/hotpot_evaluate.py", import.meta.url));
 
 interface EvalJson {
   count: number;
@@ -112,7 +58,7 @@ describe("rubric eval hotpotqa", () => {
     const run = await runRubric(["eval", "hotpotqa", "--predictions", predictionsPath, "--data", DEV, "--json"]);
     expect(run.code, run.stderr).toBe(0);
     const result = JSON.parse(run.stdout) as EvalJson;
-    const python = spawnSync("/usr/bin/python3", ["-c", OFFICIAL_EVAL, predictionsPath, DEV], { encoding: "utf8" });
+    const python = spawnSync("/usr/bin/python3", [OFFICIAL, "eval", predictionsPath, DEV], { encoding: "utf8" });
     expect(python.status, python.stderr).toBe(0);
     const official = JSON.parse(python.stdout) as {
       metrics: { em: number; f1: number };
