@@ -46,6 +46,23 @@ describe("hotpotQa: searches", () => {
     expect(step.actionText).toBe("Search[Shirley Temple Black ambassador Ghana]");
   });
 
+  it("searches titles only with indexTitles, as ARCO's retriever never sees them", () => {
+    const question: HotpotQuestion = {
+      ...tokarev,
+      paragraphs: [
+        { title: "Quux Abbey", sentences: ["A ruined monastery."], text: "A ruined monastery." },
+        { title: "Other", sentences: ["Something else."], text: "Something else." },
+      ],
+      supportingTitles: ["Quux Abbey"],
+    };
+    expect(hotpotQa().reset(question).step("Search[Quux]").info).toMatchObject({ title: null });
+    expect(hotpotQa({ indexTitles: true }).reset(question).step("Search[Quux]").info).toMatchObject({
+      title: "Quux Abbey",
+      paragraph: 0,
+      supporting: true,
+    });
+  });
+
   it("a search nothing matches spends a search and says so, with no paragraph", () => {
     const episode = hotpotQa().reset(tokarev);
     const step = episode.step("Search[qqqq zzzz]");
