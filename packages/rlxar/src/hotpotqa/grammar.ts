@@ -65,7 +65,8 @@ function wholeLine(line: string): ParsedAction | undefined {
 /**
  * ARCO's tolerant reading of a model's output, in its order of preference: the output is one
  * action line; else a `Thought: … / Action: …` pair's action line; else an action alone on the
- * last line; else the first action found anywhere. `<think>` blocks are removed first, and an
+ * last line; else the first action found anywhere. (The first rule needs no code of its own: an
+ * output of one action line is its own last line, and no `Action:` label can precede it.) `<think>` blocks are removed first, and an
  * action with an empty argument (`Search[]`) is not an action.
  *
  * The action's name is read in any case (`search[…]`, `FINISH[…]`) and written canonically: a
@@ -81,10 +82,6 @@ export function parseHotpotAction(output: string): ParsedAction | undefined {
     .split(/\r?\n/u)
     .filter((line) => line.trim() !== "");
   if (lines.length === 0) return undefined;
-  if (lines.length === 1) {
-    const only = wholeLine(lines[0]!);
-    if (only !== undefined) return only;
-  }
   for (const line of lines) {
     const labelled = /^[\s*_`#>-]*action(?:\s*\d+)?[\s*_`]*:[\s*_`]*(.*)$/iu.exec(line);
     if (labelled === null) continue;
