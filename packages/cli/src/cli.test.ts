@@ -309,7 +309,7 @@ describe("runCli in-process", () => {
 });
 
 describe("rubric help", () => {
-  const COMMANDS = ["validate", "score", "schema", "elicit", "repro", "hackbench"];
+  const COMMANDS = ["validate", "score", "schema", "elicit", "repro", "hackbench", "eval"];
   const capture = () => {
     const seen = { out: "", err: "" };
     return { seen, io: { out: (t: string) => (seen.out += t), err: (t: string) => (seen.err += t) } };

@@ -44,6 +44,10 @@ const COMMANDS: Readonly<
     summary: "probe a rubric reward for hacks",
     load: () => declaration(import("./commands/hackbench.js"), "hackbenchCommand"),
   },
+  eval: {
+    summary: "score a benchmark's predictions as its official script does (hotpotqa: EM, F1, ARCO's EM)",
+    load: () => declaration(import("./commands/eval.js"), "evalCommand"),
+  },
   mu: {
     summary: "ARCO's rubric model μ: init a model, write and score the criteria of agent steps",
     load: () => declaration(import("./commands/mu.js"), "muCommand"),

@@ -1,7 +1,8 @@
 /**
  * @rubric/rlxar — ARCO's co-evolution of a policy and its rubric model μ. So far: μ created,
  * exported and served through the Python sidecar (the torch backend beside `RubricModel`'s
- * onnxruntime-node one).
+ * onnxruntime-node one); the generic `Environment` with the rollout loop; and ARCO's HotpotQA
+ * environment (`hotpotQa`) with its data, retrieval, grammar and metrics.
  */
 export {
   createMu,
@@ -17,6 +18,37 @@ export {
   type SftMuOptions,
 } from "./mu/sidecar-mu.js";
 export { arcoExactMatch, exactMatch, f1Score, normalizeAnswer } from "./hotpotqa/metrics.js";
+export {
+  HotpotRowSchema,
+  loadHotpotQa,
+  readHotpotQa,
+  type HotpotParagraph,
+  type HotpotQaSelection,
+  type HotpotQuestion,
+  type HotpotRow,
+  type SupportingFact,
+} from "./hotpotqa/data.js";
+export {
+  indexParagraphs,
+  type ParagraphHit,
+  type ParagraphIndex,
+  type RetrievalOptions,
+} from "./hotpotqa/retrieval.js";
+export { hotpotGrammar, parseHotpotAction } from "./hotpotqa/grammar.js";
+export {
+  HOTPOT_OBSERVATIONS,
+  hotpotQa,
+  type HotpotQaOptions,
+  type HotpotReward,
+} from "./hotpotqa/environment.js";
+export {
+  HotpotPredictionsSchema,
+  evaluateHotpotQa,
+  readHotpotPredictions,
+  type HotpotEvaluation,
+  type HotpotPredictions,
+  type HotpotQuestionScore,
+} from "./hotpotqa/evaluation.js";
 export { EpisodeDoneError, RlxarError, RlxarFileError, RlxarInputError } from "./errors.js";
 export type {
   ActionGrammar,

@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { createRng } from "@rubric/core";
 import { describe, expect, it } from "vitest";
 import { arcoExactMatch, exactMatch, f1Score, normalizeAnswer } from "./metrics.js";
@@ -39,30 +40,8 @@ describe("HotpotQA answer metrics (the official script's semantics)", () => {
   });
 });
 
-/** The official script's `normalize_answer` and `f1_score`, run by Python itself on the same strings. */
-const OFFICIAL = String.raw`
-import json, re, string, sys
-from collections import Counter
-def normalize_answer(s):
-    def remove_articles(text): return re.sub(r'\b(a|an|the)\b', ' ', text)
-    def white_space_fix(text): return ' '.join(text.split())
-    def remove_punc(text):
-        exclude = set(string.punctuation)
-        return ''.join(ch for ch in text if ch not in exclude)
-    return white_space_fix(remove_articles(remove_punc(s.lower())))
-def f1_score(prediction, ground_truth):
-    p, g = normalize_answer(prediction), normalize_answer(ground_truth)
-    if p in ['yes', 'no', 'noanswer'] and p != g: return 0
-    if g in ['yes', 'no', 'noanswer'] and p != g: return 0
-    pt, gt = p.split(), g.split()
-    common = Counter(pt) & Counter(gt)
-    same = sum(common.values())
-    if same == 0: return 0
-    precision, recall = same / len(pt), same / len(gt)
-    return 2 * precision * recall / (precision + recall)
-pairs = json.load(sys.stdin)
-json.dump([[normalize_answer(a), f1_score(a, b)] for a, b in pairs], sys.stdout)
-`;
+/** The official script's answer functions, run by Python itself on the same strings. */
+const OFFICIAL = fileURLToPath(new URL("./__fixtures__/hotpot_evaluate.py", import.meta.url));
 
 describe("against the official script, run in Python", () => {
   it("gives the same normalisation and F1 on 400 random answers", () => {
@@ -95,7 +74,10 @@ describe("against the official script, run in Python", () => {
     const text = () =>
       Array.from({ length: 1 + rng.int(8) }, () => parts[rng.int(parts.length)]).join(rng.next() < 0.5 ? " " : "");
     const pairs = Array.from({ length: 400 }, () => [text(), text()] as const);
-    const python = spawnSync("/usr/bin/python3", ["-c", OFFICIAL], { input: JSON.stringify(pairs), encoding: "utf8" });
+    const python = spawnSync("/usr/bin/python3", [OFFICIAL, "pairs"], {
+      input: JSON.stringify(pairs),
+      encoding: "utf8",
+    });
     expect(python.status, python.stderr).toBe(0);
     const official = JSON.parse(python.stdout) as [string, number][];
     pairs.forEach(([prediction, gold], i) => {
