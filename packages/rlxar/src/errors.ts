@@ -46,3 +46,23 @@ export class EpisodeDoneError extends RlxarError {
     super(`episode of task ${JSON.stringify(taskId)} has ended; reset the environment for a new one`);
   }
 }
+
+/**
+ * A policy's model call for one view failed (the provider's error, after its own retries, is the
+ * `cause`): it names the policy, the task and the step, so one bad row of a batch is found at once.
+ * Never turned into an empty action: an empty output would be scored as the agent's mistake.
+ */
+export class PolicyGenerateError extends RlxarError {
+  override readonly name = "PolicyGenerateError";
+  readonly code = "rlxar.policy-generate";
+  constructor(
+    readonly policy: string,
+    readonly taskId: string,
+    /** The step of the episode (turns already taken). */
+    readonly step: number,
+    detail: string,
+    options?: { readonly cause?: unknown },
+  ) {
+    super(`policy ${policy}: task ${JSON.stringify(taskId)}, step ${step}: ${detail}`, options);
+  }
+}

@@ -76,13 +76,15 @@ export function toyQa(budget = 2): Environment<ToyTask> {
           if (done) throw new EpisodeDoneError(task.id);
           const action = toyGrammar.parse(output);
           if (action === undefined) {
+            // With no budget left to charge, an invalid output ends the episode unanswered.
+            const spent = left === 0;
             left = Math.max(0, left - 1);
             return end({
               action,
               actionText: output,
               kind: "invalid",
               observation: "Invalid action.",
-              done: false,
+              done: spent,
               reward: 0,
             });
           }
