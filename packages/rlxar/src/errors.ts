@@ -66,3 +66,29 @@ export class PolicyGenerateError extends RlxarError {
     super(`policy ${policy}: task ${JSON.stringify(taskId)}, step ${step}: ${detail}`, options);
   }
 }
+
+/**
+ * The inference server did not take a new adapter (`POST /v1/load_lora_adapter` failed or was
+ * unreachable). The adapter it served before stays in service; the trainer's weights have moved
+ * on, so the served policy is stale until a later publish succeeds.
+ */
+export class AdapterLoadError extends RlxarError {
+  override readonly name = "AdapterLoadError";
+  readonly code = "rlxar.adapter-load";
+  constructor(
+    readonly server: string,
+    readonly adapter: string,
+    readonly path: string,
+    /** The HTTP status, or undefined when no answer came (network error, timeout). */
+    readonly status: number | undefined,
+    detail: string,
+    /** The adapter still in service, if any. */
+    readonly serving: string | undefined,
+  ) {
+    super(
+      `${server}: loading adapter ${JSON.stringify(adapter)} from ${path} failed` +
+        `${status === undefined ? "" : ` (HTTP ${status})`}: ${detail}; ` +
+        (serving === undefined ? "no adapter is in service" : `${JSON.stringify(serving)} stays in service`),
+    );
+  }
+}

@@ -178,7 +178,7 @@ describe("llmPolicy against an OpenAI-compatible server on 127.0.0.1", () => {
     const policy = llmPolicy(remote(), { environment: env, logProbs: true });
     const view: AgentView = { taskId: "q2", task: "Is it?", history: [], budgetLeft: 2, mustFinish: false };
     const [decision] = await policy.act([view], { temperature: 1, seeds: ["z"] });
-    expect(decision).toEqual({ text: "Finish[yes]", logProb: -0.75 });
+    expect(decision).toEqual({ text: "Finish[yes]", logProb: -0.75, trace: { finishReason: "stop" } });
     expect(server.requests[0]?.body?.logprobs).toBe(true);
   });
 });

@@ -22,6 +22,11 @@ export interface LlmPolicyOptions extends PolicyPromptOptions {
   readonly logProbs?: boolean;
 }
 
+/** What an LLM decision keeps: why the provider ended the text (`stop`, `length`). */
+export interface LlmTrace {
+  readonly finishReason: string;
+}
+
 /** The integer seed of a row: the first draw of `createRng(seed)`, below 2³¹ so every provider takes it. */
 export function rowSeed(seed: string): number {
   return createRng(seed).int(2 ** 31);
@@ -80,7 +85,15 @@ export function llmPolicy(model: LanguageModel, options: LlmPolicyOptions): Poli
             new PolicyGenerateError(name, view.taskId, view.history.length, "the provider returned no choice"),
           );
         const logProb = choiceLogProb(choice);
-        const decision: PolicyDecision = logProb === undefined ? { text: choice.text } : { text: choice.text, logProb };
+        // Why the text ended, for a trainer that re-tokenises it: a `stop` ended on the model's
+        // end-of-sequence, a `length` was cut at maxTokens.
+        const trace: LlmTrace | undefined =
+          choice.finishReason === undefined ? undefined : { finishReason: choice.finishReason };
+        const decision: PolicyDecision = {
+          text: choice.text,
+          ...(logProb === undefined ? {} : { logProb }),
+          ...(trace === undefined ? {} : { trace }),
+        };
         return Effect.succeed(decision);
       }),
     );

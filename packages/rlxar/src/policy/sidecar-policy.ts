@@ -2,6 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { BOS_ID, type ByteBpeTokenizer, EOS_ID, promptText, byteBpeTokenizer, trainByteBpe } from "@rubric/arco-heads";
 import type { PolicyInitParams, SidecarClient } from "@rubric/gspo";
+import { formatZodIssues } from "@rubric/core";
 import { z } from "zod";
 import type { AgentView } from "../environment/environment.js";
 import { RlxarInputError } from "../errors.js";
@@ -46,6 +47,9 @@ export const GREEDY_TEMPERATURE = 1e-6;
 /** What a sidecar decision keeps for learning: the sampled ids (with the `<eos>` that ended them). */
 export const SidecarTraceSchema = z.strictObject({ tokens: z.array(z.int().nonnegative()).min(1) });
 export type SidecarTrace = z.infer<typeof SidecarTraceSchema>;
+
+/** The traces `update` can learn from: the sidecar's ids, an LLM policy's finish reason (its text is re-tokenised), or none. */
+const DecisionTraceSchema = z.union([SidecarTraceSchema, z.object({ finishReason: z.string() }), z.undefined()]);
 
 /**
  * A byte-level BPE for the policy's prompts, learnt from the prompt's fixed wording and `texts`
@@ -149,13 +153,14 @@ export function sidecarTrainer(
   // prompt + new tokens − 1 ≤ positions: the last new token is predicted, never fed back.
   const promptOf = (view: AgentView) => policyPromptIds(options, view, state.maxSeqLen - maxNewTokens + 1).ids;
   const tokensOf = (decision: PolicyDecision, path: string): number[] => {
-    if (decision.trace !== undefined) {
-      const parsed = SidecarTraceSchema.safeParse(decision.trace);
-      if (!parsed.success) throw new RlxarInputError(`${path}.trace`, parsed.error.issues[0]?.message ?? "not a trace");
-      return parsed.data.tokens;
-    }
-    // A decision from elsewhere (a served model): its text, ended as the model ends an action.
-    return [...options.tokenizer.encode(decision.text), eos];
+    const parsed = DecisionTraceSchema.safeParse(decision.trace);
+    if (!parsed.success) throw new RlxarInputError(`${path}.trace`, formatZodIssues(parsed.error, { separator: "; " }));
+    const trace = parsed.data;
+    if (trace !== undefined && "tokens" in trace) return trace.tokens;
+    // A decision from elsewhere (a served model) is text: its ids here, with the end-of-sequence
+    // the model wrote unless the server cut the text at its token limit.
+    const ids = options.tokenizer.encode(decision.text);
+    return trace?.finishReason === "length" && ids.length > 0 ? ids : [...ids, eos];
   };
 
   return {
