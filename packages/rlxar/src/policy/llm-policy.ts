@@ -27,7 +27,12 @@ export interface LlmTrace {
   readonly finishReason: string;
 }
 
-/** The integer seed of a row: the first draw of `createRng(seed)`, below 2³¹ so every provider takes it. */
+/**
+ * The integer seed of a row: the first draw of `createRng(seed)`, below 2³¹ so every provider takes it.
+ *
+ * @example
+ * rowSeed("run1/q1/0/2") === rowSeed("run1/q1/0/2"); // true: the same row, the same draw
+ */
 export function rowSeed(seed: string): number {
   return createRng(seed).int(2 ** 31);
 }

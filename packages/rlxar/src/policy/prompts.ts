@@ -18,6 +18,9 @@ export interface PolicyPromptOptions {
  * environment's description, its action forms, and the house rules its model was trained under:
  * a short reply with one action line, short search phrases, no repeated search, yes/no questions
  * answered with the bare word, answers short but complete.
+ *
+ * @example
+ * policySystemPrompt(env).split("\n")[0]; // the environment's description
  */
 export function policySystemPrompt(environment: PromptEnvironment): string {
   const forms = environment.grammar.forms.map((form) => `  ${form}`).join("\n");
@@ -36,7 +39,13 @@ export function policySystemPrompt(environment: PromptEnvironment): string {
   ].join("\n");
 }
 
-/** The history as the turn prompt shows it: `Action: …` / `Observation: …` lines, or `(none)`. */
+/**
+ * The history as the turn prompt shows it: `Action: …` / `Observation: …` lines, or `(none)`.
+ *
+ * @example
+ * historyText({ ...view, history: [{ action: "Search[Dune]", observation: "Dune is a novel." }] });
+ * // "Action: Search[Dune]\nObservation: Dune is a novel."
+ */
 export function historyText(view: AgentView, options: PolicyPromptOptions = {}): string {
   if (view.history.length === 0) return "(none)";
   const cut = options.maxObservationChars ?? Number.POSITIVE_INFINITY;
@@ -50,7 +59,13 @@ function searchesLeft(n: number): string {
   return `${n} ${n === 1 ? "search" : "searches"}`;
 }
 
-/** The user message of an ordinary turn: the question, the history, the searches left. */
+/**
+ * The user message of an ordinary turn: the question, the history, the searches left.
+ *
+ * @example
+ * policyTurnPrompt({ taskId: "q", task: "Who?", history: [], budgetLeft: 1, mustFinish: false });
+ * // "Question: Who?\n\nHistory:\n(none)\n\nYou have 1 search remaining.\nWrite your next action."
+ */
 export function policyTurnPrompt(view: AgentView, options: PolicyPromptOptions = {}): string {
   return [
     `Question: ${view.task}`,
@@ -67,6 +82,9 @@ export function policyTurnPrompt(view: AgentView, options: PolicyPromptOptions =
  * The user message once the budget is spent (ARCO's forced-finish prompt, which replaces the turn
  * prompt): the same question and history, and the order to answer now with Finish, since a search
  * would end the episode without an answer.
+ *
+ * @example
+ * policyForcedFinishPrompt({ ...view, budgetLeft: 0, mustFinish: true }); // "… reply with Finish[answer] only. …"
  */
 export function policyForcedFinishPrompt(view: AgentView, options: PolicyPromptOptions = {}): string {
   return [

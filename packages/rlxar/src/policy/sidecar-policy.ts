@@ -90,6 +90,9 @@ type Encoding = Pick<SidecarPolicyOptions, "environment" | "tokenizer" | "bosId"
  * `promptText` (role lines: a small model has no chat template), at most `maxTokens` long. When
  * it does not fit, the oldest turns are left out first (the latest observations matter most to
  * the next action); a prompt too long with no history is an `RlxarInputError`.
+ *
+ * @example
+ * const { ids, droppedTurns } = policyPromptIds({ environment: env, tokenizer }, view, 449);
  */
 export function policyPromptIds(options: Encoding, view: AgentView, maxTokens: number): PolicyPromptIds {
   const bos = options.bosId === undefined ? [BOS_ID] : options.bosId === null ? [] : [options.bosId];
