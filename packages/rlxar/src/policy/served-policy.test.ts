@@ -152,6 +152,20 @@ describe("servedPolicy: rollouts from a server that loads the trainer's adapters
   );
 
   it(
+    "a failed unload leaves the old adapter loaded but serves the new one, and says so",
+    async () => {
+      server.failNextUnload(500);
+      expect(await policy.publish()).toBe("pi-v0005");
+      expect([...server.adapters.keys()]).toEqual(["pi-v0004", "pi-v0005"]);
+      expect(events.at(-1)).toMatchObject({ kind: "unload-failed", adapter: "pi-v0004" });
+      expect((events.at(-1) as { detail: string }).detail).toMatch(/^HTTP 500/);
+      await served("f");
+      expect(server.requests.at(-1)?.body).toMatchObject({ model: "pi-v0005" });
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
     "a completion that times out is retried by the provider and answers",
     async () => {
       server.delayNextCompletion(2_500);

@@ -22,6 +22,8 @@ export interface LoraServer {
   readonly requests: readonly { readonly path: string; readonly body: unknown }[];
   /** The next load answers with this status (and does not load). */
   failNextLoad(status: number): void;
+  /** The next unload answers with this status (and unloads nothing). */
+  failNextUnload(status: number): void;
   /** The next completion answers only after this delay. */
   delayNextCompletion(ms: number): void;
   close(): Promise<void>;
@@ -42,6 +44,7 @@ export async function startLoraServer(sidecar: SidecarClient, tokenizer: PolicyT
   const adapters = new Map<string, string>();
   const requests: { path: string; body: unknown }[] = [];
   const loadFaults: number[] = [];
+  const unloadFaults: number[] = [];
   const delays: number[] = [];
   let inSidecar: string | undefined; // the directory whose weights the sidecar holds now
   let queue = Promise.resolve(); // one sidecar: one request at a time, in arrival order
@@ -64,6 +67,8 @@ export async function startLoraServer(sidecar: SidecarClient, tokenizer: PolicyT
       return { status: 200, text: `Success: LoRA adapter '${load.lora_name}' added successfully.` };
     }
     if (path === "/v1/unload_lora_adapter") {
+      const fault = unloadFaults.shift();
+      if (fault !== undefined) return { status: fault, json: { error: { message: "scripted unload failure" } } };
       const { lora_name } = UnloadSchema.parse(body);
       if (!adapters.delete(lora_name))
         return { status: 404, json: { error: { message: `The lora adapter '${lora_name}' cannot be found.` } } };
@@ -163,6 +168,7 @@ export async function startLoraServer(sidecar: SidecarClient, tokenizer: PolicyT
     adapters,
     requests,
     failNextLoad: (status) => void loadFaults.push(status),
+    failNextUnload: (status) => void unloadFaults.push(status),
     delayNextCompletion: (ms) => void delays.push(ms),
     close: () =>
       new Promise<void>((resolve, reject) => {
