@@ -137,13 +137,30 @@ describe("llmPolicy against an OpenAI-compatible server on 127.0.0.1", () => {
     const error = await policy.act([view, later], { temperature: 0, seeds: ["x", "y"] }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PolicyGenerateError);
     expect((error as PolicyGenerateError).code).toBe("rlxar.policy-generate");
-    expect((error as PolicyGenerateError).taskId).toBe("q7");
     expect((error as PolicyGenerateError).message).toMatch(/task "q7", step [01]:/);
     expect((error as PolicyGenerateError).cause).toBeInstanceOf(ProviderHttpError);
-    // The other row's request was aborted with the batch: no retry of it arrives afterwards.
-    const arrived = server.requestCount;
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    expect(server.requestCount).toBe(arrived);
+  });
+
+  it("a failed row aborts the batch's other requests: none of them is retried afterwards", async () => {
+    // Row 0 fails at once; row 1's server never answers, so without an abort its 100 ms
+    // timeout would fire and the provider would send it again.
+    server.setHandler((request) =>
+      request.body?.messages?.[1]?.content.includes("History:\n(none)") ? chatReply.serverError(500) : chatReply.hang(),
+    );
+    const model = openAICompatible({
+      baseUrl: server.url,
+      model: "pi",
+      apiKeyEnv: false,
+      retry: { retries: 2, baseDelayMs: 1, timeoutMs: 100 },
+    });
+    const policy = llmPolicy(model, { environment: env });
+    const first: AgentView = { taskId: "q8", task: "Q?", history: [], budgetLeft: 2, mustFinish: false };
+    const hanging = { ...first, taskId: "q9", history: [{ action: "Search[a]", observation: "b" }] };
+    const error = await policy.act([first, hanging], { temperature: 0, seeds: ["x", "y"] }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ taskId: "q8", step: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const hangingAttempts = server.requests.filter((r) => !r.body?.messages?.[1]?.content.includes("History:\n(none)"));
+    expect(hangingAttempts).toHaveLength(1);
   });
 
   it("keeps at most `concurrency` requests in flight, and returns decisions in view order", async () => {
