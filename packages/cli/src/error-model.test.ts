@@ -85,6 +85,8 @@ const ARGS: Readonly<Record<string, readonly unknown[]>> = {
   RlxarInputError: ["options.replicas", "expected an integer ≥ 1, got 0"],
   RlxarFileError: ["dev.jsonl", ["line 4: context[2]: expected [title, sentences]"]],
   EpisodeDoneError: ["5a8b57f25542995d1e6f1371"],
+  PolicyGenerateError: ["llm:openai-compatible:pi", "5a8b57f25542995d1e6f1371", 1, "HTTP 500"],
+  AdapterLoadError: ["http://127.0.0.1:8000", "pi-v0002", "/runs/pi-v0002", 500, "internal error", "pi-v0001"],
 };
 
 /** The codes the exit table relied on by class name before every error carried one: they must not move. */

@@ -46,3 +46,49 @@ export class EpisodeDoneError extends RlxarError {
     super(`episode of task ${JSON.stringify(taskId)} has ended; reset the environment for a new one`);
   }
 }
+
+/**
+ * A policy's model call for one view failed (the provider's error, after its own retries, is the
+ * `cause`): it names the policy, the task and the step, so one bad row of a batch is found at once.
+ * Never turned into an empty action: an empty output would be scored as the agent's mistake.
+ */
+export class PolicyGenerateError extends RlxarError {
+  override readonly name = "PolicyGenerateError";
+  readonly code = "rlxar.policy-generate";
+  constructor(
+    readonly policy: string,
+    readonly taskId: string,
+    /** The step of the episode (turns already taken). */
+    readonly step: number,
+    detail: string,
+    options?: { readonly cause?: unknown },
+  ) {
+    super(`policy ${policy}: task ${JSON.stringify(taskId)}, step ${step}: ${detail}`, options);
+  }
+}
+
+/**
+ * The inference server did not take a new adapter (`POST /v1/load_lora_adapter` failed or was
+ * unreachable). The adapter it served before stays in service; the trainer's weights have moved
+ * on, so the served policy is stale until a later publish succeeds.
+ */
+export class AdapterLoadError extends RlxarError {
+  override readonly name = "AdapterLoadError";
+  readonly code = "rlxar.adapter-load";
+  constructor(
+    readonly server: string,
+    readonly adapter: string,
+    readonly path: string,
+    /** The HTTP status, or undefined when no answer came (network error, timeout). */
+    readonly status: number | undefined,
+    detail: string,
+    /** The adapter still in service, if any. */
+    readonly serving: string | undefined,
+  ) {
+    super(
+      `${server}: loading adapter ${JSON.stringify(adapter)} from ${path} failed` +
+        `${status === undefined ? "" : ` (HTTP ${status})`}: ${detail}; ` +
+        (serving === undefined ? "no adapter is in service" : `${JSON.stringify(serving)} stays in service`),
+    );
+  }
+}

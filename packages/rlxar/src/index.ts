@@ -1,8 +1,11 @@
 /**
  * @rubric/rlxar — ARCO's co-evolution of a policy and its rubric model μ. So far: μ created,
  * exported and served through the Python sidecar (the torch backend beside `RubricModel`'s
- * onnxruntime-node one); the generic `Environment` with the rollout loop; and ARCO's HotpotQA
- * environment (`hotpotQa`) with its data, retrieval, grammar and metrics.
+ * onnxruntime-node one); the environment and policy interfaces with a batched rollout;
+ * ARCO's HotpotQA environment (`hotpotQa`) with its data, retrieval, grammar and metrics;
+ * policies: an LLM over any `LanguageModel` with ARCO's prompts, the sidecar's trainable causal
+ * LM, and rollouts served by an OpenAI-compatible server (vLLM) with runtime adapter loading;
+ * and the co-evolution trainer with μ's critic, the warm-up teacher and diagnostics.
  */
 export {
   createMu,
@@ -49,7 +52,14 @@ export {
   type HotpotPredictions,
   type HotpotQuestionScore,
 } from "./hotpotqa/evaluation.js";
-export { EpisodeDoneError, RlxarError, RlxarFileError, RlxarInputError } from "./errors.js";
+export {
+  AdapterLoadError,
+  EpisodeDoneError,
+  PolicyGenerateError,
+  RlxarError,
+  RlxarFileError,
+  RlxarInputError,
+} from "./errors.js";
 export type {
   ActionGrammar,
   AgentView,
@@ -118,3 +128,36 @@ export {
   type EvidenceAuc,
   type StepContrast,
 } from "./diagnostics/step-scores.js";
+export {
+
+// policies: ARCO's prompts, an LLM over any LanguageModel, the sidecar's trainable causal LM, and
+// served rollouts (vLLM) with runtime adapter loading
+export {
+  historyText,
+  policyForcedFinishPrompt,
+  policyMessages,
+  policySystemPrompt,
+  policyTurnPrompt,
+  type PolicyPromptOptions,
+  type PromptEnvironment,
+} from "./policy/prompts.js";
+export { llmPolicy, rowSeed, type LlmPolicyOptions, type LlmTrace } from "./policy/llm-policy.js";
+export {
+  GREEDY_TEMPERATURE,
+  SidecarTraceSchema,
+  policyPromptIds,
+  sidecarPolicy,
+  trainPolicyTokenizer,
+  type PolicyPromptIds,
+  type PolicyTokenizer,
+  type SidecarPolicyOptions,
+  type SidecarTrace,
+} from "./policy/sidecar-policy.js";
+export {
+  LOAD_ADAPTER_PATH,
+  UNLOAD_ADAPTER_PATH,
+  servedPolicy,
+  type AdapterEvent,
+  type ServedPolicy,
+  type ServedPolicyOptions,
+} from "./policy/served-policy.js";

@@ -1,0 +1,264 @@
+import { writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { BOS_ID, type ByteBpeTokenizer, EOS_ID, promptText, byteBpeTokenizer, trainByteBpe } from "@rubric/arco-heads";
+import type { PolicyInitParams, SidecarClient } from "@rubric/gspo";
+import { formatZodIssues } from "@rubric/core";
+import { z } from "zod";
+import type { AgentView } from "../environment/environment.js";
+import { RlxarInputError } from "../errors.js";
+import { rowSeed } from "./llm-policy.js";
+import type {
+  ActOptions,
+  PolicyDecision,
+  PolicySample,
+  PolicySftExample,
+  PolicyUpdateMetrics,
+  PolicyUpdateOptions,
+  TrainablePolicy,
+} from "./policy.js";
+import { type PolicyPromptOptions, type PromptEnvironment, policyMessages } from "./prompts.js";
+
+/** What the sidecar policy needs of a tokenizer: text to ids and back (arco-heads' byte-level BPE is one). */
+export type PolicyTokenizer = Pick<ByteBpeTokenizer, "encode" | "decode"> & Partial<Pick<ByteBpeTokenizer, "toFile">>;
+
+export interface SidecarPolicyOptions extends PolicyPromptOptions {
+  readonly environment: PromptEnvironment;
+  readonly tokenizer: PolicyTokenizer;
+  /** `policy.init`'s params: the model (its vocabulary must hold every id the tokenizer writes), seed, device. */
+  readonly init: PolicyInitParams;
+  /** Default `sidecar`. */
+  readonly name?: string;
+  /** New tokens per action (default 64, ARCO's). */
+  readonly maxNewTokens?: number;
+  /** The id that ends an action (default arco-heads' `<eos>`). */
+  readonly eosId?: number;
+  /** The id every prompt starts with (default arco-heads' `<bos>`; `null` for none). */
+  readonly bosId?: number | null;
+}
+
+/**
+ * The sidecar's temperature for a greedy (temperature 0) row: `policy.sample` draws from
+ * softmax(logits / T) and takes T > 0 only. At 1e-6 over float64 logits every token more than
+ * ~1e-3 below the top one has probability exp(−1000) = 0, so the draw is the argmax unless two
+ * logits are within about that of each other.
+ */
+export const GREEDY_TEMPERATURE = 1e-6;
+
+/** What a sidecar decision keeps for learning: the sampled ids (with the `<eos>` that ended them). */
+export const SidecarTraceSchema = z.strictObject({ tokens: z.array(z.int().nonnegative()).min(1) });
+export type SidecarTrace = z.infer<typeof SidecarTraceSchema>;
+
+/** The traces `update` can learn from: the sidecar's ids, an LLM policy's finish reason (its text is re-tokenised), or none. */
+const DecisionTraceSchema = z.union([SidecarTraceSchema, z.object({ finishReason: z.string() }), z.undefined()]);
+
+/**
+ * A byte-level BPE for the policy's prompts, learnt from the prompt's fixed wording and `texts`
+ * (questions, paragraphs, actions): its merges make the system prompt short, which a small model
+ * with few positions needs.
+ *
+ * @example
+ * const tokenizer = trainPolicyTokenizer(env, ["Search[Ed Wood]", "Finish[yes]"], 512);
+ */
+export function trainPolicyTokenizer(
+  environment: PromptEnvironment,
+  texts: readonly string[],
+  vocabularySize: number,
+): ByteBpeTokenizer {
+  const template: AgentView = {
+    taskId: "",
+    task: "",
+    history: [{ action: "", observation: "" }],
+    budgetLeft: 2,
+    mustFinish: false,
+  };
+  const prompts = [template, { ...template, budgetLeft: 0, mustFinish: true }].map((view) =>
+    promptText(policyMessages(environment, view)),
+  );
+  return byteBpeTokenizer(trainByteBpe([...prompts, ...prompts, ...texts], vocabularySize));
+}
+
+/** Prompt ids of a view and how many of its oldest turns had to go to leave room for the action. */
+export interface PolicyPromptIds {
+  readonly ids: number[];
+  readonly droppedTurns: number;
+}
+
+type Encoding = Pick<SidecarPolicyOptions, "environment" | "tokenizer" | "bosId" | "maxObservationChars">;
+
+/**
+ * The ids the sidecar's model reads for `view`: `<bos>` + the chat rendered as arco-heads'
+ * `promptText` (role lines: a small model has no chat template), at most `maxTokens` long. When
+ * it does not fit, the oldest turns are left out first (the latest observations matter most to
+ * the next action); a prompt too long with no history is an `RlxarInputError`.
+ *
+ * @example
+ * const { ids, droppedTurns } = policyPromptIds({ environment: env, tokenizer }, view, 449);
+ */
+export function policyPromptIds(options: Encoding, view: AgentView, maxTokens: number): PolicyPromptIds {
+  const bos = options.bosId === undefined ? [BOS_ID] : options.bosId === null ? [] : [options.bosId];
+  const idsOf = (v: AgentView) => [
+    ...bos,
+    ...options.tokenizer.encode(promptText(policyMessages(options.environment, v, options))),
+  ];
+  let ids = idsOf(view);
+  let dropped = 0;
+  while (ids.length > maxTokens && dropped < view.history.length) {
+    dropped++;
+    ids = idsOf({ ...view, history: view.history.slice(dropped) });
+  }
+  if (ids.length > maxTokens)
+    throw new RlxarInputError(
+      `view ${view.taskId}`,
+      `its prompt takes ${ids.length} tokens with no history, more than the ${maxTokens} the model leaves for a prompt`,
+    );
+  return { ids, droppedTurns: dropped };
+}
+
+interface ModelState {
+  maxSeqLen: number;
+  reference: boolean;
+}
+
+/**
+ * A {@link TrainablePolicy} whose causal LM lives in the Python sidecar (token ids on the wire,
+ * the tokenizer here). `act` samples through `policy.sample` with seed `rowSeed(seeds[i])`;
+ * `update` is REINFORCE: each sample becomes a one-sequence group with its advantage and its
+ * log-probs under the current weights as π_old (so every ratio is exactly 1), stepped with the
+ * sidecar's Dr.GRPO objective at `max_tokens` 1, whose gradient is then −(1/N) Σ A·∇ Σ_t log π;
+ * the KL term is the sidecar's per-token k3 to the reference set by `setReference`.
+ *
+ * @example
+ * const client = await SidecarClient.start({ threads: 1 });
+ * const tokenizer = trainPolicyTokenizer(env, [], 512);
+ * const policy = await sidecarPolicy(client, {
+ *   environment: env,
+ *   tokenizer,
+ *   init: { model: { kind: "tiny", vocab_size: 512, max_seq_len: 512 }, seed: 1 },
+ * });
+ * const decisions = await policy.act(views, { temperature: 0.7, seeds });
+ */
+export async function sidecarPolicy(client: SidecarClient, options: SidecarPolicyOptions): Promise<TrainablePolicy> {
+  const summary = await client.request("policy.init", options.init);
+  return sidecarTrainer(client, options, { maxSeqLen: summary.max_seq_len, reference: summary.reference });
+}
+
+/** The sidecar side of a policy, shared with the served policy, whose `act` goes elsewhere. */
+export function sidecarTrainer(
+  client: SidecarClient,
+  options: SidecarPolicyOptions,
+  state: ModelState,
+): TrainablePolicy {
+  const name = options.name ?? "sidecar";
+  const maxNewTokens = options.maxNewTokens ?? 64;
+  if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1)
+    throw new RlxarInputError("options.maxNewTokens", `expected an integer ≥ 1, got ${maxNewTokens}`);
+  const eos = options.eosId ?? EOS_ID;
+  // prompt + new tokens − 1 ≤ positions: the last new token is predicted, never fed back.
+  const promptOf = (view: AgentView) => policyPromptIds(options, view, state.maxSeqLen - maxNewTokens + 1).ids;
+  const tokensOf = (decision: PolicyDecision, path: string): number[] => {
+    const parsed = DecisionTraceSchema.safeParse(decision.trace);
+    if (!parsed.success) throw new RlxarInputError(`${path}.trace`, formatZodIssues(parsed.error, { separator: "; " }));
+    const trace = parsed.data;
+    if (trace !== undefined && "tokens" in trace) return trace.tokens;
+    // A decision from elsewhere (a served model) is text: its ids here, with the end-of-sequence
+    // the model wrote unless the server cut the text at its token limit.
+    const ids = options.tokenizer.encode(decision.text);
+    return trace?.finishReason === "length" && ids.length > 0 ? ids : [...ids, eos];
+  };
+
+  return {
+    name,
+    async act(views: readonly AgentView[], act: ActOptions): Promise<PolicyDecision[]> {
+      if (act.seeds.length !== views.length)
+        throw new RlxarInputError(
+          "options.seeds",
+          `expected one seed per view (${views.length}), got ${act.seeds.length}`,
+        );
+      const decisions: PolicyDecision[] = [];
+      // One request per view: the sidecar samples one prompt at a time (and serves one request at a time).
+      for (const [i, view] of views.entries()) {
+        const prompt = promptOf(view);
+        const { sequences } = await client.request("policy.sample", {
+          prompt,
+          n: 1,
+          seed: rowSeed(act.seeds[i] as string),
+          temperature: act.temperature === 0 ? GREEDY_TEMPERATURE : act.temperature,
+          max_new_tokens: maxNewTokens,
+          eos_token_id: eos,
+        });
+        const [sequence] = sequences;
+        if (sequence === undefined) throw new RlxarInputError(`views[${i}]`, "the sidecar returned no sequence");
+        const text = options.tokenizer.decode(
+          sequence.tokens.at(-1) === eos ? sequence.tokens.slice(0, -1) : sequence.tokens,
+        );
+        const trace: SidecarTrace = { tokens: sequence.tokens };
+        decisions.push({ text, logProb: sequence.logprobs.reduce((s, x) => s + x, 0), trace });
+      }
+      return decisions;
+    },
+
+    async update(samples: readonly PolicySample[], update: PolicyUpdateOptions): Promise<PolicyUpdateMetrics> {
+      if (samples.length === 0) throw new RlxarInputError("samples", "expected at least one sample");
+      if (update.klCoef > 0 && !state.reference)
+        throw new RlxarInputError(
+          "options.klCoef",
+          `is ${update.klCoef}, but no reference is set: call setReference() first`,
+        );
+      const groups = [];
+      let weighted = 0;
+      for (const [i, sample] of samples.entries()) {
+        const prompt = promptOf(sample.view);
+        const tokens = tokensOf(sample.decision, `samples[${i}].decision`);
+        // π_old = π now: the ratio is exactly 1 and clipping never acts, whatever weights sampled it.
+        const { logprobs } = await client.request("policy.logprobs", { prompt, sequences: [tokens] });
+        const logpOld = logprobs[0] as number[];
+        weighted += sample.advantage * logpOld.reduce((s, x) => s + x, 0);
+        groups.push({ prompt, sequences: [{ tokens, logp_old: logpOld, advantage: sample.advantage }] });
+      }
+      const metrics = await client.request("policy.step", {
+        objective: "dr-grpo",
+        max_tokens: 1,
+        learning_rate: update.learningRate,
+        kl_coef: update.klCoef,
+        ...(update.maxGradNorm === undefined ? {} : { max_grad_norm: update.maxGradNorm }),
+        groups,
+      });
+      return {
+        policyLoss: -weighted / samples.length,
+        kl: metrics.kl,
+        gradNorm: metrics.grad_norm,
+        samples: samples.length,
+      };
+    },
+
+    async sft(examples: readonly PolicySftExample[], sft: { readonly learningRate: number }) {
+      if (examples.length === 0) throw new RlxarInputError("examples", "expected at least one example");
+      const { nll } = await client.request("policy.sft_step", {
+        examples: examples.map((e) => ({
+          prompt: promptOf(e.view),
+          tokens: [...options.tokenizer.encode(e.text), eos],
+        })),
+        learning_rate: sft.learningRate,
+      });
+      return { loss: nll };
+    },
+
+    async setReference() {
+      await client.request("policy.set_reference", {});
+      state.reference = true;
+    },
+
+    /** `dir/policy.pt` (weights, optimiser, reference) from the sidecar, and `dir/tokenizer.json` when the tokenizer has a file. */
+    async checkpoint(directory: string) {
+      await client.request("checkpoint.save", { dir: resolve(directory) });
+      if (options.tokenizer.toFile !== undefined)
+        await writeFile(join(directory, "tokenizer.json"), `${JSON.stringify(options.tokenizer.toFile())}\n`);
+    },
+
+    async restore(directory: string) {
+      const summary = await client.request("checkpoint.load", { dir: resolve(directory) });
+      state.maxSeqLen = summary.max_seq_len;
+      state.reference = summary.reference;
+    },
+  };
+}
