@@ -128,7 +128,6 @@ export {
   type EvidenceAuc,
   type StepContrast,
 } from "./diagnostics/step-scores.js";
-export {
 
 // policies: ARCO's prompts, an LLM over any LanguageModel, the sidecar's trainable causal LM, and
 // served rollouts (vLLM) with runtime adapter loading
@@ -161,3 +160,11 @@ export {
   type ServedPolicy,
   type ServedPolicyOptions,
 } from "./policy/served-policy.js";
+export {
+  goldTeacher,
+  teacherAnnotation,
+  warmupData,
+  type GoldQuestion,
+  type TeacherOptions,
+  type WarmupData,
+} from "./warmup/teacher.js";
