@@ -46,3 +46,33 @@ export class EpisodeDoneError extends RlxarError {
     super(`episode of task ${JSON.stringify(taskId)} has ended; reset the environment for a new one`);
   }
 }
+
+/**
+ * A decision handed back to a policy's `update` or `sft` is not one this policy made for that
+ * view: no trace, or a trace whose candidate count or text differs from the view's candidates
+ * now (another policy's decision, or candidate options changed since). Training on it would be
+ * a silently wrong gradient.
+ */
+export class DecisionTraceError extends RlxarError {
+  override readonly name = "DecisionTraceError";
+  readonly code = "rlxar.decision-trace";
+  constructor(
+    /** Where the decision is, e.g. `samples[3].decision.trace`. */
+    readonly path: string,
+    detail: string,
+  ) {
+    super(`${path}: ${detail}`);
+  }
+}
+
+/** A policy checkpoint written for another feature set or candidate options than this policy's. */
+export class CheckpointMismatchError extends RlxarError {
+  override readonly name = "CheckpointMismatchError";
+  readonly code = "rlxar.checkpoint-mismatch";
+  constructor(
+    readonly file: string,
+    detail: string,
+  ) {
+    super(`${file}: ${detail}`);
+  }
+}
