@@ -85,6 +85,11 @@ const ARGS: Readonly<Record<string, readonly unknown[]>> = {
   RlxarInputError: ["options.replicas", "expected an integer ≥ 1, got 0"],
   RlxarFileError: ["dev.jsonl", ["line 4: context[2]: expected [title, sentences]"]],
   EpisodeDoneError: ["5a8b57f25542995d1e6f1371"],
+  DecisionTraceError: [
+    "samples[3].decision.trace.candidates",
+    "the decision was made among 12 candidates; the view has 14 now",
+  ],
+  CheckpointMismatchError: ["ckpt/extractive-policy.json", "written for 62 features, this policy has 63"],
 };
 
 /** The codes the exit table relied on by class name before every error carried one: they must not move. */

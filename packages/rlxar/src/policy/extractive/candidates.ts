@@ -184,20 +184,31 @@ function searchCandidates(reading: ViewReading, task: string, options: Required<
   const q = reading.question;
   const fromQuestion = { n: 0 };
   for (const quoted of quotedSpans(task)) add(quoted, "question-quoted", options.maxQuestionQueries, fromQuestion);
-  for (const run of capitalisedRuns(task, q.words)) add(run.text, "question-entity", options.maxQuestionQueries, fromQuestion);
+  for (const run of capitalisedRuns(task, q.words))
+    add(run.text, "question-entity", options.maxQuestionQueries, fromQuestion);
   // Maximal runs of content words between function words: the question's noun-phrase-like parts.
   for (let a = 0; a < q.words.length; a++) {
     if (q.words[a]!.stopword || q.words[a]!.capitalised) continue;
     let b = a + 1;
     while (b < q.words.length && !q.words[b]!.stopword && !q.words[b - 1]!.breakAfter) b++;
-    add(task.slice(q.words[a]!.start, q.words[b - 1]!.end), "question-phrase", options.maxQuestionQueries, fromQuestion);
+    add(
+      task.slice(q.words[a]!.start, q.words[b - 1]!.end),
+      "question-phrase",
+      options.maxQuestionQueries,
+      fromQuestion,
+    );
     a = b - 1;
   }
   add(task.replace(/\?\s*$/u, "").trim(), "question-whole", options.maxQuestionQueries, fromQuestion);
   const fromParagraphs = { n: 0 };
   for (const p of reading.paragraphs)
     for (const run of capitalisedRuns(p.text, p.words))
-      add(run.text, run.start === 0 ? "paragraph-lead" : "paragraph-entity", options.maxParagraphQueries, fromParagraphs);
+      add(
+        run.text,
+        run.start === 0 ? "paragraph-lead" : "paragraph-entity",
+        options.maxParagraphQueries,
+        fromParagraphs,
+      );
   return out;
 }
 

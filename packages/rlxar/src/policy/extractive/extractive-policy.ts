@@ -111,7 +111,8 @@ export class ExtractivePolicy implements TrainablePolicy {
     for (const [name, value] of Object.entries(options.initialWeights ?? {})) {
       if (!FEATURE_NAMES.includes(name))
         throw new RlxarInputError(`options.initialWeights.${name}`, "no feature of that name");
-      if (!Number.isFinite(value)) throw new RlxarInputError(`options.initialWeights.${name}`, `expected a finite number, got ${value}`);
+      if (!Number.isFinite(value))
+        throw new RlxarInputError(`options.initialWeights.${name}`, `expected a finite number, got ${value}`);
       this.weights[featureIndex(name)] = value;
     }
     this.#adam = new Adam([this.weights], 0);
@@ -153,7 +154,10 @@ export class ExtractivePolicy implements TrainablePolicy {
 
   async act(views: readonly AgentView[], options: ActOptions): Promise<PolicyDecision[]> {
     if (options.seeds.length !== views.length)
-      throw new RlxarInputError("options.seeds", `expected one seed per view (${views.length}), got ${options.seeds.length}`);
+      throw new RlxarInputError(
+        "options.seeds",
+        `expected one seed per view (${views.length}), got ${options.seeds.length}`,
+      );
     if (!(options.temperature >= 0))
       throw new RlxarInputError("options.temperature", `expected a number ≥ 0, got ${options.temperature}`);
     const t = options.temperature;
@@ -168,7 +172,12 @@ export class ExtractivePolicy implements TrainablePolicy {
         choice = sampleCategorical(logProbs, createRng(options.seeds[i]!), t);
         sampleLogProb = logSoftmax(Array.from(logProbs, (l) => l / t))[choice]!;
       }
-      const trace: ExtractiveTrace = { candidate: choice, candidates: candidates.length, temperature: t, sampleLogProb };
+      const trace: ExtractiveTrace = {
+        candidate: choice,
+        candidates: candidates.length,
+        temperature: t,
+        sampleLogProb,
+      };
       return { text: candidates[choice]!.text, logProb: logProbs[choice]!, trace };
     });
   }
@@ -177,7 +186,10 @@ export class ExtractivePolicy implements TrainablePolicy {
   #chosen(view: AgentView, decision: PolicyDecision, path: string): number {
     const parsed = ExtractiveTraceSchema.safeParse(decision.trace);
     if (!parsed.success)
-      throw new DecisionTraceError(`${path}.trace`, `not a trace of this policy: ${formatZodIssues(parsed.error, { limit: 1 })}`);
+      throw new DecisionTraceError(
+        `${path}.trace`,
+        `not a trace of this policy: ${formatZodIssues(parsed.error, { limit: 1 })}`,
+      );
     const { candidates } = this.#score(view);
     const trace = parsed.data;
     if (trace.candidates !== candidates.length)
@@ -241,9 +253,13 @@ export class ExtractivePolicy implements TrainablePolicy {
   async update(samples: readonly PolicySample[], options: PolicyUpdateOptions): Promise<PolicyUpdateMetrics> {
     if (samples.length === 0) throw new RlxarInputError("samples", "expected at least one sample");
     checkRate(options.learningRate);
-    if (!(options.klCoef >= 0)) throw new RlxarInputError("options.klCoef", `expected a number ≥ 0, got ${options.klCoef}`);
+    if (!(options.klCoef >= 0))
+      throw new RlxarInputError("options.klCoef", `expected a number ≥ 0, got ${options.klCoef}`);
     if (options.klCoef > 0 && this.#reference === undefined)
-      throw new RlxarInputError("options.klCoef", `is ${options.klCoef} but there is no reference: call setReference() first`);
+      throw new RlxarInputError(
+        "options.klCoef",
+        `is ${options.klCoef} but there is no reference: call setReference() first`,
+      );
     if (options.maxGradNorm !== undefined && !(options.maxGradNorm > 0))
       throw new RlxarInputError("options.maxGradNorm", `expected a number > 0, got ${options.maxGradNorm}`);
     samples.forEach((s, i) => {
@@ -332,7 +348,9 @@ export class ExtractivePolicy implements TrainablePolicy {
       throw new CheckpointMismatchError(
         file,
         `written for ${c.features.length} features, this policy has ${FEATURE_NAMES.length}` +
-          (different >= 0 ? `; feature ${different} is ${JSON.stringify(c.features[different])} there, ${JSON.stringify(FEATURE_NAMES[different] ?? null)} here` : ""),
+          (different >= 0
+            ? `; feature ${different} is ${JSON.stringify(c.features[different])} there, ${JSON.stringify(FEATURE_NAMES[different] ?? null)} here`
+            : ""),
       );
     const options = Object.keys(c.candidates) as (keyof typeof c.candidates)[];
     const changed = options.filter((key) => c.candidates[key] !== this.candidateOptions[key]);

@@ -19,9 +19,7 @@ export interface QuestionCues {
   readonly choice: boolean;
 }
 
-const AUXILIARIES = new Set(
-  "is are was were do does did has have had can could will would should am".split(" "),
-);
+const AUXILIARIES = new Set("is are was were do does did has have had can could will would should am".split(" "));
 
 // The earliest wh-phrase decides ("In what year was the university where …" asks for a time);
 // at one position the more specific pattern, listed first, wins.

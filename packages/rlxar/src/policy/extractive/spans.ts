@@ -45,9 +45,7 @@ const STOPWORDS = new Set(
 );
 
 /** Lower-case words that may sit inside a capitalised name: "Kiss and Tell", "University of Oxford". */
-const CONNECTORS = new Set(
-  "of the a an and de la le von van der du del da dos for & to with on in at".split(" "),
-);
+const CONNECTORS = new Set("of the a an and de la le von van der du del da dos for & to with on in at".split(" "));
 
 export const MONTHS = new Set(
   "january february march april may june july august september october november december".split(" "),
