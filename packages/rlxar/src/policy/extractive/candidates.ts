@@ -24,6 +24,7 @@ export interface ExtractiveCandidateOptions {
   readonly maxSpanWords?: number;
 }
 
+/** The caps `extractiveCandidates` and `extractivePolicy` use unless told otherwise. */
 export const DEFAULT_CANDIDATE_OPTIONS: Required<ExtractiveCandidateOptions> = {
   maxQuestionQueries: 12,
   maxParagraphQueries: 16,

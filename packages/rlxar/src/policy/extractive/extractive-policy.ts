@@ -92,6 +92,11 @@ interface Scored {
  * softmax(θ·φ / T) and reports `logProb` under π itself (T = 1), the distribution `update`
  * differentiates, with the sampling distribution's log-probability in the trace. It trains on a
  * CPU in seconds.
+ *
+ * @example
+ * const policy = new ExtractivePolicy({ candidates: { maxAnswers: 120 } });
+ * await policy.setReference(); // the KL leash's anchor, e.g. after SFT
+ * const metrics = await policy.update(samples, { learningRate: 0.05, klCoef: 0.05, maxGradNorm: 1 });
  */
 export class ExtractivePolicy implements TrainablePolicy {
   readonly name: string;

@@ -7,6 +7,10 @@ import { ANSWER_TYPES } from "./question.js";
  * [0, 1] (an indicator or a fraction), so a weight reads directly as "how much this cue moves the
  * logit". Searches and answers use disjoint features, so the retrieval and budget cues of each kind
  * decide between searching and finishing.
+ *
+ * @example
+ * const weights = extractivePolicy().featureWeights();
+ * weights["span:bridge"]; // 0 before training
  */
 export const FEATURE_NAMES: readonly string[] = [
   // What kind of action, and when.
