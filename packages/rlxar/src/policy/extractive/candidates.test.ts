@@ -3,6 +3,7 @@ import type { AgentView } from "../../environment/environment.js";
 import { normalizeAnswer } from "../../hotpotqa/metrics.js";
 import { goldView, paragraphText, readGoldRows, type GoldRow } from "./__fixtures__/hotpotqa-views.js";
 import { type Candidate, extractiveCandidates, queryKey } from "./candidates.js";
+import { words } from "./spans.js";
 
 const train = readGoldRows("train");
 const dev = readGoldRows("dev");
@@ -55,6 +56,40 @@ describe("extractive candidates", () => {
     const forced = extractiveCandidates({ ...view, budgetLeft: 0, mustFinish: true }).candidates;
     expect(forced.every((c) => c.kind === "finish")).toBe(true);
     expect(answers(forced)).toEqual(answers(candidates));
+  });
+
+  it("splits sentences joined without a space, so the answer recall holds (the environment may join them so)", () => {
+    expect(words("It ran to 1956.Although it was the U.S.Army").map((w) => `${w.text}@${w.sentence}`)).toEqual([
+      "It@0",
+      "ran@0",
+      "to@0",
+      "1956@0",
+      "Although@1",
+      "it@1",
+      "was@1",
+      "the@1",
+      "U.S.Army@1",
+    ]);
+    let spacedHits = 0;
+    let gluedHits = 0;
+    for (const row of train) {
+      const spaced = goldView(row, { mustFinish: true });
+      const glued: AgentView = {
+        ...spaced,
+        history: spaced.history.map((turn) => {
+          const title = turn.action.slice("Search[".length, -1);
+          return { ...turn, observation: row.context.find(([t]) => t === title)![1].join("") };
+        }),
+      };
+      const gold = normalizeAnswer(row.answer);
+      const holds = (view: AgentView) =>
+        answers(extractiveCandidates(view).candidates).some((a) => normalizeAnswer(a) === gold) ? 1 : 0;
+      spacedHits += holds(spaced);
+      gluedHits += holds(glued);
+    }
+    // Measured: 0.906 spaced, 0.904 glued (0.861 glued without the split). Some sentence joints of
+    // the source fall inside titles ('… Made Of?" is the …'), where reading them glued is right.
+    expect(gluedHits / train.length).toBeGreaterThan(spacedHits / train.length - 0.01);
   });
 
   it("is deterministic, deduplicated, capped, and writes no brackets", () => {
@@ -124,7 +159,7 @@ describe("the candidates' ceiling on real questions", () => {
         `the other gold title after one gold paragraph: train ${onTrain.secondHop.toFixed(3)}, dev ${onDev.secondHop.toFixed(3)}`,
     );
     // Floors a little under what was measured when this was written: answers train 0.906, dev
-    // 0.870; first hop train 0.490, dev 0.510; second hop train 0.488, dev 0.530.
+    // 0.873; first hop train 0.490, dev 0.510; second hop train 0.490, dev 0.530.
     expect(onTrain.answer).toBeGreaterThan(0.88);
     expect(onDev.answer).toBeGreaterThan(0.85);
     expect(Math.min(onTrain.firstHop, onDev.firstHop)).toBeGreaterThan(0.45);

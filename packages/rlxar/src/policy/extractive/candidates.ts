@@ -111,6 +111,43 @@ export interface ViewReading {
 
 const SEARCH = /^Search\[([\s\S]*)\]$/u;
 
+// A rollout shows the same paragraphs again and again (a task's replicas, later steps of one
+// episode), and their words and spans do not depend on the question: read each once. Pure memos,
+// so results never depend on what was read before; cleared whole when full to bound memory.
+const MEMO_SIZE = 4096;
+const wordMemo = new Map<string, readonly Word[]>();
+const spanMemo = new Map<string, ParagraphSpans>();
+
+interface ParagraphSpans {
+  readonly runs: readonly Span[];
+  readonly entities: readonly Span[];
+  readonly numbers: readonly Span[];
+  readonly phrases: readonly Span[];
+}
+
+function remember<T>(memo: Map<string, T>, key: string, make: () => T): T {
+  let value = memo.get(key);
+  if (value === undefined) {
+    if (memo.size >= MEMO_SIZE) memo.clear();
+    value = make();
+    memo.set(key, value);
+  }
+  return value;
+}
+
+function paragraphWords(text: string): readonly Word[] {
+  return remember(wordMemo, text, () => words(text));
+}
+
+function paragraphSpans(p: RetrievedParagraph, maxSpanWords: number): ParagraphSpans {
+  return remember(spanMemo, `${maxSpanWords}\u0000${p.text}`, () => ({
+    runs: capitalisedRuns(p.text, p.words),
+    entities: capitalisedSpans(p.text, p.words, maxSpanWords),
+    numbers: numberSpans(p.text, p.words),
+    phrases: phraseSpans(p.text, p.words, Math.min(3, maxSpanWords)),
+  }));
+}
+
 /** A query as repeats are recognised: lower-case, spaces collapsed. */
 export function queryKey(query: string): string {
   return query.toLowerCase().replace(/\s+/gu, " ").trim();
@@ -133,7 +170,7 @@ export function readView(view: AgentView): ViewReading {
     texts.push(observation);
   }
   const paragraphs = texts.map((text) => {
-    const ws = words(text);
+    const ws = paragraphWords(text);
     const sentences = ws.length === 0 ? 0 : ws[ws.length - 1]!.sentence + 1;
     const found = Array.from({ length: sentences }, () => new Set<string>());
     for (const w of ws) {
@@ -203,7 +240,7 @@ function searchCandidates(reading: ViewReading, task: string, options: Required<
   add(task.replace(/\?\s*$/u, "").trim(), "question-whole", options.maxQuestionQueries, fromQuestion);
   const fromParagraphs = { n: 0 };
   for (const p of reading.paragraphs)
-    for (const run of capitalisedRuns(p.text, p.words))
+    for (const run of paragraphSpans(p, options.maxSpanWords).runs)
       add(
         run.text,
         run.start === 0 ? "paragraph-lead" : "paragraph-entity",
@@ -227,16 +264,23 @@ function finishCandidates(reading: ViewReading, options: Required<ExtractiveCand
   // yes and no are reserved: a paragraph's "No" merges into the `no` answer instead of doubling it.
   const reserved = new Set(["yes", "no"]);
   const rank: Record<AnswerSource, number> = { entity: 0, number: 1, phrase: 2, yes: 3, no: 3 };
+  const keys = new Map<string, string>();
   reading.paragraphs.forEach((p, pi) => {
     const last = Math.max(1, p.words.length - 1);
-    const sources: [AnswerSource, Span[]][] = [
-      ["entity", capitalisedSpans(p.text, p.words, options.maxSpanWords)],
-      ["number", numberSpans(p.text, p.words)],
-      ["phrase", phraseSpans(p.text, p.words, Math.min(3, options.maxSpanWords))],
+    const spans = paragraphSpans(p, options.maxSpanWords);
+    const sources: [AnswerSource, readonly Span[]][] = [
+      ["entity", spans.entities],
+      ["number", spans.numbers],
+      ["phrase", spans.phrases],
     ];
     for (const [source, spans] of sources) {
       for (const span of spans) {
-        const key = normalizeAnswer(span.text);
+        // The same text recurs across sources and paragraphs: normalise each once.
+        let key = keys.get(span.text);
+        if (key === undefined) {
+          key = normalizeAnswer(span.text);
+          keys.set(span.text, key);
+        }
         if (key === "" || reserved.has(key) || !writable(span.text)) continue;
         const occurrence: Occurrence = {
           paragraph: pi,
@@ -252,13 +296,13 @@ function finishCandidates(reading: ViewReading, options: Required<ExtractiveCand
             found.occurrences.push(occurrence);
           continue;
         }
-        const keys = contentKeys(p.words, span.start, span.end);
+        const content = contentKeys(p.words, span.start, span.end);
         byKey.set(key, {
           answer: span.text,
           source,
           shape: shapeOf(p.words, span, source),
           occurrences: [occurrence],
-          questionOverlap: overlap(keys, (k) => reading.question.content.has(k)),
+          questionOverlap: overlap(content, (k) => reading.question.content.has(k)),
           words: span.end - span.start,
           order: byKey.size,
         });

@@ -57,6 +57,10 @@ const NUMBER_WORDS = new Set(
   ),
 );
 
+const ABBREVIATIONS = new Set(
+  "mr mrs ms dr st jr sr mt ft co inc ltd corp no vol gen col lt sgt capt rev prof vs etc".split(" "),
+);
+
 const LEADING = /^[\s"'“”‘’«»([{]+/u;
 const TRAILING = /[\s"'“”‘’«»)\]},.;:!?]+$/u;
 
@@ -69,11 +73,33 @@ export function isNumberWord(word: Word): boolean {
   return /\d/u.test(word.text) || NUMBER_WORDS.has(word.lower);
 }
 
+// Sentences joined without a space ("…in 1956.Although it…") still end where two letters, a digit
+// (or a bracket) and a period meet a capitalised word. "U.S.Army" stays one word; "St.Louis"
+// splits, but a short capitalised word's period ends no sentence (see below).
+const GLUED = /(?<=(?:[\p{L}\d]{2}|[\d)])["”’]?[.!?]["”’]?)(?=\p{Lu}(?:\p{Ll}|$))/gu;
+
+/** Whitespace tokens of `text`, glued sentences split apart, as `{ 0: token, index }`. */
+function* tokens(text: string): Generator<{ readonly 0: string; readonly index: number }> {
+  for (const match of text.matchAll(/\S+/gu)) {
+    // Most tokens have no inner sentence end: skip the look-behind search for them.
+    if (!/[.!?]["”’]?\p{Lu}/u.test(match[0])) {
+      yield match;
+      continue;
+    }
+    let from = 0;
+    for (const cut of match[0].matchAll(GLUED)) {
+      yield { 0: match[0].slice(from, cut.index), index: match.index + from };
+      from = cut.index;
+    }
+    yield { 0: match[0].slice(from), index: match.index + from };
+  }
+}
+
 /** The words of `text`, with sentence indices and the clause breaks spans must respect. */
 export function words(text: string): Word[] {
   const out: Word[] = [];
   let sentence = 0;
-  for (const match of text.matchAll(/\S+/gu)) {
+  for (const match of tokens(text)) {
     const raw = match[0];
     const lead = raw.match(LEADING)?.[0].length ?? 0;
     const trail = raw.slice(lead).match(TRAILING)?.[0] ?? "";
@@ -87,8 +113,10 @@ export function words(text: string): Word[] {
     if (lead > 0 && out.length > 0) out[out.length - 1] = { ...out[out.length - 1]!, breakAfter: true };
     const start = match.index + lead;
     const lower = stripped.toLowerCase();
-    // "St." or "U.S." end with a period without ending the sentence; a longer word ending in "." does.
-    const period = /[.!?]/u.test(trail) && !(trail === "." && stripped.length <= 3 && /^\p{Lu}/u.test(stripped));
+    // An initial ("C. J. Cherryh"), a dotted acronym ("U.S.") or a title ("St.", "Jr.") ends with a
+    // period without ending the sentence; any other word ending in "." does.
+    const abbreviation = /^\p{L}$/u.test(stripped) || stripped.includes(".") || ABBREVIATIONS.has(lower);
+    const period = /[.!?]/u.test(trail) && !(trail === "." && abbreviation);
     out.push({
       text: stripped,
       lower,
