@@ -87,6 +87,11 @@ const ARGS: Readonly<Record<string, readonly unknown[]>> = {
   EpisodeDoneError: ["5a8b57f25542995d1e6f1371"],
   PolicyGenerateError: ["llm:openai-compatible:pi", "5a8b57f25542995d1e6f1371", 1, "HTTP 500"],
   AdapterLoadError: ["http://127.0.0.1:8000", "pi-v0002", "/runs/pi-v0002", 500, "internal error", "pi-v0001"],
+  DecisionTraceError: [
+    "samples[3].decision.trace.candidates",
+    "the decision was made among 12 candidates; the view has 14 now",
+  ],
+  CheckpointMismatchError: ["ckpt/extractive-policy.json", "written for 62 features, this policy has 63"],
 };
 
 /** The codes the exit table relied on by class name before every error carried one: they must not move. */

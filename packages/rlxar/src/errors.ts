@@ -90,5 +90,32 @@ export class AdapterLoadError extends RlxarError {
         `${status === undefined ? "" : ` (HTTP ${status})`}: ${detail}; ` +
         (serving === undefined ? "no adapter is in service" : `${JSON.stringify(serving)} stays in service`),
     );
+
+ * A decision handed back to a policy's `update` or `sft` is not one this policy made for that
+ * view: no trace, or a trace whose candidate count or text differs from the view's candidates
+ * now (another policy's decision, or candidate options changed since). Training on it would be
+ * a silently wrong gradient.
+ */
+export class DecisionTraceError extends RlxarError {
+  override readonly name = "DecisionTraceError";
+  readonly code = "rlxar.decision-trace";
+  constructor(
+    /** Where the decision is, e.g. `samples[3].decision.trace`. */
+    readonly path: string,
+    detail: string,
+  ) {
+    super(`${path}: ${detail}`);
+  }
+}
+
+/** A policy checkpoint written for another feature set or candidate options than this policy's. */
+export class CheckpointMismatchError extends RlxarError {
+  override readonly name = "CheckpointMismatchError";
+  readonly code = "rlxar.checkpoint-mismatch";
+  constructor(
+    readonly file: string,
+    detail: string,
+  ) {
+    super(`${file}: ${detail}`);
   }
 }

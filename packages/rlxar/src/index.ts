@@ -5,7 +5,7 @@
  * ARCO's HotpotQA environment (`hotpotQa`) with its data, retrieval, grammar and metrics;
  * policies: an LLM over any `LanguageModel` with ARCO's prompts, the sidecar's trainable causal
  * LM, and rollouts served by an OpenAI-compatible server (vLLM) with runtime adapter loading;
- * and the co-evolution trainer with μ's critic, the warm-up teacher and diagnostics.
+ * an in-process trainable extractive policy for HotpotQA; and the co-evolution trainer with μ's critic, the warm-up teacher and diagnostics.
  */
 export {
   createMu,
@@ -54,6 +54,8 @@ export {
 } from "./hotpotqa/evaluation.js";
 export {
   AdapterLoadError,
+  CheckpointMismatchError,
+  DecisionTraceError,
   EpisodeDoneError,
   PolicyGenerateError,
   RlxarError,
@@ -168,3 +170,31 @@ export {
   type TeacherOptions,
   type WarmupData,
 } from "./warmup/teacher.js";
+
+// an in-process trainable policy over extractive candidate actions (HotpotQA)
+export {
+  extractiveCandidates,
+  DEFAULT_CANDIDATE_OPTIONS,
+  type AnswerSource,
+  type Candidate,
+  type ExtractiveCandidateOptions,
+  type FinishCandidate,
+  type Occurrence,
+  type QuerySource,
+  type RetrievedParagraph,
+  type SearchCandidate,
+  type SpanShape,
+  type ViewReading,
+} from "./policy/extractive/candidates.js";
+export { FEATURE_NAMES } from "./policy/extractive/features.js";
+export type { AnswerType, QuestionCues } from "./policy/extractive/question.js";
+export type { Word } from "./policy/extractive/spans.js";
+export {
+  ExtractivePolicy,
+  ExtractiveTraceSchema,
+  extractivePolicy,
+  type ExtractiveObjective,
+  type ExtractivePolicyOptions,
+  type ExtractiveSftResult,
+  type ExtractiveTrace,
+} from "./policy/extractive/extractive-policy.js";
