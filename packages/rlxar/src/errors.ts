@@ -90,7 +90,10 @@ export class AdapterLoadError extends RlxarError {
         `${status === undefined ? "" : ` (HTTP ${status})`}: ${detail}; ` +
         (serving === undefined ? "no adapter is in service" : `${JSON.stringify(serving)} stays in service`),
     );
+  }
+}
 
+/**
  * A decision handed back to a policy's `update` or `sft` is not one this policy made for that
  * view: no trace, or a trace whose candidate count or text differs from the view's candidates
  * now (another policy's decision, or candidate options changed since). Training on it would be
