@@ -84,6 +84,11 @@ export interface RecordedRequest {
   readonly body: ChatRequestBody | undefined;
   /** `performance.now()` at arrival, to measure waits between attempts. */
   readonly receivedAt: number;
+  /**
+   * Settles with `performance.now()` when the exchange ends: the answer was sent, or the client
+   * hung up (an aborted request closes its connection while its reply still hangs).
+   */
+  readonly closed: Promise<number>;
 }
 
 /** The request fields tests look at most; everything the client sent is there. */
@@ -144,6 +149,7 @@ export async function startOpenAIChatServer(options: OpenAIChatServerOptions = {
 
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
+    const closed = new Promise<number>((resolve) => res.once("close", () => resolve(performance.now())));
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
       const rawBody = Buffer.concat(chunks).toString("utf8");
@@ -156,6 +162,7 @@ export async function startOpenAIChatServer(options: OpenAIChatServerOptions = {
         rawBody,
         body: parseBody(rawBody),
         receivedAt: performance.now(),
+        closed,
       };
       requests.push(recorded);
       void answer(recorded, res).catch((error: unknown) => {

@@ -2,7 +2,12 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { GenerateRequest, LanguageModel } from "@rubric/core";
 import { llamaCpp, openAICompatible, ProviderHttpError } from "@rubric/providers";
-import { chatReply, type OpenAIChatServer, startOpenAIChatServer } from "@rubric/providers/testing";
+import {
+  chatReply,
+  type OpenAIChatServer,
+  type RecordedRequest,
+  startOpenAIChatServer,
+} from "@rubric/providers/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { AgentView } from "../environment/environment.js";
 import { rollout } from "../environment/rollout.js";
@@ -142,26 +147,32 @@ describe("llmPolicy against an OpenAI-compatible server on 127.0.0.1", () => {
   });
 
   it("a failed row aborts the batch's other requests: none of them is retried afterwards", async () => {
-    // Row 0 fails at once; row 1's server never answers, so without an abort its 100 ms
-    // timeout would fire and the provider would send it again.
-    server.setHandler((request) =>
-      request.body?.messages?.[1]?.content.includes("History:\n(none)") ? chatReply.serverError(500) : chatReply.hang(),
-    );
+    // Row 1's server never answers and its timeout is 10 s: only an abort ends its request soon.
+    // Row 0 fails once row 1 is on the wire, so the abort has a request to cut.
+    const isFirst = (request: RecordedRequest) => request.body?.messages?.[1]?.content.includes("History:\n(none)");
+    server.setHandler(async (request) => {
+      if (!isFirst(request)) return chatReply.hang();
+      while (!server.requests.some((r) => !isFirst(r))) await new Promise((resolve) => setTimeout(resolve, 5));
+      return chatReply.serverError(500);
+    });
     const model = openAICompatible({
       baseUrl: server.url,
       model: "pi",
       apiKeyEnv: false,
-      retry: { retries: 2, baseDelayMs: 1, timeoutMs: 100 },
+      retry: { retries: 2, baseDelayMs: 1, timeoutMs: 10_000 },
     });
     const policy = llmPolicy(model, { environment: env });
     const first: AgentView = { taskId: "q8", task: "Q?", history: [], budgetLeft: 2, mustFinish: false };
     const hanging = { ...first, taskId: "q9", history: [{ action: "Search[a]", observation: "b" }] };
     const error = await policy.act([first, hanging], { temperature: 0, seeds: ["x", "y"] }).catch((e: unknown) => e);
     expect(error).toMatchObject({ taskId: "q8", step: 0 });
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    const hangingAttempts = server.requests.filter((r) => !r.body?.messages?.[1]?.content.includes("History:\n(none)"));
-    expect(hangingAttempts).toHaveLength(1);
-  });
+    const attempts = () => server.requests.filter((r) => !isFirst(r));
+    expect(attempts()).toHaveLength(1);
+    // Without the abort this waits for the 10 s timeout and the test's own 5 s limit fails it.
+    await attempts()[0]!.closed;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(attempts()).toHaveLength(1);
+  }, 5_000);
 
   it("keeps at most `concurrency` requests in flight, and returns decisions in view order", async () => {
     let inFlight = 0;
