@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from rubric_trainer.mu import Mu, Step, class_weights, criteria_kl, decomposition_loss
+from rubric_trainer.mu import Mu, Step, class_weights, criteria_kl, decomposition_loss, micro_batches
 from rubric_trainer.protocol import PARAMS
 
 MODEL = {"kind": "tiny", "vocab_size": 12, "d_model": 16, "n_heads": 2, "n_layers": 2, "max_seq_len": 24}
@@ -57,6 +57,58 @@ def test_decomposition_loss_gradient_matches_finite_differences() -> None:
     for x, reward, weight in zip(d, rewards, weights):
         residual = float(x.detach().mean(dim=1).sum()) - reward
         assert torch.allclose(x.grad, torch.full_like(x, 2 / 3 * weight * residual / 3), atol=1e-12)
+
+
+def test_micro_batches_sort_by_length_and_bound_the_padded_size() -> None:
+    assert micro_batches([5, 1, 3, 2], budget=6) == [[1, 3], [2], [0]]
+    # Every row is in exactly one group; a group's rows × longest stays within the budget unless alone.
+    lengths = [7, 3, 12, 3, 5, 9, 1, 4]
+    groups = micro_batches(lengths, budget=12)
+    assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
+    assert all(len(g) * max(lengths[i] for i in g) <= 12 or len(g) == 1 for g in groups)
+    assert [lengths[i] for g in groups for i in g] == sorted(lengths)
+
+
+def grads(mu: Mu) -> list[torch.Tensor]:
+    return [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p) for p in mu.network.parameters()]
+
+
+@pytest.mark.parametrize("budget", [1, 9, 10_000])
+def test_step_in_micro_batches_has_the_whole_batch_gradient(budget: int) -> None:
+    # step_gradients (two passes, length-sorted micro-batches) against backward() of step_loss
+    # (one forward over the whole batch), in float64, with a KL term: the same loss parts, sums
+    # and gradient, whether every step is its own micro-batch (budget 1) or all share one.
+    mu = make_mu()
+    mu.network.double()
+    mu.sft(STEPS, TEACHER, learning_rate=1e-2, head_learning_rate=1e-2)
+    mu.set_reference()
+    mu.sft(STEPS, TEACHER, learning_rate=1e-2, head_learning_rate=1e-2)
+    trajectories, rewards = [[STEPS[0], STEPS[1]], [STEPS[2]], [STEPS[1], STEPS[2], STEPS[0]]], [1.0, 0.0, 0.0]
+    mu.network.zero_grad()
+    loss, score_loss, kl, d = mu.step_loss(trajectories, rewards, beta=0.05)
+    loss.backward()
+    whole = grads(mu)
+    mu.network.zero_grad()
+    parts = mu.step_gradients(trajectories, rewards, beta=0.05, budget=budget)
+    assert parts[0] == pytest.approx(float(loss), rel=1e-12) and parts[1] == pytest.approx(float(score_loss), rel=1e-12)
+    assert parts[2] == pytest.approx(float(kl), rel=1e-12) and float(kl) > 0
+    assert parts[3] == pytest.approx([float(x.mean(dim=1).sum()) for x in d], rel=1e-12)
+    for a, b in zip(whole, grads(mu)):
+        assert torch.allclose(a, b, rtol=1e-10, atol=1e-14)
+
+
+def test_sft_in_micro_batches_has_the_whole_batch_gradient() -> None:
+    # The same SFT step twice from one state: micro-batches of one step each against one batch.
+    results = []
+    for budget in (1, 10_000):
+        mu = make_mu()
+        mu.network.double()
+        metrics = mu.sft(STEPS, TEACHER, learning_rate=1e-2, head_learning_rate=1e-2, budget=budget)
+        results.append((metrics, [p.detach().clone() for p in mu.network.parameters()]))
+    (small, after_small), (large, after_large) = results
+    assert small["loss"] == pytest.approx(large["loss"], rel=1e-12) and small["tokens"] == large["tokens"] == 6
+    for a, b in zip(after_small, after_large):
+        assert torch.allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
 def test_kl_is_reference_to_current_as_arco_code_computes() -> None:

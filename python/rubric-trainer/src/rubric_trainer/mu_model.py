@@ -119,8 +119,20 @@ class MuNetwork(nn.Module):
         pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
         return self.score_head(pooled)
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, pool_mask: torch.Tensor, logits: bool = True) -> tuple[Optional[torch.Tensor], torch.Tensor]:
-        """The training forward: (log-softmax of the LM head [B, T, V], d [B, K]).
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        pool_mask: torch.Tensor,
+        logits: bool = True,
+        positions: Optional[torch.Tensor] = None,
+    ) -> tuple[Optional[torch.Tensor], torch.Tensor]:
+        """The training forward: (log-softmax of the LM head, d [B, K]).
+
+        The log-softmax is [B, T, V] over every position, or [B, C, V] over ``positions`` [B, C]
+        only (the criteria window μ's losses read): the LM head over every position of a batch
+        of long prompts costs more than the rest of the step together (B·T·V floats, and their
+        gradient), and the training losses never read a prompt position's logits.
 
         DistributedDataParallel installs its gradient hooks around the wrapped module's own
         ``forward``, so μ's steps must come through here rather than ``hidden``/``scores``. With
@@ -130,7 +142,10 @@ class MuNetwork(nn.Module):
         the loss never reads would leave DDP waiting for gradients that never come.
         """
         hidden, _ = self.hidden(input_ids, attention_mask)
-        logp = torch.log_softmax(self.lm_head(hidden), dim=2) if logits else None
+        logp = None
+        if logits:
+            read = hidden if positions is None else hidden.gather(1, positions.unsqueeze(2).expand(-1, -1, hidden.shape[2]))
+            logp = torch.log_softmax(self.lm_head(read), dim=2)
         return logp, self.scores(hidden, pool_mask)
 
 
