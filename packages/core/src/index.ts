@@ -127,6 +127,7 @@ export {
   expectedCalibrationError,
   kendallTau,
   logGamma,
+  mcnemarExact,
   mean,
   median,
   ndcgAtK,
@@ -146,6 +147,7 @@ export {
   type CalibrationResult,
   type CorrelationResult,
   type KendallTauResult,
+  type McNemarResult,
   type WilcoxonResult,
 } from "./metrics/index.js";
 

@@ -10,5 +10,7 @@ export { averageRanks } from "./rank.js";
 export { mean, median, populationStd, sampleStd } from "./summary.js";
 export { ndcgAtK } from "./ranking.js";
 export { erfc, logGamma, normalCdf, normalSurvival, regularizedIncompleteBeta } from "./special.js";
+export { mcnemarExact } from "./mcnemar.js";
+export type { McNemarResult } from "./mcnemar.js";
 export { wilcoxonSignedRank } from "./wilcoxon.js";
 export type { WilcoxonResult } from "./wilcoxon.js";
