@@ -96,8 +96,8 @@ export {
   type MuCriticOptions,
   type MuUpdate,
   type MuUpdateSettings,
-  type StepRating,
 } from "./mu/critic.js";
+export type { CriticUpdate, StepCritic, StepRating } from "./critic/step-critic.js";
 export { actionBuckets, denseAdvantages, sparseAdvantages, type DenseAdvantageOptions } from "./trainer/advantages.js";
 export {
   PolicySignalSchema,
@@ -165,6 +165,7 @@ export {
 export {
   goldTeacher,
   teacherAnnotation,
+  teacherCritic,
   warmupData,
   type GoldQuestion,
   type TeacherOptions,

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { StepKind } from "../environment/environment.js";
 import type { Episode } from "../environment/rollout.js";
 import { RlxarInputError } from "../errors.js";
-import type { StepRating } from "../mu/critic.js";
+import type { StepRating } from "../critic/step-critic.js";
 import { bucketScores, evidenceAuc, sampleCriteria } from "./step-scores.js";
 
 function episode(taskId: string, steps: readonly [StepKind, boolean?][]): Episode {

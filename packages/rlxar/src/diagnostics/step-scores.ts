@@ -2,7 +2,7 @@ import type { Step } from "@rubric/arco-heads";
 import { createRng, mean, quantile, rocAuc, shuffle, wilcoxonSignedRank } from "@rubric/core";
 import { RlxarInputError } from "../errors.js";
 import type { Episode } from "../environment/rollout.js";
-import type { MuCritic, StepRating } from "../mu/critic.js";
+import type { StepCritic, StepRating } from "../critic/step-critic.js";
 import { actionBuckets } from "../trainer/advantages.js";
 
 function requireAligned(episodes: readonly Episode[], ratings: readonly (readonly StepRating[])[]): void {
@@ -159,7 +159,10 @@ export interface ContrastResult {
  * HotpotQA: a query for a supporting paragraph against one for a distractor) and the deltas are
  * summarised. A μ whose scores ignore the action gives Δs ≈ 0.
  */
-export async function contrastScores(critic: MuCritic, pairs: readonly StepContrast[]): Promise<ContrastResult> {
+export async function contrastScores(
+  critic: Required<Pick<StepCritic, "rateSteps">>,
+  pairs: readonly StepContrast[],
+): Promise<ContrastResult> {
   if (pairs.length === 0) throw new RlxarInputError("pairs", "expected at least one pair");
   const rated = await critic.rateSteps(pairs.flatMap((pair) => [pair.better, pair.worse]));
   const deltas = pairs.map((_, i) => rated[2 * i]!.s - rated[2 * i + 1]!.s);

@@ -11,6 +11,7 @@ import type { SidecarClient } from "@rubric/gspo";
 import { RlxarInputError } from "../errors.js";
 import { type Episode, episodeSteps } from "../environment/rollout.js";
 import { exportMu } from "./sidecar-mu.js";
+import type { CriticUpdate, StepCritic, StepRating } from "../critic/step-critic.js";
 
 /**
  * Where a step's criteria come from: μ writes them (ARCO), one fixed list serves every step (the
@@ -49,26 +50,8 @@ export interface MuCriticOptions {
   readonly prompt?: StepPromptOptions;
 }
 
-/** μ's verdict on one step. */
-export interface StepRating {
-  readonly criteria: readonly string[];
-  /** d_t ∈ [−1, 1]^K. */
-  readonly scores: readonly number[];
-  /** s_t = mean_k d_t,k. */
-  readonly s: number;
-  /** Set when μ's text was not exactly K criteria (see arco-heads' `GeneratedCriteria`). */
-  readonly adjusted?: "padded" | "truncated" | "unparsed";
-}
-
-/** What one μ update did. */
-export interface MuUpdate {
-  /** The sidecar's `mu.step` metrics (loss, score loss, KL, …). */
-  readonly metrics: Readonly<Record<string, unknown>>;
-  /** The export now in service. */
-  readonly version: number;
-  readonly trainMs: number;
-  readonly exportMs: number;
-}
+/** What one μ update did (a `CriticUpdate` whose metrics are the sidecar's `mu.step`'s). */
+export type MuUpdate = CriticUpdate;
 
 /**
  * μ as the trainer uses it: it rates every step of a batch of episodes on the export in service
@@ -77,7 +60,7 @@ export interface MuUpdate {
  * criteria μ wrote), exports the result as the next version and hot-reloads it, as ARCO's trainer
  * re-saves μ's adapter into vLLM every batch.
  */
-export class MuCritic {
+export class MuCritic implements StepCritic {
   readonly #options: MuCriticOptions;
   readonly #tokenizer: ByteBpeTokenizer;
   readonly #criteria: CriteriaSource;

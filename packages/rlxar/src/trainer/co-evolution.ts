@@ -5,7 +5,7 @@ import { z } from "zod";
 import { RlxarFileError, RlxarInputError } from "../errors.js";
 import type { Environment } from "../environment/environment.js";
 import { type Episode, type RolloutTiming, rollout } from "../environment/rollout.js";
-import type { MuCritic, MuUpdate, StepRating } from "../mu/critic.js";
+import type { CriticUpdate, StepCritic, StepRating } from "../critic/step-critic.js";
 import type { Policy, PolicySample, PolicyUpdateMetrics, TrainablePolicy } from "../policy/policy.js";
 import { denseAdvantages, sparseAdvantages } from "./advantages.js";
 import { type TrainerSettings, type TrainerSettingsInput, TrainerSettingsSchema } from "./settings.js";
@@ -73,8 +73,11 @@ export interface CoEvolutionOptions<Task> {
    * leaving out the policy's update.
    */
   readonly policy: Policy | TrainablePolicy;
-  /** μ: needed by the dense phase and by the trajectory-rubric signal; co-evolves when it holds a sidecar client. */
-  readonly critic?: MuCritic;
+  /**
+   * What rates the steps: μ (`MuCritic`), or any `StepCritic`. Needed by the dense phase and by
+   * the trajectory-rubric signal; trained on every batch when it co-evolves.
+   */
+  readonly critic?: StepCritic;
   readonly settings?: TrainerSettingsInput;
   /**
    * Where `log.jsonl`, `state.json` and the policy's checkpoint go. With `resume`, a run found
@@ -295,7 +298,7 @@ async function trainBatch<Task>(
   environment: Environment<Task>,
   policy: Policy,
   trainable: TrainablePolicy | undefined,
-  critic: MuCritic | undefined,
+  critic: StepCritic | undefined,
 ): Promise<{ line: TrainerLogLine & { type: "batch" }; detail: BatchDetail }> {
   const timing: RolloutTiming = { policyMs: 0, environmentMs: 0 };
   const episodes = await rollout(environment, batch.tasks, policy, {
@@ -337,7 +340,7 @@ async function trainBatch<Task>(
   });
   policyMs = performance.now() - policyMs;
 
-  let mu: MuUpdate | undefined;
+  let mu: CriticUpdate | undefined;
   if (critic?.coEvolves === true) mu = await critic.update(episodes, ratings!);
 
   const line: TrainerLogLine & { type: "batch" } = {
