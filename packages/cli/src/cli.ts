@@ -18,7 +18,14 @@ async function declaration<M, K extends keyof M>(module: Promise<M>, key: K): Pr
  * training and the verifiers are not needed to validate or score stored verdicts.
  */
 const COMMANDS: Readonly<
-  Record<string, { readonly summary: string; readonly load: () => Promise<CommandDeclaration> }>
+  Record<
+    string,
+    {
+      readonly summary: string;
+      /** The declaration for these operands: a command whose experiments take flags of their own picks one by its first operand. */
+      readonly load: (rest: readonly string[]) => Promise<CommandDeclaration>;
+    }
+  >
 > = {
   validate: {
     summary: "check rubric files, every error with its path",
@@ -37,8 +44,11 @@ const COMMANDS: Readonly<
     load: () => declaration(import("./commands/elicit.js"), "elicitCommand"),
   },
   repro: {
-    summary: "reproduce the ARCANE tables (in the gym, or with --provider)",
-    load: () => declaration(import("./commands/repro.js"), "reproCommand"),
+    summary: "reproduce the papers: ARCANE (in the gym, or with --provider), ARCO on HotpotQA (repro arco)",
+    load: (rest) =>
+      rest[0] === "arco"
+        ? declaration(import("./commands/repro-arco.js"), "reproArcoCommand")
+        : declaration(import("./commands/repro.js"), "reproCommand"),
   },
   hackbench: {
     summary: "probe a rubric reward for hacks",
@@ -104,11 +114,11 @@ export async function runCli(argv: readonly string[], io: CliIO, options: { isTT
       return 0;
     }
     if (name === "help") {
-      if (rest.length > 1) throw new UsageError(`help takes one command, got ${rest.join(" ")}`);
-      io.out(commandHelp(await known(rest[0]!).load()));
+      if (rest.length > 2) throw new UsageError(`help takes a command (and its experiment), got ${rest.join(" ")}`);
+      io.out(commandHelp(await known(rest[0]!).load(rest.slice(1))));
       return 0;
     }
-    declaration = await known(name).load();
+    declaration = await known(name).load(rest);
     const parsed = parseCommand(declaration, rest);
     if (parsed.help) {
       io.out(commandHelp(declaration));

@@ -5,8 +5,8 @@
  * A reproduction is an experiment, not a library: it calls `@rubric/gspo`, `@rubric/autointeract`,
  * `@rubric/verifiers` and `@rubric/core` through their public doors, like any user, and owns only
  * what is the paper's — its configuration, its tables and plots, its numbers to compare against.
- * One folder per paper: `src/arcane/` (`rubric repro arcane`); the ARCO reproduction will live in
- * `src/arco/` beside it, on `@rubric/rlxar` and `@rubric/arco-heads`.
+ * One folder per paper: `src/arcane/` (`rubric repro arcane`) and
+ * `src/arco/` (`rubric repro arco`) beside it, on `@rubric/rlxar` and `@rubric/arco-heads`.
  */
 
 // ARCANE in the rubric gym: SFT then GSPO of the in-process manager, best-of-N evaluation
@@ -44,3 +44,27 @@ export {
   type ArcaneLlmOptions,
   type ArcaneLlmTable,
 } from "./arcane/llm.js";
+
+// ARCO on HotpotQA (`rubric repro arco`): the warm-up, every baseline and ablation, the diagnostics
+export {
+  arcoConfig,
+  FIXED_CRITERIA,
+  finalAnswer,
+  hotpotContrasts,
+  hotpotMeasure,
+  runArco,
+  writeArcoOutputs,
+  type ArcoConfig,
+  type ArcoProgress,
+  type ArcoRunOptions,
+} from "./arco/experiment.js";
+export { learningCurvesSvg } from "./arco/plot.js";
+export {
+  ARCO_METHOD_LABELS,
+  ARCO_METHODS,
+  ArcoTableSchema,
+  arcoMarkdown,
+  PAPER_ARCO,
+  type ArcoMethod,
+  type ArcoTable,
+} from "./arco/table.js";

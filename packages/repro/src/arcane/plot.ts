@@ -1,10 +1,7 @@
+import { escapeXml } from "../svg/escape.js";
 import { ARCANE_METHODS, PAPER, methodLabels, type ArcaneTable } from "./table.js";
 
 const COLORS = { noRubric: "#7f7f7f", sft: "#1f77b4", gspo: "#d62728", oracle: "#2ca02c" } as const;
-
-function escapeXml(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-}
 
 /**
  * The best-of-N scaling curves as a standalone SVG: mean return against N (log2 axis) per method,

@@ -1,0 +1,257 @@
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { join, resolve } from "node:path";
+import { definedFields } from "@rubric/core";
+import { SidecarClient } from "@rubric/gspo";
+import { parseProviderSpec, providerFromSpec } from "@rubric/providers";
+import { hotpotQa, llmPolicy } from "@rubric/rlxar";
+import { ARCO_METHODS, type ArcoMethod, type ArcoProgress, arcoConfig, runArco } from "@rubric/repro";
+import { z } from "zod";
+import { type CommandArgs, defineCommand } from "../flags/command.js";
+import { integerFlag, listFlag, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
+import { type CliIO, InputFileError, UsageError } from "../io.js";
+import { progressBar } from "../progress.js";
+import { OutputExistsError, prepareResultFiles } from "../results/result-files.js";
+
+const positive = (value: string, description: string) =>
+  numberFlag(value, description, (n) => Number.isFinite(n) && n > 0, "a positive number");
+const fraction = (value: string, description: string) =>
+  numberFlag(value, description, (n) => n >= 0 && n <= 1, "a number in [0, 1]");
+
+const arcoFlags = {
+  out: textFlag("<dir>", "where table.json, table.md, curves.svg and the runs go").required(),
+  quick: switchFlag(
+    "1 seed, 48 train and 80 dev questions, 1 sparse + 1 dense epoch, no K sweep (about 3 minutes on 2 cores)",
+  ),
+  seeds: integerFlag("<n>", "seeds 1..n (default 3; 1 with --quick or an LLM --policy)", { min: 1 }),
+  trainData: textFlag(
+    "<jsonl>",
+    "training questions (default $RUBRIC_SHARED_DIR/data/hotpotqa/train.jsonl or ../shared/…)",
+  ),
+  evalData: textFlag("<jsonl>", "evaluation questions (default …/hotpotqa/dev.jsonl)"),
+  trainQuestions: integerFlag(
+    "<n>",
+    "a seeded sample of n training questions, the same for every seed (default 96; 48 with --quick; 8 with an LLM --policy)",
+    { min: 1 },
+  ),
+  evalQuestions: integerFlag(
+    "<n>",
+    "a seeded sample of n evaluation questions (default all; 80 with --quick; 8 with an LLM --policy)",
+    { min: 1 },
+  ),
+  policy: textFlag(
+    "<spec>",
+    "π: extractive (default: the in-process trainable policy) or a model that is rolled out but not trained: llama-cpp:<file.gguf> | hf:<model>[@<provider>] | openai-compatible:<baseUrl>#<model>",
+  ),
+  methods: listFlag("<a,b,…>", `methods to run (default all: ${ARCO_METHODS.join(", ")})`),
+  k: integerFlag("<n>", "criteria per step of μ (default 3)", { min: 1 }),
+  kSweep: listFlag(
+    "<n,…>",
+    "further K for ARCO's sensitivity rows (default 1,5; none with --quick or an LLM --policy)",
+  ),
+  sparseEpochs: integerFlag("<n>", "epochs of the sparse phase (default 1)", { min: 0 }),
+  denseEpochs: integerFlag("<n>", "epochs of the dense phase (default 2; 1 with --quick)", { min: 0 }),
+  rolloutsPerBatch: integerFlag("<n>", "rollouts per update (default 32; ARCO 64)", { min: 1 }),
+  groupSize: integerFlag("<n>", "rollouts per question in the sparse phase (default 4, ARCO's)", { min: 1 }),
+  temperature: numberFlag("<x>", "rollout temperature (default 0.7, ARCO's)", (n) => n >= 0, "a number ≥ 0"),
+  sparseLr: positive("<x>", "π's learning rate in the sparse phase (default 0.1, the extractive policy's)"),
+  denseLr: positive("<x>", "π's learning rate in the dense phase (default 0.03: 0.3 × sparse, ARCO's ratio)"),
+  denseKl: numberFlag(
+    "<x>",
+    "KL(π_ref‖π) weight in the dense phase (default 0.05, ARCO's)",
+    (n) => n >= 0,
+    "a number ≥ 0",
+  ),
+  denseScale: numberFlag("<x>", "dense advantage scale (default 0.5, ARCO's)", (n) => n >= 0, "a number ≥ 0"),
+  teacherNoise: fraction("<p>", "the warm-up teacher's mistake rate (default 0.25)"),
+  teacherRollouts: integerFlag("<n>", "warm-up rollouts per question (default 3, ARCO's k)", { min: 1 }),
+  muSftEpochs: integerFlag("<n>", "μ warm-up epochs (default 4)", { min: 1 }),
+  muSftExamples: integerFlag("<n>", "μ warm-up examples at most (default 256; 240 with --quick)", { min: 1 }),
+  diagnosticQuestions: integerFlag(
+    "<n>",
+    "μ's diagnostics on a seeded sample of n evaluation questions (default 100; all with --quick)",
+    { min: 1 },
+  ),
+  threads: integerFlag("<n>", "torch threads of the sidecar (default: the cores)", { min: 1 }),
+  force: switchFlag("replace the tables of an earlier run in <dir> (default: refuse, before any training)"),
+};
+
+export type ReproArcoArgs = CommandArgs<typeof arcoFlags, "experiment", "arco">;
+
+export const reproArcoCommand = defineCommand({
+  name: "repro arco",
+  usage: "arco --out <dir> [--quick] [--seeds n] [--eval-data <jsonl>] [options]",
+  description: `Reproduces ARCO (arXiv 2606.21262) on HotpotQA: trains on the train file, evaluates greedily on the
+dev file (or --eval-data), nothing selected on it. Per seed: the gold teacher's warm-up (rollouts with
+noise, per-step criteria and scores projected onto Σ = K·R), π SFT on its successful multi-step
+trajectories, one warm-up μ per kind, then every method from the same start at the same budget:
+outcome-only RL, a frozen-judge trajectory rubric (RaR), frozen μ, a scalar PRM (K = 1), fixed
+criteria, criteria without the prefix, ARCO, and ours (ARCO keeping the outcome at the terminal step).
+Writes <dir>/table.json, <dir>/table.md, <dir>/curves.svg, and per seed and method the trainer's
+log.jsonl, checkpoints, and μ's traces on the eval set. Needs /usr/bin/python3 with torch and
+onnxruntime-node.`,
+  positional: {
+    key: "experiment",
+    label: "arco",
+    description: "the experiment",
+    schema: z.array(z.string()).transform((given, context) => {
+      if (given.length === 1 && given[0] === "arco") return "arco" as const;
+      context.addIssue({
+        code: "custom",
+        message: `arco takes no further operands; got ${JSON.stringify(given.join(" "))}`,
+      });
+      return z.NEVER;
+    }),
+  },
+  flags: arcoFlags,
+  footer: "Exit codes: 0 done, 1 bad input (a data file's bad lines are all listed), 2 usage error.",
+  run: (args, { io, isTTY }) => reproArco(args, io, isTTY),
+});
+
+/** A HotpotQA file: the flag, else $RUBRIC_SHARED_DIR/data/hotpotqa/<name>, else ../shared beside the working directory. */
+function hotpotFile(given: string | undefined, name: string, flag: string): string {
+  if (given !== undefined) {
+    if (!existsSync(given)) throw new InputFileError(`${flag} ${given}: no such file`);
+    return given;
+  }
+  const candidates = [
+    process.env["RUBRIC_SHARED_DIR"] && join(process.env["RUBRIC_SHARED_DIR"], "data/hotpotqa", name),
+    resolve("../shared/data/hotpotqa", name),
+    resolve("../../shared/data/hotpotqa", name),
+  ];
+  const found = candidates.find((c): c is string => typeof c === "string" && existsSync(c));
+  if (found === undefined)
+    throw new InputFileError(`cannot find HotpotQA's ${name}: pass ${flag} <jsonl> or set RUBRIC_SHARED_DIR`);
+  return found;
+}
+
+function methodsOf(given: readonly string[] | undefined): ArcoMethod[] | undefined {
+  if (given === undefined) return undefined;
+  for (const method of given) {
+    if (!(ARCO_METHODS as readonly string[]).includes(method)) {
+      throw new UsageError(`--methods: unknown method ${JSON.stringify(method)}; known: ${ARCO_METHODS.join(", ")}`);
+    }
+  }
+  return given as ArcoMethod[];
+}
+
+function ksOf(given: readonly string[] | undefined): number[] | undefined {
+  return given?.map((text) => {
+    const k = Number(text);
+    if (!Number.isInteger(k) || k < 1)
+      throw new UsageError(`--k-sweep: expected integers ≥ 1, got ${JSON.stringify(text)}`);
+    return k;
+  });
+}
+
+const TABLES = ["table.json", "table.md", "curves.svg"];
+
+/**
+ * An earlier run's per-seed directories (logs, checkpoints, traces) would be mixed with this
+ * run's: refused before any work, or removed with --force.
+ */
+function clearEarlierSeeds(out: string, force: boolean): void {
+  const earlier = existsSync(out) ? readdirSync(out).filter((name) => /^seed-\d+$/.test(name)) : [];
+  if (earlier.length === 0) return;
+  if (!force) {
+    throw new OutputExistsError(
+      join(out, earlier[0]!),
+      `an earlier run's seed directory; pass --force to replace that run, or choose another --out`,
+    );
+  }
+  for (const name of earlier) rmSync(join(out, name), { recursive: true, force: true });
+}
+
+/** `rubric repro arco`. */
+export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean): Promise<number> {
+  const llm = args.policy === undefined || args.policy === "extractive" ? undefined : args.policy;
+  // Fails on a malformed spec before any work, with the spec's own error.
+  if (llm !== undefined) parseProviderSpec(llm);
+  const defaults = arcoConfig({ quick: args.quick });
+  // An LLM policy on a CPU is slow and is not trained here: one seed on a few questions, no K
+  // sweep, demonstrates the pipeline.
+  const demonstration = llm !== undefined && !args.quick;
+  const fewQuestions = demonstration ? 8 : undefined;
+  const methods = methodsOf(args.methods);
+  const kSweep = ksOf(args.kSweep);
+  const config = arcoConfig({
+    quick: args.quick,
+    ...definedFields({ seeds: args.seeds ?? (demonstration ? 1 : undefined) }),
+    trainPath: hotpotFile(args.trainData, "train.jsonl", "--train-data"),
+    evalPath: hotpotFile(args.evalData, "dev.jsonl", "--eval-data"),
+    ...definedFields({ trainQuestions: args.trainQuestions ?? fewQuestions }),
+    ...definedFields({ evalQuestions: args.evalQuestions ?? fewQuestions }),
+    ...definedFields({ diagnosticQuestions: args.diagnosticQuestions }),
+    ...(methods === undefined ? {} : { methods }),
+    ...definedFields({ kSweep: kSweep ?? (demonstration ? [] : undefined) }),
+    ...(args.k === undefined ? {} : { k: args.k }),
+    teacher: {
+      rollouts: args.teacherRollouts ?? defaults.teacher.rollouts,
+      noise: args.teacherNoise ?? defaults.teacher.noise,
+    },
+    mu: {
+      ...defaults.mu,
+      ...(args.muSftEpochs === undefined ? {} : { sftEpochs: args.muSftEpochs }),
+      ...(args.muSftExamples === undefined ? {} : { sftExamples: args.muSftExamples }),
+    },
+    trainer: {
+      ...(args.sparseEpochs === undefined ? {} : { sparseEpochs: args.sparseEpochs }),
+      ...(args.denseEpochs === undefined ? {} : { denseEpochs: args.denseEpochs }),
+      ...(args.rolloutsPerBatch === undefined ? {} : { rolloutsPerBatch: args.rolloutsPerBatch }),
+      ...(args.groupSize === undefined ? {} : { groupSize: args.groupSize }),
+      ...(args.temperature === undefined ? {} : { temperature: args.temperature }),
+      ...(args.sparseLr === undefined ? {} : { sparseLearningRate: args.sparseLr }),
+      ...(args.denseLr === undefined ? {} : { denseLearningRate: args.denseLr }),
+      ...(args.denseKl === undefined ? {} : { denseKl: args.denseKl }),
+      ...(args.denseScale === undefined ? {} : { denseScale: args.denseScale }),
+    },
+  });
+  prepareResultFiles(
+    TABLES.map((name) => ({ path: join(args.out, name), what: `a table of an earlier run (${name})` })),
+    args.force,
+  );
+  clearEarlierSeeds(args.out, args.force);
+  io.err(
+    `ARCO on HotpotQA: ${config.seeds.length} seed(s), methods ${config.methods.join(", ")}${config.kSweep.length > 0 ? `, K sweep ${config.kSweep.join(", ")}` : ""}\n`,
+  );
+  const bar = progressBar(io, isTTY, { lines: true });
+  // llama-cpp's own default (half the logical cores): more threads than physical cores make its spinning threads fight.
+  const model = llm === undefined ? undefined : providerFromSpec(llm);
+  const client = await SidecarClient.start({ threads: args.threads ?? availableParallelism() });
+  try {
+    const table = await runArco(config, {
+      out: args.out,
+      client,
+      ...(model === undefined
+        ? {}
+        : { policy: () => llmPolicy(model, { environment: hotpotQa(), name: llm!, concurrency: 4 }) }),
+      onProgress: (progress: ArcoProgress) => {
+        if (progress.type === "stage") {
+          bar.done();
+          io.err(`seed ${progress.seed}: ${progress.stage}\n`);
+        } else if (progress.event.type === "batch") {
+          const { line } = progress.event;
+          bar.update(
+            progress.event.done,
+            progress.event.total,
+            `${progress.method} (${line.phase})`,
+            `reward ${line.meanReward.toFixed(2)}${line.muVersion === undefined ? "" : `, μ v${line.muVersion}`}`,
+          );
+        }
+      },
+    });
+    bar.done();
+    const rows = Object.entries(table.methods).map(
+      ([method, result]) =>
+        `${method} EM ${(100 * result!.em.mean).toFixed(1)} F1 ${(100 * result!.f1.mean).toFixed(1)}`,
+    );
+    io.out(`HotpotQA dev (a CPU-sized reproduction, not the paper's setting): ${rows.join("; ")}\n`);
+    io.out(
+      `wrote ${TABLES.map((name) => join(args.out, name)).join(", ")} (${(table.timing.totalMs / 1000).toFixed(0)} s)\n`,
+    );
+    return 0;
+  } finally {
+    await client.close();
+    await model?.dispose?.();
+  }
+}

@@ -1,0 +1,111 @@
+import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ArcoTableSchema } from "@rubric/repro";
+import { beforeAll, describe, expect, it } from "vitest";
+import { runRubric } from "./__fixtures__/run-cli.js";
+
+/** `rubric repro arco` as a user runs it: the built binary, the real sidecar, onnxruntime-node and llama.cpp. */
+const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../shared/", import.meta.url));
+const HOTPOT = join(SHARED, "data/hotpotqa");
+const STORIES = join(SHARED, "models/stories260K.gguf");
+const TIMEOUT_MS = 600_000; // a guard for a busy 2-core machine, not a measurement
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "rubric-repro-arco-"));
+});
+
+const data = ["--train-data", join(HOTPOT, "train.jsonl"), "--eval-data", join(HOTPOT, "dev.jsonl")];
+
+describe("rubric repro arco: input checked before any work", () => {
+  it("names an unknown method, a bad K and a malformed --policy as usage errors", async () => {
+    const unknown = await runRubric(["repro", "arco", "--out", join(dir, "x"), "--methods", "arco,ppo", ...data]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/--methods: unknown method "ppo"; known: outcome, rar, .*teacherMu/);
+    const k = await runRubric(["repro", "arco", "--out", join(dir, "x"), "--k-sweep", "1,two", ...data]);
+    expect(k.code).toBe(2);
+    expect(k.stderr).toContain('--k-sweep: expected integers ≥ 1, got "two"');
+    const policy = await runRubric(["repro", "arco", "--out", join(dir, "x"), "--policy", "gpt:4", ...data]);
+    expect(policy.code).not.toBe(0);
+    expect(policy.stderr).toMatch(/gpt:4.*unknown provider "gpt"/);
+  });
+
+  it("refuses an earlier run's seed directories without --force, and a missing data file", async () => {
+    const out = join(dir, "earlier");
+    mkdirSync(join(out, "seed-1"), { recursive: true });
+    const refused = await runRubric(["repro", "arco", "--out", out, ...data]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`${join(out, "seed-1")}: an earlier run's seed directory; pass --force`);
+    const missing = await runRubric(["repro", "arco", "--out", join(dir, "y"), "--eval-data", join(dir, "none.jsonl")]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`--eval-data ${join(dir, "none.jsonl")}: no such file`);
+  });
+
+  it("documents itself under --help and `rubric help repro arco`", async () => {
+    for (const args of [
+      ["repro", "arco", "--help"],
+      ["help", "repro", "arco"],
+    ]) {
+      const help = await runRubric(args);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain("--policy <spec>");
+      expect(help.stdout).toContain("Reproduces ARCO");
+    }
+  });
+});
+
+describe("rubric repro arco with an LLM policy (stories260K through llama.cpp)", () => {
+  it(
+    "runs the pipeline end to end on a few questions: warm-up, μ, co-evolution, the table",
+    async () => {
+      const out = join(dir, "llm");
+      const run = await runRubric([
+        "repro",
+        "arco",
+        "--policy",
+        `llama-cpp:${STORIES}`,
+        ...data,
+        "--train-questions",
+        "2",
+        "--eval-questions",
+        "2",
+        "--methods",
+        "outcome,arco",
+        "--teacher-rollouts",
+        "1",
+        "--mu-sft-examples",
+        "8",
+        "--mu-sft-epochs",
+        "1",
+        "--sparse-epochs",
+        "1",
+        "--dense-epochs",
+        "1",
+        "--rollouts-per-batch",
+        "8",
+        "--threads",
+        "1",
+        "--out",
+        out,
+      ]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toContain("seed 1: training arco");
+      const table = ArcoTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));
+      expect(Object.keys(table.methods)).toEqual(["outcome", "arco"]);
+      expect(table.config).toMatchObject({ trainQuestions: 2, evalQuestions: 2 });
+      // The LLM is rolled out, not trained: no π update in any batch, but μ co-evolves on its rollouts.
+      const arco = readFileSync(join(out, "seed-1", "arco", "log.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { type: string; policy?: unknown; muVersion?: number });
+      const trained = arco.filter((line) => line.type === "batch");
+      expect(trained.length).toBeGreaterThan(0);
+      expect(trained.every((line) => line.policy === undefined)).toBe(true);
+      expect(trained.at(-1)!.muVersion).toBe(1 + trained.length);
+      expect(run.stdout).toMatch(/wrote .*table\.json/);
+    },
+    TIMEOUT_MS,
+  );
+});

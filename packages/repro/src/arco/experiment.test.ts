@@ -1,0 +1,177 @@
+import { existsSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { SidecarClient } from "@rubric/gspo";
+import { evaluateHotpotQa, readHotpotPredictions, readHotpotQa, type TrainerLogLine } from "@rubric/rlxar";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { arcoConfig, hotpotContrasts, runArco } from "./experiment.js";
+import { ARCO_METHOD_LABELS, type ArcoTable, ArcoTableSchema, arcoMarkdown } from "./table.js";
+
+/** The whole reproduction on a handful of real HotpotQA questions: the real sidecar and onnxruntime-node. */
+const TIMEOUT_MS = 600_000; // a guard for a busy 2-core machine, not a measurement
+const HOTPOT = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url))}/data/hotpotqa`;
+
+const config = arcoConfig({
+  quick: true,
+  trainPath: `${HOTPOT}/train.jsonl`,
+  evalPath: `${HOTPOT}/dev.jsonl`,
+  trainQuestions: 8,
+  evalQuestions: 6,
+  methods: ["outcome", "frozenMu", "arco", "teacherMu"],
+  kSweep: [],
+  teacher: { rollouts: 2, noise: 0.25 },
+  policySft: { epochs: 1, learningRate: 0.05, batchSize: 64 },
+  mu: {
+    dModel: 16,
+    heads: 2,
+    layers: 1,
+    maxSequence: 1024,
+    vocabularySize: 400,
+    maxCriteriaTokens: 24,
+    maxObservationChars: 120,
+    sftEpochs: 1,
+    sftExamples: 16,
+    sftLearningRate: 3e-3,
+    sftHeadLearningRate: 1e-2,
+    learningRate: 1e-4,
+    headLearningRate: 1e-3,
+    beta: 0.05,
+  },
+  // Sparse: 4 questions × 4 rollouts per batch (2 batches); dense: the 8 questions once (1 batch).
+  trainer: { sparseEpochs: 1, denseEpochs: 1, rolloutsPerBatch: 16, groupSize: 4 },
+});
+
+let out: string;
+let client: SidecarClient;
+let table: ArcoTable;
+const progress: string[] = [];
+const log = (method: string): TrainerLogLine[] =>
+  readFileSync(join(out, "seed-1", method, "log.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as TrainerLogLine);
+const batches = (method: string) =>
+  log(method).filter((line): line is TrainerLogLine & { type: "batch" } => line.type === "batch");
+
+beforeAll(async () => {
+  out = await mkdtemp(join(tmpdir(), "rubric-arco-repro-"));
+  client = await SidecarClient.start({ threads: 1 });
+  table = await runArco(config, {
+    out,
+    client,
+    onProgress: (p) => {
+      if (p.type === "stage") progress.push(p.stage);
+    },
+  });
+}, TIMEOUT_MS);
+afterAll(async () => {
+  await client?.close();
+  await rm(out, { recursive: true, force: true });
+}, TIMEOUT_MS);
+
+describe("runArco on real HotpotQA questions", () => {
+  it("writes a table that validates, its Markdown and curves, and each method's log and μ's traces", () => {
+    expect(ArcoTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")))).toEqual(
+      JSON.parse(JSON.stringify(table)),
+    );
+    expect(Object.keys(table.methods)).toEqual(["outcome", "frozenMu", "arco", "teacherMu"]);
+    for (const method of ["outcome", "frozenMu", "arco", "teacherMu"]) {
+      expect(existsSync(join(out, "seed-1", method, "log.jsonl"))).toBe(true);
+    }
+    const traces = readFileSync(join(out, "seed-1", "arco", "eval-traces.jsonl"), "utf8")
+      .trim()
+      .split("\n");
+    expect(traces.length).toBe((table.diagnostics["arco"]![0] as { steps: number }).steps);
+    expect(JSON.parse(traces[0]!)).toMatchObject({ criteria: expect.any(Array), scores: expect.any(Array) });
+    expect(readFileSync(join(out, "curves.svg"), "utf8")).toMatch(/^<svg[\s\S]*<\/svg>\n?$/);
+    const markdown = readFileSync(join(out, "table.md"), "utf8");
+    expect(markdown).toBe(arcoMarkdown(table));
+    for (const method of ["outcome", "frozenMu", "arco", "teacherMu"] as const) {
+      expect(markdown).toContain(ARCO_METHOD_LABELS[method]);
+    }
+    expect(markdown).toContain("| 42.8 |");
+    expect(progress.slice(0, 2)).toEqual(["teacher rollouts", "π SFT"]);
+  });
+
+  it("starts every method from the same SFT π, on the same questions", () => {
+    const before = Object.values(table.curves).map((runs) => runs[0]![0]);
+    expect(before.every((point) => point!.epoch === 0)).toBe(true);
+    expect(new Set(before.map((point) => JSON.stringify(point))).size).toBe(1);
+    expect(table.config).toMatchObject({ trainQuestions: 8, evalQuestions: 6 });
+  });
+
+  it("runs each method's phases and critic as the method says", () => {
+    // Outcome-only: sparse all the way, no critic.
+    expect(batches("outcome").map((b) => b.phase)).toEqual(["sparse", "sparse", "sparse", "sparse"]);
+    expect(batches("outcome").every((b) => b.muVersion === undefined && b.mu === undefined)).toBe(true);
+    // ARCO: sparse then dense; μ updated, exported and reloaded after every batch.
+    const arco = batches("arco");
+    expect(arco.map((b) => b.phase)).toEqual(["sparse", "sparse", "dense"]);
+    expect(arco.map((b) => b.muVersion)).toEqual([2, 3, 4]);
+    expect(arco.every((b) => typeof b.mu?.["loss"] === "number")).toBe(true);
+    // Frozen μ: the same phases, μ never updated.
+    const frozen = batches("frozenMu");
+    expect(frozen.map((b) => b.phase)).toEqual(["sparse", "sparse", "dense"]);
+    expect(frozen.every((b) => b.muVersion === 1 && b.mu === undefined)).toBe(true);
+    // The teacher control: in the dense phase its step scores sum to each episode's outcome.
+    const teacher = batches("teacherMu").filter((b) => b.phase === "dense");
+    expect(teacher).toHaveLength(1);
+    expect(teacher[0]!.meanStepSum).toBeCloseTo(teacher[0]!.meanReward, 9);
+  });
+
+  it("pairs each method with outcome-only RL question by question", () => {
+    const outcome = table.methods.outcome!;
+    for (const method of ["frozenMu", "arco", "teacherMu"] as const) {
+      const result = table.methods[method]!;
+      const versus = result.vsOutcome!;
+      // One seed: (wins − losses) / questions is exactly the EM difference.
+      expect((versus.emWins - versus.emLosses) / 6).toBeCloseTo(result.em.mean - outcome.em.mean, 12);
+      expect(versus.emP).toBeGreaterThan(0);
+      expect(versus.emP).toBeLessThanOrEqual(1);
+    }
+    expect(outcome.vsOutcome).toBeUndefined();
+  });
+
+  it("diagnoses μ on the dev rollouts: evidence and outcome AUC, contrasts, criteria samples", () => {
+    const [diagnostics] = table.diagnostics["arco"] as [Record<string, unknown>];
+    expect(diagnostics).toMatchObject({
+      evidence: expect.objectContaining({ positives: expect.any(Number), negatives: expect.any(Number) }),
+      contrast: expect.objectContaining({ pairs: expect.any(Number) }),
+      steps: expect.any(Number),
+    });
+    expect(table.timing.rollouts).toBeGreaterThan(0);
+    expect(Object.values(table.timing.shares).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9);
+  });
+});
+
+describe("runArco's predictions", () => {
+  it("writes the official predictions format and the evaluated questions, which rubric eval's scorer agrees with", () => {
+    const questions = readHotpotQa(readFileSync(join(out, "eval-questions.jsonl"), "utf8"), "eval-questions.jsonl");
+    expect(questions).toHaveLength(6);
+    for (const method of ["outcome", "arco", "teacherMu"] as const) {
+      const path = join(out, "seed-1", method, "predictions.json");
+      const predictions = readHotpotPredictions(readFileSync(path, "utf8"), path);
+      const scored = evaluateHotpotQa(questions, predictions);
+      expect(scored.missing).toEqual([]);
+      expect(scored.em).toBeCloseTo(table.methods[method]!.em.mean, 12);
+      expect(scored.f1).toBeCloseTo(table.methods[method]!.f1.mean, 12);
+    }
+  });
+});
+
+describe("hotpotContrasts", () => {
+  it("pairs a gold query with a distractor's under the same prefix, twice per question", () => {
+    const questions = readHotpotQa(readFileSync(`${HOTPOT}/dev.jsonl`, "utf8"), "dev.jsonl", { first: 5 });
+    const pairs = hotpotContrasts(questions, 1);
+    expect(pairs).toHaveLength(10);
+    for (const [i, pair] of pairs.entries()) {
+      const question = questions[Math.floor(i / 2)]!;
+      expect(pair.better.history).toEqual(pair.worse.history);
+      expect(question.supportingTitles).toContain(pair.better.action.slice("Search[".length, -1));
+      expect(question.supportingTitles).not.toContain(pair.worse.action.slice("Search[".length, -1));
+    }
+    expect(hotpotContrasts(questions, 1)).toEqual(pairs);
+  });
+});

@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import { learningCurvesSvg } from "./plot.js";
+import { ARCO_METHOD_LABELS, type ArcoTable, ArcoTableSchema, arcoMarkdown } from "./table.js";
+
+type VsOutcome = { emWins: number; emLosses: number; emP: number; f1P: number | null };
+
+const result = (em: number[], f1: number[], vsOutcome?: VsOutcome) => {
+  const meanStd = (xs: number[]) => {
+    const m = xs.reduce((a, b) => a + b, 0) / xs.length;
+    const sd = Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / (xs.length - 1));
+    return { mean: m, std: sd, n: xs.length };
+  };
+  return {
+    em: meanStd(em),
+    arcoEm: meanStd(em),
+    f1: meanStd(f1),
+    rollouts: 96,
+    perSeed: em.map((x, i) => ({ em: x, f1: f1[i]! })),
+    ...(vsOutcome === undefined ? {} : { vsOutcome }),
+  };
+};
+
+const table: ArcoTable = ArcoTableSchema.parse({
+  kind: "arco-hotpotqa",
+  config: { quick: false, trainQuestions: 128, evalQuestions: 400, seeds: [1, 2], mu: { dModel: 32 } },
+  methods: {
+    outcome: result([0.1, 0.12], [0.15, 0.17]),
+    arco: result([0.11, 0.15], [0.16, 0.2], { emWins: 30, emLosses: 14, emP: 0.023, f1P: null }),
+  },
+  ablations: {
+    arcoK5: result([0.09, 0.1], [0.14, 0.15], { emWins: 3, emLosses: 9, emP: 0.146, f1P: 0.41 }),
+  },
+  curves: {
+    outcome: [
+      [
+        { epoch: 0, em: 0.1, f1: 0.15 },
+        { epoch: 1, em: 0.1, f1: 0.15 },
+      ],
+      [
+        { epoch: 0, em: 0.1, f1: 0.15 },
+        { epoch: 1, em: 0.12, f1: 0.17 },
+      ],
+    ],
+    arco: [
+      [
+        { epoch: 0, em: 0.1, f1: 0.15 },
+        { epoch: 1, em: 0.11, f1: 0.16 },
+      ],
+      [
+        { epoch: 0, em: 0.1, f1: 0.15 },
+        { epoch: 1, em: 0.15, f1: 0.2 },
+      ],
+    ],
+  },
+  diagnostics: {
+    arco: [
+      {
+        evidence: { auc: 0.61, positives: 40, negatives: 60 },
+        outcomeAuc: 0.55,
+        contrast: { pairs: 200, meanDelta: 0.012, preferred: 0.56 },
+        unparsed: 3,
+        steps: 300,
+      },
+      null,
+    ],
+  },
+  warmup: [],
+  timing: {
+    totalMs: 1_000_000,
+    trainingMs: 800_000,
+    rollouts: 4000,
+    rolloutsPerSecond: 5,
+    shares: { muTraining: 0.6, muInference: 0.4 },
+  },
+  paper: {},
+});
+
+describe("arcoMarkdown", () => {
+  it("lays out mean ± std over seeds, the paired tests against outcome, ARCO's number and μ's diagnostics", () => {
+    const markdown = arcoMarkdown(table);
+    expect(markdown).toContain("128 train questions, 400 dev questions, 2 seeds");
+    expect(markdown).toContain(`| ${ARCO_METHOD_LABELS.outcome} | 11.0 ± 1.4 | 11.0 ± 1.4 | 16.0 ± 1.4 | — | — |`);
+    expect(markdown).toContain(
+      `| ${ARCO_METHOD_LABELS.arco} | 13.0 ± 2.8 | 13.0 ± 2.8 | 18.0 ± 2.8 | 30 / 14 (p 0.023), F1 p n/a (no question differs) | 42.8 |`,
+    );
+    expect(markdown).toContain("| ARCO, K = 5 | 9.5 ± 0.7 | 9.5 ± 0.7 | 14.5 ± 0.7 | 3 / 9 (p 0.15), F1 p 0.41 | — |");
+    expect(markdown).toContain(
+      "| arco | 1 | 0.610 (40 gold, 60 other) | 0.550 | 56 % of 200 pairs, mean Δs 0.012 | 3 of 300 |",
+    );
+    // A seed without diagnostics has no row; the sentence on what differs names our training set.
+    expect(markdown.match(/^\| arco \| \d/gm)).toHaveLength(1);
+    expect(markdown).toContain("training uses 128 questions (ARCO: 2,000)");
+    expect(markdown).toContain("muTraining 60 %, muInference 40 %");
+  });
+});
+
+describe("learningCurvesSvg", () => {
+  it("draws one line per method through its seeds' mean EM per epoch", () => {
+    const svg = learningCurvesSvg(table);
+    expect(svg.match(/<polyline/g)).toHaveLength(2);
+    expect(svg).not.toMatch(/NaN|undefined/);
+    expect(svg).toContain(ARCO_METHOD_LABELS.arco);
+    // ARCO's mean at epoch 1 is 0.13; the y axis tops at 0.2 (the next tenth above the highest point).
+    const arcoLine = svg.split("\n").filter((line) => line.startsWith("<polyline"))[1]!;
+    const [, second] = arcoLine.match(/points="([^"]+)"/)![1]!.split(" ");
+    const y = Number(second!.split(",")[1]);
+    expect(y).toBeCloseTo(40 + (1 - 0.13 / 0.2) * 330, 1);
+  });
+});
