@@ -32,6 +32,7 @@ import {
   episodeSteps,
   evidenceAuc,
   exportMu,
+  ExtractivePolicy,
   extractivePolicy,
   goldTeacher,
   type HotpotQuestion,
@@ -298,7 +299,7 @@ export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Prom
       const makePolicy = options.policy ?? (() => extractivePolicy());
       const base = makePolicy(seed);
       const piDir = join(seedDir, "pi-sft");
-      const sftLosses = isTrainable(base) ? await sftPolicy(base, warm.policy, config, seed, piDir) : [];
+      const piSft = isTrainable(base) ? await sftPolicy(base, warm.policy, config, seed, piDir) : undefined;
       const piMs = performance.now() - t1;
 
       let muWarmupMs = 0;
@@ -353,9 +354,14 @@ export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Prom
       warmups.push({
         seed,
         teacher: { ...warm.counts, policyExamples: warm.policy.length, muExamples: warm.mu.length, ms: teacherMs },
-        policySft: { losses: sftLosses, ms: piMs },
+        policySft: { ...(piSft ?? { losses: [], examples: 0, learnable: 0 }), ms: piMs },
         muWarmupMs,
       });
+      // Each finished seed's tables are written at once: a later seed that fails loses only itself.
+      await writeArcoOutputs(
+        options.out,
+        tableOf(config, runs, warmups, performance.now() - started, train.length, evaluation.length),
+      );
     }
   } finally {
     await rm(scratch, { recursive: true, force: true });
@@ -371,11 +377,14 @@ async function sftPolicy(
   config: ArcoConfig,
   seed: number,
   dir: string,
-): Promise<number[]> {
+): Promise<{ losses: number[]; examples: number; learnable: number }> {
+  // The extractive policy can only learn targets among its candidates: those are kept before
+  // batching, so a shuffled batch is never left with nothing to learn.
+  const usable = policy instanceof ExtractivePolicy ? examples.filter((e) => policy.learnable(e)) : examples;
   const losses: number[] = [];
   const rng = createRng(seed).fork("pi-sft");
-  for (let epoch = 1; epoch <= config.policySft.epochs; epoch++) {
-    const order = shuffle(examples, rng.fork(`epoch:${epoch}`));
+  for (let epoch = 1; epoch <= config.policySft.epochs && usable.length > 0; epoch++) {
+    const order = shuffle(usable, rng.fork(`epoch:${epoch}`));
     let total = 0;
     let batches = 0;
     for (let start = 0; start < order.length; start += config.policySft.batchSize) {
@@ -385,10 +394,10 @@ async function sftPolicy(
       total += loss;
       batches++;
     }
-    losses.push(batches === 0 ? 0 : total / batches);
+    losses.push(total / batches);
   }
   await policy.checkpoint(dir);
-  return losses;
+  return { losses, examples: examples.length, learnable: usable.length };
 }
 
 /** μ-SFT examples of one kind: as warmed (ARCO), with the fixed criteria, or without the prefix. */

@@ -64,7 +64,7 @@ const table: ArcoTable = ArcoTableSchema.parse({
       null,
     ],
   },
-  warmup: [],
+  warmup: [{ seed: 1 }, { seed: 2 }],
   timing: {
     totalMs: 1_000_000,
     trainingMs: 800_000,
@@ -91,6 +91,9 @@ describe("arcoMarkdown", () => {
     expect(markdown.match(/^\| arco \| \d/gm)).toHaveLength(1);
     expect(markdown).toContain("training uses 128 questions (ARCO: 2,000)");
     expect(markdown).toContain("muTraining 60 %, muInference 40 %");
+    expect(markdown).not.toContain("done so far");
+    // Written after the first seed, while the second still runs:
+    expect(arcoMarkdown({ ...table, warmup: [{ seed: 1 }] })).toContain("2 seeds (1 of 2 seeds done so far)");
   });
 });
 

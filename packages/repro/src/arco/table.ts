@@ -64,6 +64,7 @@ export const ArcoTableSchema = z.strictObject({
   /** [method][seed] → greedy eval after each epoch (epoch 0: before RL). */
   curves: z.record(z.string(), z.array(z.array(z.strictObject({ epoch: z.int(), em: z.number(), f1: z.number() })))),
   diagnostics: z.record(z.string(), z.array(z.unknown())),
+  /** One per finished seed: a table written while later seeds still run has fewer than `config.seeds`. */
   warmup: z.array(z.record(z.string(), z.unknown())),
   timing: z.strictObject({
     totalMs: z.number(),
@@ -120,8 +121,10 @@ export function arcoMarkdown(table: ArcoTable): string {
     quick?: boolean;
   };
   const seeds = Array.isArray(config.seeds) ? config.seeds.length : 0;
+  const done = table.warmup.length;
+  const progress = done < seeds ? ` (${done} of ${seeds} seeds done so far)` : "";
   const lines = [
-    `# ARCO on HotpotQA (${config.quick === true ? "quick run" : "full run"}): ${config.trainQuestions} train questions, ${config.evalQuestions} dev questions, ${seeds} seed${seeds === 1 ? "" : "s"}`,
+    `# ARCO on HotpotQA (${config.quick === true ? "quick run" : "full run"}): ${config.trainQuestions} train questions, ${config.evalQuestions} dev questions, ${seeds} seed${seeds === 1 ? "" : "s"}${progress}`,
     "",
     "EM and F1 in %, greedy on the dev questions after the last epoch (mean ± std over seeds). Nothing was selected on dev.",
     "",

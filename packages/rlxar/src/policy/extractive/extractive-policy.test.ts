@@ -244,5 +244,7 @@ describe("ExtractivePolicy's SFT", () => {
     for (let i = 0; i < 20; i++) last = (await policy.sft(examples, { learningRate: 0.1 })).loss;
     expect(last).toBeLessThan(first.loss / 2);
     await expect(policy.sft([examples[2]!], { learningRate: 0.1 })).rejects.toThrow(RlxarInputError);
+    // `learnable` is sft's own rule: the first two are used, the third is the one missing.
+    expect(examples.map((e) => policy.learnable(e))).toEqual([true, true, false]);
   });
 });

@@ -286,6 +286,15 @@ export class ExtractivePolicy implements TrainablePolicy {
   }
 
   /**
+   * Whether `sft` can learn `example`: its target is among its view's candidates (by the rule
+   * `sft` matches with). Filter a data set with it before batching, so that no batch is left with
+   * nothing to learn (which `sft` refuses).
+   */
+  learnable(example: PolicySftExample): boolean {
+    return targetIndex(this.#score(example.view).candidates, example.text) >= 0;
+  }
+
+  /**
    * One Adam step of cross-entropy −(1/M) Σ log π(target | view) over the examples whose target is
    * a candidate (the action text exactly, else the same answer under HotpotQA's normalisation or
    * the same query ignoring case and spacing). The others are counted in `missing`, not trained on.
