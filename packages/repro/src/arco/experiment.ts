@@ -146,9 +146,10 @@ export interface ArcoConfig {
  * it does not: a small μ trained from scratch instead of a LoRA on Qwen3-4B, the extractive policy
  * instead of an LLM, 32 rollouts per update instead of 64, and far fewer questions and epochs, so
  * that the full run (3 seeds, every method and K ∈ {1, 3, 5}) fits in about half an hour on 2
- * cores. π's sparse learning rate (0.1) was chosen on held-out *training* questions with
- * outcome-only RL (a choice that, if anything, favours that baseline); μ's are the small μ's.
- * Nothing is selected on dev.
+ * cores. π's sparse learning rate (0.1) is the one its own learning test uses; a check on
+ * held-out *training* questions (`tools/arco-policy-lr.ts`) found no learning rate or batch size
+ * at which outcome-only RL raised their EM over the SFT policy, so there was nothing to select.
+ * μ's rates are the small μ's. Nothing is selected on dev.
  */
 export function arcoConfig(
   options: { quick?: boolean; seeds?: number; trainPath?: string; evalPath?: string } & Partial<
