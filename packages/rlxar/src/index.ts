@@ -1,11 +1,12 @@
 /**
- * @rubric/rlxar — ARCO's co-evolution of a policy and its rubric model μ. So far: μ created,
- * exported and served through the Python sidecar (the torch backend beside `RubricModel`'s
- * onnxruntime-node one); the environment and policy interfaces with a batched rollout;
- * ARCO's HotpotQA environment (`hotpotQa`) with its data, retrieval, grammar and metrics;
- * policies: an LLM over any `LanguageModel` with ARCO's prompts, the sidecar's trainable causal
- * LM, and rollouts served by an OpenAI-compatible server (vLLM) with runtime adapter loading;
- * an in-process trainable extractive policy for HotpotQA; and the co-evolution trainer with μ's critic, the warm-up teacher and diagnostics.
+ * @rubric/rlxar — ARCO's co-evolution of a policy and its rubric model μ: μ created, exported
+ * and served through the Python sidecar (the torch backend beside `RubricModel`'s
+ * onnxruntime-node one); the environment and policy interfaces with a batched rollout; ARCO's
+ * HotpotQA environment (`hotpotQa`) with its data, retrieval, grammar and metrics; policies (an
+ * LLM over any `LanguageModel` with ARCO's prompts, the sidecar's trainable causal LM, rollouts
+ * served by an OpenAI-compatible server with runtime adapter loading, an in-process extractive
+ * policy); the warm-up teacher; the co-evolution trainer with its critics (`MuCritic`,
+ * `teacherCritic`, any `StepCritic`); and μ's diagnostics.
  */
 export {
   createMu,
