@@ -100,15 +100,22 @@ export function readJson(path: string): unknown {
  */
 export const LLAMA_CPP_GDPVAL_CONTEXT = 8192;
 
-/** The GDPval data directory: the flag, else $RUBRIC_SHARED_DIR/data/gdpval, else ../shared beside the working directory. */
+/**
+ * `data/<relative>` of the project's shared data: under $RUBRIC_SHARED_DIR, else ../shared or
+ * ../../shared beside the working directory; the first where `probe` inside it (the path itself
+ * by default) exists, or undefined.
+ */
+export function findSharedData(relative: string, probe = ""): string | undefined {
+  const roots = [process.env["RUBRIC_SHARED_DIR"], resolve("../shared"), resolve("../../shared")];
+  return roots
+    .flatMap((root) => (root ? [join(root, "data", relative)] : []))
+    .find((path) => existsSync(join(path, probe)));
+}
+
+/** The GDPval data directory: the flag, else `gdpval` of the shared data (see `findSharedData`). */
 export function gdpvalDir(given: string | undefined): string {
   if (given) return given;
-  const candidates = [
-    process.env["RUBRIC_SHARED_DIR"] && join(process.env["RUBRIC_SHARED_DIR"], "data/gdpval"),
-    resolve("../shared/data/gdpval"),
-    resolve("../../shared/data/gdpval"),
-  ];
-  const found = candidates.find((c): c is string => typeof c === "string" && existsSync(join(c, "tasks.jsonl")));
+  const found = findSharedData("gdpval", "tasks.jsonl");
   if (!found) throw new InputFileError("cannot find the GDPval data: pass --gdpval <dir> or set RUBRIC_SHARED_DIR");
   return found;
 }

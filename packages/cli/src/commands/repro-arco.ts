@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { definedFields } from "@rubric/core";
 import { SidecarClient } from "@rubric/gspo";
 import { parseProviderSpec, providerFromSpec } from "@rubric/providers";
@@ -9,7 +9,7 @@ import { ARCO_METHODS, type ArcoMethod, type ArcoProgress, arcoConfig, runArco }
 import { z } from "zod";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { integerFlag, listFlag, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
-import { type CliIO, InputFileError, UsageError } from "../io.js";
+import { type CliIO, findSharedData, InputFileError, UsageError } from "../io.js";
 import { progressBar } from "../progress.js";
 import { OutputExistsError, prepareResultFiles } from "../results/result-files.js";
 
@@ -108,18 +108,13 @@ onnxruntime-node.`,
   run: (args, { io, isTTY }) => reproArco(args, io, isTTY),
 });
 
-/** A HotpotQA file: the flag, else $RUBRIC_SHARED_DIR/data/hotpotqa/<name>, else ../shared beside the working directory. */
+/** A HotpotQA file: the flag, else `hotpotqa/<name>` of the shared data (see `findSharedData`). */
 function hotpotFile(given: string | undefined, name: string, flag: string): string {
   if (given !== undefined) {
     if (!existsSync(given)) throw new InputFileError(`${flag} ${given}: no such file`);
     return given;
   }
-  const candidates = [
-    process.env["RUBRIC_SHARED_DIR"] && join(process.env["RUBRIC_SHARED_DIR"], "data/hotpotqa", name),
-    resolve("../shared/data/hotpotqa", name),
-    resolve("../../shared/data/hotpotqa", name),
-  ];
-  const found = candidates.find((c): c is string => typeof c === "string" && existsSync(c));
+  const found = findSharedData(join("hotpotqa", name));
   if (found === undefined)
     throw new InputFileError(`cannot find HotpotQA's ${name}: pass ${flag} <jsonl> or set RUBRIC_SHARED_DIR`);
   return found;
@@ -172,39 +167,32 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
   // sweep, demonstrates the pipeline.
   const demonstration = llm !== undefined && !args.quick;
   const fewQuestions = demonstration ? 8 : undefined;
-  const methods = methodsOf(args.methods);
-  const kSweep = ksOf(args.kSweep);
   const config = arcoConfig({
     quick: args.quick,
-    ...definedFields({ seeds: args.seeds ?? (demonstration ? 1 : undefined) }),
     trainPath: hotpotFile(args.trainData, "train.jsonl", "--train-data"),
     evalPath: hotpotFile(args.evalData, "dev.jsonl", "--eval-data"),
-    ...definedFields({ trainQuestions: args.trainQuestions ?? fewQuestions }),
-    ...definedFields({ evalQuestions: args.evalQuestions ?? fewQuestions }),
-    ...definedFields({ diagnosticQuestions: args.diagnosticQuestions }),
-    ...(methods === undefined ? {} : { methods }),
-    ...definedFields({ kSweep: kSweep ?? (demonstration ? [] : undefined) }),
-    ...(args.k === undefined ? {} : { k: args.k }),
-    teacher: {
-      rollouts: args.teacherRollouts ?? defaults.teacher.rollouts,
-      noise: args.teacherNoise ?? defaults.teacher.noise,
-    },
-    mu: {
-      ...defaults.mu,
-      ...(args.muSftEpochs === undefined ? {} : { sftEpochs: args.muSftEpochs }),
-      ...(args.muSftExamples === undefined ? {} : { sftExamples: args.muSftExamples }),
-    },
-    trainer: {
-      ...(args.sparseEpochs === undefined ? {} : { sparseEpochs: args.sparseEpochs }),
-      ...(args.denseEpochs === undefined ? {} : { denseEpochs: args.denseEpochs }),
-      ...(args.rolloutsPerBatch === undefined ? {} : { rolloutsPerBatch: args.rolloutsPerBatch }),
-      ...(args.groupSize === undefined ? {} : { groupSize: args.groupSize }),
-      ...(args.temperature === undefined ? {} : { temperature: args.temperature }),
-      ...(args.sparseLr === undefined ? {} : { sparseLearningRate: args.sparseLr }),
-      ...(args.denseLr === undefined ? {} : { denseLearningRate: args.denseLr }),
-      ...(args.denseKl === undefined ? {} : { denseKl: args.denseKl }),
-      ...(args.denseScale === undefined ? {} : { denseScale: args.denseScale }),
-    },
+    ...definedFields({
+      seeds: args.seeds ?? (demonstration ? 1 : undefined),
+      trainQuestions: args.trainQuestions ?? fewQuestions,
+      evalQuestions: args.evalQuestions ?? fewQuestions,
+      diagnosticQuestions: args.diagnosticQuestions,
+      methods: methodsOf(args.methods),
+      kSweep: ksOf(args.kSweep) ?? (demonstration ? [] : undefined),
+      k: args.k,
+    }),
+    teacher: { ...defaults.teacher, ...definedFields({ rollouts: args.teacherRollouts, noise: args.teacherNoise }) },
+    mu: { ...defaults.mu, ...definedFields({ sftEpochs: args.muSftEpochs, sftExamples: args.muSftExamples }) },
+    trainer: definedFields({
+      sparseEpochs: args.sparseEpochs,
+      denseEpochs: args.denseEpochs,
+      rolloutsPerBatch: args.rolloutsPerBatch,
+      groupSize: args.groupSize,
+      temperature: args.temperature,
+      sparseLearningRate: args.sparseLr,
+      denseLearningRate: args.denseLr,
+      denseKl: args.denseKl,
+      denseScale: args.denseScale,
+    }),
   });
   prepareResultFiles(
     TABLES.map((name) => ({ path: join(args.out, name), what: `a table of an earlier run (${name})` })),

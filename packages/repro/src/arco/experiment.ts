@@ -6,7 +6,6 @@ import { performance } from "node:perf_hooks";
 import {
   criteriaTarget,
   type MuSftExample,
-  readModel,
   RubricModel,
   stepPrompt,
   stepTrace,
@@ -31,8 +30,6 @@ import {
   type Episode,
   episodeSteps,
   evidenceAuc,
-  exportMu,
-  ExtractivePolicy,
   extractivePolicy,
   goldTeacher,
   type HotpotQuestion,
@@ -47,7 +44,6 @@ import {
   type StepContrast,
   type StepCritic,
   type StepRating,
-  sftIds,
   teacherAnnotation,
   teacherCritic,
   type TrainablePolicy,
@@ -379,9 +375,9 @@ async function sftPolicy(
   seed: number,
   dir: string,
 ): Promise<{ losses: number[]; examples: number; learnable: number }> {
-  // The extractive policy can only learn targets among its candidates: those are kept before
+  // A policy that cannot express every target (the extractive one) keeps those it can before
   // batching, so a shuffled batch is never left with nothing to learn.
-  const usable = policy instanceof ExtractivePolicy ? examples.filter((e) => policy.learnable(e)) : examples;
+  const usable = examples.filter((example) => policy.learnable?.(example) ?? true);
   const losses: number[] = [];
   const rng = createRng(seed).fork("pi-sft");
   for (let epoch = 1; epoch <= config.policySft.epochs && usable.length > 0; epoch++) {
@@ -403,7 +399,7 @@ async function sftPolicy(
 
 /** μ-SFT examples of one kind: as warmed (ARCO), with the fixed criteria, or without the prefix. */
 function muExamples(
-  kind: "generated" | "fixed" | "noPrefix",
+  kind: WarmMuKind,
   k: number,
   teacherEpisodes: readonly Episode[],
   promptOptions: { maxObservationChars: number },
@@ -421,12 +417,25 @@ function muExamples(
       target: criteriaTarget([...FIXED_CRITERIA]),
     }));
   }
-  // Without the prefix: the same targets, the prompt of the question and the action alone.
   const byId = new Map(teacherEpisodes.map((episode) => [`${episode.taskId}#${episode.replica}`, episode]));
-  return warm.mu.map((example) => {
-    const step = episodeSteps(byId.get(example.trajectory)!)[example.step]!;
-    return { ...example, messages: stepPrompt({ ...step, history: [] }, { ...promptOptions, k }) };
-  });
+  const stepOf = (example: MuSftExample) => episodeSteps(byId.get(example.trajectory)!)[example.step]!;
+  if (kind === "prm") {
+    // The scalar process reward ("w/o rubric", ARCO's `--rubric_mode direct`): K = 1 and no
+    // criteria text, the score head regressed on the mean of the teacher's K projected scores.
+    // The prompt is the K = 1 one, as μ's scoring writes it for a K = 1 export.
+    return warm.mu.map((example) => ({
+      ...example,
+      messages: stepPrompt(stepOf(example), { ...promptOptions, k: 1 }),
+      criteria: [],
+      target: "",
+      scores: [mean(example.scores)],
+    }));
+  }
+  // Without the prefix: the same targets, the prompt of the question and the action alone.
+  return warm.mu.map((example) => ({
+    ...example,
+    messages: stepPrompt({ ...stepOf(example), history: [] }, { ...promptOptions, k }),
+  }));
 }
 
 type WarmMuKind = Exclude<MethodSetup["mu"], "none" | "teacher">;
@@ -460,47 +469,18 @@ async function warmUpMu(
   };
   const sample = <T>(items: readonly T[]) =>
     shuffle(items, createRng(seed).fork(`mu-sft:${kind}`)).slice(0, config.mu.sftExamples);
-  if (kind !== "prm") {
-    const examples = sample(muExamples(kind, k, teacherEpisodes, promptOptions));
-    const exported = await createMu(client, root, {
-      k,
-      seed,
-      shape,
-      vocabularySize: config.mu.vocabularySize,
-      maxCriteriaTokens: config.mu.maxCriteriaTokens,
-      corpus: sample(corpus),
-      sft: { examples, ...sftOptions },
-    });
-    return { directory: exported.directory, k };
-  }
-  // A scalar process reward ("w/o rubric"): K = 1, no criteria text, the score head regressed on
-  // the mean of the teacher's projected scores (ARCO's `--rubric_mode direct`).
-  const scored = muExamples("generated", config.k, teacherEpisodes, promptOptions);
+  // The scalar reward averages the teacher's scores over the experiment's K criteria.
+  const examples = muExamples(kind, kind === "prm" ? config.k : k, teacherEpisodes, promptOptions);
   const exported = await createMu(client, root, {
-    k: 1,
+    k,
     seed,
     shape,
     vocabularySize: config.mu.vocabularySize,
     maxCriteriaTokens: config.mu.maxCriteriaTokens,
     corpus: sample(corpus),
+    sft: { examples: sample(examples), ...sftOptions },
   });
-  const { tokenizer } = await readModel(exported.directory);
-  const rows = sample(scored).map((example) => ({
-    ...sftIds(tokenizer, example),
-    criteria: [],
-    scores: [mean(example.scores)],
-  }));
-  for (let epoch = 1; epoch <= config.mu.sftEpochs; epoch++) {
-    const order = shuffle(rows, createRng(seed).fork(`prm:${epoch}`));
-    for (let start = 0; start < order.length; start += 8) {
-      await client.request("mu.sft", {
-        examples: order.slice(start, start + 8),
-        learning_rate: config.mu.sftLearningRate,
-        head_learning_rate: config.mu.sftHeadLearningRate,
-      });
-    }
-  }
-  return { directory: (await exportMu(client, root, tokenizer, config.mu.maxCriteriaTokens)).directory, k: 1 };
+  return { directory: exported.directory, k };
 }
 
 interface MethodContext {

@@ -137,4 +137,52 @@ describe("μ through the sidecar (torch) and onnxruntime-node", () => {
     },
     TIMEOUT_MS,
   );
+
+  it(
+    "createMu fine-tunes the no-rubric ablation (K = 1, no criteria) toward its scalar, and refuses a wrong count",
+    async () => {
+      const scalar = examples.map((example, t) => ({
+        ...example,
+        // μ scores a K = 1 export's steps with the K = 1 prompt: the examples must carry it.
+        messages: stepPrompt(steps[t]!, { k: 1 }),
+        criteria: [],
+        target: "",
+        scores: [t === 0 ? 0.8 : -0.6],
+      }));
+      const prmRoot = await mkdtemp(join(tmpdir(), "rlxar-prm-"));
+      try {
+        const { directory } = await createMu(client, prmRoot, {
+          k: 1,
+          seed: 3,
+          shape: { dModel: 16, heads: 2, layers: 1, maxSequence: 512 },
+          maxCriteriaTokens: 16, // no criteria to write: the prompt keeps its whole history
+          vocabularySize: 400,
+          corpus: steps,
+          sft: { examples: scalar, epochs: 80, batchSize: 4, learningRate: 3e-3, headLearningRate: 1e-2, seed: 1 },
+        });
+        const model = await RubricModel.load(directory, { threads: 1 });
+        const [first, other] = await model.scoreSteps(steps.slice(0, 2), [[], []]);
+        await model.close();
+        expect(first!.scores).toHaveLength(1);
+        expect(first!.s).toBeGreaterThan(0.5);
+        expect(other!.s).toBeLessThan(-0.3);
+        await expect(
+          createMu(client, prmRoot, { k: 1, sft: { examples: [{ ...scalar[0]!, criteria: ["one", "two"] }] } }),
+        ).rejects.toThrow("sft.examples[0]: expected K = 1 scores, and K criteria or none (no rubric)");
+        // Step 1's prompt (over 400 tokens) would be scored with its oldest turn dropped.
+        await expect(
+          createMu(client, prmRoot, {
+            k: 1,
+            shape: { maxSequence: 512 },
+            vocabularySize: 400,
+            corpus: steps,
+            sft: { examples: scalar },
+          }),
+        ).rejects.toThrow(/sft\.examples\[1\]: its prompt takes \d+ tokens, more than the 384 the export leaves/);
+      } finally {
+        await rm(prmRoot, { recursive: true, force: true });
+      }
+    },
+    TIMEOUT_MS,
+  );
 });

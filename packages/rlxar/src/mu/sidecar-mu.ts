@@ -48,7 +48,12 @@ export interface CreateMuOptions {
    * sequences short. Without them (and without `sft`) it learns from the prompt's fixed wording alone.
    */
   readonly corpus?: readonly Step[];
-  /** μ-SFT examples to fine-tune on before the first export (their prompts and targets join the tokenizer's corpus). */
+  /**
+   * μ-SFT examples to fine-tune on before the first export (their prompts and targets join the
+   * tokenizer's corpus). Each has K scores and K criteria, or no criteria at all: ARCO's "no
+   * rubric" ablation (`--rubric_mode direct`), a K = 1 score head regressed on a scalar with no
+   * criteria text, which `MuCritic`'s `criteria: { kind: "none" }` then scores.
+   */
   readonly sft?: { readonly examples: readonly MuSftExample[] } & SftMuOptions;
 }
 
@@ -158,9 +163,27 @@ export async function sftMu(
  */
 export async function createMu(client: SidecarClient, root: string, options: CreateMuOptions = {}): Promise<MuExport> {
   const k = options.k ?? 3;
+  // Checked before the tokenizer is trained or the sidecar's μ replaced.
+  const bad = (options.sft?.examples ?? []).findIndex(
+    (e) => (e.criteria.length !== k && e.criteria.length !== 0) || e.scores.length !== k,
+  );
+  if (bad !== -1)
+    throw new ArcoInputError(`sft.examples[${bad}]`, `expected K = ${k} scores, and K criteria or none (no rubric)`);
   const shape = options.shape ?? {};
   const sftTexts = (options.sft?.examples ?? []).flatMap((e) => [promptText(e.messages), e.target]);
   const tokenizer = trainMuTokenizer(options.corpus ?? [], k, options.vocabularySize ?? 1024, sftTexts);
+  const maxCriteriaTokens = options.maxCriteriaTokens ?? 128;
+  // The export fits a prompt into the positions its criteria leave (older turns dropped), so a
+  // longer training prompt would teach μ a text it is never scored on.
+  const budget = (shape.maxSequence ?? 1024) - maxCriteriaTokens;
+  (options.sft?.examples ?? []).forEach((example, i) => {
+    const tokens = sftIds(tokenizer, example).prompt.length;
+    if (tokens > budget)
+      throw new ArcoInputError(
+        `sft.examples[${i}]`,
+        `its prompt takes ${tokens} tokens, more than the ${budget} the export leaves for a prompt (maxSequence − maxCriteriaTokens): shorten its history or observations, or widen the model`,
+      );
+  });
   await client.request("mu.init", {
     model: {
       kind: "tiny",
@@ -175,12 +198,9 @@ export async function createMu(client: SidecarClient, root: string, options: Cre
     ...(options.pooling === undefined ? {} : { pooling: options.pooling }),
   });
   if (options.sft !== undefined) {
-    const bad = options.sft.examples.findIndex((e) => e.criteria.length !== k || e.scores.length !== k);
-    if (bad !== -1)
-      throw new ArcoInputError(`sft.examples[${bad}]`, `expected ${k} criteria and ${k} scores (K of this μ)`);
     await sftMu(client, tokenizer, options.sft.examples, options.sft);
   }
-  return exportMu(client, root, tokenizer, options.maxCriteriaTokens ?? 128);
+  return exportMu(client, root, tokenizer, maxCriteriaTokens);
 }
 
 /** Exports the sidecar's μ as the next version under `root`, with `tokenizer` travelling inside it. */

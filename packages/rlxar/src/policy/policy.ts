@@ -65,6 +65,12 @@ export interface PolicySftExample {
 export interface TrainablePolicy extends Policy {
   /** One optimiser step on −(1/N) Σ A·log π + klCoef·KL(π_ref ‖ π). */
   update(samples: readonly PolicySample[], options: PolicyUpdateOptions): Promise<PolicyUpdateMetrics>;
+  /**
+   * Whether `sft` can learn an example, for a policy that cannot express every text (the
+   * extractive policy chooses among candidates). Absent: it can learn any. Filter a data set with
+   * it before batching, so that no batch is left with nothing to learn.
+   */
+  learnable?(example: PolicySftExample): boolean;
   /** One optimiser step of cross-entropy on the examples; returns the mean loss before it. */
   sft(
     examples: readonly PolicySftExample[],
