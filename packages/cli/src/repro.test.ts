@@ -69,6 +69,31 @@ describe("rubric repro arcane (gym)", () => {
     expect(markdown).toContain("| 0.58 | 0.58 |"); // the paper's column beside ours
     expect(markdown).toContain("0.8722");
     expect(markdown).toMatch(/simulat/i);
+    // The controls, the value of information and the summary that calls the run a simulation.
+    for (const c of ["gspoNoQuestions", "gspoUninformative", "fixedRubric", "sftOracle", "oracleNoisy"] as const)
+      expect(table.meanReturn[c].n8.mean).toBeGreaterThan(0);
+    expect(Object.keys(table.wilcoxon.gspoVsControls).sort()).toEqual(
+      ["fixedRubric", "gspoNoQuestions", "gspoUninformative", "sftOracle"].sort(),
+    );
+    const voi = table.valueOfInformation.n8;
+    expect(voi.fullPreferences).toBe(table.meanReturn.oracle.n8.mean);
+    expect(voi.noDialogue).toBe(table.meanReturn.fixedRubric.n8.mean);
+    expect(voi.gap).toBeCloseTo(voi.fullPreferences - voi.noDialogue, 12);
+    expect(table.fixedRubrics).toHaveLength(1);
+    // The ε table: the run's band first, then the sweep's; the wide band clips far less.
+    expect(table.epsSensitivity.map((e) => [e.epsLow, e.epsHigh])).toEqual([
+      [3e-4, 4e-4],
+      [3e-3, 4e-3],
+      [0.2, 0.28],
+    ]);
+    expect(table.epsSensitivity[0]!.n8).toEqual(table.meanReturn.gspo.n8);
+    expect(table.epsSensitivity[2]!.clippedFraction).toBeLessThan(table.epsSensitivity[0]!.clippedFraction);
+    expect(markdown).toContain("## Sensitivity to the clipping band");
+    expect(markdown).toContain("## Controls: does the dialogue help?");
+    expect(markdown).toContain("## Value of information");
+    expect(run.stdout).toMatch(/^Rubric gym, a simulation — mean return/m);
+    expect(run.stdout).toMatch(/value of information \d\.\d{3}/);
+    expect(run.stderr).toMatch(/seed 1 SFT-on-oracle epochs \(control\)/);
     const svg = readFileSync(join(out, "scaling.svg"), "utf8");
     expect(svg.startsWith("<svg")).toBe(true);
     expect(svg.match(/<polyline /g)?.length).toBe(4);
@@ -118,6 +143,18 @@ describe("rubric repro arcane (gym)", () => {
     const bad = await runRubric(["repro", "arcane", "--objective", "ppo", "--gdpval", GDPVAL, "--out", join(dir, "x")]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--objective: expected one of gspo, grpo, dr-grpo, got "ppo"/);
+    const band = await runRubric([
+      "repro",
+      "arcane",
+      "--eps-sweep",
+      "0.2:x",
+      "--gdpval",
+      GDPVAL,
+      "--out",
+      join(dir, "e"),
+    ]);
+    expect(band.code).toBe(2);
+    expect(band.stderr).toContain('--eps-sweep: expected lo:hi pairs of positive numbers (or none), got "0.2:x"');
     const keep = await runRubric([
       "repro",
       "arcane",

@@ -8,3 +8,9 @@ import { RubricError } from "@rubric/core";
 export abstract class TrainingError extends RubricError {
   abstract override readonly code: `checkpoint.${string}` | `training.${string}` | `policy.${string}`;
 }
+
+/** A checkpoint that cannot be read back into this policy (missing, malformed, or another vocabulary). */
+export class CheckpointError extends TrainingError {
+  override readonly name = "CheckpointError";
+  readonly code = "checkpoint.invalid";
+}

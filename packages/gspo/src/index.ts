@@ -19,7 +19,7 @@ export {
 } from "./guidance/guidance.js";
 
 // policy: the in-process manager (questions, then the rubric)
-export { featurize, type Features } from "./policy/features.js";
+export { featurize, mentions, type Features, type Mention } from "./policy/features.js";
 export {
   PolicySequenceError,
   QUESTION_REPERTOIRE,
@@ -53,6 +53,7 @@ export {
 export {
   gymPrompt,
   gymReward,
+  interactionTokens,
   proxyScores,
   sftSequence,
   teacherExamples,
@@ -60,6 +61,8 @@ export {
   trueUtility,
   type GymPrompt,
   type GymRewardOptions,
+  type JudgeNoise,
+  type TeacherOptions,
 } from "./gym-environment/environment.js";
 
 // sidecar: the Python training sidecar (python/rubric-trainer) behind JSON lines over stdio

@@ -12,23 +12,39 @@
 // ARCANE in the rubric gym: SFT then GSPO of the in-process manager, best-of-N evaluation
 export {
   arcaneConfig,
+  evalRubrics,
   runArcane,
   trainArcaneManagers,
   writeArcaneOutputs,
   type ArcaneConfig,
   type ArcaneProgress,
   type ArcaneRunOptions,
+  type EvalRubric,
   type TrainedManagers,
 } from "./arcane/experiment.js";
+export {
+  bestOfNReturn,
+  chooseFixedRubric,
+  describeFixedCriterion,
+  fixedRubric,
+  uninformativePrompt,
+  UNINFORMATIVE_REPLY,
+  type FixedCriterion,
+  type FixedRubricChoice,
+} from "./arcane/controls.js";
 export { scalingSvg } from "./arcane/plot.js";
 export {
+  ARCANE_CONTROLS,
   ARCANE_METHODS,
+  ARCANE_ROWS,
   ArcaneTableSchema,
   arcaneMarkdown,
   METHOD_LABELS,
   methodLabels,
   PAPER,
+  type ArcaneControl,
   type ArcaneMethod,
+  type ArcaneRow,
   type ArcaneTable,
   type MeanStd,
 } from "./arcane/table.js";

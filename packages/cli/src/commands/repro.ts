@@ -20,7 +20,7 @@ import { z } from "zod";
 import { EXIT } from "../exit-codes.js";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { choiceFlag, integerFlag, listFlag, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
-import { LLAMA_CPP_GDPVAL_CONTEXT, gdpvalDir, gdpvalTaskFlag, type CliIO } from "../io.js";
+import { LLAMA_CPP_GDPVAL_CONTEXT, UsageError, gdpvalDir, gdpvalTaskFlag, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
 import { prepareResultFiles, writeResultFile } from "../results/result-files.js";
 
@@ -38,6 +38,10 @@ const reproFlags = {
   ).default("gspo"),
   epsLow: positive("<x>", "clipping band below 1 (default 3e-4, the paper's)"),
   epsHigh: positive("<x>", "clipping band above 1 (default 4e-4, the paper's)"),
+  epsSweep: listFlag(
+    "<lo:hi,…|none>",
+    "other clipping bands to train GSPO under for the sensitivity table (default 3e-3:4e-3,0.2:0.28)",
+  ),
   batches: integerFlag("<n>", "GSPO batches per seed (default 40; 12 with --quick)", { min: 1 }),
   resume: switchFlag("continue each seed from its latest checkpoint in <dir>/runs (replaces the tables)"),
   force: switchFlag("replace the tables of an earlier run in <dir> (default: refuse, before any training)"),
@@ -152,11 +156,18 @@ export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise
   writeResultFile(paths.svg, scalingSvg(table), replace);
   const m = table.meanReturn;
   const trained = methodLabels(table).gspo;
+  const voi = table.valueOfInformation.n8;
+  const vs = table.wilcoxon.gspoVsControls;
+  const diff = (t: { meanDifference: number; pValue: number | null }) =>
+    `${t.meanDifference >= 0 ? "+" : ""}${t.meanDifference.toFixed(3)} (p ${t.pValue === null ? "n/a" : t.pValue.toPrecision(2)})`;
   io.out(
-    `Mean return at N=8 (N=1): No Rubric ${m.noRubric.n8.mean.toFixed(3)} (${m.noRubric.n1.mean.toFixed(3)}), SFT ${m.sft.n8.mean.toFixed(3)} (${m.sft.n1.mean.toFixed(3)}), ${trained} ${m.gspo.n8.mean.toFixed(3)} (${m.gspo.n1.mean.toFixed(3)}), Oracle ${m.oracle.n8.mean.toFixed(3)} (${m.oracle.n1.mean.toFixed(3)})\n`,
+    `Rubric gym, a simulation — mean return at N=8 (N=1): No Rubric ${m.noRubric.n8.mean.toFixed(3)} (${m.noRubric.n1.mean.toFixed(3)}), SFT ${m.sft.n8.mean.toFixed(3)} (${m.sft.n1.mean.toFixed(3)}), ${trained} ${m.gspo.n8.mean.toFixed(3)} (${m.gspo.n1.mean.toFixed(3)}), Oracle ${m.oracle.n8.mean.toFixed(3)} (${m.oracle.n1.mean.toFixed(3)})\n`,
   );
   io.out(
     `NDCG@8: no dialogue ${table.ndcg8.noDialogue.mean.toFixed(3)}, SFT ${table.ndcg8.sft.mean.toFixed(3)}, ${trained} ${table.ndcg8.gspo.mean.toFixed(3)}; Wilcoxon ${trained} vs SFT ${table.wilcoxon.gspoVsSft.pValue === null ? "not defined (no task differs)" : `p = ${table.wilcoxon.gspoVsSft.pValue.toPrecision(3)}`}\n`,
+  );
+  io.out(
+    `Controls at N=8: ${trained} − no questions ${diff(vs.gspoNoQuestions)}, − uninformative replies ${diff(vs.gspoUninformative)}, − best fixed rubric ${diff(vs.fixedRubric)}, − SFT on oracle ${diff(vs.sftOracle)}; value of information ${voi.gap.toFixed(3)} (fixed rubric ${voi.noDialogue.toFixed(3)} → oracle ${voi.fullPreferences.toFixed(3)})\n`,
   );
   io.out(`wrote ${paths.json}, ${paths.markdown}, ${paths.svg} (${table.timing.seconds.toFixed(0)} s)\n`);
   return 0;
@@ -172,6 +183,19 @@ function gymConfig(args: ReproArgs): ArcaneConfig {
     gspoBatches: batches,
     epsLow,
     epsHigh,
+    epsSweep: bandsOf(args.epsSweep),
+  });
+}
+
+/** `--eps-sweep`: "lo:hi" pairs with 0 < lo and 0 < hi, or "none". */
+function bandsOf(given: readonly string[] | undefined): [number, number][] | undefined {
+  if (given === undefined) return undefined;
+  if (given.length === 1 && given[0] === "none") return [];
+  return given.map((band) => {
+    const [lo, hi, ...rest] = band.split(":").map(Number);
+    if (rest.length > 0 || !(lo! > 0) || !(hi! > 0))
+      throw new UsageError(`--eps-sweep: expected lo:hi pairs of positive numbers (or none), got "${band}"`);
+    return [lo!, hi!];
   });
 }
 
@@ -180,17 +204,20 @@ function trainingProgress(bar: Bar, config: ArcaneConfig): (e: ArcaneProgress) =
   return (e) => {
     if (e.phase === "prepare") return;
     const detail =
-      e.phase === "evaluate"
+      e.phase === "evaluate" || e.phase === "fixed-rubric"
         ? undefined
         : e.entry.stage === "sft"
           ? `loss ${e.entry.loss.toFixed(3)}`
           : `reward ${e.entry.meanReward.toFixed(3)} clipped ${(100 * e.entry.clippedFraction).toFixed(0)}%`;
-    bar.update(
-      e.done,
-      e.total,
-      `seed ${e.seed} ${e.phase === "sft" ? "SFT epochs" : e.phase === "gspo" ? `${config.objective.toUpperCase()} batches` : "eval tasks"}`,
-      detail,
-    );
+    const what = {
+      sft: "SFT epochs",
+      "sft-oracle": "SFT-on-oracle epochs (control)",
+      "eps-sweep": `${config.objective.toUpperCase()} batches (another ε band)`,
+      gspo: `${config.objective.toUpperCase()} batches`,
+      "fixed-rubric": "fixed-rubric criteria (control, on training tasks)",
+      evaluate: "eval tasks",
+    }[e.phase];
+    bar.update(e.done, e.total, `seed ${e.seed} ${what}`, detail);
   };
 }
 

@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { formatZodIssues, type FlatRubric } from "@rubric/core";
+import { approximateTokens, formatZodIssues, type FlatRubric, type Rng } from "@rubric/core";
 import { gymSftCorpus, simulatedStakeholder, type GymTask, type SftExample, type Worker } from "@rubric/autointeract";
 import { z } from "zod";
 import { createVerifierRegistry } from "@rubric/verifiers";
@@ -46,39 +46,81 @@ export async function trueUtility(prompt: GymPrompt, output: string): Promise<nu
   return (await proxyScores(simulatedStakeholder(prompt.task, prompt.stakeholderSeed).utility, prompt, [output]))[0]!;
 }
 
-/** Scores û of outputs under a rubric (normalised weighted sums of the rubric's verifier verdicts); an empty rubric scores 0. */
+/**
+ * A judge that errs: each criterion's verdict ν is read as 1 − ν with probability `noise`, the
+ * flips drawn from `rng` — the oracle rubric applied by a judge rather than by U* itself.
+ */
+export interface JudgeNoise {
+  readonly noise: number;
+  readonly rng: Rng;
+}
+
+/**
+ * Scores û of outputs under a rubric (normalised weighted sums of the rubric's verifier
+ * verdicts); an empty rubric scores 0. With `judge`, each verdict is flipped with its
+ * probability before the sum.
+ */
 export async function proxyScores(
   rubric: FlatRubric,
   prompt: GymPrompt,
   outputs: readonly string[],
+  judge?: JudgeNoise,
 ): Promise<number[]> {
   if (rubric.criteria.length === 0) return outputs.map(() => 0);
-  return (await scoreCandidates(rubric, prompt.task, outputs, { registry })).map((c) => c.score.normalized);
+  if (judge !== undefined && !(judge.noise >= 0 && judge.noise <= 1))
+    throw new RangeError(`judge noise must be a probability in [0, 1], got ${judge.noise}`);
+  const scored = await scoreCandidates(rubric, prompt.task, outputs, { registry });
+  if (judge === undefined || judge.noise === 0) return scored.map((c) => c.score.normalized);
+  return scored.map(({ score }) => {
+    let total = 0;
+    let max = 0;
+    for (const c of score.criteria) {
+      if (!c.counted || c.fraction === null) continue;
+      const heard = judge.rng.next() < judge.noise ? 1 - c.fraction : c.fraction;
+      total += c.weight * heard;
+      max += c.weight;
+    }
+    return max > 0 ? total / max : 0;
+  });
 }
 
 export interface GymRewardOptions {
   readonly policy: RubricPolicy;
   readonly worker: Worker;
-  /** λ_clarify: cost per question asked. Default 0.01. */
-  readonly clarifyCost?: number;
-  /** λ_compute: cost per rubric criterion (what verifying it costs). Default 0.002. */
-  readonly computeCost?: number;
+  /** λ_clarify: cost per token of each question asked (`approximateTokens`). Default 0.0007. */
+  readonly clarifyCostPerToken?: number;
+  /** λ_compute: cost per token of the rubric's criteria (what verifying them costs). Default 0.0003. */
+  readonly computeCostPerToken?: number;
   /** Milliseconds spent in the worker and in the verifiers are added here, when given. */
   readonly timings?: { worker: number; verifiers: number };
 }
 
+/** C_clarify and C_compute of a sequence, in tokens: its questions' and its rubric's criteria's. */
+export function interactionTokens(
+  policy: RubricPolicy,
+  tokens: readonly number[],
+  rubric: FlatRubric,
+): { readonly questions: number; readonly rubric: number } {
+  return {
+    questions: policy.decode(tokens).questions.reduce((n, q) => n + approximateTokens(policy.questions[q] ?? ""), 0),
+    rubric: rubric.criteria.reduce((n, c) => n + approximateTokens(c.text), 0),
+  };
+}
+
 /**
  * The Stage II return of a sequence: the worker writes one output under the sequence's rubric and
- * r = U*(y) − λ_clarify·(questions asked) − λ_compute·(criteria in the rubric).
+ * r = U*(y) − λ_clarify·C_clarify − λ_compute·C_compute, both costs counted in tokens (the
+ * questions asked, the rubric's criteria). The defaults keep a family question (≈ 15 tokens) at
+ * about 0.01, the broad one (9) at 0.006, and a criterion (≈ 6 tokens) at about 0.002.
  */
 export function gymReward(
   options: GymRewardOptions,
 ): (prompt: GymPrompt, tokens: readonly number[], context: { seed: number }) => Promise<number> {
-  const clarify = options.clarifyCost ?? 0.01;
-  const compute = options.computeCost ?? 0.002;
+  const clarify = options.clarifyCostPerToken ?? 0.0007;
+  const compute = options.computeCostPerToken ?? 0.0003;
   return async (prompt, tokens, { seed }) => {
-    const { questions } = options.policy.decode(tokens);
     const rubric = options.policy.toRubric(tokens, `${prompt.task.id}-rubric`);
+    const cost = interactionTokens(options.policy, tokens, rubric);
     const t0 = performance.now();
     const [output] = await options.worker.produce(prompt.task, rubric, 1, { seed });
     const t1 = performance.now();
@@ -87,7 +129,7 @@ export function gymReward(
       options.timings.worker += t1 - t0;
       options.timings.verifiers += performance.now() - t1;
     }
-    return utility - clarify * questions.length - compute * rubric.criteria.length;
+    return utility - clarify * cost.questions - compute * cost.rubric;
   };
 }
 
@@ -125,36 +167,49 @@ export function sftSequence(policy: RubricPolicy, example: SftExample): number[]
 const QuestionTurnSchema = z.object({ question: z.string() });
 const RubricTurnSchema = z.object({ criteria: z.array(z.object({ text: z.string(), weight: z.number() })) });
 
+/** What Stage I imitates (see {@link teacherSequence}). */
+export interface TeacherOptions {
+  /** Questions the teacher asks (default 5: the default manager's five). */
+  readonly questionBudget?: number;
+  /**
+   * The rubric of the target: `"elicited"` (default), the one the teacher reconstructs from the
+   * replies; `"utility"`, the stakeholder's own U* after the same questions — SFT on oracle
+   * rubrics, the control that says how much a perfect reconstruction would teach.
+   */
+  readonly reference?: "elicited" | "utility";
+}
+
 /**
  * Stage I's target for a prompt, from @rubric/autointeract's SFT corpus: the default policy
  * manager's questions and the rubric it reconstructs from the replies (`reference: "elicited"`)
- * — a teacher's imperfect reconstruction of what the stakeholder values, not the oracle.
+ * — a teacher's imperfect reconstruction of what the stakeholder values, not the oracle. Criteria
+ * outside the policy's vocabulary (a task's brief terms, for the bank policy) are left out.
  */
 export async function teacherSequence(
   policy: RubricPolicy,
   prompt: GymPrompt,
-  questionBudget = 5,
+  options: TeacherOptions = {},
 ): Promise<number[] | undefined> {
   const [example] = await gymSftCorpus([prompt.task], {
     seed: prompt.stakeholderSeed,
-    questionBudget,
-    reference: "elicited",
+    questionBudget: options.questionBudget ?? 5,
+    reference: options.reference ?? "elicited",
   });
   return sftSequence(policy, example!);
 }
 
 /**
  * Stage I's examples for `trainSftStage`: each prompt with its {@link teacherSequence}; a prompt
- * whose teacher's rubric has nothing in the policy's vocabulary is left out.
+ * whose target has nothing in the policy's vocabulary is left out.
  */
 export async function teacherExamples(
   policy: RubricPolicy,
   prompts: readonly GymPrompt[],
-  questionBudget?: number,
+  options: TeacherOptions = {},
 ): Promise<SftItem<GymPrompt>[]> {
   const examples: SftItem<GymPrompt>[] = [];
   for (const prompt of prompts) {
-    const tokens = await teacherSequence(policy, prompt, questionBudget);
+    const tokens = await teacherSequence(policy, prompt, options);
     if (tokens) examples.push({ prompt, tokens });
   }
   return examples;

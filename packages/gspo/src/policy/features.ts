@@ -43,3 +43,43 @@ export function featurize(
   const norm = Math.hypot(...raw);
   return { indices, values: raw.map((v) => v / norm) };
 }
+
+/** Words too common to tell one criterion from another. */
+const FILLER = new Set(["the", "and", "with", "its", "has", "any", "for", "such", "than", "that", "this", "from"]);
+
+function words(text: string): string[] {
+  return (text.toLowerCase().match(/[a-z0-9][a-z0-9-]*/g) ?? []).filter((w) => w.length >= 3 && !FILLER.has(w));
+}
+
+/** How one criterion was heard in the replies: the share of its words in the reply sentence that says the most of them, and that sentence's words. */
+export interface Mention {
+  /** In [0, 1]; 0 when no sentence shares a word with the criterion. */
+  readonly share: number;
+  /** Hashed words of that sentence (empty when share is 0): how it was said ("essential", "nice to have"). */
+  readonly context: Features;
+}
+
+const NO_CONTEXT: Features = { indices: new Int32Array(0), values: new Float64Array(0) };
+
+/**
+ * What the replies say of each criterion, read by word overlap rather than by any phrasing of
+ * the gym's stakeholder: for criterion k, the largest share of its words found in one sentence
+ * of the replies heard so far, and that sentence as features — the manager's means to copy a
+ * criterion it heard, and to weigh it by how it was said.
+ */
+export function mentions(criteria: readonly string[], replies: readonly string[], dim: number): Mention[] {
+  const sentences = replies
+    .flatMap((reply) => reply.split(/(?<=[.!?])\s+/))
+    .map((text) => ({ text, words: new Set(words(text)) }))
+    .filter((s) => s.words.size > 0);
+  return criteria.map((criterion) => {
+    const own = [...new Set(words(criterion))];
+    let best = { share: 0, text: "" };
+    for (const s of sentences) {
+      const share = own.length === 0 ? 0 : own.filter((w) => s.words.has(w)).length / own.length;
+      if (share > best.share) best = { share, text: s.text };
+    }
+    if (best.share === 0) return { share: 0, context: NO_CONTEXT };
+    return { share: best.share, context: featurize({ id: "", prompt: "" }, [best.text], dim) };
+  });
+}

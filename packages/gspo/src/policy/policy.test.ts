@@ -3,6 +3,7 @@ import { createRng } from "@rubric/core";
 import { gymSftCorpus, gymTask, loadGdpval } from "@rubric/autointeract";
 import { beforeAll, describe, expect, it } from "vitest";
 import { gymPrompt, sftSequence, teacherExamples, type GymPrompt } from "../gym-environment/environment.js";
+import { featurize, mentions } from "./features.js";
 import { PolicySequenceError, QUESTION_REPERTOIRE, RubricPolicy } from "./rubric-policy.js";
 import { InProcessBackend } from "../trainer/in-process.js";
 import { sftLoss, trainSftStage, type SftItem } from "../trainer/sft.js";
@@ -148,3 +149,22 @@ describe("RubricPolicy", () => {
     expect(overlap(policy)).toBeGreaterThan(overlap(new RubricPolicy({ seed: 3 })) + 0.1);
   });
 });
+
+describe("mentions", () => {
+  it("reads each criterion's share of words from the reply sentence that says the most of them, and keeps that sentence", () => {
+    const criteria = ["Cites at least two sources", "Cites at least one source", "Has no tables"];
+    const replies = ["Essential: it cites at least two sources. Nice to have: a summary.", "Nothing else."];
+    const [two, one, tables] = mentions(criteria, replies, 64);
+    expect(two!.share).toBe(1);
+    // "one" and "source" are not in the sentence; "cites" and "least" are.
+    expect(one!.share).toBe(0.5);
+    expect(tables!.share).toBe(0);
+    expect(tables!.context.indices).toHaveLength(0);
+    // The context is the mentioning sentence alone, not the other one.
+    expect(two!.context).toEqual(featureOf("Essential: it cites at least two sources."));
+  });
+});
+
+function featureOf(sentence: string) {
+  return featurize({ id: "", prompt: "" }, [sentence], 64);
+}

@@ -1,7 +1,7 @@
 import { createRng, logSoftmax, sampleCategorical, type FlatRubric, type Rng } from "@rubric/core";
 import { CRITERIA_BANK, DEFAULT_POLICY, type BankCriterion, type TaskBrief } from "@rubric/autointeract";
 import { TrainingError } from "../errors.js";
-import { featurize, type Features } from "./features.js";
+import { featurize, type Features, type Mention, mentions } from "./features.js";
 
 /**
  * What the policy conditions on: the task, and the stakeholder's reply to each question of the
@@ -39,6 +39,12 @@ export const QUESTION_REPERTOIRE: readonly string[] = [
  * followed by a softmax over 5 weight bins). Every choice is a token; log-probabilities and their
  * gradients are exact.
  *
+ * Besides the hashed words of the task and the replies, two heads read what the replies say of
+ * each criterion (`mentions`: the share of its words in one reply sentence): a copy term
+ * (C[V] + C[k]) · share_k in criterion k's logit, so that a criterion heard can be written
+ * whatever the task, and the weight bins of criterion k read that sentence's words (E), so a
+ * weight follows how it was said. Both start at 0.
+ *
  * Token ids: questions 0…Q−1, done Q, criteria Q+1…Q+V, stop Q+V+1, weight bins Q+V+2…Q+V+6.
  */
 export class RubricPolicy {
@@ -52,7 +58,12 @@ export class RubricPolicy {
   readonly W: Float64Array;
   /** V × 5 weight-bin logits. */
   readonly U: Float64Array;
+  /** Copy coefficients: C[k] for criterion k's share of words heard, C[V] shared by all. */
+  readonly C: Float64Array;
+  /** 5 × dim: the weight bins' weights on the words of the sentence that mentioned the criterion. */
+  readonly E: Float64Array;
   readonly #features = new WeakMap<PolicyPrompt, Map<string, Features>>();
+  readonly #mentions = new WeakMap<PolicyPrompt, Map<string, Mention[]>>();
 
   constructor(
     options: {
@@ -70,6 +81,8 @@ export class RubricPolicy {
     this.Q = new Float64Array((this.questions.length + 1) * this.dim);
     this.W = new Float64Array((this.vocab.length + 1) * this.dim);
     this.U = new Float64Array(this.vocab.length * WEIGHT_BINS.length);
+    this.C = new Float64Array(this.vocab.length + 1);
+    this.E = new Float64Array(WEIGHT_BINS.length * this.dim);
     if (options.seed !== undefined) {
       const rng = createRng(options.seed).fork("init");
       for (const block of [this.W, this.Q]) for (let i = 0; i < block.length; i++) block[i] = 0.01 * rng.normal();
@@ -78,7 +91,7 @@ export class RubricPolicy {
 
   /** The parameter blocks, in a fixed order (for optimisers and checkpoints). */
   get parameters(): readonly Float64Array[] {
-    return [this.Q, this.W, this.U];
+    return [this.Q, this.W, this.U, this.C, this.E];
   }
 
   get done(): number {
@@ -135,20 +148,20 @@ export class RubricPolicy {
 
   /** Features of the task and the replies to the questions asked so far (plus how many), cached per prompt. */
   features(prompt: PolicyPrompt, asked: readonly number[]): Features {
-    let cache = this.#features.get(prompt);
-    if (!cache) this.#features.set(prompt, (cache = new Map()));
-    const key = asked.join(",");
-    let x = cache.get(key);
-    if (!x) {
-      x = featurize(
-        prompt.task,
-        asked.map((q) => prompt.replies[q] ?? ""),
+    return cachedFor(this.#features, prompt, asked, (replies) =>
+      featurize(prompt.task, replies, this.dim, [`asked-${asked.length}`]),
+    );
+  }
+
+  /** What the replies to the questions asked say of each criterion (see `mentions`), cached per prompt. */
+  mentions(prompt: PolicyPrompt, asked: readonly number[]): Mention[] {
+    return cachedFor(this.#mentions, prompt, asked, (replies) =>
+      mentions(
+        this.vocab.map((c) => c.text),
+        replies,
         this.dim,
-        [`asked-${asked.length}`],
-      );
-      cache.set(key, x);
-    }
-    return x;
+      ),
+    );
   }
 
   /** Which criteria may come next, given those already chosen (no repeats, one per exclusive group), then "stop". */
@@ -191,6 +204,10 @@ export class RubricPolicy {
       asked.push(choice.chosen);
     }
     const x = this.features(prompt, asked);
+    const heard = this.mentions(prompt, asked);
+    const copy = Float64Array.from([...heard.map((m) => m.share), 0]);
+    const V = this.vocab.length;
+    const extra = copy.map((share, k) => (share === 0 ? 0 : (this.C[V]! + this.C[k]!) * share));
     const chosen: number[] = [];
     for (;;) {
       const mask = this.criterionMask(chosen);
@@ -199,16 +216,30 @@ export class RubricPolicy {
         x,
         rows: this.vocab.length + 1,
         mask,
-        logps: maskedLogSoftmax(this.W, this.dim, x, mask),
+        logps: maskedLogSoftmax(this.W, this.dim, x, mask, extra),
         chosen: -1,
+        copy,
       };
       choice.chosen = pick(choice.logps, tokens.length, 1);
       visit?.(choice, tokens.length);
       tokens.push(this.criterionToken(choice.chosen));
       if (choice.chosen === this.vocab.length) return tokens;
       const k = choice.chosen;
-      const bins = logSoftmax(this.U.subarray(k * WEIGHT_BINS.length, (k + 1) * WEIGHT_BINS.length));
-      const weight: Choice = { block: 2, x, rows: WEIGHT_BINS.length, mask: [], logps: bins, chosen: -1, row: k };
+      const context = heard[k]!.context;
+      const logits = this.U.slice(k * WEIGHT_BINS.length, (k + 1) * WEIGHT_BINS.length);
+      for (let b = 0; b < WEIGHT_BINS.length; b++)
+        for (let j = 0; j < context.indices.length; j++)
+          logits[b]! += this.E[b * this.dim + context.indices[j]!]! * context.values[j]!;
+      const bins = logSoftmax(logits);
+      const weight: Choice = {
+        block: 2,
+        x: context,
+        rows: WEIGHT_BINS.length,
+        mask: [],
+        logps: bins,
+        chosen: -1,
+        row: k,
+      };
       weight.chosen = pick(bins, tokens.length, 2);
       visit?.(weight, tokens.length);
       tokens.push(this.weightToken(weight.chosen + 1));
@@ -305,15 +336,27 @@ export class RubricPolicy {
       if (coef === 0) return;
       const g = grads[c.block]!;
       if (c.block === 2) {
-        for (let b = 0; b < c.rows; b++)
-          g[c.row! * c.rows + b]! += coef * ((b === c.chosen ? 1 : 0) - Math.exp(c.logps[b]!));
+        // Weight bins: U's row of the criterion, and E on the words that mentioned it (c.x).
+        const gE = grads[4]!;
+        for (let b = 0; b < c.rows; b++) {
+          const d = coef * ((b === c.chosen ? 1 : 0) - Math.exp(c.logps[b]!));
+          g[c.row! * c.rows + b]! += d;
+          for (let j = 0; j < c.x.indices.length; j++) gE[b * this.dim + c.x.indices[j]!]! += d * c.x.values[j]!;
+        }
         return;
       }
+      const gC = grads[3]!;
+      const shared = this.vocab.length;
       for (let k = 0; k < c.rows; k++) {
         if (!c.mask[k]) continue;
         const d = coef * ((k === c.chosen ? 1 : 0) - Math.exp(c.logps[k]!));
         const row = k * this.dim;
         for (let j = 0; j < c.x.indices.length; j++) g[row + c.x.indices[j]!]! += d * c.x.values[j]!;
+        const share = c.copy?.[k] ?? 0;
+        if (share !== 0) {
+          gC[k]! += d * share;
+          gC[shared]! += d * share;
+        }
       }
     });
   }
@@ -335,7 +378,7 @@ export class RubricPolicy {
     let h = 2166136261;
     for (const ch of [...this.vocab.map((c) => c.id), ...this.questions, String(this.maxCriteria)].join("\n"))
       h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
-    return `RubricPolicy(dim ${this.dim}, ${this.vocab.length} criteria, ${this.questions.length} questions, max ${this.maxCriteria}; vocabulary ${(h >>> 0).toString(16)})`;
+    return `RubricPolicy(copy heads, dim ${this.dim}, ${this.vocab.length} criteria, ${this.questions.length} questions, max ${this.maxCriteria}; vocabulary ${(h >>> 0).toString(16)})`;
   }
 }
 
@@ -359,13 +402,39 @@ interface Choice {
   readonly logps: Float64Array;
   chosen: number;
   readonly row?: number;
+  /** Criterion choices: each criterion's share of words heard (0 for "stop"). */
+  readonly copy?: Float64Array;
 }
 
-function maskedLogSoftmax(weights: Float64Array, dim: number, x: Features, mask: readonly boolean[]): Float64Array {
+/** What `make` computes from the replies to the questions `asked`, once per prompt and question list. */
+function cachedFor<T>(
+  caches: WeakMap<PolicyPrompt, Map<string, T>>,
+  prompt: PolicyPrompt,
+  asked: readonly number[],
+  make: (replies: string[]) => T,
+): T {
+  let cache = caches.get(prompt);
+  if (!cache) caches.set(prompt, (cache = new Map()));
+  const key = asked.join(",");
+  let value = cache.get(key);
+  if (value === undefined) {
+    value = make(asked.map((q) => prompt.replies[q] ?? ""));
+    cache.set(key, value);
+  }
+  return value;
+}
+
+function maskedLogSoftmax(
+  weights: Float64Array,
+  dim: number,
+  x: Features,
+  mask: readonly boolean[],
+  extra?: Float64Array,
+): Float64Array {
   const logits = new Float64Array(mask.length).fill(Number.NEGATIVE_INFINITY);
   for (let k = 0; k < mask.length; k++) {
     if (!mask[k]) continue;
-    let z = 0;
+    let z = extra?.[k] ?? 0;
     const row = k * dim;
     for (let j = 0; j < x.indices.length; j++) z += weights[row + x.indices[j]!]! * x.values[j]!;
     logits[k] = z;

@@ -2,7 +2,7 @@ import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createRng, formatZodIssues, klK3 } from "@rubric/core";
 import { z } from "zod";
-import { TrainingError } from "../errors.js";
+import { CheckpointError } from "../errors.js";
 import { Adam, AdamStateSchema } from "./adam.js";
 import { sftStep } from "./sft.js";
 import type { TokenPolicy } from "./token-policy.js";
@@ -17,11 +17,7 @@ const CheckpointSchema = z.strictObject({
   optimizer: AdamStateSchema,
 });
 
-/** A checkpoint that cannot be read back into this policy (missing, malformed, or another vocabulary). */
-export class CheckpointError extends TrainingError {
-  override readonly name = "CheckpointError";
-  readonly code = "checkpoint.invalid";
-}
+export { CheckpointError } from "../errors.js";
 
 /**
  * The in-process backend: a {@link TokenPolicy} (e.g. the log-linear `RubricPolicy`), Adam, and an

@@ -90,7 +90,8 @@ describe("InProcessBackend.gradient", () => {
           checked++;
         }
       });
-      expect(checked).toBe(24);
+      // Eight entries of every block, the copy and context heads included.
+      expect(checked).toBe(8 * backend.policy.parameters.length);
     },
   );
 
@@ -149,6 +150,54 @@ describe("trainGspo", () => {
     );
     // Several steps per batch: the later steps see ratios off 1, and some get clipped.
     expect(log.some((e) => e.clippedFraction > 0)).toBe(true);
+  });
+
+  it("replays, beside each batch's fresh groups, the lowest-return groups of earlier batches, with the current policy's log-probs", async () => {
+    const backend = new InProcessBackend<GymPrompt, RubricPolicy>(new RubricPolicy({ dim: 32, seed: 2 }));
+    const prompts = train.slice(0, 8);
+    // A return that depends on the prompt alone (plus a little on the sequence, so that groups
+    // have advantages): the lowest-return groups are those of the lowest prompt indices.
+    const rewardOf = (prompt: GymPrompt, tokens: readonly number[]) =>
+      prompts.indexOf(prompt) / 10 + (tokens.length % 3) / 1000;
+    const reward = async (prompt: GymPrompt, tokens: readonly number[]) => rewardOf(prompt, tokens);
+    const meanReturn = (g: RolloutGroup<GymPrompt>) =>
+      g.sequences.reduce((sum, s) => sum + rewardOf(g.prompt, s.tokens), 0) / g.sequences.length;
+    const calls: { groups: RolloutGroup<GymPrompt>[]; current: number[][][] }[] = [];
+    const step = backend.step.bind(backend);
+    backend.step = async (groups, options) => {
+      // Before the step: the log-probs of every sequence under the parameters as they are now.
+      calls.push({
+        groups: [...groups],
+        current: groups.map((g) => g.sequences.map((s) => backend.policy.tokenLogProbs(g.prompt, s.tokens))),
+      });
+      return step(groups, options);
+    };
+    const log = await trainGspo({
+      ...gymOptions(backend, { prompts, batches: 3, promptsPerBatch: 4, stepsPerBatch: 2 }),
+      reward,
+      replayPercentile: 50,
+      replayPerBatch: 2,
+    });
+    expect(log.map((e) => e.replayed)).toEqual([0, 2, 2]);
+    const firstOf = (batch: number) => calls[2 * batch]!;
+    expect(firstOf(0).groups).toHaveLength(4);
+    const freshBefore = [firstOf(0), firstOf(1)].flatMap((c) => c.groups.slice(0, 4));
+    for (const batch of [1, 2]) {
+      const { groups, current } = firstOf(batch);
+      expect(groups).toHaveLength(6);
+      const past = batch === 1 ? freshBefore.slice(0, 4) : freshBefore;
+      const expected = [...past].sort((a, b) => meanReturn(a) - meanReturn(b)).slice(0, 2);
+      groups.slice(4).forEach((replayed, r) => {
+        const original = expected[r]!;
+        expect(replayed.prompt).toBe(original.prompt);
+        expect(replayed.sequences.map((s) => [s.tokens, s.advantage])).toEqual(
+          original.sequences.map((s) => [s.tokens, s.advantage]),
+        );
+        // Old log-probs refreshed to this batch's π_old, not those it was sampled with.
+        expect(replayed.sequences.map((s) => s.logpOld)).toEqual(current[4 + r]);
+        expect(replayed.sequences.map((s) => s.logpOld)).not.toEqual(original.sequences.map((s) => s.logpOld));
+      });
+    }
   });
 
   it("resumes from its latest checkpoint to the same parameters and log as an uninterrupted run", async () => {
@@ -229,7 +278,7 @@ describe("trainGspo", () => {
       trainGspo(gymOptions(new CrashingBackend(new RubricPolicy({ dim: 16, seed: 3 })), { ...options, run: { dir } })),
     ).rejects.toThrow("disk full");
     expect(JSON.parse(await readFile(join(dir, "checkpoints", "latest.json"), "utf8"))).toMatchObject({ step: 1 });
-    expect(await readdir(join(dir, "checkpoints", "gspo-00001"))).toEqual(["policy.json"]);
+    expect(await readdir(join(dir, "checkpoints", "gspo-00001"))).toEqual(["policy.json", "replay.json"]);
 
     const resumed = new InProcessBackend(new RubricPolicy({ dim: 16, seed: 99 }));
     await trainGspo(gymOptions(resumed, { ...options, run: { dir, resume: true } }));
@@ -245,7 +294,7 @@ describe("trainGspo", () => {
     const backend = new InProcessBackend(new RubricPolicy({ dim: 16, seed: 1 }));
     await backend.save(dir);
     await expect(new InProcessBackend(new RubricPolicy({ dim: 32 })).load(dir)).rejects.toThrow(
-      /policy\.json: written by a policy with another shape \(RubricPolicy\(dim 16, .*this one is RubricPolicy\(dim 32/,
+      /policy\.json: written by a policy with another shape \(RubricPolicy\(copy heads, dim 16, .*this one is RubricPolicy\(copy heads, dim 32/,
     );
     const file = join(dir, "policy.json");
     const checkpoint = JSON.parse(await readFile(file, "utf8"));

@@ -1,19 +1,12 @@
 import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import {
-  createRng,
-  formatRubricIssue,
-  mean,
-  prioritizedReplay,
-  readJsonLines,
-  shuffle,
-  toJsonLines,
-} from "@rubric/core";
+import { createRng, formatRubricIssue, mean, readJsonLines, shuffle, toJsonLines } from "@rubric/core";
 import { z } from "zod";
 import { TrainingError } from "../errors.js";
 import type { RolloutGroup, TrainerBackend } from "./backend.js";
 import { advantagesFor, type Objective } from "./objective.js";
+import { ReplayBuffer } from "./replay-buffer.js";
 
 /** One line of a run's `training.jsonl`: a Stage I epoch or a Stage II batch. */
 export const TrainingLogEntrySchema = z.discriminatedUnion("stage", [
@@ -26,6 +19,8 @@ export const TrainingLogEntrySchema = z.discriminatedUnion("stage", [
     clippedFraction: z.number(),
     kl: z.number(),
     rollouts: z.number().int(),
+    /** Groups of earlier batches replayed in this one (absent in logs written before the buffer). */
+    replayed: z.number().int().min(0).optional(),
     /** Seconds spent computing rewards (worker + verifiers) and in the backend (sampling + gradient steps). */
     rewardSeconds: z.number(),
     policySeconds: z.number(),
@@ -75,8 +70,16 @@ export interface GspoTrainingOptions<Prompt> {
   readonly learningRate?: number;
   /** β of the k3 KL to the backend's reference (set it with `setReference`); default 0. */
   readonly klCoef?: number;
-  /** Replay the groups whose mean return is in this lowest percentile of the batch (0 = off). Default 20. */
+  /**
+   * Prioritized replay from a buffer of past groups: each batch also trains on the buffered groups
+   * of earlier batches whose mean return is in this lowest percentile of the buffer (0 = off).
+   * Default 20.
+   */
   readonly replayPercentile?: number;
+  /** Groups the replay buffer keeps, oldest out first. Default 4 batches' worth. */
+  readonly replayCapacity?: number;
+  /** At most this many groups replayed per batch. Default a quarter of a batch's groups (at least 1). */
+  readonly replayPerBatch?: number;
   readonly run?: RunDirectory;
   readonly onLog?: (entry: TrainingLogEntry) => void;
   readonly signal?: AbortSignal;
@@ -91,6 +94,8 @@ export class TrainingAbortedError extends TrainingError {
 export interface Run {
   readonly log: TrainingLogEntry[];
   readonly start: number;
+  /** The checkpoint directory resumed from, if any. */
+  readonly resumedFrom?: string;
 }
 
 /** Opens a run directory: afresh, or resumed from its latest checkpoint of `stage` (the log is cut back to it). */
@@ -109,7 +114,7 @@ export async function openRun<P>(
   if (resumed) await backend.load(join(run.dir, resumed.dir));
   const log = previous.filter((e) => e.stage !== stage || (resumed !== undefined && stepOf(e) <= resumed.step));
   await writeFile(logFile, toJsonLines(log));
-  return { log, start: resumed ? resumed.step + 1 : 0 };
+  return resumed ? { log, start: resumed.step + 1, resumedFrom: join(run.dir, resumed.dir) } : { log, start: 0 };
 }
 
 function stepOf(entry: TrainingLogEntry): number {
@@ -148,10 +153,12 @@ async function checkpoint<P>(
   run: RunDirectory,
   stage: "sft" | "gspo",
   step: number,
+  extra?: (dir: string) => Promise<void>,
 ): Promise<void> {
   const name = `${stage}-${String(step).padStart(5, "0")}`;
   const dir = join("checkpoints", name);
   await backend.save(join(run.dir, dir));
+  await extra?.(join(run.dir, dir));
   const latest = join(run.dir, "checkpoints", "latest.json");
   await writeFile(`${latest}.tmp`, JSON.stringify({ stage, step, dir }));
   await rename(`${latest}.tmp`, latest);
@@ -172,20 +179,23 @@ export async function record<P>(
   state: Run,
   options: { run?: RunDirectory; onLog?: (e: TrainingLogEntry) => void; backend: TrainerBackend<P> },
   last: boolean,
+  /** Writes what the stage keeps beside the backend's state into a checkpoint's directory. */
+  extra?: (dir: string) => Promise<void>,
 ): Promise<void> {
   state.log.push(entry);
   if (options.run) {
     await appendFile(join(options.run.dir, "training.jsonl"), toJsonLines([entry]));
     const every = options.run.checkpointEvery ?? 1;
     if (last || (stepOf(entry) + 1) % every === 0)
-      await checkpoint(options.backend, options.run, entry.stage, stepOf(entry));
+      await checkpoint(options.backend, options.run, entry.stage, stepOf(entry), extra);
   }
   options.onLog?.(entry);
 }
 
 /**
  * Stage II: `batches` rounds of — K sequences per prompt from π_old, a reward for each, group
- * advantages (@rubric/core), prioritized replay of the worst groups, then `stepsPerBatch` clipped
+ * advantages (@rubric/core), prioritized replay of the worst groups of earlier batches from a
+ * buffer (`replayPercentile`, `replayCapacity`, `replayPerBatch`), then `stepsPerBatch` clipped
  * policy-gradient steps in the backend. Writes a JSONL log line and a checkpoint per batch when
  * given a run directory, and resumes from its latest checkpoint with `resume`: a resumed run ends
  * with the same parameters and log as an uninterrupted one (every random choice is keyed by seed
@@ -204,15 +214,28 @@ export async function trainGspo<Prompt>(options: GspoTrainingOptions<Prompt>): P
     klCoef: options.klCoef ?? 0,
   };
   const state = await openRun(backend, options.run, "gspo");
+  const perBatch = Math.min(options.promptsPerBatch ?? prompts.length, prompts.length);
+  const percentile = options.replayPercentile ?? 20;
+  const capacity = options.replayCapacity ?? 4 * perBatch;
+  const replayPerBatch = options.replayPerBatch ?? Math.max(1, Math.round(perBatch / 4));
+  // The buffer is part of the run's state: a resumed run reads the one its checkpoint kept.
+  const buffer =
+    state.resumedFrom === undefined
+      ? new ReplayBuffer(capacity)
+      : await ReplayBuffer.load(state.resumedFrom, capacity, prompts.length);
   for (let batch = state.start; batch < options.batches; batch++) {
     if (options.signal?.aborted) throw new TrainingAbortedError(`stopped before batch ${batch} of ${options.batches}`);
     const started = performance.now();
     let rewardMs = 0;
     const rng = createRng(options.seed).fork(`gspo-batch:${batch}`);
-    const chosen = shuffle(prompts, rng.fork("prompts")).slice(0, options.promptsPerBatch ?? prompts.length);
-    const groups: (RolloutGroup<Prompt> & { meanReward: number })[] = [];
+    const chosen = shuffle(
+      prompts.map((_, index) => index),
+      rng.fork("prompts"),
+    ).slice(0, perBatch);
+    const groups: (RolloutGroup<Prompt> & { meanReward: number; promptIndex: number })[] = [];
     const rewards: number[] = [];
-    for (const [i, prompt] of chosen.entries()) {
+    for (const [i, promptIndex] of chosen.entries()) {
+      const prompt = prompts[promptIndex]!;
       const sampled = await backend.sample(prompt, K, { seed: rng.fork(`sample:${i}`).int(2 ** 31) });
       const r: number[] = [];
       for (const [k, s] of sampled.entries()) {
@@ -223,14 +246,37 @@ export async function trainGspo<Prompt>(options: GspoTrainingOptions<Prompt>): P
       const advantages = advantagesFor(objective, r);
       groups.push({
         prompt,
+        promptIndex,
         meanReward: mean(r),
         sequences: sampled.map((s, k) => ({ tokens: s.tokens, logpOld: s.logprobs, advantage: advantages[k]! })),
       });
       rewards.push(...r);
     }
-    const percentile = options.replayPercentile ?? 20;
-    const training =
-      percentile > 0 ? [...groups, ...prioritizedReplay(groups, percentile, (g) => g.meanReward)] : groups;
+    // Replayed groups keep their advantages; their old log-probs are the current policy's (π_old
+    // of this batch), so the clipping band bounds how far this batch moves them, as it does the
+    // fresh ones — with their sampling-time log-probs, a tight band would clip them all.
+    const replayed = percentile > 0 ? buffer.select(percentile, replayPerBatch) : [];
+    const replayGroups: RolloutGroup<Prompt>[] = [];
+    for (const entry of replayed) {
+      const prompt = prompts[entry.promptIndex]!;
+      const logps = await backend.logprobs(
+        prompt,
+        entry.sequences.map((s) => s.tokens),
+      );
+      replayGroups.push({
+        prompt,
+        sequences: entry.sequences.map((s, k) => ({ tokens: s.tokens, logpOld: logps[k]!, advantage: s.advantage })),
+      });
+    }
+    const training = [...groups, ...replayGroups];
+    buffer.add(
+      groups.map((g) => ({
+        promptIndex: g.promptIndex,
+        batch,
+        meanReward: g.meanReward,
+        sequences: g.sequences.map((s) => ({ tokens: s.tokens, advantage: s.advantage })),
+      })),
+    );
     let metrics = { loss: 0, clippedFraction: 0, kl: 0 };
     for (let s = 0; s < (options.stepsPerBatch ?? 4); s++) metrics = await backend.step(training, step);
     const seconds = (performance.now() - started) / 1000;
@@ -240,11 +286,12 @@ export async function trainGspo<Prompt>(options: GspoTrainingOptions<Prompt>): P
       meanReward: mean(rewards),
       ...metrics,
       rollouts: rewards.length,
+      replayed: replayGroups.length,
       rewardSeconds: rewardMs / 1000,
       policySeconds: seconds - rewardMs / 1000,
       seconds,
     };
-    await record(entry, state, options, batch === options.batches - 1);
+    await record(entry, state, options, batch === options.batches - 1, (dir) => buffer.save(dir));
   }
   return state.log.filter((e): e is GspoLogEntry => e.stage === "gspo");
 }

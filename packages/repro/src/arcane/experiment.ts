@@ -24,19 +24,30 @@ import {
   trainSftStage,
   type GspoLogEntry,
   type GymPrompt,
+  type JudgeNoise,
   type KeepCheckpoints,
   type Objective,
   type PolicyPrompt,
   type TrainingLogEntry,
 } from "@rubric/gspo";
+import {
+  chooseFixedRubric,
+  describeFixedCriterion,
+  type FixedCriterion,
+  type FixedRubricChoice,
+  fixedRubric,
+  uninformativePrompt,
+} from "./controls.js";
 import { scalingSvg } from "./plot.js";
 import {
   ARCANE_METHODS,
+  ARCANE_ROWS,
   ArcaneTableSchema,
   arcaneMarkdown,
   methodLabels,
   PAPER,
   type ArcaneMethod,
+  type ArcaneRow,
   type ArcaneTable,
   type MeanStd,
 } from "./table.js";
@@ -56,8 +67,16 @@ export interface ArcaneConfig {
   readonly epsLow: number;
   readonly epsHigh: number;
   readonly klCoef: number;
-  readonly clarifyCost: number;
-  readonly computeCost: number;
+  /** λ_clarify per token of a question asked. */
+  readonly clarifyCostPerToken: number;
+  /** λ_compute per token of the rubric's criteria. */
+  readonly computeCostPerToken: number;
+  /** The probability that the noisy judge flips a criterion's verdict (the "oracle, noisy judge" row). */
+  readonly judgeNoise: number;
+  /** Training tasks the best fixed rubric is chosen on (never an eval task). */
+  readonly fixedRubricTasks: number;
+  /** Other clipping bands [ε_low, ε_high] to train Stage II under, for the sensitivity table ([] = none). */
+  readonly epsSweep: readonly (readonly [number, number])[];
   /** Best-of-N sizes evaluated; the candidates of a smaller N are a prefix of the largest's. */
   readonly ns: readonly number[];
   /** Limit the tasks (for demonstrations); default all 175 / 44. */
@@ -93,8 +112,14 @@ export function arcaneConfig(
     epsLow: 3e-4,
     epsHigh: 4e-4,
     klCoef: 0.01,
-    clarifyCost: 0.01,
-    computeCost: 0.002,
+    clarifyCostPerToken: 0.0007,
+    computeCostPerToken: 0.0003,
+    judgeNoise: 0.2,
+    fixedRubricTasks: quick ? 16 : 32,
+    epsSweep: [
+      [3e-3, 4e-3],
+      [0.2, 0.28],
+    ],
     ns: [1, 2, 4, 8, 16],
     // An option given as undefined (a flag not passed) means the default, not "undefined".
     ...definedFields(rest),
@@ -110,6 +135,21 @@ export type ArcaneProgress =
       readonly total: number;
       readonly entry: TrainingLogEntry;
     }
+  | {
+      readonly phase: "sft-oracle";
+      readonly seed: number;
+      readonly done: number;
+      readonly total: number;
+      readonly entry: TrainingLogEntry;
+    }
+  | {
+      readonly phase: "eps-sweep";
+      readonly seed: number;
+      readonly done: number;
+      readonly total: number;
+      readonly entry: TrainingLogEntry;
+    }
+  | { readonly phase: "fixed-rubric"; readonly seed: number; readonly done: number; readonly total: number }
   | { readonly phase: "evaluate"; readonly seed: number; readonly done: number; readonly total: number };
 
 export interface ArcaneRunOptions {
@@ -129,19 +169,31 @@ export interface ArcaneRunOptions {
 interface TaskResult {
   readonly taskId: string;
   readonly sector: string;
-  /** U* of the selected output, per method, per N (aligned with config.ns). */
-  readonly returns: Record<ArcaneMethod, number[]>;
+  /** U* of the selected output, per method and control, per N (aligned with config.ns). */
+  readonly returns: Record<ArcaneRow, number[]>;
   readonly ndcg8: { noDialogue: number; sft: number; gspo: number };
-  readonly rubrics: { sft: FlatRubric; gspo: FlatRubric; oracle: FlatRubric };
-  readonly questions: { sft: number; gspo: number };
+  readonly rubrics: {
+    sft: FlatRubric;
+    gspo: FlatRubric;
+    oracle: FlatRubric;
+    sftOracle: FlatRubric;
+    fixedRubric: FlatRubric;
+  };
+  readonly questions: { sft: number; gspo: number; sftOracle: number };
+  /** U* of the pick per N for the manager trained under each band of `config.epsSweep`. */
+  readonly epsReturns: number[][];
 }
 
 interface SeedResult {
   readonly seed: number;
+  /** Per band of `config.epsSweep`: the mean share of sequences clipped at a batch's last step. */
+  readonly epsClipped: readonly number[];
   readonly tasks: TaskResult[];
+  readonly fixed: FixedRubricChoice;
   readonly log: TrainingLogEntry[];
   readonly timing: {
     trainingSeconds: number;
+    fixedRubricSeconds: number;
     rollouts: number;
     workerMs: number;
     verifierMs: number;
@@ -157,6 +209,14 @@ function argmaxPrefix(scores: readonly number[], n: number): number {
   return best;
 }
 
+/** A manager trained under another clipping band, and the mean share of its sequences clipped at a batch's last step. */
+export interface EpsSweepPolicy {
+  readonly epsLow: number;
+  readonly epsHigh: number;
+  readonly policy: RubricPolicy;
+  readonly clippedFraction: number;
+}
+
 /** The two managers of one seed, trained in the gym, and how training went. */
 export interface TrainedManagers {
   readonly seed: number;
@@ -165,6 +225,10 @@ export interface TrainedManagers {
   readonly sft: RubricPolicy;
   /** After Stage II (GSPO, or the configured objective, from the SFT policy). */
   readonly gspo: RubricPolicy;
+  /** Stage II again from the SFT policy under each band of `config.epsSweep`. */
+  readonly epsSweep: readonly EpsSweepPolicy[];
+  /** A control: Stage I on the stakeholders' own utilities (after the teacher's questions) instead of the teacher's reconstructions. */
+  readonly sftOracle: RubricPolicy;
   readonly log: readonly TrainingLogEntry[];
   readonly trainingSeconds: number;
   /** Worker and verifier time spent inside GSPO rewards. */
@@ -225,48 +289,88 @@ export async function trainArcaneManagers(
   });
   const sftPolicy = backend.policy.clone();
 
-  // Stage II: GSPO from the SFT policy, with k3 KL to it.
-  await backend.setReference();
-  await backend.resetOptimizer();
-  const timings = { worker: 0, verifiers: 0 };
-  const gspoRun = run("gspo");
-  const gspoLog = await trainGspo({
-    backend,
-    prompts: train,
-    reward: gymReward({
-      policy: backend.policy,
-      worker,
-      clarifyCost: config.clarifyCost,
-      computeCost: config.computeCost,
-      timings,
-    }),
+  // The control "SFT on oracle rubrics": the same Stage I from the same initialisation, on U*.
+  const oracleBackend = new InProcessBackend(new RubricPolicy({ seed }), { learningRate: config.learningRate });
+  await trainSftStage({
+    backend: oracleBackend,
+    examples: await teacherExamples(oracleBackend.policy, train, { reference: "utility" }),
+    epochs: config.sftEpochs,
     seed,
-    batches: config.gspoBatches,
-    promptsPerBatch: config.promptsPerBatch,
-    groupSize: config.groupSize,
-    stepsPerBatch: config.stepsPerBatch,
-    objective: config.objective,
-    epsLow: config.epsLow,
-    epsHigh: config.epsHigh,
-    learningRate: config.learningRate,
-    klCoef: config.klCoef,
-    run: gspoRun,
+    learningRate: config.sftLearningRate,
+    run: run("sft-oracle"),
     onLog: (entry) =>
       options.onProgress?.({
-        phase: "gspo",
+        phase: "sft-oracle",
         seed,
-        done: (entry.stage === "gspo" ? entry.batch : 0) + 1,
-        total: config.gspoBatches,
+        done: (entry.stage === "sft" ? entry.epoch : 0) + 1,
+        total: config.sftEpochs,
         entry,
       }),
     signal: options.signal,
   });
+
+  // Stage II: GSPO from the SFT policy, with k3 KL to it.
+  const timings = { worker: 0, verifiers: 0 };
+  const stageTwo = async (
+    on: InProcessBackend<GymPrompt, RubricPolicy>,
+    band: { epsLow: number; epsHigh: number },
+    stage: string,
+    phase: "gspo" | "eps-sweep",
+  ) => {
+    await on.setReference();
+    await on.resetOptimizer();
+    return trainGspo({
+      backend: on,
+      prompts: train,
+      reward: gymReward({
+        policy: on.policy,
+        worker,
+        clarifyCostPerToken: config.clarifyCostPerToken,
+        computeCostPerToken: config.computeCostPerToken,
+        timings,
+      }),
+      seed,
+      batches: config.gspoBatches,
+      promptsPerBatch: config.promptsPerBatch,
+      groupSize: config.groupSize,
+      stepsPerBatch: config.stepsPerBatch,
+      objective: config.objective,
+      ...band,
+      learningRate: config.learningRate,
+      klCoef: config.klCoef,
+      run: run(stage),
+      onLog: (entry) =>
+        options.onProgress?.({
+          phase,
+          seed,
+          done: (entry.stage === "gspo" ? entry.batch : 0) + 1,
+          total: config.gspoBatches,
+          entry,
+        }),
+      signal: options.signal,
+    });
+  };
+  const gspoLog = await stageTwo(backend, { epsLow: config.epsLow, epsHigh: config.epsHigh }, "gspo", "gspo");
+  // The clipping band's sensitivity: the same Stage II from the same SFT policy under other bands.
+  const epsSweep: EpsSweepPolicy[] = [];
+  for (const [epsLow, epsHigh] of config.epsSweep) {
+    const other = new InProcessBackend(sftPolicy.clone(), { learningRate: config.learningRate });
+    const sweepLog = await stageTwo(other, { epsLow, epsHigh }, `gspo-eps-${epsLow}-${epsHigh}`, "eps-sweep");
+    epsSweep.push({
+      epsLow,
+      epsHigh,
+      policy: other.policy,
+      clippedFraction: mean(sweepLog.map((e) => e.clippedFraction)),
+    });
+  }
   log.push(...gspoLog);
   return {
     seed,
     config,
     sft: sftPolicy,
     gspo: backend.policy,
+    sftOracle: oracleBackend.policy,
+    epsSweep,
     log,
     trainingSeconds: (performance.now() - started) / 1000,
     rewardMs: timings,
@@ -294,6 +398,57 @@ export function managerRubrics(
   return { sft: write("sft"), gspo: write("gspo") };
 }
 
+/** What guides the worker on an eval task, and (when it differs from the guide) what selects among its outputs. */
+export interface EvalRubric {
+  readonly guide: FlatRubric;
+  readonly judge?: JudgeNoise;
+}
+
+/**
+ * Every row's rubric for one eval task: the trained managers' (as `managerRubrics` writes them),
+ * the oracle, and the controls — the GSPO policy asking nothing and hearing only
+ * `UNINFORMATIVE_REPLY`, the fixed rubric, SFT on oracle rubrics, the oracle under a noisy
+ * judge — plus the SFT policy's no-dialogue rubric that NDCG@8 reads. Each sample has its own
+ * stream, seeded by the managers' seed and the task. The controls that claim not to hear the
+ * stakeholder read nothing of its replies.
+ */
+export function evalRubrics(
+  managers: Pick<TrainedManagers, "seed" | "sft" | "gspo" | "sftOracle">,
+  prompt: GymPrompt,
+  fixed: readonly FixedCriterion[],
+  config: Pick<ArcaneConfig, "judgeNoise">,
+): {
+  rows: Record<Exclude<ArcaneRow, "noRubric">, EvalRubric>;
+  written: ReturnType<typeof managerRubrics>;
+  sftOracle: { rubric: FlatRubric; questions: number };
+  noDialogue: FlatRubric;
+} {
+  const task = prompt.task;
+  const written = managerRubrics(managers, prompt);
+  const rng = createRng(managers.seed).fork(`eval-rubric:${task.id}`);
+  const sample = (policy: RubricPolicy, from: PolicyPrompt, fork: string, forced?: { questions: number[] }) => {
+    const tokens = policy.sample(from, rng.fork(fork), 1, forced ?? {});
+    return { rubric: policy.toRubric(tokens, `${task.id}-${fork}`), questions: policy.decode(tokens).questions.length };
+  };
+  const sftOracle = sample(managers.sftOracle, prompt, "sft-oracle");
+  const oracle = simulatedStakeholder(task, prompt.stakeholderSeed).utility;
+  const rows = {
+    sft: { guide: written.sft.rubric },
+    gspo: { guide: written.gspo.rubric },
+    oracle: { guide: oracle },
+    gspoNoQuestions: { guide: sample(managers.gspo, prompt, "no-questions", { questions: [] }).rubric },
+    gspoUninformative: { guide: sample(managers.gspo, uninformativePrompt(prompt), "uninformative").rubric },
+    fixedRubric: { guide: fixedRubric(fixed, prompt) },
+    sftOracle: { guide: sftOracle.rubric },
+    oracleNoisy: {
+      guide: oracle,
+      judge: { noise: config.judgeNoise, rng: createRng(managers.seed).fork(`noisy-judge:${task.id}`) },
+    },
+  };
+  const noDialogue = sample(managers.sft, prompt, "no-dialogue", { questions: [] }).rubric;
+  return { rows, written, sftOracle, noDialogue };
+}
+
 async function runSeed(
   seed: number,
   gdpval: Awaited<ReturnType<typeof loadGdpval>>,
@@ -301,67 +456,90 @@ async function runSeed(
 ): Promise<SeedResult> {
   const { config } = options;
   const managers = await trainArcaneManagers(seed, { ...options, gdpval });
-  const { sft: sftPolicy, log, trainingSeconds } = managers;
+  const { log, trainingSeconds } = managers;
   const gspoLog = log.filter((e): e is GspoLogEntry => e.stage === "gspo");
   const worker = simulatedWorker();
+
+  // The best fixed rubric, chosen on training tasks only (the last ones, away from the first
+  // that demonstrations train on), at the N the table's headline reads.
+  const fixedStarted = performance.now();
+  const choicePrompts = await Promise.all(
+    gdpval.train.slice(-config.fixedRubricTasks).map((e) => gymPrompt(gymTask(e.task), seed, QUESTION_REPERTOIRE)),
+  );
+  const fixed = await chooseFixedRubric(choicePrompts, worker, {
+    n: 8,
+    seed,
+    onStep: (done, total) => options.onProgress?.({ phase: "fixed-rubric", seed, done, total }),
+  });
+  const fixedSeconds = (performance.now() - fixedStarted) / 1000;
+
   const evaluation = await Promise.all(
     gdpval.eval.slice(0, config.evalTasks).map((e) => gymPrompt(gymTask(e.task), seed, QUESTION_REPERTOIRE)),
   );
 
-  // Evaluation on the held-out tasks: each method's rubric guides the worker and selects among
+  // Evaluation on the held-out tasks: each row's rubric guides the worker and selects among
   // its N outputs; the return is U* of the pick. The candidates of N are the first N of 16.
   const evalStarted = performance.now();
   const maxN = Math.max(...config.ns);
   const tasks: TaskResult[] = [];
   for (const [i, prompt] of evaluation.entries()) {
     const task = prompt.task;
-    const written = managerRubrics(managers, prompt);
-    const rubrics = {
-      sft: written.sft.rubric,
-      gspo: written.gspo.rubric,
-      oracle: simulatedStakeholder(task, seed).utility,
-    };
-    const noDialogue = sftPolicy.toRubric(
-      sftPolicy.sample(prompt, createRng(seed).fork(`eval-rubric:${task.id}`).fork("no-dialogue"), 1, {
-        questions: [],
-      }),
-      `${task.id}-no-dialogue`,
-    );
+    const { rows, written, sftOracle, noDialogue } = evalRubrics(managers, prompt, fixed.criteria, config);
+    const oracle = rows.oracle.guide;
     const outputSeed = seed * 100_003 + i;
-    const returns = {} as Record<ArcaneMethod, number[]>;
-    let pool: string[] = [];
-    let poolUtility: number[] = [];
-    for (const method of ARCANE_METHODS) {
-      const guide = method === "noRubric" ? undefined : rubrics[method];
+    const returns = {} as Record<ArcaneRow, number[]>;
+    const unguided = (await produce(worker, prompt, undefined, maxN, outputSeed)).map((o) => o.text);
+    const unguidedUtility = await proxyScores(oracle, prompt, unguided);
+    // No Rubric picks one of the worker's N unguided outputs at random.
+    returns.noRubric = config.ns.map((n) => unguidedUtility[createRng(seed).fork(`pick:${task.id}:${n}`).int(n)]!);
+    for (const [row, { guide, judge }] of Object.entries(rows) as [
+      keyof typeof rows,
+      (typeof rows)[keyof typeof rows],
+    ][]) {
       const outputs = (await produce(worker, prompt, guide, maxN, outputSeed)).map((o) => o.text);
-      const utility = await proxyScores(rubrics.oracle, prompt, outputs);
-      if (method === "noRubric") {
-        pool = outputs.slice(0, 8);
-        poolUtility = utility.slice(0, 8);
-        returns.noRubric = config.ns.map((n) => utility[createRng(seed).fork(`pick:${task.id}:${n}`).int(n)]!);
-      } else {
-        const proxy = await proxyScores(guide!, prompt, outputs);
-        returns[method] = config.ns.map((n) => utility[argmaxPrefix(proxy, n)]!);
-      }
+      const utility = await proxyScores(oracle, prompt, outputs);
+      const proxy = await proxyScores(guide, prompt, outputs, judge);
+      returns[row] = config.ns.map((n) => utility[argmaxPrefix(proxy, n)]!);
+    }
+    const epsReturns: number[][] = [];
+    for (const sweep of managers.epsSweep) {
+      const rng = createRng(seed).fork(`eval-rubric:${task.id}`).fork(`eps:${sweep.epsLow}/${sweep.epsHigh}`);
+      const guide = sweep.policy.toRubric(sweep.policy.sample(prompt, rng), `${task.id}-eps`);
+      const outputs = (await produce(worker, prompt, guide, maxN, outputSeed)).map((o) => o.text);
+      const utility = await proxyScores(oracle, prompt, outputs);
+      const proxy = await proxyScores(guide, prompt, outputs);
+      epsReturns.push(config.ns.map((n) => utility[argmaxPrefix(proxy, n)]!));
     }
     // NDCG@8: how each rubric ranks 8 unguided candidates against U*.
+    const pool = unguided.slice(0, 8);
+    const poolUtility = unguidedUtility.slice(0, 8);
     const ndcg = async (rubric: FlatRubric) => ndcgAtK(await proxyScores(rubric, prompt, pool), poolUtility, 8);
     tasks.push({
       taskId: task.id,
       sector: task.sector,
       returns,
-      ndcg8: { noDialogue: await ndcg(noDialogue), sft: await ndcg(rubrics.sft), gspo: await ndcg(rubrics.gspo) },
-      rubrics,
-      questions: { sft: written.sft.questions, gspo: written.gspo.questions },
+      ndcg8: { noDialogue: await ndcg(noDialogue), sft: await ndcg(rows.sft.guide), gspo: await ndcg(rows.gspo.guide) },
+      rubrics: {
+        sft: rows.sft.guide,
+        gspo: rows.gspo.guide,
+        oracle,
+        sftOracle: sftOracle.rubric,
+        fixedRubric: rows.fixedRubric.guide,
+      },
+      questions: { sft: written.sft.questions, gspo: written.gspo.questions, sftOracle: sftOracle.questions },
+      epsReturns,
     });
     options.onProgress?.({ phase: "evaluate", seed, done: i + 1, total: evaluation.length });
   }
   return {
     seed,
+    epsClipped: managers.epsSweep.map((e) => e.clippedFraction),
     tasks,
+    fixed,
     log: [...log],
     timing: {
       trainingSeconds,
+      fixedRubricSeconds: fixedSeconds,
       rollouts: gspoLog.reduce((n, e) => n + e.rollouts, 0),
       workerMs: managers.rewardMs.worker,
       verifierMs: managers.rewardMs.verifiers,
@@ -409,15 +587,15 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
   const n1 = config.ns.indexOf(1);
   const n8 = config.ns.indexOf(8);
   const perSeed = (f: (t: TaskResult) => number) => results.map((r) => mean(r.tasks.map(f)));
-  const methodReturn = (method: ArcaneMethod, at: number) => meanStd(perSeed((t) => t.returns[method][at]!));
+  const methodReturn = (method: ArcaneRow, at: number) => meanStd(perSeed((t) => t.returns[method][at]!));
   const meanReturn = Object.fromEntries(
-    ARCANE_METHODS.map((m) => [m, { n1: methodReturn(m, n1), n8: methodReturn(m, n8) }]),
+    ARCANE_ROWS.map((m) => [m, { n1: methodReturn(m, n1), n8: methodReturn(m, n8) }]),
   ) as ArcaneTable["meanReturn"];
   const curves = Object.fromEntries(
-    ARCANE_METHODS.map((m) => [m, config.ns.map((_, k) => methodReturn(m, k))]),
+    ARCANE_ROWS.map((m) => [m, config.ns.map((_, k) => methodReturn(m, k))]),
   ) as ArcaneTable["scaling"]["curves"];
   const slopes = Object.fromEntries(
-    ARCANE_METHODS.map((m) => [
+    ARCANE_ROWS.map((m) => [
       m,
       slopePerDoubling(
         config.ns,
@@ -427,16 +605,31 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
   ) as ArcaneTable["scaling"]["slopePerDoubling"];
   // Per task at N = 8, averaged over seeds: the paired samples of the Wilcoxon test.
   const taskIds = results[0]!.tasks.map((t) => t.taskId);
-  const perTask = (method: ArcaneMethod) =>
+  const perTask = (method: ArcaneRow) =>
     taskIds.map((_, i) => mean(results.map((r) => r.tasks[i]!.returns[method][n8]!)));
-  // Identical returns on every task (a run with no GSPO batches) leave the test undefined; the
+  // Identical returns on every task (a run with no GSPO batches) leave a test undefined; the
   // table says so rather than the whole run failing after its training.
   const gspoTasks = perTask("gspo");
-  const sftTasks = perTask("sft");
-  const test = gspoTasks.some((g, i) => g !== sftTasks[i])
-    ? wilcoxonSignedRank(gspoTasks, sftTasks)
-    : { statistic: null, pValue: null, n: 0, method: "none" as const };
+  const against = (other: ArcaneRow) => {
+    const otherTasks = perTask(other);
+    const result = gspoTasks.some((g, i) => g !== otherTasks[i])
+      ? wilcoxonSignedRank(gspoTasks, otherTasks)
+      : { statistic: null, pValue: null, n: 0, method: "none" as const };
+    return { ...result, meanDifference: mean(gspoTasks) - mean(otherTasks) };
+  };
+  const test = against("sft");
+  const controls = {
+    gspoNoQuestions: against("gspoNoQuestions"),
+    gspoUninformative: against("gspoUninformative"),
+    fixedRubric: against("fixedRubric"),
+    sftOracle: against("sftOracle"),
+  };
   const pText = test.pValue === null ? "not defined: no task differs" : test.pValue.toPrecision(2);
+  const voiAt = (at: "n1" | "n8") => ({
+    noDialogue: meanReturn.fixedRubric[at].mean,
+    fullPreferences: meanReturn.oracle[at].mean,
+    gap: meanReturn.oracle[at].mean - meanReturn.fixedRubric[at].mean,
+  });
   const stats = (pick: (t: TaskResult) => FlatRubric, questions?: (t: TaskResult) => number) => {
     const all = results.flatMap((r) => r.tasks);
     const criteria = all.flatMap((t) => pick(t).criteria);
@@ -478,15 +671,29 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
       sft: meanStd(perSeed((t) => t.ndcg8.sft)),
       gspo: meanStd(perSeed((t) => t.ndcg8.gspo)),
     },
-    wilcoxon: {
-      gspoVsSft: {
-        statistic: test.statistic,
-        pValue: test.pValue,
-        n: test.n,
-        method: test.method,
-        meanDifference: mean(perTask("gspo")) - mean(perTask("sft")),
+    valueOfInformation: { n1: voiAt("n1"), n8: voiAt("n8") },
+    epsSensitivity: [
+      {
+        epsLow: config.epsLow,
+        epsHigh: config.epsHigh,
+        clippedFraction: mean(gspo.flat().map((e) => (e as { clippedFraction: number }).clippedFraction)),
+        n1: meanReturn.gspo.n1,
+        n8: meanReturn.gspo.n8,
       },
-    },
+      ...config.epsSweep.map(([epsLow, epsHigh], b) => ({
+        epsLow,
+        epsHigh,
+        clippedFraction: mean(results.map((r) => r.epsClipped[b]!)),
+        n1: meanStd(perSeed((t) => t.epsReturns[b]![n1]!)),
+        n8: meanStd(perSeed((t) => t.epsReturns[b]![n8]!)),
+      })),
+    ],
+    fixedRubrics: results.map((r) => ({
+      seed: r.seed,
+      criteria: r.fixed.criteria.map(describeFixedCriterion),
+      trainReturns: [...r.fixed.trainReturns],
+    })),
+    wilcoxon: { gspoVsSft: test, gspoVsControls: controls },
     rubricStats: {
       sft: stats(
         (t) => t.rubrics.sft,
@@ -497,6 +704,11 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
         (t) => t.questions.gspo,
       ),
       oracle: stats((t) => t.rubrics.oracle),
+      sftOracle: stats(
+        (t) => t.rubrics.sftOracle,
+        (t) => t.questions.sftOracle,
+      ),
+      fixedRubric: stats((t) => t.rubrics.fixedRubric),
     },
     perSector,
     training: results.map((r, i) => ({
@@ -515,6 +727,7 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
     })),
     timing: {
       seconds,
+      fixedRubricSeconds: timing.reduce((s, t) => s + t.fixedRubricSeconds, 0),
       trainingRollouts: timing.reduce((s, t) => s + t.rollouts, 0),
       rolloutsPerSecond: timing.reduce((s, t) => s + t.rollouts, 0) / ((rewardMs + policyMs) / 1000),
       verifierShare: timing.reduce((s, t) => s + t.verifierMs, 0) / (rewardMs + policyMs),
@@ -527,10 +740,27 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
         ? `${trained} beats SFT at N=8 by ${(meanReturn.gspo.n8.mean - meanReturn.sft.n8.mean).toFixed(3)} (Wilcoxon p = ${pText} over ${taskIds.length} tasks).`
         : `${trained} does not beat SFT at N=8 here (${meanReturn.gspo.n8.mean.toFixed(3)} vs ${meanReturn.sft.n8.mean.toFixed(3)}, Wilcoxon p = ${pText}).`,
       `Clipping band ε = ${config.epsLow} / ${config.epsHigh}${config.epsLow === 3e-4 && config.epsHigh === 4e-4 ? " (the paper's)" : " (the paper's is 3e-4 / 4e-4)"}; ${(100 * mean(gspo.flat().map((e) => (e as { clippedFraction: number }).clippedFraction))).toFixed(0)}% of sequences were clipped at the last step of a batch, on average.`,
+      dialogueNote(controls, trained),
+      `Value of information: the oracle rubric's U* at N=8 is ${f3(voiAt("n8").fullPreferences)}, the best fixed rubric's (chosen on ${config.fixedRubricTasks} training tasks, no dialogue) ${f3(voiAt("n8").noDialogue)}: a gap of ${f3(voiAt("n8").gap)} that only asking can close.`,
+      `The noisy-judge oracle flips each criterion's verdict with probability ${config.judgeNoise} when selecting (the worker still reads the exact rubric): ${f3(meanReturn.oracleNoisy.n8.mean)} at N=8 against ${f3(meanReturn.oracle.n8.mean)} with U* itself as the judge.`,
       "No Rubric picks one of the worker's N unguided outputs at random, so its return does not grow with N.",
+      "The bank policy writes criteria from a closed bank of 41: it cannot write a task's brief-term criteria, which every stakeholder holds two of, so SFT on oracle rubrics imitates U* without them.",
+      `Costs are counted in tokens: λ_clarify = ${config.clarifyCostPerToken} per question token, λ_compute = ${config.computeCostPerToken} per criterion token.`,
       "The SFT targets are the gym's default policy manager's rubrics — a teacher's imperfect reconstruction of what the stakeholder said, not the oracle.",
     ],
   };
+}
+
+const f3 = (x: number) => x.toFixed(3);
+
+/** The dialogue's measured share: the trained manager against asking nothing and hearing nothing useful. */
+function dialogueNote(
+  controls: Record<"gspoNoQuestions" | "gspoUninformative", { meanDifference: number; pValue: number | null }>,
+  trained: string,
+): string {
+  const part = (c: { meanDifference: number; pValue: number | null }, what: string) =>
+    `${c.meanDifference >= 0 ? "+" : ""}${f3(c.meanDifference)} over ${what} (Wilcoxon p = ${c.pValue === null ? "not defined" : c.pValue.toPrecision(2)})`;
+  return `Does the dialogue help? ${trained} scores ${part(controls.gspoNoQuestions, "the same policy asking no questions")} and ${part(controls.gspoUninformative, "the same policy hearing only uninformative replies")} at N=8.`;
 }
 
 /** Writes `table.json` (validated against its schema), `table.md` and `scaling.svg` into `dir`; returns their paths. */

@@ -1,4 +1,4 @@
-import { createRng, type FlatRubric, type Rng } from "@rubric/core";
+import { createRng, shuffle, type FlatRubric, type Rng } from "@rubric/core";
 import type { Question } from "../../dialogue/dialogue.js";
 import { CRITERIA_BANK, briefCriterion, briefTerms, type BankCriterion } from "../../gym/bank.js";
 import type { GymTask } from "../../gym/task.js";
@@ -21,8 +21,6 @@ const FAMILIES: readonly Family[] = [
 export interface SimulatedStakeholder extends Stakeholder {
   readonly persona: Persona;
   readonly utility: FlatRubric;
-  /** The families this stakeholder's sector tends to care about (what a learner can pick up). */
-  readonly sectorFamilies: readonly Family[];
 }
 
 /** Words that tell which family a question is about. */
@@ -30,7 +28,8 @@ const FAMILY_CUES: Record<Family, RegExp> = {
   structure: /section|structur|organi[sz]|layout|heading|order|outline/i,
   format: /list|bullet|table|format|layout|visual/i,
   length: /long|length|short|word|concise|detail|brief\b|page/i,
-  evidence: /source|cite|citation|evidence|reference|link|back(ed)? up/i,
+  // `\breferenc`: "preferences" contains "reference".
+  evidence: /source|cite|citation|evidence|\breferenc|link|back(ed)? up/i,
   numbers: /number|figure|data|cost|budget|percent|quantif|metric|year|date/i,
   decision: /recommend|decision|conclu|action|verdict/i,
   tone: /tone|style|language|read|formal|voice|register|wording/i,
@@ -42,43 +41,55 @@ function drawPersona(rng: Rng): Persona {
   return u < 0.2 ? "excellent" : u < 0.7 ? "average" : u < 0.9 ? "vague" : "terse";
 }
 
+/** The bank's exclusive groups (bullets, tables, length, …): criteria no one wants together. */
+const GROUPS: readonly string[] = [...new Set(CRITERIA_BANK.flatMap((c) => (c.group === undefined ? [] : [c.group])))];
+const FREE: readonly BankCriterion[] = CRITERIA_BANK.filter((c) => c.group === undefined);
+/** How likely a stakeholder holds a side in an exclusive group, and wants a free-standing criterion. */
+const HOLDS_GROUP = 0.5;
+const WANTS_FREE = 0.2;
+/** The brief terms a stakeholder picks its two from: the ones the worker knows how to address. */
+const BRIEF_POOL = 6;
+const MIN_CRITERIA = 6;
+const MAX_CRITERIA = 14;
+
 /**
- * Draws the stakeholder of a task for a world seed. Its sector (shared with other tasks of the
- * sector under the same seed) makes some families of criteria three times likelier; the rest are
- * idiosyncratic, so only dialogue reveals them. 6–14 criteria, weights 1–5, no two from one
- * exclusive group, two of the task's own brief terms among the candidates.
+ * Draws the stakeholder of a task for a seed. Its preferences are private: nothing about them
+ * follows from the task's sector or text, and no fixed rubric serves the population well.
+ *
+ * - In each of the bank's exclusive groups (bullets, tables, length, readability, …) it takes a
+ *   side with probability 1/2, and the side is drawn uniformly: as many stakeholders want no
+ *   bullets as want five, so a rubric written without asking guesses.
+ * - Each free-standing criterion (a section, a figure, a recommendation, …) it wants with
+ *   probability 1/5.
+ * - Two terms of the brief, drawn from the six the worker can address (not the two most
+ *   frequent, which the task text alone would give away).
+ *
+ * 6–14 criteria, weights 1–5. Every draw reads only `seed` and the task's id, so the stakeholders
+ * of the training and eval tasks are independent draws.
  */
 export function simulatedStakeholder(task: GymTask, seed: number): SimulatedStakeholder {
-  const world = createRng(seed);
-  const sectorRng = world.fork(`sector:${task.sector}`);
-  const sectorFamilies = [...FAMILIES];
-  // Fisher–Yates with the sector's stream: its three favourite families.
-  for (let i = sectorFamilies.length - 1; i > 0; i--) {
-    const j = sectorRng.int(i + 1);
-    [sectorFamilies[i], sectorFamilies[j]] = [sectorFamilies[j]!, sectorFamilies[i]!];
-  }
-  const favourites = sectorFamilies.slice(0, 3);
-  const rng = world.fork(`task:${task.id}`);
-  const candidates = [...CRITERIA_BANK, ...briefTerms(task.prompt, 2).map(briefCriterion)];
-  const size = 6 + rng.int(9);
+  const rng = createRng(seed).fork(`stakeholder:${task.id}`);
   const chosen: BankCriterion[] = [];
-  const groups = new Set<string>();
-  while (chosen.length < size) {
-    const open = candidates.filter((c) => !chosen.includes(c) && (c.group === undefined || !groups.has(c.group)));
-    if (open.length === 0) break;
-    const weights = open.map((c) => (favourites.includes(c.family) ? 3 : 1));
-    let u = rng.next() * weights.reduce((a, b) => a + b, 0);
-    let k = 0;
-    while (u >= weights[k]!) u -= weights[k++]!;
-    const c = open[k]!;
-    chosen.push(c);
-    if (c.group) groups.add(c.group);
+  for (const group of GROUPS) {
+    const members = CRITERIA_BANK.filter((c) => c.group === group);
+    if (rng.next() < HOLDS_GROUP) chosen.push(members[rng.int(members.length)]!);
   }
+  for (const c of FREE) if (rng.next() < WANTS_FREE) chosen.push(c);
+  const pool = briefTerms(task.prompt, BRIEF_POOL);
+  const brief = shuffle(pool, rng.fork("brief")).slice(0, 2).map(briefCriterion);
+  // Within bounds: drop at random above the maximum, add free-standing ones below the minimum.
+  let criteria = shuffle(chosen, rng.fork("order")).slice(0, MAX_CRITERIA - brief.length);
+  const spare = shuffle(
+    FREE.filter((c) => !criteria.includes(c)),
+    rng.fork("spare"),
+  );
+  while (criteria.length + brief.length < MIN_CRITERIA && spare.length > 0) criteria = [...criteria, spare.pop()!];
+  criteria = [...criteria, ...brief];
   const persona = drawPersona(rng);
   const utility: FlatRubric = {
     id: `${task.id}-utility`,
     title: `What the stakeholder of ${task.id} values`,
-    criteria: chosen.map((c) => ({
+    criteria: criteria.map((c) => ({
       id: c.id,
       text: c.text,
       weight: 1 + rng.int(5),
@@ -91,9 +102,8 @@ export function simulatedStakeholder(task: GymTask, seed: number): SimulatedStak
     name: `sim-stakeholder:${persona}`,
     persona,
     utility,
-    sectorFamilies: favourites,
     async answer(question: Question): Promise<Answer> {
-      return { text: answerQuestion(question.text, utility, chosen, persona, answerRng.fork(question.text)) };
+      return { text: answerQuestion(question.text, utility, criteria, persona, answerRng.fork(question.text)) };
     },
   };
 }
@@ -114,9 +124,10 @@ const VAGUE: Record<Family, string> = {
 };
 
 /**
- * Answers in natural language from the utility: which criteria the question touches (by family
- * cues; a general question touches all), told according to the persona, with noise — an average
- * stakeholder now and then forgets a point or adds one it does not really hold.
+ * Answers in natural language from the utility: the criteria of the families a question names
+ * (by its cues), or, for a broad question that names none, the one criterion it weighs most —
+ * a broad question reveals a little, specific ones reveal more. Told according to the persona,
+ * with noise: an average stakeholder now and then forgets a point or adds one it does not hold.
  */
 function answerQuestion(
   text: string,
@@ -126,10 +137,11 @@ function answerQuestion(
   rng: Rng,
 ): string {
   const asked = FAMILIES.filter((f) => FAMILY_CUES[f].test(text));
-  const relevant = chosen
+  const ranked = chosen
     .map((c, i) => ({ c, weight: utility.criteria[i]!.weight }))
     .filter(({ c }) => asked.length === 0 || asked.includes(c.family))
     .sort((a, b) => b.weight - a.weight);
+  const relevant = asked.length === 0 ? ranked.slice(0, 1) : ranked;
   if (relevant.length === 0) return persona === "terse" ? "No." : "I don't have strong views on that.";
   const say = (c: BankCriterion, weight: number) =>
     `${weight >= 4 ? "Essential:" : weight === 3 ? "I'd like this:" : "Nice to have:"} it ${lower(c.text)}.`;
