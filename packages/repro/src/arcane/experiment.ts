@@ -316,6 +316,7 @@ export async function trainArcaneManagers(
     band: { epsLow: number; epsHigh: number },
     stage: string,
     phase: "gspo" | "eps-sweep",
+    spent: { worker: number; verifiers: number },
   ) => {
     await on.setReference();
     await on.resetOptimizer();
@@ -327,7 +328,7 @@ export async function trainArcaneManagers(
         worker,
         clarifyCostPerToken: config.clarifyCostPerToken,
         computeCostPerToken: config.computeCostPerToken,
-        timings,
+        timings: spent,
       }),
       seed,
       batches: config.gspoBatches,
@@ -350,12 +351,16 @@ export async function trainArcaneManagers(
       signal: options.signal,
     });
   };
-  const gspoLog = await stageTwo(backend, { epsLow: config.epsLow, epsHigh: config.epsHigh }, "gspo", "gspo");
+  const gspoLog = await stageTwo(backend, { epsLow: config.epsLow, epsHigh: config.epsHigh }, "gspo", "gspo", timings);
   // The clipping band's sensitivity: the same Stage II from the same SFT policy under other bands.
   const epsSweep: EpsSweepPolicy[] = [];
   for (const [epsLow, epsHigh] of config.epsSweep) {
     const other = new InProcessBackend(sftPolicy.clone(), { learningRate: config.learningRate });
-    const sweepLog = await stageTwo(other, { epsLow, epsHigh }, `gspo-eps-${epsLow}-${epsHigh}`, "eps-sweep");
+    // Its reward time stays out of `timings`, which the table sets against the main run's rollouts.
+    const sweepLog = await stageTwo(other, { epsLow, epsHigh }, `gspo-eps-${epsLow}-${epsHigh}`, "eps-sweep", {
+      worker: 0,
+      verifiers: 0,
+    });
     epsSweep.push({
       epsLow,
       epsHigh,
