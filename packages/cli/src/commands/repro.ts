@@ -246,7 +246,8 @@ async function reproWithProvider(
   );
   const managers = await trainArcaneManagers(seed, {
     gdpvalDir: data,
-    config,
+    // The LLM table has no ε sensitivity rows: the other bands' managers would go unused.
+    config: { ...config, epsSweep: [] },
     runDir: join(out, "runs"),
     resume: args.resume,
     keepCheckpoints: args.keepCheckpoints,
