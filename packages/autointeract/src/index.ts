@@ -56,6 +56,7 @@ export { simulatedWorker, type SimulatedWorkerOptions } from "./roles/worker/sim
 
 // gym: the simulated world in which the ARCANE loop runs on a CPU
 export { CRITERIA_BANK, briefCriterion, briefTerms, type BankCriterion } from "./gym/bank.js";
+export { writtenCriterionVerifier, type WrittenCriterionVerifier } from "./gym/written-criterion.js";
 export { SECTION_NAMES, renderDocument, type DocumentPlan } from "./gym/document.js";
 export { gymTask, type GymTask } from "./gym/task.js";
 export { bestOfN, type BestOfNResult } from "./gym/best-of-n.js";
