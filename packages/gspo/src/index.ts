@@ -35,7 +35,8 @@ export {
 export { Adam, AdamStateSchema, type AdamState } from "./trainer/adam.js";
 export { sftLoss, sftStep, trainSftStage, type SftItem, type SftTrainingOptions } from "./trainer/sft.js";
 export type { RolloutGroup, SampledSequence, StepMetrics, StepOptions, TrainerBackend } from "./trainer/backend.js";
-export { CheckpointError, InProcessBackend } from "./trainer/in-process.js";
+export { CheckpointError } from "./errors.js";
+export { InProcessBackend } from "./trainer/in-process.js";
 export type { TokenPolicy } from "./trainer/token-policy.js";
 export { advantagesFor, clippedObjective, OBJECTIVES, type Objective } from "./trainer/objective.js";
 export {

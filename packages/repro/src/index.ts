@@ -27,6 +27,7 @@ export {
   chooseFixedRubric,
   describeFixedCriterion,
   fixedRubric,
+  guidedReturns,
   uninformativePrompt,
   UNINFORMATIVE_REPLY,
   type FixedCriterion,

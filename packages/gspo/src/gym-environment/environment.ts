@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { approximateTokens, formatZodIssues, type FlatRubric, type Rng } from "@rubric/core";
+import { approximateTokens, formatZodIssues, scoreRubric, type FlatRubric, type Rng } from "@rubric/core";
 import { gymSftCorpus, simulatedStakeholder, type GymTask, type SftExample, type Worker } from "@rubric/autointeract";
 import { z } from "zod";
 import { createVerifierRegistry } from "@rubric/verifiers";
@@ -71,16 +71,13 @@ export async function proxyScores(
     throw new RangeError(`judge noise must be a probability in [0, 1], got ${judge.noise}`);
   const scored = await scoreCandidates(rubric, prompt.task, outputs, { registry });
   if (judge === undefined || judge.noise === 0) return scored.map((c) => c.score.normalized);
+  // The flipped verdicts are scored by core's own scorer, so polarity and normalisation are the
+  // plain score's. A criterion without a verdict (skipped) stays out, as it does there.
   return scored.map(({ score }) => {
-    let total = 0;
-    let max = 0;
-    for (const c of score.criteria) {
-      if (!c.counted || c.fraction === null) continue;
-      const heard = judge.rng.next() < judge.noise ? 1 - c.fraction : c.fraction;
-      total += c.weight * heard;
-      max += c.weight;
-    }
-    return max > 0 ? total / max : 0;
+    const heard: Record<string, number> = {};
+    for (const c of score.criteria)
+      if (c.fraction !== null) heard[c.criterionId] = judge.rng.next() < judge.noise ? 1 - c.fraction : c.fraction;
+    return scoreRubric(rubric, heard, { errorsAs: "renormalize" }).normalized;
   });
 }
 

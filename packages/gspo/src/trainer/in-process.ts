@@ -1,9 +1,10 @@
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createRng, formatZodIssues, klK3 } from "@rubric/core";
+import { createRng, klK3 } from "@rubric/core";
 import { z } from "zod";
 import { CheckpointError } from "../errors.js";
 import { Adam, AdamStateSchema } from "./adam.js";
+import { readCheckpointFile } from "./checkpoint-file.js";
 import { sftStep } from "./sft.js";
 import type { TokenPolicy } from "./token-policy.js";
 import type { RolloutGroup, SampledSequence, StepMetrics, StepOptions, TrainerBackend } from "./backend.js";
@@ -16,8 +17,6 @@ const CheckpointSchema = z.strictObject({
   reference: z.array(z.array(z.number())).optional(),
   optimizer: AdamStateSchema,
 });
-
-export { CheckpointError } from "../errors.js";
 
 /**
  * The in-process backend: a {@link TokenPolicy} (e.g. the log-linear `RubricPolicy`), Adam, and an
@@ -146,15 +145,7 @@ export class InProcessBackend<Prompt, Policy extends TokenPolicy<Prompt> = Token
 
   async load(dir: string): Promise<void> {
     const file = join(dir, "policy.json");
-    let raw: unknown;
-    try {
-      raw = JSON.parse(await readFile(file, "utf8"));
-    } catch (error) {
-      throw new CheckpointError(`${file}: ${(error as Error).message}`);
-    }
-    const parsed = CheckpointSchema.safeParse(raw);
-    if (!parsed.success) throw new CheckpointError(formatZodIssues(parsed.error, { source: file, limit: 1 }));
-    const c = parsed.data;
+    const c = await readCheckpointFile(file, CheckpointSchema);
     const p = this.policy;
     if (c.signature !== p.signature())
       throw new CheckpointError(

@@ -50,6 +50,6 @@ describe("ReplayBuffer", () => {
     await writeFile(join(dir, REPLAY_FILE), JSON.stringify({ version: 1, capacity: 4, entries: [{ batch: 0 }] }));
     await expect(ReplayBuffer.load(dir, 4, 3)).rejects.toBeInstanceOf(CheckpointError);
     await writeFile(join(dir, REPLAY_FILE), "{");
-    await expect(ReplayBuffer.load(dir, 4, 3)).rejects.toThrow(/replay\.json: not JSON/);
+    await expect(ReplayBuffer.load(dir, 4, 3)).rejects.toThrow(/replay\.json: .*JSON/);
   });
 });

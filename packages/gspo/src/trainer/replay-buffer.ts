@@ -1,8 +1,10 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { formatZodIssues, prioritizedReplay } from "@rubric/core";
+import { prioritizedReplay } from "@rubric/core";
 import { z } from "zod";
 import { CheckpointError } from "../errors.js";
+import { readCheckpointFile } from "./checkpoint-file.js";
 
 /** One past rollout group in the buffer: its prompt (by index into the run's prompts), batch, mean return, sequences and advantages. */
 export interface ReplayEntry {
@@ -79,28 +81,15 @@ export class ReplayBuffer {
    */
   static async load(dir: string, capacity: number, prompts: number): Promise<ReplayBuffer> {
     const path = join(dir, REPLAY_FILE);
-    let text: string;
-    try {
-      text = await readFile(path, "utf8");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return new ReplayBuffer(capacity);
-      throw error;
-    }
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (error) {
-      throw new CheckpointError(`${path}: not JSON (${(error as Error).message})`);
-    }
-    const parsed = ReplayFileSchema.safeParse(value);
-    if (!parsed.success) throw new CheckpointError(formatZodIssues(parsed.error, { source: path, limit: 1 }));
-    const bad = parsed.data.entries.findIndex((e) => e.promptIndex >= prompts);
+    if (!existsSync(path)) return new ReplayBuffer(capacity);
+    const file = await readCheckpointFile(path, ReplayFileSchema);
+    const bad = file.entries.findIndex((e) => e.promptIndex >= prompts);
     if (bad !== -1)
       throw new CheckpointError(
-        `${path}: entries[${bad}].promptIndex ${parsed.data.entries[bad]!.promptIndex} is not one of this run's ${prompts} prompts`,
+        `${path}: entries[${bad}].promptIndex ${file.entries[bad]!.promptIndex} is not one of this run's ${prompts} prompts`,
       );
     const buffer = new ReplayBuffer(capacity);
-    buffer.add(parsed.data.entries);
+    buffer.add(file.entries);
     return buffer;
   }
 }

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gymPrompt, gymReward, type GymPrompt } from "../gym-environment/environment.js";
 import { QUESTION_REPERTOIRE, RubricPolicy } from "../policy/rubric-policy.js";
 import type { RolloutGroup } from "./backend.js";
-import { CheckpointError, InProcessBackend } from "./in-process.js";
+import { CheckpointError } from "../errors.js";
+import { InProcessBackend } from "./in-process.js";
 import { advantagesFor, OBJECTIVES } from "./objective.js";
 import { trainGspo, TrainingAbortedError, type GspoTrainingOptions } from "./train.js";
 

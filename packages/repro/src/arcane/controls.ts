@@ -1,6 +1,13 @@
 import { createRng, mean, type FlatRubric } from "@rubric/core";
-import { type BankCriterion, briefCriterion, briefTerms, CRITERIA_BANK, type Worker } from "@rubric/autointeract";
-import { type GymPrompt, proxyScores, trueUtility } from "@rubric/gspo";
+import {
+  type BankCriterion,
+  briefCriterion,
+  briefTerms,
+  CRITERIA_BANK,
+  simulatedStakeholder,
+  type Worker,
+} from "@rubric/autointeract";
+import { type GymPrompt, type JudgeNoise, proxyScores } from "@rubric/gspo";
 
 /** The reply every question gets in the "uninformative replies" control. */
 export const UNINFORMATIVE_REPLY = "I don't have strong views on that.";
@@ -38,6 +45,38 @@ export function fixedRubric(choice: readonly FixedCriterion[], prompt: GymPrompt
   return { id: `${prompt.task.id}-fixed`, criteria };
 }
 
+/** Index of the highest score among the first n (ties → the first). */
+export function argmaxPrefix(scores: readonly number[], n: number): number {
+  let best = 0;
+  for (let i = 1; i < n; i++) if (scores[i]! > scores[best]!) best = i;
+  return best;
+}
+
+/**
+ * U* of the output `guide` picks among the worker's first n, for each n of `ns`: the worker writes
+ * max(ns) outputs under the guide (seeded by `seed`), the guide — through `judge` when given —
+ * scores them, and only the picks are scored by U*.
+ */
+export async function guidedReturns(
+  prompt: GymPrompt,
+  guide: FlatRubric,
+  worker: Worker,
+  ns: readonly number[],
+  seed: number,
+  judge?: JudgeNoise,
+): Promise<number[]> {
+  const outputs = (await worker.produce(prompt.task, guide, Math.max(...ns), { seed })).map((o) => o.text);
+  const proxy = await proxyScores(guide, prompt, outputs, judge);
+  const picks = ns.map((n) => argmaxPrefix(proxy, n));
+  const scored = [...new Set(picks)];
+  const utility = await proxyScores(
+    simulatedStakeholder(prompt.task, prompt.stakeholderSeed).utility,
+    prompt,
+    scored.map((i) => outputs[i]!),
+  );
+  return picks.map((pick) => utility[scored.indexOf(pick)]!);
+}
+
 /** Mean U* of best-of-n under a rubric built per task, over `prompts`; outputs are seeded by `seed` and the task. */
 export async function bestOfNReturn(
   prompts: readonly GymPrompt[],
@@ -47,14 +86,8 @@ export async function bestOfNReturn(
   seed: number,
 ): Promise<number> {
   const returns: number[] = [];
-  for (const [i, prompt] of prompts.entries()) {
-    const rubric = rubricOf(prompt);
-    const outputs = (await worker.produce(prompt.task, rubric, n, { seed: seed * 7_919 + i })).map((o) => o.text);
-    const proxy = await proxyScores(rubric, prompt, outputs);
-    let best = 0;
-    for (let k = 1; k < n; k++) if (proxy[k]! > proxy[best]!) best = k;
-    returns.push(await trueUtility(prompt, outputs[best]!));
-  }
+  for (const [i, prompt] of prompts.entries())
+    returns.push((await guidedReturns(prompt, rubricOf(prompt), worker, [n], seed * 7_919 + i))[0]!);
   return mean(returns);
 }
 

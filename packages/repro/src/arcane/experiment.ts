@@ -36,6 +36,7 @@ import {
   type FixedCriterion,
   type FixedRubricChoice,
   fixedRubric,
+  guidedReturns,
   uninformativePrompt,
 } from "./controls.js";
 import { scalingSvg } from "./plot.js";
@@ -205,13 +206,6 @@ interface SeedResult {
     policyMs: number;
     evaluationSeconds: number;
   };
-}
-
-/** Index of the highest score among the first n (ties → the first). */
-function argmaxPrefix(scores: readonly number[], n: number): number {
-  let best = 0;
-  for (let i = 1; i < n; i++) if (scores[i]! > scores[best]!) best = i;
-  return best;
 }
 
 /** A manager trained under another clipping band, and the mean share of its sequences clipped at a batch's last step. */
@@ -505,20 +499,13 @@ async function runSeed(
     for (const [row, { guide, judge }] of Object.entries(rows) as [
       keyof typeof rows,
       (typeof rows)[keyof typeof rows],
-    ][]) {
-      const outputs = (await produce(worker, prompt, guide, maxN, outputSeed)).map((o) => o.text);
-      const utility = await proxyScores(oracle, prompt, outputs);
-      const proxy = await proxyScores(guide, prompt, outputs, judge);
-      returns[row] = config.ns.map((n) => utility[argmaxPrefix(proxy, n)]!);
-    }
+    ][])
+      returns[row] = await guidedReturns(prompt, guide, worker, config.ns, outputSeed, judge);
     const epsReturns: number[][] = [];
     for (const sweep of managers.epsSweep) {
       const rng = createRng(seed).fork(`eval-rubric:${task.id}`).fork(`eps:${sweep.epsLow}/${sweep.epsHigh}`);
       const guide = sweep.policy.toRubric(sweep.policy.sample(prompt, rng), `${task.id}-eps`);
-      const outputs = (await produce(worker, prompt, guide, maxN, outputSeed)).map((o) => o.text);
-      const utility = await proxyScores(oracle, prompt, outputs);
-      const proxy = await proxyScores(guide, prompt, outputs);
-      epsReturns.push(config.ns.map((n) => utility[argmaxPrefix(proxy, n)]!));
+      epsReturns.push(await guidedReturns(prompt, guide, worker, config.ns, outputSeed));
     }
     // NDCG@8: how each rubric ranks 8 unguided candidates against U*.
     const pool = unguided.slice(0, 8);

@@ -169,6 +169,10 @@ describe("μ through the sidecar (torch) and onnxruntime-node", () => {
         await expect(
           createMu(client, prmRoot, { k: 1, sft: { examples: [{ ...scalar[0]!, criteria: ["one", "two"] }] } }),
         ).rejects.toThrow("sft.examples[0]: expected K = 1 scores, and K criteria or none (no rubric)");
+        // The PRM row's old bug: a K = 1 μ warmed up on the K = 3 step prompt.
+        await expect(
+          createMu(client, prmRoot, { k: 1, sft: { examples: [{ ...scalar[1]!, messages: examples[1]!.messages }] } }),
+        ).rejects.toThrow("sft.examples[0]: its prompt asks for 3 criteria but this μ writes K = 1");
         // Step 1's prompt (over 400 tokens) would be scored with its oldest turn dropped.
         await expect(
           createMu(client, prmRoot, {

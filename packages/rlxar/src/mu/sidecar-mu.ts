@@ -169,6 +169,18 @@ export async function createMu(client: SidecarClient, root: string, options: Cre
   );
   if (bad !== -1)
     throw new ArcoInputError(`sft.examples[${bad}]`, `expected K = ${k} scores, and K criteria or none (no rubric)`);
+  // A step prompt states its own K; one written for another K would teach μ a prompt it is
+  // never scored with (the PRM row's warm-up bug).
+  (options.sft?.examples ?? []).forEach((example, i) => {
+    for (const message of example.messages) {
+      const stated = /Write exactly (\d+) short criteria/.exec(message.content)?.[1];
+      if (stated !== undefined && Number(stated) !== k)
+        throw new ArcoInputError(
+          `sft.examples[${i}]`,
+          `its prompt asks for ${stated} criteria but this μ writes K = ${k}: build the prompt with the same K`,
+        );
+    }
+  });
   const shape = options.shape ?? {};
   const sftTexts = (options.sft?.examples ?? []).flatMap((e) => [promptText(e.messages), e.target]);
   const tokenizer = trainMuTokenizer(options.corpus ?? [], k, options.vocabularySize ?? 1024, sftTexts);
