@@ -25,6 +25,8 @@ export {
   QUESTION_REPERTOIRE,
   RubricPolicy,
   WEIGHT_BINS,
+  WRITTEN_TEMPLATES,
+  type CopyCandidate,
   type DecodedSequence,
   type PolicyPrompt,
   type PolicyTrace,

@@ -54,7 +54,7 @@ describe("gymReward", () => {
     const reward = gymReward({ policy, worker, clarifyCostPerToken: 0.002, computeCostPerToken: 0.001 });
     const prompt = prompts[1]!;
     const tokens = (await teacherSequence(policy, prompt))!;
-    const rubric = policy.toRubric(tokens, `${prompt.task.id}-rubric`);
+    const rubric = policy.toRubric(prompt, tokens, `${prompt.task.id}-rubric`);
     const cost = interactionTokens(policy, tokens, rubric);
     const asked = policy.decode(tokens).questions;
     expect(asked.length).toBeGreaterThan(0);
@@ -70,17 +70,26 @@ describe("gymReward", () => {
 });
 
 describe("teacherSequence", () => {
-  it("imitates the stakeholder's own utility with reference 'utility', after the same questions", async () => {
+  it("imitates the stakeholder's own utility with reference 'utility', after the same questions, brief terms written", async () => {
     const policy = new RubricPolicy({ seed: 1 });
     for (const prompt of prompts) {
       const elicited = (await teacherSequence(policy, prompt))!;
       const oracle = (await teacherSequence(policy, prompt, { reference: "utility" }))!;
       expect(policy.decode(oracle).questions).toEqual(policy.decode(elicited).questions);
       const utility = simulatedStakeholder(prompt.task, prompt.stakeholderSeed).utility.criteria;
-      const inVocabulary = utility.filter((c) => policy.vocab.some((v) => v.text === c.text));
-      expect(policy.toRubric(oracle, "o").criteria.map((c) => [c.text, c.weight])).toEqual(
-        inVocabulary.map((c) => [c.text, c.weight]),
-      );
+      // Every criterion of U*, its two brief terms included (written by the template, copied from the task).
+      const written = policy.toRubric(prompt, oracle, "o").criteria;
+      expect(written.map((c) => [c.text, c.weight])).toEqual(utility.map((c) => [c.text, c.weight]));
+      expect(written.map((c) => c.verifier)).toEqual(utility.map((c) => c.verifier));
+      expect(policy.decode(oracle).criteria.filter((c) => c.term !== undefined)).toHaveLength(2);
     }
+    // The bank-only policy leaves the brief terms out.
+    const bankOnly = new RubricPolicy({ seed: 1, templates: [] });
+    const oracle = (await teacherSequence(bankOnly, prompts[0]!, { reference: "utility" }))!;
+    expect(bankOnly.toRubric(prompts[0]!, oracle, "o").criteria.map((c) => c.text)).toEqual(
+      simulatedStakeholder(prompts[0]!.task, prompts[0]!.stakeholderSeed)
+        .utility.criteria.filter((c) => !c.text.startsWith("Addresses"))
+        .map((c) => c.text),
+    );
   });
 });

@@ -116,7 +116,7 @@ export function gymReward(
   const clarify = options.clarifyCostPerToken ?? 0.0007;
   const compute = options.computeCostPerToken ?? 0.0003;
   return async (prompt, tokens, { seed }) => {
-    const rubric = options.policy.toRubric(tokens, `${prompt.task.id}-rubric`);
+    const rubric = options.policy.toRubric(prompt, tokens, `${prompt.task.id}-rubric`);
     const cost = interactionTokens(options.policy, tokens, rubric);
     const t0 = performance.now();
     const [output] = await options.worker.produce(prompt.task, rubric, 1, { seed });
@@ -132,12 +132,13 @@ export function gymReward(
 
 /**
  * A chat-format SFT example of @rubric/autointeract (`gymSftCorpus`, `sftExample`) as the
- * policy's tokens: the manager's questions (assistant turns `{"question"}`, matched to the
- * repertoire), then the final assistant turn's rubric `{"criteria": [{text, weight}]}`.
- * Undefined when none of its criteria is in the policy's vocabulary (nothing to imitate).
+ * policy's tokens for its prompt (whose task and replies supply the terms a written criterion
+ * copies): the manager's questions (assistant turns `{"question"}`, matched to the repertoire),
+ * then the final assistant turn's rubric `{"criteria": [{text, weight}]}`. Undefined when the
+ * policy can write none of its criteria (nothing to imitate).
  * @throws PolicySequenceError for a question outside the repertoire or a malformed rubric turn.
  */
-export function sftSequence(policy: RubricPolicy, example: SftExample): number[] | undefined {
+export function sftSequence(policy: RubricPolicy, prompt: PolicyPrompt, example: SftExample): number[] | undefined {
   const assistant = example.messages.filter((m) => m.role === "assistant");
   const questions = assistant.slice(0, -1).map((m, i) => {
     const q = policy.questions.indexOf(QuestionTurnSchema.parse(JSON.parse(m.content)).question);
@@ -150,15 +151,16 @@ export function sftSequence(policy: RubricPolicy, example: SftExample): number[]
     throw new PolicySequenceError(
       `${example.metadata.taskId}: the last assistant turn is not a rubric: ${formatZodIssues(final.error, { limit: 1 })}`,
     );
-  const criteria = final.data.criteria.flatMap((c) => {
-    const known = policy.vocab.find((v) => v.text === c.text);
-    return known
-      ? [{ id: known.id, text: c.text, weight: c.weight, polarity: "reward" as const, verifier: known.verifier }]
-      : [];
-  });
-  return criteria.length > 0
-    ? policy.encode(questions, { id: `${example.metadata.taskId}-reference`, criteria })
-    : undefined;
+  try {
+    return policy.encode(prompt, questions, {
+      id: `${example.metadata.taskId}-reference`,
+      criteria: final.data.criteria,
+    });
+  } catch (error) {
+    // The only sequence error of `encode`: no criterion it can write.
+    if (error instanceof PolicySequenceError) return undefined;
+    throw error;
+  }
 }
 
 const QuestionTurnSchema = z.object({ question: z.string() });
@@ -180,7 +182,7 @@ export interface TeacherOptions {
  * Stage I's target for a prompt, from @rubric/autointeract's SFT corpus: the default policy
  * manager's questions and the rubric it reconstructs from the replies (`reference: "elicited"`)
  * — a teacher's imperfect reconstruction of what the stakeholder values, not the oracle. Criteria
- * outside the policy's vocabulary (a task's brief terms, for the bank policy) are left out.
+ * the policy cannot write (a brief term it cannot copy, for instance) are left out.
  */
 export async function teacherSequence(
   policy: RubricPolicy,
@@ -192,7 +194,7 @@ export async function teacherSequence(
     questionBudget: options.questionBudget ?? 5,
     reference: options.reference ?? "elicited",
   });
-  return sftSequence(policy, example!);
+  return sftSequence(policy, prompt, example!);
 }
 
 /**

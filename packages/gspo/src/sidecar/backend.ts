@@ -44,10 +44,11 @@ export class SidecarBackend implements TrainerBackend<TokenPrompt> {
     }
   }
 
+  /** `maxNewTokens` caps this call's completions below the policy's own `max_new_tokens`. */
   async sample(
     prompt: TokenPrompt,
     n: number,
-    options: { readonly seed: number; readonly temperature?: number },
+    options: { readonly seed: number; readonly temperature?: number; readonly maxNewTokens?: number },
   ): Promise<SampledSequence[]> {
     const { sequences } = await this.client.request(
       "policy.sample",
@@ -56,6 +57,7 @@ export class SidecarBackend implements TrainerBackend<TokenPrompt> {
         n,
         seed: options.seed,
         temperature: options.temperature,
+        ...(options.maxNewTokens === undefined ? {} : { max_new_tokens: options.maxNewTokens }),
       },
       this.call,
     );

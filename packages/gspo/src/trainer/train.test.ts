@@ -295,7 +295,7 @@ describe("trainGspo", () => {
     const backend = new InProcessBackend(new RubricPolicy({ dim: 16, seed: 1 }));
     await backend.save(dir);
     await expect(new InProcessBackend(new RubricPolicy({ dim: 32 })).load(dir)).rejects.toThrow(
-      /policy\.json: written by a policy with another shape \(RubricPolicy\(copy heads, dim 16, .*this one is RubricPolicy\(copy heads, dim 32/,
+      /policy\.json: written by a policy with another shape \(RubricPolicy\(writes criteria, dim 16, .*this one is RubricPolicy\(writes criteria, dim 32/,
     );
     const file = join(dir, "policy.json");
     const checkpoint = JSON.parse(await readFile(file, "utf8"));

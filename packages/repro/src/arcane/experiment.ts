@@ -11,7 +11,14 @@ import {
   wilcoxonSignedRank,
   type FlatRubric,
 } from "@rubric/core";
-import { gymTask, loadGdpval, simulatedStakeholder, simulatedWorker, type Worker } from "@rubric/autointeract";
+import {
+  gymTask,
+  loadGdpval,
+  simulatedStakeholder,
+  simulatedWorker,
+  writtenCriterionVerifier,
+  type Worker,
+} from "@rubric/autointeract";
 import {
   gymPrompt,
   gymReward,
@@ -395,7 +402,7 @@ export function managerRubrics(
     const policy = managers[method];
     const tokens = policy.sample(prompt, rng.fork("policy"));
     return {
-      rubric: policy.toRubric(tokens, `${prompt.task.id}-${method}`),
+      rubric: policy.toRubric(prompt, tokens, `${prompt.task.id}-${method}`),
       questions: policy.decode(tokens).questions.length,
     };
   };
@@ -432,7 +439,10 @@ export function evalRubrics(
   const rng = createRng(managers.seed).fork(`eval-rubric:${task.id}`);
   const sample = (policy: RubricPolicy, from: PolicyPrompt, fork: string, forced?: { questions: number[] }) => {
     const tokens = policy.sample(from, rng.fork(fork), 1, forced ?? {});
-    return { rubric: policy.toRubric(tokens, `${task.id}-${fork}`), questions: policy.decode(tokens).questions.length };
+    return {
+      rubric: policy.toRubric(from, tokens, `${task.id}-${fork}`),
+      questions: policy.decode(tokens).questions.length,
+    };
   };
   const sftOracle = sample(managers.sftOracle, prompt, "sft-oracle");
   const oracle = simulatedStakeholder(task, prompt.stakeholderSeed).utility;
@@ -504,7 +514,7 @@ async function runSeed(
     const epsReturns: number[][] = [];
     for (const sweep of managers.epsSweep) {
       const rng = createRng(seed).fork(`eval-rubric:${task.id}`).fork(`eps:${sweep.epsLow}/${sweep.epsHigh}`);
-      const guide = sweep.policy.toRubric(sweep.policy.sample(prompt, rng), `${task.id}-eps`);
+      const guide = sweep.policy.toRubric(prompt, sweep.policy.sample(prompt, rng), `${task.id}-eps`);
       epsReturns.push(await guidedReturns(prompt, guide, worker, config.ns, outputSeed));
     }
     // NDCG@8: how each rubric ranks 8 unguided candidates against U*.
@@ -630,12 +640,30 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
   const stats = (pick: (t: TaskResult) => FlatRubric, questions?: (t: TaskResult) => number) => {
     const all = results.flatMap((r) => r.tasks);
     const criteria = all.flatMap((t) => pick(t).criteria);
+    // Each criterion read back from its text alone, as a verifier author's parser would.
+    const read = criteria.map((c) => writtenCriterionVerifier(c.text));
+    const written = all.flatMap((t) => {
+      const held = new Set(t.rubrics.oracle.criteria.map((c) => c.text));
+      return pick(t)
+        .criteria.filter((c) => {
+          const r = writtenCriterionVerifier(c.text);
+          return !(r.kind === "rule" && r.template.startsWith("bank:"));
+        })
+        .map((c) => held.has(c.text));
+    });
     return {
       criteriaPerRubric: mean(all.map((t) => pick(t).criteria.length)),
       tokensPerCriterion: criteria.length > 0 ? mean(criteria.map((c) => approximateTokens(c.text))) : 0,
+      readAsRule: criteria.length > 0 ? read.filter((r) => r.kind === "rule").length / criteria.length : 0,
+      writtenPerRubric: written.length / all.length,
+      writtenHeld: written.length > 0 ? written.filter(Boolean).length / written.length : null,
       ...(questions ? { questionsAsked: mean(all.map(questions)) } : {}),
     };
   };
+  const gspoStats = stats(
+    (t) => t.rubrics.gspo,
+    (t) => t.questions.gspo,
+  );
   const sectors = [...new Set(results[0]!.tasks.map((t) => t.sector))].sort();
   const perSector = sectors.map((sector) => {
     const rows = results.flatMap((r) => r.tasks.filter((t) => t.sector === sector));
@@ -696,10 +724,7 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
         (t) => t.rubrics.sft,
         (t) => t.questions.sft,
       ),
-      gspo: stats(
-        (t) => t.rubrics.gspo,
-        (t) => t.questions.gspo,
-      ),
+      gspo: gspoStats,
       oracle: stats((t) => t.rubrics.oracle),
       sftOracle: stats(
         (t) => t.rubrics.sftOracle,
@@ -741,7 +766,7 @@ function summarize(results: readonly SeedResult[], config: ArcaneConfig, seconds
       `Value of information: the oracle rubric's U* at N=8 is ${f3(voiAt("n8").fullPreferences)}, the best fixed rubric's (chosen on ${config.fixedRubricTasks} training tasks, no dialogue) ${f3(voiAt("n8").noDialogue)}: a gap of ${f3(voiAt("n8").gap)} that only asking can close.`,
       `The noisy-judge oracle flips each criterion's verdict with probability ${config.judgeNoise} when selecting (the worker still reads the exact rubric): ${f3(meanReturn.oracleNoisy.n8.mean)} at N=8 against ${f3(meanReturn.oracle.n8.mean)} with U* itself as the judge.`,
       "No Rubric picks one of the worker's N unguided outputs at random, so its return does not grow with N.",
-      "The bank policy writes criteria from a closed bank of 41: it cannot write a task's brief-term criteria, which every stakeholder holds two of, so SFT on oracle rubrics imitates U* without them.",
+      `The manager writes its criteria: the bank's 41 phrases, or a template whose slot copies a term of the task or the replies ('Addresses "<term>" from the brief'); each criterion's verifier is what \`writtenCriterionVerifier\` reads in its text. GSPO's rubrics hold ${gspoStats.writtenPerRubric.toFixed(2)} written criteria each, ${gspoStats.writtenHeld === null ? "none" : `${(100 * gspoStats.writtenHeld).toFixed(0)}%`} of them held by U*.`,
       `Costs are counted in tokens: λ_clarify = ${config.clarifyCostPerToken} per question token, λ_compute = ${config.computeCostPerToken} per criterion token.`,
       "The SFT targets are the gym's default policy manager's rubrics — a teacher's imperfect reconstruction of what the stakeholder said, not the oracle.",
     ],

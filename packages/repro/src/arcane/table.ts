@@ -74,6 +74,12 @@ const AtN = z.strictObject({ noDialogue: z.number(), fullPreferences: z.number()
 const RubricStatsSchema = z.strictObject({
   criteriaPerRubric: z.number(),
   tokensPerCriterion: z.number(),
+  /** Share of criteria whose text `writtenCriterionVerifier` reads as a rule (the rest go to the judge). */
+  readAsRule: z.number(),
+  /** Criteria per rubric written from a template with a copied term (not a bank criterion's text). */
+  writtenPerRubric: z.number(),
+  /** Share of those that the stakeholder's U* holds; null when none was written. */
+  writtenHeld: z.number().nullable(),
   questionsAsked: z.number().optional(),
 });
 
@@ -274,13 +280,13 @@ export function arcaneMarkdown(table: ArcaneTable): string {
     "",
     "## Rubrics",
     "",
-    "| Rubric | criteria per rubric | tokens per criterion | questions asked |",
-    "|---|---|---|---|",
+    "| Rubric | criteria per rubric | tokens per criterion | read as a rule | written with a copied term (per rubric) | of those, held by U* | questions asked |",
+    "|---|---|---|---|---|---|---|",
   );
   for (const m of ["sft", "gspo", "oracle", "sftOracle", "fixedRubric"] as const) {
     const s = table.rubricStats[m];
     lines.push(
-      `| ${labels[m]} | ${s.criteriaPerRubric.toFixed(1)} | ${s.tokensPerCriterion.toFixed(1)} | ${s.questionsAsked === undefined ? "—" : s.questionsAsked.toFixed(2)} |`,
+      `| ${labels[m]} | ${s.criteriaPerRubric.toFixed(1)} | ${s.tokensPerCriterion.toFixed(1)} | ${(100 * s.readAsRule).toFixed(0)}% | ${s.writtenPerRubric.toFixed(2)} | ${s.writtenHeld === null ? "—" : `${(100 * s.writtenHeld).toFixed(0)}%`} | ${s.questionsAsked === undefined ? "—" : s.questionsAsked.toFixed(2)} |`,
     );
   }
   lines.push(

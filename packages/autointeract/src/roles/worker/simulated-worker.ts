@@ -2,6 +2,7 @@ import { createRng, type FlatRubric, type Rng } from "@rubric/core";
 import type { TaskBrief } from "../../dialogue/dialogue.js";
 import { CRITERIA_BANK, briefCriterion, briefTerms, type BankCriterion } from "../../gym/bank.js";
 import { SECTION_NAMES, renderDocument, type DocumentPlan } from "../../gym/document.js";
+import { writtenCriterionVerifier } from "../../gym/written-criterion.js";
 import type { Worker, WorkerOutput } from "./worker.js";
 
 export interface SimulatedWorkerOptions {
@@ -29,9 +30,21 @@ function randomPlan(rng: Rng, terms: readonly string[]): DocumentPlan {
   };
 }
 
-/** The bank criterion a rubric criterion states, matched by its text (the gym's shared vocabulary). */
+/**
+ * The bank criterion a rubric criterion asks for: by its text (the gym's shared vocabulary), else
+ * by what its wording means — the rule `writtenCriterionVerifier` reads in it, when that is a
+ * bank criterion's rule or a term to address (any term, not only the brief's six).
+ */
 function understood(text: string, terms: readonly string[]): BankCriterion | undefined {
-  return CRITERIA_BANK.find((c) => c.text === text) ?? terms.map(briefCriterion).find((c) => c.text === text);
+  const said = CRITERIA_BANK.find((c) => c.text === text) ?? terms.map(briefCriterion).find((c) => c.text === text);
+  if (said !== undefined) return said;
+  const read = writtenCriterionVerifier(text);
+  if (read.kind !== "rule") return undefined;
+  const rule = JSON.stringify(read.verifier);
+  const bank = CRITERIA_BANK.find((c) => JSON.stringify(c.verifier) === rule);
+  if (bank !== undefined) return bank;
+  const { verifier } = read;
+  return verifier.kind === "includes" && verifier.terms.length === 1 ? briefCriterion(verifier.terms[0]!) : undefined;
 }
 
 /**
