@@ -140,33 +140,27 @@ describe("rubric repro arcane (gym)", () => {
   });
 
   it("usage errors exit 2 and bad input exits 1, with a clear message", { timeout: 120_000 }, async () => {
-    const bad = await runRubric(["repro", "arcane", "--objective", "ppo", "--gdpval", GDPVAL, "--out", join(dir, "x")]);
+    // `rubric repro arcane <flags> --gdpval … --out <dir>/<out>`
+    const arcane = (out: string, ...flags: string[]) =>
+      runRubric(["repro", "arcane", ...flags, "--gdpval", GDPVAL, "--out", join(dir, out)]);
+    const bad = await arcane("x", "--objective", "ppo");
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--objective: expected one of gspo, grpo, dr-grpo, got "ppo"/);
-    const band = await runRubric([
-      "repro",
-      "arcane",
-      "--eps-sweep",
-      "0.2:x",
-      "--gdpval",
-      GDPVAL,
-      "--out",
-      join(dir, "e"),
-    ]);
+    const band = await arcane("e", "--eps-sweep", "0.2:x");
     expect(band.code).toBe(2);
     expect(band.stderr).toContain('--eps-sweep: expected lo:hi pairs of positive numbers (or none), got "0.2:x"');
-    const keep = await runRubric([
-      "repro",
-      "arcane",
-      "--keep-checkpoints",
-      "3",
-      "--gdpval",
-      GDPVAL,
-      "--out",
-      join(dir, "k"),
-    ]);
+    const keep = await arcane("k", "--keep-checkpoints", "3");
     expect(keep.code).toBe(2);
     expect(keep.stderr).toMatch(/--keep-checkpoints: expected one of latest, all, got "3"/);
+    const manager = await arcane("m", "--manager", "gpt");
+    expect(manager.code).toBe(2);
+    expect(manager.stderr).toMatch(/--manager: expected one of bank, sidecar, got "gpt"/);
+    const both = await arcane("b", "--manager", "sidecar", "--provider", "llama-cpp:x.gguf");
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("--manager sidecar trains its manager in the gym; it does not take --provider");
+    const seeds = await arcane("s", "--manager", "sidecar", "--seeds", "3");
+    expect(seeds.code).toBe(2);
+    expect(seeds.stderr).toContain("--manager sidecar trains one seed (seed 1)");
     expect((await runRubric(["repro", "arcane", "--gdpval", GDPVAL])).stderr).toMatch(/needs --out/);
     expect((await runRubric(["repro", "other", "--out", join(dir, "y")])).code).toBe(2);
     const missing = await runRubric([

@@ -50,6 +50,37 @@ export {
   type MeanStd,
 } from "./arcane/table.js";
 
+// ARCANE's manager as an LLM trained end to end in the sidecar (`rubric repro arcane --manager sidecar`)
+export {
+  QuestionsTurnSchema,
+  RubricTurnSchema,
+  SidecarManager,
+  TURN_BREAK,
+  episodeTokens,
+  questionsPrompt,
+  readRubricTurn,
+  rubricPrompt,
+  taskDigest,
+  trainManagerTokenizer,
+  type ManagerEpisode,
+  type ReadRubric,
+} from "./arcane/sidecar-manager.js";
+export {
+  SidecarManagerTableSchema,
+  UNPARSEABLE_UTILITY,
+  emptyCounts,
+  runSidecarManager,
+  sidecarManagerReward,
+  sidecarManagerConfig,
+  sidecarManagerMarkdown,
+  writeSidecarManagerRun,
+  type SidecarManagerConfig,
+  type SidecarManagerCounts,
+  type SidecarManagerProgress,
+  type SidecarManagerRunOptions,
+  type SidecarManagerTable,
+} from "./arcane/sidecar-experiment.js";
+
 // ARCANE with LLM roles on real GDPval eval tasks (`rubric repro arcane --provider`)
 export {
   ARCANE_LLM_METHODS,

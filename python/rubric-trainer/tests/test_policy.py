@@ -61,6 +61,23 @@ def test_sampling_is_seeded_stops_at_eos_and_reports_the_policys_logprobs() -> N
     assert any(s["tokens"][-1] == EOS for s in first)
 
 
+def test_the_key_value_cache_samples_what_a_full_forward_scores() -> None:
+    """The small transformer samples through its cache (prefill, then one token at a time); each
+    sampled token's log-prob must be the full forward's over prompt + the tokens before it."""
+    policy = make_policy()
+    prompt = [0, 5, 7, 9, 4, 6]
+    sampled = policy.sample(prompt, 8, seed=5, temperature=1.0, max_new_tokens=12, eos_token_id=None, check_cancelled=never_cancelled)
+    assert all(len(s["tokens"]) == 12 for s in sampled)
+    for sequence in sampled:
+        assert sequence["logprobs"] == pytest.approx(policy.logprobs(prompt, [sequence["tokens"]])[0], abs=1e-5)
+    with torch.no_grad():
+        ids = torch.tensor([prompt + sampled[0]["tokens"]])
+        last, past = policy.model.decode(ids[:, :7], None)
+        step, _ = policy.model.decode(ids[:, 7:9], past)
+        assert torch.allclose(last, policy.model(ids[:, :7])[:, -1], atol=1e-5)
+        assert torch.allclose(step, policy.model(ids[:, :9])[:, -1], atol=1e-5)
+
+
 def test_a_low_temperature_picks_the_greedy_token_but_reports_temperature_one_logprobs() -> None:
     policy = make_policy()
     with torch.no_grad():

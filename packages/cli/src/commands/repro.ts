@@ -10,6 +10,10 @@ import {
   ArcaneTableSchema,
   arcaneMarkdown,
   scalingSvg,
+  sidecarManagerConfig,
+  sidecarManagerMarkdown,
+  SidecarManagerTableSchema,
+  runSidecarManager,
   type ArcaneConfig,
   type ArcaneProgress,
 } from "@rubric/repro";
@@ -29,7 +33,9 @@ const positive = (value: string, description: string) =>
 
 const reproFlags = {
   out: textFlag("<dir>", "where the tables, the plot and the runs go").required(),
-  quick: switchFlag("2 seeds, 6 SFT epochs, 12 GSPO batches (about a minute here)"),
+  quick: switchFlag(
+    "2 seeds, 6 SFT epochs, 12 GSPO batches (about a minute here); with --manager sidecar 24 SFT epochs and 6 GSPO batches (about a quarter of an hour)",
+  ),
   seeds: integerFlag("<n>", "seeds 1..n (default 5; 2 with --quick)", { min: 1 }),
   objective: choiceFlag(
     "<name>",
@@ -51,6 +57,11 @@ const reproFlags = {
     z.enum(["latest", "all"]),
   ).default("latest"),
   gdpval: textFlag("<dir>", "GDPval data (default $RUBRIC_SHARED_DIR/data/gdpval or ../shared/data/gdpval)"),
+  manager: choiceFlag(
+    "<kind>",
+    "bank (default: the in-process log-linear manager) | sidecar (a causal transformer in the torch sidecar that asks and writes its rubric as JSON text, SFT then GSPO end to end)",
+    z.enum(["bank", "sidecar"]),
+  ).default("bank"),
   provider: textFlag(
     "<spec>",
     "LLM roles: llama-cpp:<file.gguf> | hf:<model>[@<provider>] | openai-compatible:<baseUrl>#<model>",
@@ -89,7 +100,13 @@ With --provider, LLM roles on real GDPval eval tasks and their gold rubrics: one
 managers is trained in the gym first (the gym flags apply; --quick trains the quick way), then the
 model plays stakeholder, an untrained manager, worker and judge beside the trained managers.
 A llama-cpp model keeps 3 prompt states for prefix reuse, and its judge's rationales are held
-to 200 characters so that a grammar-bound verdict always fits its token budget.`,
+to 200 characters so that a grammar-bound verdict always fits its token budget.
+
+With --manager sidecar, the manager is a small causal transformer in the torch sidecar (Debian's
+python3-torch; a CPU is enough): it asks its questions and writes its rubric as JSON text, is
+trained by SFT on the gym's teacher dialogues and then by GSPO on the gym's reward, and is
+evaluated on the eval tasks beside No Rubric and the oracle. A rubric that does not parse gets the
+floor (U* = 0) and is counted. Writes <dir>/table.json and <dir>/table.md.`,
   positional: {
     key: "experiment",
     label: "arcane",
@@ -108,6 +125,58 @@ to 200 characters so that a grammar-bound verdict always fits its token budget.`
   run: (args, { io, isTTY }) => repro(args, io, isTTY),
 });
 
+/** `rubric repro arcane --manager sidecar`: the LLM manager trained end to end in the gym. */
+async function reproSidecarManager(
+  args: ReproArgs,
+  data: string,
+  io: CliIO,
+  bar: Bar,
+  replace: boolean,
+): Promise<number> {
+  if (args.seeds !== undefined && args.seeds > 1)
+    throw new UsageError("--manager sidecar trains one seed (seed 1); leave out --seeds or pass --seeds 1");
+  const config = sidecarManagerConfig({
+    quick: args.quick,
+    seed: 1,
+    objective: args.objective,
+    epsLow: args.epsLow,
+    epsHigh: args.epsHigh,
+    gspoBatches: args.batches,
+  });
+  io.err(
+    `ARCANE with an LLM manager in the torch sidecar (a ${config.model.layers}-layer transformer, d=${config.model.dModel}): ${config.sftEpochs} SFT epochs on the teacher dialogues, ${config.gspoBatches} ${config.objective.toUpperCase()} batches of ${config.promptsPerBatch} tasks × ${config.groupSize} dialogues, ε = ${config.epsLow}/${config.epsHigh}\n`,
+  );
+  const table = await runSidecarManager({
+    gdpvalDir: data,
+    config,
+    onProgress: (event) => {
+      if (event.phase === "sft" || event.phase === "gspo")
+        bar.update(
+          event.done,
+          event.total,
+          event.phase === "sft" ? "SFT epochs" : `${config.objective.toUpperCase()} batches`,
+          event.entry.stage === "sft"
+            ? `loss ${event.entry.loss.toFixed(3)}`
+            : `reward ${event.entry.meanReward.toFixed(3)} clipped ${(100 * event.entry.clippedFraction).toFixed(0)}%`,
+        );
+      else bar.update(0, 1, event.phase === "prepare" ? "preparing" : event.phase.replace("-", " "), "");
+    },
+  });
+  bar.done();
+  const paths = { json: join(args.out, "table.json"), markdown: join(args.out, "table.md") };
+  writeResultFile(paths.json, `${JSON.stringify(SidecarManagerTableSchema.parse(table), null, 2)}\n`, replace);
+  writeResultFile(paths.markdown, sidecarManagerMarkdown(table), replace);
+  const r = table.rows;
+  const at = (row: { meanReturn: number[] }) => row.meanReturn.map((x) => x.toFixed(3)).join(" / ");
+  const unparsed = (w: { counts: { unparseable: number; episodes: number } }) =>
+    `${w.counts.unparseable}/${w.counts.episodes}`;
+  io.out(
+    `Rubric gym, a simulation, LLM manager (sidecar) — mean return at N=${r.sft.n.join(" / N=")}: No Rubric ${at(r.noRubric)}, SFT ${at(r.sft)}, ${config.objective.toUpperCase()} ${at(r.gspo)}, Oracle ${at(r.oracle)}; rubric turns not parsed: SFT ${unparsed(table.written.sft)}, ${config.objective.toUpperCase()} ${unparsed(table.written.gspo)}\n`,
+  );
+  io.out(`wrote ${paths.json}, ${paths.markdown} (${table.seconds.total.toFixed(0)} s)\n`);
+  return 0;
+}
+
 /** 1, 2, 4, … up to and including `max` (added when it is not a power of two). */
 function powersOfTwo(max: number): number[] {
   const ns: number[] = [];
@@ -119,6 +188,7 @@ type Bar = ReturnType<typeof progressBar>;
 
 /** What a run writes in <dir> besides runs/: refused if an earlier run's are there, unless --force or --resume. */
 const GYM_TABLES = ["table.json", "table.md", "scaling.svg"];
+const SIDECAR_TABLES = ["table.json", "table.md"];
 const PROVIDER_TABLES = ["table.json", "table.md"];
 
 /** `rubric repro arcane`: the gym reproduction, or with `--provider` the LLM-roles pipeline. */
@@ -126,7 +196,10 @@ export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise
   const data = gdpvalDir(args.gdpval);
   const config = gymConfig(args);
   const bar = progressBar(io, isTTY, { lines: true });
-  const tables = args.provider === undefined ? GYM_TABLES : PROVIDER_TABLES;
+  if (args.manager === "sidecar" && args.provider !== undefined)
+    throw new UsageError("--manager sidecar trains its manager in the gym; it does not take --provider");
+  const tables =
+    args.manager === "sidecar" ? SIDECAR_TABLES : args.provider === undefined ? GYM_TABLES : PROVIDER_TABLES;
   // A resumed run continues the one in <dir>, so its tables are meant to be replaced.
   const replace = args.force || args.resume;
   prepareResultFiles(
@@ -134,6 +207,7 @@ export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise
     replace,
   );
   if (args.provider !== undefined) return reproWithProvider(args, args.provider, config, data, args.out, io, bar);
+  if (args.manager === "sidecar") return reproSidecarManager(args, data, io, bar, replace);
   io.err(
     `ARCANE in the rubric gym: ${config.seeds.length} seed(s), ${config.sftEpochs} SFT epochs, ${config.gspoBatches} ${config.objective.toUpperCase()} batches of ${config.promptsPerBatch} tasks × ${config.groupSize} rubrics, ε = ${config.epsLow}/${config.epsHigh}\n`,
   );

@@ -92,6 +92,16 @@ export interface ArcaneConfig {
   readonly evalTasks?: number;
 }
 
+/** Stage II's objective, the paper's clipping band, the KL to the SFT policy and the gym's costs in tokens: every manager's defaults. */
+export const STAGE_II_DEFAULTS = {
+  objective: "gspo",
+  epsLow: 3e-4,
+  epsHigh: 4e-4,
+  klCoef: 0.01,
+  clarifyCostPerToken: 0.0007,
+  computeCostPerToken: 0.0003,
+} as const satisfies Partial<ArcaneConfig>;
+
 /**
  * Defaults of a run. Quick (about a minute here): 2 seeds, 6 SFT epochs, 12 GSPO batches of 16
  * tasks. Full: 5 seeds, 12 epochs, 40 batches of 32 tasks. The clipping band is the paper's
@@ -116,12 +126,7 @@ export function arcaneConfig(
     groupSize: 8,
     stepsPerBatch: 4,
     learningRate: 0.05,
-    objective: "gspo",
-    epsLow: 3e-4,
-    epsHigh: 4e-4,
-    klCoef: 0.01,
-    clarifyCostPerToken: 0.0007,
-    computeCostPerToken: 0.0003,
+    ...STAGE_II_DEFAULTS,
     judgeNoise: 0.2,
     fixedRubricTasks: quick ? 16 : 32,
     epsSweep: [

@@ -18,6 +18,10 @@ from torch.nn import functional as F
 from .faults import InvalidParams, Unavailable
 
 
+# One layer's cached keys and values, [batch, heads, positions, head width] each.
+KeyValue = tuple[torch.Tensor, torch.Tensor]
+
+
 class CausalSelfAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, max_seq_len: int) -> None:
         super().__init__()
@@ -42,6 +46,19 @@ class CausalSelfAttention(nn.Module):
         mixed = F.softmax(scores, dim=-1) @ v
         return self.out(mixed.transpose(1, 2).reshape(batch, length, self.width))
 
+    def cached(self, x: torch.Tensor, past: KeyValue | None) -> tuple[torch.Tensor, KeyValue]:
+        """``forward`` for new positions after ``past`` (their keys and values), and the cache after them:
+        the same arithmetic as a forward over the whole sequence, without recomputing the prefix."""
+        batch, length = x.shape[0], x.shape[1]
+        q, k, v = self.qkv(x).chunk(3, dim=2)
+        q, k, v = (t.reshape(batch, length, self.n_heads, self.head).transpose(1, 2) for t in (q, k, v))
+        if past is not None:
+            k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
+        total = k.shape[2]
+        scores = (q @ k.transpose(2, 3)) * self.scale + self.causal_bias[total - length : total, :total]
+        mixed = F.softmax(scores, dim=-1) @ v
+        return self.out(mixed.transpose(1, 2).reshape(batch, length, self.width)), (k, v)
+
 
 class Block(nn.Module):
     """A pre-norm transformer block."""
@@ -56,6 +73,11 @@ class Block(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x + self.attention(self.norm1(x))
         return x + self.mlp(self.norm2(x))
+
+    def cached(self, x: torch.Tensor, past: KeyValue | None) -> tuple[torch.Tensor, KeyValue]:
+        mixed, present = self.attention.cached(self.norm1(x), past)
+        x = x + mixed
+        return x + self.mlp(self.norm2(x)), present
 
 
 class TinyCausalLM(nn.Module):
@@ -79,6 +101,17 @@ class TinyCausalLM(nn.Module):
         for block in self.blocks:
             x = block(x)
         return self.head(self.norm(x))
+
+    def decode(self, input_ids: torch.Tensor, past: list[KeyValue] | None) -> tuple[torch.Tensor, list[KeyValue]]:
+        """Logits of the last new position [batch, vocab] for ``input_ids`` that follow ``past``, and
+        the cache after them: generation in O(length) per token instead of a forward over the prefix."""
+        start = 0 if past is None else past[0][0].shape[2]
+        x = self.tokens(input_ids) + self.positions(self.position_ids[start : start + input_ids.shape[1]])
+        present: list[KeyValue] = []
+        for i, block in enumerate(self.blocks):
+            x, kv = block.cached(x, None if past is None else past[i])
+            present.append(kv)
+        return self.head(self.norm(x[:, -1:, :]))[:, 0, :], present
 
 
 class TransformersCausalLM(nn.Module):

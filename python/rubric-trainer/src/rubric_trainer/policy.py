@@ -159,10 +159,18 @@ class Policy:
         lengths = torch.zeros(n, dtype=torch.long, device=self.device)
         chosen: list[torch.Tensor] = []
         logps: list[torch.Tensor] = []
+        # A model with a key/value cache (the small transformer) feeds each new token alone.
+        decode = getattr(self.model, "decode", None)
+        past = None
+        fresh = ids
         with torch.no_grad():
             for _ in range(max_new_tokens):
                 check_cancelled()
-                logits = self.model(ids)[:, -1, :].double()
+                if decode is not None:
+                    last, past = decode(fresh, past)
+                    logits = last.double()
+                else:
+                    logits = self.model(ids)[:, -1, :].double()
                 token = torch.multinomial(torch.softmax(logits / temperature, dim=1), 1, generator=generator).squeeze(1)
                 chosen.append(token)
                 logps.append(torch.log_softmax(logits, dim=1).gather(1, token.unsqueeze(1)).squeeze(1))
@@ -172,6 +180,7 @@ class Policy:
                 if bool(finished.all()):
                     break
                 ids = torch.cat([ids, token.unsqueeze(1)], dim=1)
+                fresh = token.unsqueeze(1)
         tokens = torch.stack(chosen, dim=1).cpu().tolist()
         values = torch.stack(logps, dim=1).cpu().tolist()
         return [{"tokens": tokens[i][: int(lengths[i])], "logprobs": values[i][: int(lengths[i])]} for i in range(n)]
