@@ -43,8 +43,11 @@ function understood(text: string, terms: readonly string[]): BankCriterion | und
   const rule = JSON.stringify(read.verifier);
   const bank = CRITERIA_BANK.find((c) => JSON.stringify(c.verifier) === rule);
   if (bank !== undefined) return bank;
-  const { verifier } = read;
-  return verifier.kind === "includes" && verifier.terms.length === 1 ? briefCriterion(verifier.terms[0]!) : undefined;
+  // Verifier specs are open records; a term to address is an `includes` of one string.
+  const included = read.verifier.kind === "includes" ? read.verifier.terms : undefined;
+  return Array.isArray(included) && included.length === 1 && typeof included[0] === "string"
+    ? briefCriterion(included[0])
+    : undefined;
 }
 
 /**
