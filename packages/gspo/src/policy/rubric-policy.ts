@@ -2,6 +2,7 @@ import { createRng, logSoftmax, sampleCategorical, type FlatRubric, type Rng } f
 import {
   CRITERIA_BANK,
   DEFAULT_POLICY,
+  briefCriterion,
   briefTerms,
   writtenCriterionVerifier,
   type BankCriterion,
@@ -37,7 +38,7 @@ export const WEIGHT_BINS = [1, 2, 3, 4, 5] as const;
  * The criteria the policy writes rather than picks: `{term}` is a slot filled with a term copied
  * from the task or the replies. Each reads back to a rule through `writtenCriterionVerifier`.
  */
-export const WRITTEN_TEMPLATES: readonly string[] = ['Addresses "{term}" from the brief'];
+export const WRITTEN_TEMPLATES: readonly string[] = [briefCriterion("{term}").text];
 
 /** A term the policy may copy into a template's slot, with what it knows of it. */
 export interface CopyCandidate {

@@ -25,7 +25,14 @@ import {
 import { z } from "zod";
 import { guidedReturns } from "./controls.js";
 import { STAGE_II_DEFAULTS, type ArcaneConfig } from "./experiment.js";
-import { SidecarManager, episodeTokens, readRubricTurn, trainManagerTokenizer } from "./sidecar-manager.js";
+import {
+  SidecarManager,
+  episodeTokens,
+  readRubricTurn,
+  trainManagerTokenizer,
+  type ManagerEpisode,
+  type ReadRubric,
+} from "./sidecar-manager.js";
 
 /** U* an episode gets when its rubric turn does not parse (or reads as no rule): the lowest utility there is. */
 export const UNPARSEABLE_UTILITY = 0;
@@ -178,6 +185,19 @@ export interface SidecarManagerRunOptions {
 }
 
 /**
+ * Reads an episode's rubric turn (`readRubricTurn`) and counts it: the episode, a questions turn
+ * that did not parse, a rubric turn that is not a rubric, the criteria only a judge could check.
+ */
+export function readEpisode(episode: ManagerEpisode, id: string, counts: SidecarManagerCounts): ReadRubric {
+  const read = readRubricTurn(episode.rubricText, id);
+  counts.episodes++;
+  if (!episode.questionsParsed) counts.questionsUnparsed++;
+  if (read.ok) counts.judgedCriteria += read.judged;
+  else counts.unparseable++;
+  return read;
+}
+
+/**
  * An episode's reward: U* of the worker's output under its rubric less the costs in tokens
  * (`gymReward`'s), or {@link UNPARSEABLE_UTILITY} less the questions' cost when the rubric turn
  * is not a rubric — counted in `counts` either way.
@@ -190,16 +210,10 @@ export function sidecarManagerReward(
 ) {
   return async (prompt: GymPrompt, tokens: readonly number[], { seed }: { seed: number }): Promise<number> => {
     const episode = await manager.episode(prompt, tokens);
-    const read = readRubricTurn(episode.rubricText, `${prompt.task.id}-rubric`);
-    counts.episodes++;
-    if (!episode.questionsParsed) counts.questionsUnparsed++;
+    const read = readEpisode(episode, `${prompt.task.id}-rubric`, counts);
     const cost = episodeTokens(episode, read.ok ? read.rubric : undefined);
     const clarify = config.clarifyCostPerToken * cost.questions;
-    if (!read.ok) {
-      counts.unparseable++;
-      return UNPARSEABLE_UTILITY - clarify;
-    }
-    counts.judgedCriteria += read.judged;
+    if (!read.ok) return UNPARSEABLE_UTILITY - clarify;
     const [output] = await worker.produce(prompt.task, read.rubric, 1, { seed });
     return (await trueUtility(prompt, output!.text)) - clarify - config.computeCostPerToken * cost.rubric;
   };
@@ -225,17 +239,13 @@ async function evaluate(
       .int(2 ** 31);
     const [sequence] = await manager.sample(prompt, 1, { seed });
     const episode = await manager.episode(prompt, sequence!.tokens);
-    const read = readRubricTurn(episode.rubricText, `${prompt.task.id}-${fork}`);
-    counts.episodes++;
-    if (!episode.questionsParsed) counts.questionsUnparsed++;
+    const read = readEpisode(episode, `${prompt.task.id}-${fork}`, counts);
     asked.push(episode.questions.length);
     if (i < 3) examples.push({ taskId: prompt.task.id, questions: [...episode.questions], rubric: episode.rubricText });
     if (!read.ok) {
-      counts.unparseable++;
       returns.push(config.ns.map(() => UNPARSEABLE_UTILITY));
       continue;
     }
-    counts.judgedCriteria += read.judged;
     rubrics.push(read.rubric);
     const picked = await guidedReturns(prompt, read.rubric, worker, config.ns, outputSeed(config, prompt));
     returns.push(picked);
@@ -300,7 +310,7 @@ export async function runSidecarManager(options: SidecarManagerRunOptions): Prom
     );
   }
   // The BPE's merges come from the first stakeholder's dialogues: the wording is the same in all.
-  const tokenizer = await trainManagerTokenizer(train, teacher.slice(0, train.length), config.vocabularySize);
+  const tokenizer = trainManagerTokenizer(train, teacher.slice(0, train.length), config.vocabularySize);
   const backend = await SidecarBackend.start({
     threads: config.threads,
     policy: {

@@ -65,7 +65,7 @@ describe("SidecarManager: an LLM manager in the torch sidecar", () => {
       prompts.map((p) => p.task),
       { seed: 3, questionBudget: 5, reference: "elicited" },
     );
-    const tokenizer = await trainManagerTokenizer(prompts, teacher, 1500);
+    const tokenizer = trainManagerTokenizer(prompts, teacher, 1500);
     const backend = await SidecarBackend.start({
       threads: 1,
       policy: {

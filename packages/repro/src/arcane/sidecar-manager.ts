@@ -214,13 +214,12 @@ export class SidecarManager implements TrainerBackend<GymPrompt> {
 
   /** A teacher dialogue of `@rubric/autointeract`'s SFT corpus as a sequence: its questions, then its rubric turn. */
   teacherTokens(example: SftExample): number[] {
-    const assistant = example.messages.filter((m) => m.role === "assistant");
-    const questions = assistant.slice(0, -1).map((m) => (JSON.parse(m.content) as { question: string }).question);
+    const turns = teacherTurns(example);
     return [
-      ...this.tokenizer.encode(JSON.stringify({ questions })),
+      ...this.tokenizer.encode(turns.questionsText),
       EOS_ID,
       TURN_BREAK,
-      ...this.tokenizer.encode(assistant.at(-1)!.content),
+      ...this.tokenizer.encode(turns.rubricText),
       EOS_ID,
     ];
   }
@@ -322,28 +321,36 @@ export class SidecarManager implements TrainerBackend<GymPrompt> {
  * answers, and both turns): its merges make the fixed instructions, the bank's phrases and the
  * JSON frame a few tokens each, which a small model with few positions needs.
  */
-export async function trainManagerTokenizer(
+export function trainManagerTokenizer(
   prompts: readonly GymPrompt[],
   examples: readonly SftExample[],
   vocabularySize: number,
-): Promise<ByteBpeTokenizer> {
+): ByteBpeTokenizer {
   const texts: string[] = [];
   for (const [i, example] of examples.entries()) {
-    const assistant = example.messages.filter((m) => m.role === "assistant");
-    const users = example.messages.filter((m) => m.role === "user").slice(1);
-    const questions = assistant.slice(0, -1).map((m) => (JSON.parse(m.content) as { question: string }).question);
-    const questionsText = JSON.stringify({ questions });
-    const task = prompts[i]!.task;
-    texts.push(
-      rubricPrompt(
-        task,
-        questionsText,
-        questions.map((question, q) => ({ question, answer: users[q]?.content ?? "" })),
-      ),
-      assistant.at(-1)!.content,
-    );
+    const turns = teacherTurns(example);
+    texts.push(rubricPrompt(prompts[i]!.task, turns.questionsText, turns.exchanges), turns.rubricText);
   }
   return byteBpeTokenizer(trainByteBpe(texts, vocabularySize));
+}
+
+/**
+ * A teacher dialogue's two turns as the LLM manager writes them: the questions (assistant turns
+ * `{"question"}`) as one questions turn, the stakeholder's answers, and the final rubric turn.
+ */
+export function teacherTurns(example: SftExample): {
+  questionsText: string;
+  exchanges: { question: string; answer: string }[];
+  rubricText: string;
+} {
+  const assistant = example.messages.filter((m) => m.role === "assistant");
+  const answers = example.messages.filter((m) => m.role === "user").slice(1);
+  const questions = assistant.slice(0, -1).map((m) => (JSON.parse(m.content) as { question: string }).question);
+  return {
+    questionsText: JSON.stringify({ questions }),
+    exchanges: questions.map((question, q) => ({ question, answer: answers[q]?.content ?? "" })),
+    rubricText: assistant.at(-1)!.content,
+  };
 }
 
 /** What an episode costs in tokens: the questions asked, and the rubric's criteria (as `gymReward` counts them). */

@@ -35,8 +35,8 @@ function randomPlan(rng: Rng, terms: readonly string[]): DocumentPlan {
  * by what its wording means — the rule `writtenCriterionVerifier` reads in it, when that is a
  * bank criterion's rule or a term to address (any term, not only the brief's six).
  */
-function understood(text: string, terms: readonly string[]): BankCriterion | undefined {
-  const said = CRITERIA_BANK.find((c) => c.text === text) ?? terms.map(briefCriterion).find((c) => c.text === text);
+function understood(text: string): BankCriterion | undefined {
+  const said = CRITERIA_BANK.find((c) => c.text === text);
   if (said !== undefined) return said;
   const read = writtenCriterionVerifier(text);
   if (read.kind !== "rule") return undefined;
@@ -66,7 +66,7 @@ export function simulatedWorker(options: SimulatedWorkerOptions = {}): Worker {
         const rng = createRng(seed).fork(`${task.id}:${k}`);
         let plan = randomPlan(rng, terms);
         for (const criterion of rubric?.criteria ?? []) {
-          const known = understood(criterion.text, terms);
+          const known = understood(criterion.text);
           if (known && rng.next() < follow) plan = known.apply(plan);
         }
         return { text: renderDocument(plan, rng, task.prompt.split(/[.\n]/)[0]!.slice(0, 80).trim() || task.id) };
