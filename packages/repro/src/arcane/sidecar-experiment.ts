@@ -25,6 +25,7 @@ import {
 import { z } from "zod";
 import { guidedReturns } from "./controls.js";
 import { STAGE_II_DEFAULTS, type ArcaneConfig } from "./experiment.js";
+import { PAPER } from "./table.js";
 import {
   SidecarManager,
   episodeTokens,
@@ -469,8 +470,10 @@ export async function runSidecarManager(options: SidecarManagerRunOptions): Prom
 /** `table.md` of a sidecar-manager run. */
 export function sidecarManagerMarkdown(table: SidecarManagerTable): string {
   const f3 = (x: number) => x.toFixed(3);
-  const header = `| Method | ${table.rows.sft.n.map((n) => `N=${n}`).join(" | ")} |`;
-  const line = (label: string, row: { meanReturn: number[] }) => `| ${label} | ${row.meanReturn.map(f3).join(" | ")} |`;
+  // The paper's column stays beside ours (its LLM manager, on GDPval), for orientation only.
+  const header = `| Method | ${table.rows.sft.n.map((n) => `N=${n}`).join(" | ")} | paper N=1 | paper N=8 |`;
+  const line = (label: string, row: { meanReturn: number[] }, paper: { n1: number; n8: number }) =>
+    `| ${label} | ${row.meanReturn.map(f3).join(" | ")} | ${paper.n1} | ${paper.n8} |`;
   const written = (label: string, w: SidecarManagerTable["written"]["sft"]) =>
     `| ${label} | ${w.counts.unparseable} / ${w.counts.episodes} | ${w.counts.questionsUnparsed} | ${w.counts.judgedCriteria} | ${w.criteriaPerRubric.toFixed(1)} | ${w.tokensPerCriterion.toFixed(1)} | ${w.questionsAsked.toFixed(2)} | ${w.meanReturnWhenParsed === null ? "—" : w.meanReturnWhenParsed.map(f3).join(" / ")} |`;
   return [
@@ -483,11 +486,11 @@ export function sidecarManagerMarkdown(table: SidecarManagerTable): string {
     "## Mean return (U* of the selected output)",
     "",
     header,
-    `|---|${table.rows.sft.n.map(() => "---").join("|")}|`,
-    line("No Rubric", table.rows.noRubric),
-    line("LLM manager, SFT", table.rows.sft),
-    line("LLM manager, GSPO", table.rows.gspo),
-    line("Oracle rubric", table.rows.oracle),
+    `|---|${table.rows.sft.n.map(() => "---").join("|")}|---|---|`,
+    line("No Rubric", table.rows.noRubric, PAPER.meanReturn.noRubric),
+    line("LLM manager, SFT", table.rows.sft, PAPER.meanReturn.sft),
+    line("LLM manager, GSPO", table.rows.gspo, PAPER.meanReturn.gspo),
+    line("Oracle rubric", table.rows.oracle, PAPER.meanReturn.oracle),
     "",
     "## What the manager wrote (eval tasks)",
     "",

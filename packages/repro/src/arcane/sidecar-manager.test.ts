@@ -9,6 +9,7 @@ import {
   emptyCounts,
   runSidecarManager,
   sidecarManagerConfig,
+  sidecarManagerMarkdown,
   sidecarManagerReward,
 } from "./sidecar-experiment.js";
 import { SidecarManager, TURN_BREAK, readRubricTurn, rubricPrompt, trainManagerTokenizer } from "./sidecar-manager.js";
@@ -218,6 +219,10 @@ describe("runSidecarManager", () => {
       });
       const table = await runSidecarManager({ gdpvalDir: GDPVAL, config });
       expect(table.tasks).toEqual({ train: 6, eval: 3 });
+      // Printed as a simulation, with the paper's column beside ours.
+      const markdown = sidecarManagerMarkdown(table);
+      expect(markdown).toContain("> Rubric gym, a simulation");
+      expect(markdown).toMatch(/\| LLM manager, GSPO \| [\d.]+ \| [\d.]+ \| 0\.62 \| 0\.74 \|/);
       expect(table.training.sftLoss).toHaveLength(2);
       expect(table.training.sftDialogues).toBe(12);
       expect(table.training.gspo).toHaveLength(1);
