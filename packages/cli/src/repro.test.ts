@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -161,6 +161,9 @@ describe("rubric repro arcane (gym)", () => {
     const seeds = await arcane("s", "--manager", "sidecar", "--seeds", "3");
     expect(seeds.code).toBe(2);
     expect(seeds.stderr).toContain("--manager sidecar trains one seed (seed 1)");
+    const model = await arcane("g", "--model", "Qwen/Qwen2.5-0.5B");
+    expect(model.code).toBe(2);
+    expect(model.stderr).toContain("--model is for --manager sidecar");
     expect((await runRubric(["repro", "arcane", "--gdpval", GDPVAL])).stderr).toMatch(/needs --out/);
     expect((await runRubric(["repro", "other", "--out", join(dir, "y")])).code).toBe(2);
     const missing = await runRubric([
@@ -174,6 +177,30 @@ describe("rubric repro arcane (gym)", () => {
     ]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/nowhere/);
+  });
+
+  it("--model where the sidecar's Python has no transformers: a named error, no table", {
+    timeout: 120_000,
+  }, async () => {
+    // Debian's python3 has torch but not transformers: the sidecar says so when the model is asked for.
+    const out = join(dir, "no-transformers");
+    const run = await runRubric([
+      "repro",
+      "arcane",
+      "--manager",
+      "sidecar",
+      "--quick",
+      "--model",
+      join(dir, "some-model"),
+      "--gdpval",
+      GDPVAL,
+      "--out",
+      out,
+    ]);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain("transformers is not installed in this interpreter");
+    expect(run.stderr).toContain("the transformers model");
+    expect(existsSync(join(out, "table.json"))).toBe(false);
   });
 });
 

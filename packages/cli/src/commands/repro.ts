@@ -49,6 +49,8 @@ const reproFlags = {
     "other clipping bands to train GSPO under for the sensitivity table (default 3e-3:4e-3,0.2:0.28)",
   ),
   batches: integerFlag("<n>", "GSPO batches per seed (default 40; 12 with --quick)", { min: 1 }),
+  sftLearningRate: positive("<x>", "Stage I (SFT) learning rate (default: the manager's own; 1e-5 with --model)"),
+  learningRate: positive("<x>", "Stage II (GSPO) learning rate (default: the manager's own; 1e-6 with --model)"),
   resume: switchFlag("continue each seed from its latest checkpoint in <dir>/runs (replaces the tables)"),
   force: switchFlag("replace the tables of an earlier run in <dir> (default: refuse, before any training)"),
   keepCheckpoints: choiceFlag(
@@ -62,6 +64,23 @@ const reproFlags = {
     "bank (default: the in-process log-linear manager) | sidecar (a causal transformer in the torch sidecar that asks and writes its rubric as JSON text, SFT then GSPO end to end)",
     z.enum(["bank", "sidecar"]),
   ).default("bank"),
+  model: textFlag(
+    "<name|dir>",
+    "--manager sidecar: a transformers causal LM (a Hugging Face name, or a local directory) instead of the small transformer, with its own tokenizer; needs transformers in the sidecar's Python (the GPU recipe)",
+  ),
+  device: textFlag(
+    "<name>",
+    "--manager sidecar: torch's device for the manager (default auto: the GPU when there is one)",
+  ),
+  dtype: choiceFlag(
+    "<type>",
+    "--manager sidecar: float32 (default) | bfloat16 | float16 | float64",
+    z.enum(["float32", "bfloat16", "float16", "float64"]),
+  ),
+  python: textFlag(
+    "<path>",
+    "--manager sidecar: the sidecar's Python (default /usr/bin/python3 when it exists, else python3 on PATH)",
+  ),
   provider: textFlag(
     "<spec>",
     "LLM roles: llama-cpp:<file.gguf> | hf:<model>[@<provider>] | openai-compatible:<baseUrl>#<model>",
@@ -142,9 +161,19 @@ async function reproSidecarManager(
     epsLow: args.epsLow,
     epsHigh: args.epsHigh,
     gspoBatches: args.batches,
+    sftLearningRate: args.sftLearningRate,
+    learningRate: args.learningRate,
+    transformersModel: args.model ?? null,
+    device: args.device,
+    dtype: args.dtype,
+    python: args.python,
   });
+  const model =
+    config.transformersModel === null
+      ? `a ${config.model.layers}-layer transformer, d=${config.model.dModel}`
+      : `the transformers model ${config.transformersModel}`;
   io.err(
-    `ARCANE with an LLM manager in the torch sidecar (a ${config.model.layers}-layer transformer, d=${config.model.dModel}): ${config.sftEpochs} SFT epochs on the teacher dialogues, ${config.gspoBatches} ${config.objective.toUpperCase()} batches of ${config.promptsPerBatch} tasks × ${config.groupSize} dialogues, ε = ${config.epsLow}/${config.epsHigh}\n`,
+    `ARCANE with an LLM manager in the torch sidecar (${model}, device ${config.device}): ${config.sftEpochs} SFT epochs on the teacher dialogues, ${config.gspoBatches} ${config.objective.toUpperCase()} batches of ${config.promptsPerBatch} tasks × ${config.groupSize} dialogues, ε = ${config.epsLow}/${config.epsHigh}\n`,
   );
   const table = await runSidecarManager({
     gdpvalDir: data,
@@ -198,6 +227,9 @@ export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise
   const bar = progressBar(io, isTTY, { lines: true });
   if (args.manager === "sidecar" && args.provider !== undefined)
     throw new UsageError("--manager sidecar trains its manager in the gym; it does not take --provider");
+  const sidecarOnly = (["model", "device", "dtype", "python"] as const).filter((k) => args[k] !== undefined);
+  if (args.manager !== "sidecar" && sidecarOnly.length > 0)
+    throw new UsageError(`--${sidecarOnly[0]} is for --manager sidecar (the manager in the torch sidecar)`);
   const tables =
     args.manager === "sidecar" ? SIDECAR_TABLES : args.provider === undefined ? GYM_TABLES : PROVIDER_TABLES;
   // A resumed run continues the one in <dir>, so its tables are meant to be replaced.
@@ -255,6 +287,8 @@ function gymConfig(args: ReproArgs): ArcaneConfig {
     objective: args.objective,
     seeds,
     gspoBatches: batches,
+    sftLearningRate: args.sftLearningRate,
+    learningRate: args.learningRate,
     epsLow,
     epsHigh,
     epsSweep: bandsOf(args.epsSweep),

@@ -73,6 +73,22 @@ export class SidecarBackend implements TrainerBackend<TokenPrompt> {
     return logprobs;
   }
 
+  /**
+   * Each text's ids under the model's own tokenizer, with no special token added: a transformers
+   * model only (the small transformer reads the ids its client's tokenizer made; the sidecar
+   * fails with a `SidecarError` whose fault is "unavailable"). `summary.tokenizer` has its start and end tokens.
+   */
+  async tokenize(texts: readonly string[]): Promise<number[][]> {
+    if (texts.length === 0) return [];
+    return (await this.client.request("policy.tokenize", { texts: [...texts] }, this.call)).ids;
+  }
+
+  /** Each row's text under the model's own tokenizer, special tokens left out (a transformers model only). */
+  async detokenize(ids: readonly (readonly number[])[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    return (await this.client.request("policy.detokenize", { ids: ids.map((row) => [...row]) }, this.call)).texts;
+  }
+
   /** One Adam step in the sidecar; its full metrics (gradient norm, tokens) also go to `onMetrics`. */
   async step(groups: readonly RolloutGroup<TokenPrompt>[], options: StepOptions): Promise<StepMetrics> {
     const metrics = await this.client.request(

@@ -46,6 +46,14 @@ const PolicySummarySchema = z.object({
   dtype: z.string(),
   steps: z.number().int(),
   reference: z.boolean(),
+  /** A transformers model's tokenizer (`policy.tokenize` reads text with it); null for the small transformer, whose ids its client makes. */
+  tokenizer: z
+    .object({
+      size: z.number().int().positive(),
+      bos_token_id: z.number().int().nonnegative().nullable(),
+      eos_token_id: z.number().int().nonnegative().nullable(),
+    })
+    .nullable(),
 });
 
 export const ReadySchema = z.object({
@@ -411,6 +419,16 @@ export const SIDECAR_METHODS = {
   "policy.logprobs": {
     params: z.strictObject({ prompt: Tokens, sequences: z.array(Tokens).min(1) }),
     result: z.object({ logprobs: z.array(z.array(z.number())) }),
+  },
+  /** Text → ids with the model's own tokenizer, no special token added (transformers models only). */
+  "policy.tokenize": {
+    params: z.strictObject({ texts: z.array(z.string()).min(1) }),
+    result: z.object({ ids: z.array(z.array(z.number().int().nonnegative())) }),
+  },
+  /** Ids → text, special tokens left out (transformers models only). */
+  "policy.detokenize": {
+    params: z.strictObject({ ids: z.array(z.array(z.number().int().nonnegative())).min(1) }),
+    result: z.object({ texts: z.array(z.string()) }),
   },
   "policy.step": {
     params: z.strictObject({

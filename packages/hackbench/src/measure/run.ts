@@ -5,7 +5,7 @@ import { runEffect } from "@rubric/core/effect";
 import { Effect } from "effect";
 import { z } from "zod";
 import { INTEGRITY_CARD_FORMAT, IntegrityCardSchema, type IntegrityCard, type ProbeResult } from "../card/card.js";
-import { UnknownProbeError, resolveProbes } from "../probes/catalog.js";
+import { type UnknownProbeError, resolveProbes } from "../probes/catalog.js";
 import type { Probe } from "../probes/probe.js";
 import { rubricSurface } from "../probes/surface.js";
 import { HackSampleSchema, type HackSample } from "../sample/sample.js";

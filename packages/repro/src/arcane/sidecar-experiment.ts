@@ -1,7 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { EOS_ID } from "@rubric/arco-heads";
 import {
   gymSftCorpus,
   gymTask,
@@ -28,9 +27,12 @@ import { STAGE_II_DEFAULTS, type ArcaneConfig } from "./experiment.js";
 import { PAPER } from "./table.js";
 import {
   SidecarManager,
+  bpeManagerTokenizer,
   episodeTokens,
   readRubricTurn,
+  sidecarManagerTokenizer,
   trainManagerTokenizer,
+  type ManagerTokenizer,
   type ManagerEpisode,
   type ReadRubric,
 } from "./sidecar-manager.js";
@@ -63,14 +65,25 @@ type SharedSettings = Pick<
 export interface SidecarManagerConfig extends SharedSettings {
   readonly quick: boolean;
   readonly seed: number;
-  /** The sidecar's small causal transformer. */
+  /**
+   * A transformers causal LM (a Hugging Face name, or a local directory) in place of the sidecar's
+   * small transformer, with its own tokenizer: the GPU recipe (needs transformers in the sidecar's
+   * Python). Null: the small transformer with a BPE learnt from the teacher dialogues.
+   */
+  readonly transformersModel: string | null;
+  /** torch's device for the policy: "auto" (the GPU when there is one), "cpu", "cuda", "cuda:1", … */
+  readonly device: string;
+  readonly dtype: "float32" | "float64" | "bfloat16" | "float16";
+  /** The sidecar's Python interpreter (default: Debian's /usr/bin/python3 when it exists, else python3). */
+  readonly python?: string;
+  /** The sidecar's small causal transformer (unused with `transformersModel`). */
   readonly model: {
     readonly dModel: number;
     readonly heads: number;
     readonly layers: number;
     readonly maxSequence: number;
   };
-  /** Byte-level BPE ids, learnt from the teacher dialogues. */
+  /** Byte-level BPE ids, learnt from the teacher dialogues (the small transformer's). */
   readonly vocabularySize: number;
   readonly sftBatchSize: number;
   /** Teacher dialogues per training task for SFT, each with a stakeholder of its own. */
@@ -84,29 +97,35 @@ export interface SidecarManagerConfig extends SharedSettings {
 /**
  * Defaults. Quick (about a quarter of an hour on a CPU): 6 SFT epochs over 4 teacher dialogues per
  * training task, 6 GSPO batches of 8 tasks × 4 dialogues. Full: 12 epochs over 8 per task, 30
- * batches of 16 × 8. The band, KL and costs are the gym run's.
+ * batches of 16 × 8. The band, KL and costs are the gym run's. With `transformersModel` the
+ * learning rates default to a pretrained model's (SFT 1e-5, GSPO 1e-6): the small transformer's
+ * (3e-3, 3e-4) would wreck one.
  */
 export function sidecarManagerConfig(
   options: { quick?: boolean } & Partial<Omit<SidecarManagerConfig, "quick">> = {},
 ): SidecarManagerConfig {
   const quick = options.quick ?? false;
   const { quick: _, ...rest } = options;
+  const pretrained = options.transformersModel !== undefined && options.transformersModel !== null;
   return {
     quick,
     seed: 1,
+    transformersModel: null,
+    device: "auto",
+    dtype: "float32",
     model: { dModel: 64, heads: 4, layers: 2, maxSequence: 384 },
     // The teacher dialogues repeat their instructions, questions and phrases: with 2,048 ids a
     // rubric turn is about 15 tokens and a rubric prompt about 115 (1,024 ids: 55 and 225).
     vocabularySize: 2048,
     teacherStakeholders: quick ? 4 : 8,
     sftEpochs: quick ? 6 : 12,
-    sftLearningRate: 3e-3,
+    sftLearningRate: pretrained ? 1e-5 : 3e-3,
     sftBatchSize: 16,
     gspoBatches: quick ? 6 : 30,
     promptsPerBatch: quick ? 8 : 16,
     groupSize: quick ? 4 : 8,
     stepsPerBatch: 2,
-    learningRate: 3e-4,
+    learningRate: pretrained ? 1e-6 : 3e-4,
     ...STAGE_II_DEFAULTS,
     maxQuestionTokens: 48,
     maxRubricTokens: 96,
@@ -148,7 +167,14 @@ export const SidecarManagerTableSchema = z.strictObject({
   kind: z.literal("arcane-sidecar-manager"),
   simulation: z.string(),
   config: z.record(z.string(), z.unknown()),
-  model: z.strictObject({ parameters: z.number().int(), vocabularySize: z.number().int() }),
+  model: z.strictObject({
+    /** "sidecar-tiny" (the small transformer), or the transformers model's name or directory. */
+    name: z.string(),
+    parameters: z.number().int(),
+    vocabularySize: z.number().int(),
+    /** torch's device the policy trained on. */
+    device: z.string(),
+  }),
   tasks: z.strictObject({ train: z.number().int(), eval: z.number().int() }),
   /** Mean U* of the pick over the eval tasks, per N; an unparseable rubric's episode counts at the floor. */
   rows: z.strictObject({ noRubric: RowSchema, sft: RowSchema, gspo: RowSchema, oracle: RowSchema }),
@@ -163,6 +189,8 @@ export const SidecarManagerTableSchema = z.strictObject({
         batch: z.number().int(),
         meanReward: z.number(),
         clippedFraction: z.number(),
+        /** The KL to the SFT policy (k3 estimate) at the batch's last step. */
+        kl: z.number(),
         counts: CountsSchema,
       }),
     ),
@@ -277,26 +305,27 @@ const meanOver = (returns: readonly number[][], ns: readonly number[]) =>
   ns.map((_, j) => mean(returns.map((r) => r[j]!)));
 
 /**
- * ARCANE's manager as an LLM trained end to end (issue 16, item 6): the sidecar's small causal
- * transformer, with a byte-level BPE learnt from the teacher dialogues, asks its questions and
- * writes its rubric as JSON text (`SidecarManager`); Stage I is SFT on the gym's teacher dialogues,
- * Stage II GSPO on the gym's reward through `SidecarBackend`, with the KL to the SFT policy. Each
- * stage's manager is evaluated on the eval tasks (one dialogue per task, best-of-N by its rubric),
- * beside No Rubric and the oracle on the same worker outputs.
+ * The run's tasks and teacher dialogues: the training and eval tasks' gym prompts (stakeholder seed
+ * `config.seed`), and `teacherStakeholders` teacher dialogues per training task, each with a
+ * stakeholder of its own (seeds seed, seed + 1000, …): with one dialogue per task the model
+ * memorises them long before the rubric's format generalises to tasks it has not seen.
  */
-export async function runSidecarManager(options: SidecarManagerRunOptions): Promise<SidecarManagerTable> {
-  const { config } = options;
-  const started = performance.now();
-  options.onProgress?.({ phase: "prepare" });
-  const gdpval = await loadGdpval(options.gdpvalDir);
+export async function sidecarManagerData(
+  gdpvalDir: string,
+  config: Pick<SidecarManagerConfig, "seed" | "trainTasks" | "evalTasks" | "teacherStakeholders">,
+): Promise<{
+  train: GymPrompt[];
+  evalPrompts: GymPrompt[];
+  teacherPrompts: GymPrompt[];
+  teacher: SftExample[];
+}> {
+  const gdpval = await loadGdpval(gdpvalDir);
   const train = await Promise.all(
     gdpval.train.slice(0, config.trainTasks).map((e) => gymPrompt(gymTask(e.task), config.seed, QUESTION_REPERTOIRE)),
   );
   const evalPrompts = await Promise.all(
     gdpval.eval.slice(0, config.evalTasks).map((e) => gymPrompt(gymTask(e.task), config.seed, QUESTION_REPERTOIRE)),
   );
-  // Several stakeholders per training task (seeds seed, seed + 1000, …): one dialogue per task
-  // is memorised long before the rubric's format generalises to tasks it has not seen.
   const teacherPrompts: GymPrompt[] = [];
   const teacher: SftExample[] = [];
   for (let j = 0; j < config.teacherStakeholders; j++) {
@@ -310,41 +339,40 @@ export async function runSidecarManager(options: SidecarManagerRunOptions): Prom
       )),
     );
   }
-  // The BPE's merges come from the first stakeholder's dialogues: the wording is the same in all.
-  const tokenizer = trainManagerTokenizer(train, teacher.slice(0, train.length), config.vocabularySize);
-  const backend = await SidecarBackend.start({
-    threads: config.threads,
-    policy: {
-      model: {
-        kind: "tiny",
-        vocab_size: tokenizer.vocabularySize,
-        d_model: config.model.dModel,
-        n_heads: config.model.heads,
-        n_layers: config.model.layers,
-        max_seq_len: config.model.maxSequence,
-      },
-      seed: config.seed,
-      eos_token_id: EOS_ID,
-      max_new_tokens: Math.max(config.maxQuestionTokens, config.maxRubricTokens),
-    },
-    ...(options.signal === undefined ? {} : { call: { signal: options.signal } }),
-  });
+  return { train, evalPrompts, teacherPrompts, teacher };
+}
+
+/**
+ * ARCANE's manager as an LLM trained end to end (issue 16, item 6): the sidecar's small causal
+ * transformer, with a byte-level BPE learnt from the teacher dialogues, asks its questions and
+ * writes its rubric as JSON text (`SidecarManager`); Stage I is SFT on the gym's teacher dialogues,
+ * Stage II GSPO on the gym's reward through `SidecarBackend`, with the KL to the SFT policy. Each
+ * stage's manager is evaluated on the eval tasks (one dialogue per task, best-of-N by its rubric),
+ * beside No Rubric and the oracle on the same worker outputs.
+ */
+export async function runSidecarManager(options: SidecarManagerRunOptions): Promise<SidecarManagerTable> {
+  const { config } = options;
+  const started = performance.now();
+  options.onProgress?.({ phase: "prepare" });
+  const { train, evalPrompts, teacherPrompts, teacher } = await sidecarManagerData(options.gdpvalDir, config);
+  const { backend, tokenizer } = await startManagerModel(config, train, teacher, options.signal);
   const manager = new SidecarManager(backend, tokenizer, config);
   try {
-    const examples = teacherPrompts.map((prompt, i) => ({ prompt, tokens: manager.teacherTokens(teacher[i]!) }));
+    const teacherTokens = await manager.teacherTokens(teacher);
+    const examples = teacherPrompts.map((prompt, i) => ({ prompt, tokens: teacherTokens[i]! }));
     let longestTurn = 0;
     for (const { prompt, tokens } of examples) {
       const { questions, rubric } = manager.split(tokens);
       const { ids } = await manager.dialogue(prompt, questions);
       longestTurn = Math.max(
         longestTurn,
-        manager.questionsIds(prompt.task).length + questions.length,
+        (await manager.questionsIds(prompt.task)).length + questions.length,
         ids.length + rubric.length,
       );
     }
-    if (longestTurn > config.model.maxSequence)
+    if (longestTurn > backend.summary.max_seq_len)
       throw new RangeError(
-        `a teacher dialogue's turn takes ${longestTurn} tokens, more than the model's ${config.model.maxSequence} positions: raise model.maxSequence or vocabularySize`,
+        `a teacher dialogue's turn takes ${longestTurn} tokens, more than the model's ${backend.summary.max_seq_len} positions: ${config.transformersModel === null ? "raise model.maxSequence or vocabularySize" : "use a model with more positions"}`,
       );
 
     const sftStarted = performance.now();
@@ -398,6 +426,7 @@ export async function runSidecarManager(options: SidecarManagerRunOptions): Prom
           batch: entry.batch,
           meanReward: entry.meanReward,
           clippedFraction: entry.clippedFraction,
+          kl: entry.kl,
           counts: {
             episodes: counts.episodes - before.episodes,
             unparseable: counts.unparseable - before.unparseable,
@@ -437,10 +466,14 @@ export async function runSidecarManager(options: SidecarManagerRunOptions): Prom
       `${w.counts.unparseable} of ${w.counts.episodes} eval rubric turns did not parse`;
     return SidecarManagerTableSchema.parse({
       kind: "arcane-sidecar-manager",
-      simulation:
-        "Rubric gym, a simulation: simulated stakeholders and worker; the manager is the sidecar's small causal transformer trained on this machine, not the paper's LLM.",
+      simulation: `Rubric gym, a simulation: simulated stakeholders and worker; the manager is ${config.transformersModel === null ? "the sidecar's small causal transformer" : `the transformers model ${config.transformersModel}`} trained here, not the paper's LLM.`,
       config: { ...config },
-      model: { parameters: backend.summary.parameters, vocabularySize: tokenizer.vocabularySize },
+      model: {
+        name: config.transformersModel ?? "sidecar-tiny",
+        parameters: backend.summary.parameters,
+        vocabularySize: tokenizer.vocabularySize,
+        device: backend.summary.device,
+      },
       tasks: { train: train.length, eval: evalPrompts.length },
       rows,
       written: { sft: sft.written, gspo: gspo.written },
@@ -467,6 +500,59 @@ export async function runSidecarManager(options: SidecarManagerRunOptions): Prom
   }
 }
 
+/**
+ * The manager's model and tokenizer in a new sidecar: the small transformer with a BPE learnt from
+ * the first stakeholder's teacher dialogues (the wording is the same in all), or a transformers
+ * model with its own tokenizer.
+ */
+async function startManagerModel(
+  config: SidecarManagerConfig,
+  train: readonly GymPrompt[],
+  teacher: readonly SftExample[],
+  signal: AbortSignal | undefined,
+): Promise<{ backend: SidecarBackend; tokenizer: ManagerTokenizer }> {
+  const common = {
+    threads: config.threads,
+    ...(config.python === undefined ? {} : { python: config.python }),
+    ...(signal === undefined ? {} : { call: { signal } }),
+  };
+  const policy = {
+    seed: config.seed,
+    device: config.device,
+    dtype: config.dtype,
+    max_new_tokens: Math.max(config.maxQuestionTokens, config.maxRubricTokens),
+  };
+  if (config.transformersModel !== null) {
+    const backend = await SidecarBackend.start({
+      ...common,
+      policy: { ...policy, model: { kind: "transformers", name: config.transformersModel } },
+    });
+    try {
+      return { backend, tokenizer: sidecarManagerTokenizer(backend) };
+    } catch (error) {
+      await backend.close();
+      throw error;
+    }
+  }
+  const bpe = bpeManagerTokenizer(trainManagerTokenizer(train, teacher.slice(0, train.length), config.vocabularySize));
+  const backend = await SidecarBackend.start({
+    ...common,
+    policy: {
+      ...policy,
+      model: {
+        kind: "tiny",
+        vocab_size: bpe.vocabularySize,
+        d_model: config.model.dModel,
+        n_heads: config.model.heads,
+        n_layers: config.model.layers,
+        max_seq_len: config.model.maxSequence,
+      },
+      eos_token_id: bpe.eos,
+    },
+  });
+  return { backend, tokenizer: bpe };
+}
+
 /** `table.md` of a sidecar-manager run. */
 export function sidecarManagerMarkdown(table: SidecarManagerTable): string {
   const f3 = (x: number) => x.toFixed(3);
@@ -481,7 +567,7 @@ export function sidecarManagerMarkdown(table: SidecarManagerTable): string {
     "",
     `> ${table.simulation}`,
     "",
-    `The manager: a ${table.model.parameters.toLocaleString("en")}-parameter causal transformer in the torch sidecar, byte-level BPE of ${table.model.vocabularySize} ids; SFT on ${table.training.sftDialogues} teacher dialogues of ${table.tasks.train} training tasks, GSPO on those tasks, ${table.tasks.eval} eval tasks; ${table.seconds.total.toFixed(0)} s (SFT ${table.seconds.sft.toFixed(0)} s, GSPO ${table.seconds.gspo.toFixed(0)} s, evaluation ${table.seconds.evaluation.toFixed(0)} s).`,
+    `The manager: ${table.model.name === "sidecar-tiny" ? `a ${table.model.parameters.toLocaleString("en")}-parameter causal transformer in the torch sidecar, byte-level BPE of ${table.model.vocabularySize} ids` : `${table.model.name} (${table.model.parameters.toLocaleString("en")} parameters, its own tokenizer of ${table.model.vocabularySize} ids)`} on ${table.model.device}; SFT on ${table.training.sftDialogues} teacher dialogues of ${table.tasks.train} training tasks, GSPO on those tasks, ${table.tasks.eval} eval tasks; ${table.seconds.total.toFixed(0)} s (SFT ${table.seconds.sft.toFixed(0)} s, GSPO ${table.seconds.gspo.toFixed(0)} s, evaluation ${table.seconds.evaluation.toFixed(0)} s).`,
     "",
     "## Mean return (U* of the selected output)",
     "",
@@ -507,11 +593,11 @@ export function sidecarManagerMarkdown(table: SidecarManagerTable): string {
     "",
     `SFT loss per epoch: ${table.training.sftLoss.map((l) => l.toFixed(3)).join(", ")}.`,
     "",
-    "| GSPO batch | mean reward | clipped | rubric turns not parsed |",
-    "|---|---|---|---|",
+    "| GSPO batch | mean reward | clipped | KL to SFT | rubric turns not parsed |",
+    "|---|---|---|---|---|",
     ...table.training.gspo.map(
       (b) =>
-        `| ${b.batch} | ${f3(b.meanReward)} | ${(100 * b.clippedFraction).toFixed(0)}% | ${b.counts.unparseable} / ${b.counts.episodes} |`,
+        `| ${b.batch} | ${f3(b.meanReward)} | ${(100 * b.clippedFraction).toFixed(0)}% | ${b.kl.toFixed(4)} | ${b.counts.unparseable} / ${b.counts.episodes} |`,
     ),
     "",
     "## Notes",

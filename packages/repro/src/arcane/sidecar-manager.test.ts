@@ -1,5 +1,4 @@
 import { fileURLToPath } from "node:url";
-import { EOS_ID } from "@rubric/arco-heads";
 import { gymSftCorpus, gymTask, loadGdpval, simulatedWorker, type SftExample } from "@rubric/autointeract";
 import { approximateTokens } from "@rubric/core";
 import { QUESTION_REPERTOIRE, SidecarBackend, gymPrompt, trueUtility, type GymPrompt } from "@rubric/gspo";
@@ -12,7 +11,15 @@ import {
   sidecarManagerMarkdown,
   sidecarManagerReward,
 } from "./sidecar-experiment.js";
-import { SidecarManager, TURN_BREAK, readRubricTurn, rubricPrompt, trainManagerTokenizer } from "./sidecar-manager.js";
+import {
+  SidecarManager,
+  TURN_BREAK,
+  bpeManagerTokenizer,
+  readRubricTurn,
+  rubricPrompt,
+  sidecarManagerTokenizer,
+  trainManagerTokenizer,
+} from "./sidecar-manager.js";
 
 const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url));
 const GDPVAL = `${SHARED}/data/gdpval`;
@@ -66,7 +73,7 @@ describe("SidecarManager: an LLM manager in the torch sidecar", () => {
       prompts.map((p) => p.task),
       { seed: 3, questionBudget: 5, reference: "elicited" },
     );
-    const tokenizer = trainManagerTokenizer(prompts, teacher, 1500);
+    const tokenizer = bpeManagerTokenizer(trainManagerTokenizer(prompts, teacher, 1500));
     const backend = await SidecarBackend.start({
       threads: 1,
       policy: {
@@ -79,7 +86,7 @@ describe("SidecarManager: an LLM manager in the torch sidecar", () => {
           max_seq_len: 384,
         },
         seed: 2,
-        eos_token_id: EOS_ID,
+        eos_token_id: tokenizer.eos,
       },
     });
     manager = new SidecarManager(backend, tokenizer, { maxQuestionTokens: 32, maxRubricTokens: 64 });
@@ -89,23 +96,34 @@ describe("SidecarManager: an LLM manager in the torch sidecar", () => {
   }, TIMEOUT_MS);
 
   it("reads a teacher dialogue back as its questions, the stakeholder's answers and its rubric turn", async () => {
-    const tokens = manager.teacherTokens(teacher[0]!);
-    expect(tokens.filter((t) => t === TURN_BREAK)).toHaveLength(1);
-    const episode = await manager.episode(prompts[0]!, tokens);
+    const [tokens] = await manager.teacherTokens([teacher[0]!]);
+    expect(tokens!.filter((t) => t === TURN_BREAK)).toHaveLength(1);
+    const episode = await manager.episode(prompts[0]!, tokens!);
     const assistant = teacher[0]!.messages.filter((m) => m.role === "assistant");
     expect(episode.questions).toEqual(assistant.slice(0, -1).map((m) => JSON.parse(m.content).question));
     expect(episode.questionsParsed).toBe(true);
     expect(episode.rubricText).toBe(assistant.at(-1)!.content);
     // The rubric turn's prompt holds the stakeholder's answers as the teacher heard them.
     const answers = teacher[0]!.messages.filter((m) => m.role === "user").slice(1);
-    const { ids } = await manager.dialogue(prompts[0]!, manager.split(tokens).questions);
-    expect(manager.text(ids.slice(1))).toBe(
+    const { ids } = await manager.dialogue(prompts[0]!, manager.split(tokens!).questions);
+    expect(ids[0]).toBe(manager.tokenizer.bos);
+    expect(await manager.text(ids)).toBe(
       rubricPrompt(
         prompts[0]!.task,
         JSON.stringify({ questions: episode.questions }),
         episode.questions.map((question, i) => ({ question, answer: answers[i]!.content })),
       ),
     );
+  });
+
+  it("takes a transformers model's tokenizer through the sidecar, and refuses to where the model has none", async () => {
+    // The small transformer reads the ids its client's BPE made: the sidecar has no tokenizer to lend.
+    expect(manager.backend.summary.tokenizer).toBeNull();
+    expect(() => sidecarManagerTokenizer(manager.backend)).toThrow(/no tokenizer of its own/);
+    await expect(manager.backend.tokenize(["a rubric"])).rejects.toMatchObject({
+      fault: "unavailable",
+      message: expect.stringContaining("policy.tokenize needs a model with a tokenizer"),
+    });
   });
 
   it(
@@ -141,7 +159,8 @@ describe("SidecarManager: an LLM manager in the torch sidecar", () => {
       expect(await reward(prompts[0]!, untrained, { seed: 4 })).toBeCloseTo(UNPARSEABLE_UTILITY - 0.0007 * asked, 12);
       expect(counts).toMatchObject({ episodes: 1, unparseable: 1 });
 
-      const examples = [0, 1].map((i) => ({ prompt: prompts[i]!, tokens: manager.teacherTokens(teacher[i]!) }));
+      const tokens = await manager.teacherTokens(teacher.slice(0, 2));
+      const examples = [0, 1].map((i) => ({ prompt: prompts[i]!, tokens: tokens[i]! }));
       const losses: number[] = [];
       for (let step = 0; step < 120; step++) losses.push(await manager.sftStep(examples, { learningRate: 1e-2 }));
       expect(losses.at(-1)!).toBeLessThan(losses[0]! / 10);
@@ -200,6 +219,21 @@ describe("SidecarManager: an LLM manager in the torch sidecar", () => {
   );
 });
 
+describe("sidecarManagerConfig", () => {
+  it("gives a transformers model a pretrained model's learning rates unless told otherwise", () => {
+    const tiny = sidecarManagerConfig({ quick: true });
+    expect(tiny).toMatchObject({ transformersModel: null, device: "auto", sftLearningRate: 3e-3, learningRate: 3e-4 });
+    expect(sidecarManagerConfig({ quick: true, transformersModel: "Qwen/Qwen2.5-0.5B" })).toMatchObject({
+      sftLearningRate: 1e-5,
+      learningRate: 1e-6,
+    });
+    expect(sidecarManagerConfig({ quick: true, transformersModel: "/models/m", sftLearningRate: 3e-3 })).toMatchObject({
+      sftLearningRate: 3e-3,
+      learningRate: 1e-6,
+    });
+  });
+});
+
 describe("runSidecarManager", () => {
   it(
     "trains and evaluates end to end on a handful of tasks, and counts every episode",
@@ -219,6 +253,7 @@ describe("runSidecarManager", () => {
       });
       const table = await runSidecarManager({ gdpvalDir: GDPVAL, config });
       expect(table.tasks).toEqual({ train: 6, eval: 3 });
+      expect(table.model).toMatchObject({ name: "sidecar-tiny", device: "cpu" });
       // Printed as a simulation, with the paper's column beside ours.
       const markdown = sidecarManagerMarkdown(table);
       expect(markdown).toContain("> Rubric gym, a simulation");
@@ -227,6 +262,9 @@ describe("runSidecarManager", () => {
       expect(table.training.sftDialogues).toBe(12);
       expect(table.training.gspo).toHaveLength(1);
       expect(table.training.gspo[0]!.counts.episodes).toBe(4);
+      // The KL to the SFT policy after the batch's two steps: logged, small, never negative (k3).
+      expect(table.training.gspo[0]!.kl).toBeGreaterThanOrEqual(0);
+      expect(markdown).toContain("| GSPO batch | mean reward | clipped | KL to SFT |");
       for (const written of [table.written.sft, table.written.gspo]) {
         expect(written.counts.episodes).toBe(3);
         expect(written.examples).toHaveLength(3);

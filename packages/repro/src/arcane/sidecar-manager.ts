@@ -64,6 +64,56 @@ export function rubricPrompt(
   return `${questionsPrompt(task)}${questionsText}\n${heard === "" ? "(no questions)" : heard}\nRubric: `;
 }
 
+/**
+ * Text ↔ ids for the manager's model: a byte-level BPE learnt from the teacher dialogues (the
+ * sidecar's small transformer, {@link bpeManagerTokenizer}), or a transformers model's own tokenizer
+ * in the sidecar ({@link sidecarManagerTokenizer}). Asynchronous because the second is a request.
+ */
+export interface ManagerTokenizer {
+  readonly vocabularySize: number;
+  /** The token a prompt starts with, or null when the model has none. */
+  readonly bos: number | null;
+  /** The token that ends a turn. */
+  readonly eos: number;
+  /** Each text's ids, no special token added. */
+  encode(texts: readonly string[]): Promise<number[][]>;
+  /** Each row's text, special tokens left out. */
+  decode(ids: readonly (readonly number[])[]): Promise<string[]>;
+}
+
+/** A BPE of `@rubric/arco-heads` (see {@link trainManagerTokenizer}) as the manager's tokenizer, with its `<bos>` and `<eos>`. */
+export function bpeManagerTokenizer(bpe: ByteBpeTokenizer): ManagerTokenizer {
+  return {
+    vocabularySize: bpe.vocabularySize,
+    bos: BOS_ID,
+    eos: EOS_ID,
+    encode: async (texts) => texts.map((t) => bpe.encode(t)),
+    decode: async (ids) => ids.map((row) => bpe.decode(row.filter((id) => id !== BOS_ID && id !== EOS_ID))),
+  };
+}
+
+/**
+ * A transformers model's own tokenizer, read through the sidecar (`policy.tokenize`): its start
+ * token when it has one, its end token (required: a turn must be able to end).
+ * @throws RangeError when the sidecar's policy has no tokenizer (the small transformer) or no end token.
+ */
+export function sidecarManagerTokenizer(backend: SidecarBackend): ManagerTokenizer {
+  const tokenizer = backend.summary.tokenizer;
+  if (tokenizer === null)
+    throw new RangeError(
+      "the sidecar's policy has no tokenizer of its own (the small transformer): use bpeManagerTokenizer",
+    );
+  if (tokenizer.eos_token_id === null)
+    throw new RangeError("the model's tokenizer has no end token: a manager's turn could never end");
+  return {
+    vocabularySize: backend.summary.vocab_size,
+    bos: tokenizer.bos_token_id,
+    eos: tokenizer.eos_token_id,
+    encode: (texts) => backend.tokenize(texts),
+    decode: (ids) => backend.detokenize(ids),
+  };
+}
+
 /** A rubric turn read back: the gym rubric (each criterion's rule from its text), or why it is not one. */
 export type ReadRubric =
   | { readonly ok: true; readonly rubric: FlatRubric; readonly judged: number }
@@ -111,7 +161,7 @@ export interface ManagerEpisode {
  * sequences are whole dialogues. It writes a questions turn (`{"questions": [...]}`) for the
  * task; the task's simulated stakeholder answers each question; it writes the rubric turn
  * (`{"criteria": [...]}`) after reading the answers. A sequence is the questions turn's ids, then
- * {@link TURN_BREAK}, then the rubric turn's, each ending with `<eos>` when the model wrote it.
+ * {@link TURN_BREAK}, then the rubric turn's, each ending with the end token when the model wrote it.
  *
  * Training goes through `SidecarBackend` (torch): SFT on teacher dialogues and GSPO on the gym's
  * reward. The two turns have different prompts (the second holds the answers), so the sidecar sees
@@ -122,16 +172,28 @@ export interface ManagerEpisode {
 export class SidecarManager implements TrainerBackend<GymPrompt> {
   readonly kind = "sidecar-manager";
   readonly #dialogues = new Map<string, Promise<{ ids: number[]; episode: ManagerEpisode }>>();
+  readonly #questionsIds = new Map<string, Promise<number[]>>();
 
   constructor(
     readonly backend: SidecarBackend,
-    readonly tokenizer: ByteBpeTokenizer,
+    readonly tokenizer: ManagerTokenizer,
     readonly options: { readonly maxQuestionTokens: number; readonly maxRubricTokens: number },
   ) {}
 
+  /** A prompt's ids: the start token (when the model has one), then the text's. */
+  async promptIds(text: string): Promise<number[]> {
+    const [ids] = await this.tokenizer.encode([text]);
+    return this.tokenizer.bos === null ? ids! : [this.tokenizer.bos, ...ids!];
+  }
+
   /** The questions turn's prompt ids for a task. */
-  questionsIds(task: GymTask): number[] {
-    return [BOS_ID, ...this.tokenizer.encode(questionsPrompt(task))];
+  questionsIds(task: GymTask): Promise<number[]> {
+    let found = this.#questionsIds.get(task.id);
+    if (found === undefined) {
+      found = this.promptIds(questionsPrompt(task));
+      this.#questionsIds.set(task.id, found);
+    }
+    return found;
   }
 
   /** New tokens a turn may write after `prompt`: its cap, within the model's positions. */
@@ -139,9 +201,10 @@ export class SidecarManager implements TrainerBackend<GymPrompt> {
     return Math.max(1, Math.min(cap, this.backend.summary.max_seq_len - prompt.length));
   }
 
-  /** Text of a turn's ids, without the `<eos>` that ended it. */
-  text(ids: readonly number[]): string {
-    return this.tokenizer.decode(ids.filter((id) => id !== EOS_ID));
+  /** Text of a turn's ids, without the end token that ended it. */
+  async text(ids: readonly number[]): Promise<string> {
+    const [text] = await this.tokenizer.decode([ids.filter((id) => id !== this.tokenizer.eos)]);
+    return text!;
   }
 
   /**
@@ -154,7 +217,7 @@ export class SidecarManager implements TrainerBackend<GymPrompt> {
     let found = this.#dialogues.get(key);
     if (found === undefined) {
       found = (async () => {
-        const questionsText = this.text(questionIds);
+        const questionsText = await this.text(questionIds);
         let parsed: z.infer<typeof QuestionsTurnSchema> | undefined;
         try {
           const result = QuestionsTurnSchema.safeParse(JSON.parse(questionsText));
@@ -174,11 +237,11 @@ export class SidecarManager implements TrainerBackend<GymPrompt> {
         // The rubric turn needs positions of its own: answers that would not leave them are not
         // heard (the last first), and the questions asked are those heard.
         const room = this.backend.summary.max_seq_len - MIN_RUBRIC_TOKENS;
-        const ids = () => [BOS_ID, ...this.tokenizer.encode(rubricPrompt(prompt.task, questionsText, exchanges))];
-        let rubricIds = ids();
+        const ids = () => this.promptIds(rubricPrompt(prompt.task, questionsText, exchanges));
+        let rubricIds = await ids();
         while (rubricIds.length > room && exchanges.length > 0) {
           exchanges.pop();
-          rubricIds = ids();
+          rubricIds = await ids();
         }
         if (rubricIds.length > room)
           rubricIds = [...rubricIds.slice(0, 1), ...rubricIds.slice(rubricIds.length - room + 1)];
@@ -209,19 +272,15 @@ export class SidecarManager implements TrainerBackend<GymPrompt> {
   async episode(prompt: GymPrompt, tokens: readonly number[]): Promise<ManagerEpisode> {
     const { questions, rubric } = this.split(tokens);
     const { episode } = await this.dialogue(prompt, questions);
-    return { ...episode, rubricText: this.text(rubric) };
+    return { ...episode, rubricText: await this.text(rubric) };
   }
 
-  /** A teacher dialogue of `@rubric/autointeract`'s SFT corpus as a sequence: its questions, then its rubric turn. */
-  teacherTokens(example: SftExample): number[] {
-    const turns = teacherTurns(example);
-    return [
-      ...this.tokenizer.encode(turns.questionsText),
-      EOS_ID,
-      TURN_BREAK,
-      ...this.tokenizer.encode(turns.rubricText),
-      EOS_ID,
-    ];
+  /** Teacher dialogues of `@rubric/autointeract`'s SFT corpus as sequences: each one's questions, then its rubric turn. */
+  async teacherTokens(examples: readonly SftExample[]): Promise<number[][]> {
+    const turns = examples.map(teacherTurns);
+    const ids = await this.tokenizer.encode(turns.flatMap((t) => [t.questionsText, t.rubricText]));
+    const eos = this.tokenizer.eos;
+    return turns.map((_, i) => [...ids[2 * i]!, eos, TURN_BREAK, ...ids[2 * i + 1]!, eos]);
   }
 
   async sample(
@@ -229,7 +288,7 @@ export class SidecarManager implements TrainerBackend<GymPrompt> {
     n: number,
     options: { readonly seed: number; readonly temperature?: number },
   ): Promise<SampledSequence[]> {
-    const first = this.questionsIds(prompt.task);
+    const first = await this.questionsIds(prompt.task);
     const turns = await this.backend.sample(first, n, {
       ...options,
       maxNewTokens: this.#budget(first, this.options.maxQuestionTokens),
@@ -253,7 +312,7 @@ export class SidecarManager implements TrainerBackend<GymPrompt> {
   async logprobs(prompt: GymPrompt, sequences: readonly (readonly number[])[]): Promise<number[][]> {
     const parts = sequences.map((s) => this.split(s));
     const first = await this.backend.logprobs(
-      this.questionsIds(prompt.task),
+      await this.questionsIds(prompt.task),
       parts.map((p) => p.questions),
     );
     const out: number[][] = [];
@@ -270,7 +329,7 @@ export class SidecarManager implements TrainerBackend<GymPrompt> {
     for (const group of groups) {
       const parts = group.sequences.map((s) => ({ ...this.split(s.tokens), s }));
       turns.push({
-        prompt: this.questionsIds(group.prompt.task),
+        prompt: await this.questionsIds(group.prompt.task),
         sequences: parts.map(({ questions, s }) => ({
           tokens: questions,
           logpOld: s.logpOld.slice(0, questions.length),
@@ -293,7 +352,7 @@ export class SidecarManager implements TrainerBackend<GymPrompt> {
     const turns: { prompt: number[]; tokens: number[] }[] = [];
     for (const example of examples) {
       const { questions, rubric } = this.split(example.tokens);
-      turns.push({ prompt: this.questionsIds(example.prompt.task), tokens: questions });
+      turns.push({ prompt: await this.questionsIds(example.prompt.task), tokens: questions });
       turns.push({ prompt: (await this.dialogue(example.prompt, questions)).ids, tokens: rubric });
     }
     return this.backend.sftStep(turns, options);
@@ -317,21 +376,27 @@ export class SidecarManager implements TrainerBackend<GymPrompt> {
 }
 
 /**
- * A byte-level BPE for the manager's text, learnt from the teacher dialogues (prompts with their
- * answers, and both turns): its merges make the fixed instructions, the bank's phrases and the
- * JSON frame a few tokens each, which a small model with few positions needs.
+ * The manager's text in teacher dialogues: each one's rubric prompt (instructions, task, questions
+ * turn, answers) and its rubric turn. What a tokenizer for the manager is learnt from.
+ */
+export function managerCorpus(prompts: readonly GymPrompt[], examples: readonly SftExample[]): string[] {
+  return examples.flatMap((example, i) => {
+    const turns = teacherTurns(example);
+    return [rubricPrompt(prompts[i]!.task, turns.questionsText, turns.exchanges), turns.rubricText];
+  });
+}
+
+/**
+ * A byte-level BPE for the manager's text, learnt from the teacher dialogues ({@link managerCorpus}):
+ * its merges make the fixed instructions, the bank's phrases and the JSON frame a few tokens each,
+ * which a small model with few positions needs.
  */
 export function trainManagerTokenizer(
   prompts: readonly GymPrompt[],
   examples: readonly SftExample[],
   vocabularySize: number,
 ): ByteBpeTokenizer {
-  const texts: string[] = [];
-  for (const [i, example] of examples.entries()) {
-    const turns = teacherTurns(example);
-    texts.push(rubricPrompt(prompts[i]!.task, turns.questionsText, turns.exchanges), turns.rubricText);
-  }
-  return byteBpeTokenizer(trainByteBpe(texts, vocabularySize));
+  return byteBpeTokenizer(trainByteBpe(managerCorpus(prompts, examples), vocabularySize));
 }
 
 /**

@@ -115,12 +115,19 @@ class TinyCausalLM(nn.Module):
 
 
 class TransformersCausalLM(nn.Module):
-    """A Hugging Face causal LM (``AutoModelForCausalLM.from_pretrained(name)``) returning logits."""
+    """A Hugging Face causal LM and its tokenizer (``from_pretrained(name)``: a hub name, or a local
+    directory where nothing can be downloaded), returning logits; it samples through the model's
+    own key/value cache."""
 
     def __init__(self, name: str, dtype: torch.dtype, lora: dict | None) -> None:
         super().__init__()
         transformers = optional_import("transformers", "policy.init with model.kind 'transformers'")
-        self.inner = transformers.AutoModelForCausalLM.from_pretrained(name, torch_dtype=dtype)
+        # transformers 4.56 renamed torch_dtype to dtype; an older one would take an unknown
+        # keyword as a config attribute and silently load float32.
+        major, minor = (int(part) for part in transformers.__version__.split(".")[:2])
+        dtype_key = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+        self.inner = transformers.AutoModelForCausalLM.from_pretrained(name, **{dtype_key: dtype})
+        self.tokenizer = transformers.AutoTokenizer.from_pretrained(name)
         if lora is not None:
             peft = optional_import("peft", "a LoRA adapter (model.lora)")
             self.inner = peft.get_peft_model(self.inner, peft.LoraConfig(task_type="CAUSAL_LM", **lora))
@@ -131,6 +138,12 @@ class TransformersCausalLM(nn.Module):
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
         # Right padding only: a causal model's logits before the padding never see it, so no attention mask.
         return self.inner(input_ids=input_ids, use_cache=False).logits
+
+    def decode(self, input_ids: torch.Tensor, past: Any) -> tuple[torch.Tensor, Any]:
+        """Logits of the last new position [batch, vocab] after ``past`` (the model's cache object, or
+        None), and the cache after them: what ``TinyCausalLM.decode`` does, through transformers."""
+        out = self.inner(input_ids=input_ids, past_key_values=past, use_cache=True)
+        return out.logits[:, -1, :], out.past_key_values
 
 
 def optional_import(module: str, needed_for: str) -> Any:

@@ -100,6 +100,48 @@ class Policy:
     def parameter_count(self) -> int:
         return sum(p.numel() for p in self.model.parameters())
 
+    # --- text -----------------------------------------------------------------------------------
+
+    @property
+    def tokenizer(self):  # a transformers tokenizer, or None (the small transformer reads its client's ids)
+        return getattr(self.model, "tokenizer", None)
+
+    @property
+    def eos_token_id(self) -> Optional[int]:
+        """Where a completion ends: policy.init's ``eos_token_id``, else the tokenizer's end token."""
+        if self.init["eos_token_id"] is not None:
+            return int(self.init["eos_token_id"])
+        token = getattr(self.tokenizer, "eos_token_id", None)
+        return None if token is None else int(token)
+
+    def require_tokenizer(self, method: str):
+        if self.tokenizer is None:
+            raise Unavailable(
+                f"{method} needs a model with a tokenizer (model.kind 'transformers'); the small transformer "
+                "reads ids that its client's tokenizer made"
+            )
+        return self.tokenizer
+
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        """Each text's ids as the model reads them, with no special token added (the client frames its
+        prompts: the start token, if any, and the end token are its to place)."""
+        tokenizer = self.require_tokenizer("policy.tokenize")
+        return [list(tokenizer(text, add_special_tokens=False)["input_ids"]) for text in texts]
+
+    def detokenize(self, ids: Sequence[Sequence[int]]) -> list[str]:
+        """Each row's text, special tokens left out."""
+        tokenizer = self.require_tokenizer("policy.detokenize")
+        for k, row in enumerate(ids):
+            self.check_tokens(row, f"params.ids[{k}]")
+        return [tokenizer.decode(list(row), skip_special_tokens=True) for row in ids]
+
+    def describe_tokenizer(self) -> Optional[dict]:
+        tokenizer = self.tokenizer
+        if tokenizer is None:
+            return None
+        bos = getattr(tokenizer, "bos_token_id", None)
+        return {"size": len(tokenizer), "bos_token_id": None if bos is None else int(bos), "eos_token_id": self.eos_token_id}
+
     # --- token checks ---------------------------------------------------------------------------
 
     def check_tokens(self, tokens: Sequence[int], path: str) -> None:
@@ -371,5 +413,6 @@ class Policy:
             "dtype": self.init["dtype"],
             "steps": self.steps,
             "reference": self.reference is not None,
+            "tokenizer": self.describe_tokenizer(),
         }
 

@@ -282,6 +282,8 @@ PARAMS: dict[str, Record] = {
         }
     ),
     "policy.logprobs": Record({"prompt": TOKENS, "sequences": ListOf(TOKENS, min_length=1)}),
+    "policy.tokenize": Record({"texts": ListOf(Text(), min_length=1)}),
+    "policy.detokenize": Record({"ids": ListOf(ListOf(Integer(0)), min_length=1)}),
     "policy.step": Record(
         {
             "objective": Field(Text(OBJECTIVES), "gspo"),

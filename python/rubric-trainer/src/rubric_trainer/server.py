@@ -271,7 +271,7 @@ def policy_sample(call: Call, params: dict) -> dict:
             f"params.max_new_tokens: a prompt of {len(params['prompt'])} and {max_new_tokens} new tokens need {len(params['prompt']) + max_new_tokens - 1} positions; the model has {policy.max_seq_len}",
             {"path": "params.max_new_tokens"},
         )
-    eos = params["eos_token_id"] if params["eos_token_id"] is not None else policy.init["eos_token_id"]
+    eos = params["eos_token_id"] if params["eos_token_id"] is not None else policy.eos_token_id
     sequences = policy.sample(params["prompt"], params["n"], seed=params["seed"], temperature=params["temperature"], max_new_tokens=max_new_tokens, eos_token_id=eos, check_cancelled=call.check_cancelled)
     return {"sequences": sequences}
 
@@ -282,6 +282,14 @@ def policy_logprobs(call: Call, params: dict) -> dict:
     for k, tokens in enumerate(params["sequences"]):
         policy.check_sequence(params["prompt"], tokens, f"params.sequences[{k}]")
     return {"logprobs": policy.logprobs(params["prompt"], params["sequences"])}
+
+
+def policy_tokenize(call: Call, params: dict) -> dict:
+    return {"ids": call.session.require_policy().tokenize(params["texts"])}
+
+
+def policy_detokenize(call: Call, params: dict) -> dict:
+    return {"texts": call.session.require_policy().detokenize(params["ids"])}
 
 
 def policy_step(call: Call, params: dict) -> dict:
@@ -457,6 +465,8 @@ METHODS: dict[str, Callable[[Call, dict], dict]] = {
     "policy.init": policy_init,
     "policy.sample": policy_sample,
     "policy.logprobs": policy_logprobs,
+    "policy.tokenize": policy_tokenize,
+    "policy.detokenize": policy_detokenize,
     "policy.step": policy_step,
     "policy.sft_step": policy_sft_step,
     "policy.set_reference": policy_set_reference,
