@@ -72,9 +72,11 @@ export { PermitPool } from "./engine/permits.js";
 export {
   prepareCriteria,
   scoreOutputs,
+  scoreOutputsSync,
   scoredOutputToJson,
   type OutputToScore,
   type ScoreOutputsOptions,
+  type ScoreOutputsSyncOptions,
   type ScoredOutput,
   type ScoredOutputJson,
 } from "./engine/engine.js";

@@ -113,16 +113,17 @@ export function alignVerdicts(plan: Plan, verdicts: VerdictsInput): AlignedVerdi
   const n = plan.ids.length;
   const fractions = new Float64Array(n).fill(Number.NaN);
   const statuses = new Uint8Array(n).fill(Status.Missing);
-  const errors = new Map<number, string>();
-  const seen = new Set<number>();
+  // Made only when a verdict is an error: scoring thousands of outputs allocates one map per error, not per output.
+  let errors: Map<number, string> | undefined;
   const put = (criterionId: string, status: Status, score: number | null, error: string | undefined, where: string) => {
     const i = plan.index.get(criterionId);
     if (i === undefined)
       throw new VerdictValidationError(
         `${where}: unknown criterion id ${JSON.stringify(criterionId)}; the rubric has ${describeIds(plan.ids)}`,
       );
-    if (seen.has(i)) throw new VerdictValidationError(`${where}: a second verdict for ${JSON.stringify(criterionId)}`);
-    seen.add(i);
+    // Every criterion starts Missing, so any other status means a verdict for it came already.
+    if (statuses[i] !== Status.Missing)
+      throw new VerdictValidationError(`${where}: a second verdict for ${JSON.stringify(criterionId)}`);
     if (status === Status.Ok) {
       if (typeof score !== "number" || !(score >= 0 && score <= 1))
         throw new VerdictValidationError(
@@ -131,7 +132,7 @@ export function alignVerdicts(plan: Plan, verdicts: VerdictsInput): AlignedVerdi
       fractions[i] = score;
     }
     statuses[i] = status;
-    if (status === Status.Error) errors.set(i, error ?? "verifier error");
+    if (status === Status.Error) (errors ??= new Map()).set(i, error ?? "verifier error");
   };
   if (Array.isArray(verdicts)) {
     (verdicts as readonly Verdict[]).forEach((v, k) => {
@@ -142,8 +143,10 @@ export function alignVerdicts(plan: Plan, verdicts: VerdictsInput): AlignedVerdi
     for (const [id, score] of Object.entries(verdicts as Readonly<Record<string, number>>))
       put(id, Status.Ok, score, undefined, `scores.${id}`);
   }
-  return { fractions, statuses, errors };
+  return { fractions, statuses, errors: errors ?? NO_ERRORS };
 }
+
+const NO_ERRORS: ReadonlyMap<number, string> = new Map();
 
 function describeIds(ids: readonly string[]): string {
   const shown = ids

@@ -1,13 +1,14 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseFlatRubric, parseStagedRubric, registerVerifierKind, type VerifierKind } from "@rubric/core";
+import { parseFlatRubric, registerVerifierKind, type VerifierKind } from "@rubric/core";
 import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { fileCache, memoryCache } from "../verifier/cache.js";
 import { verdictCacheKey } from "../verifier/cache-key.js";
 import { VerifierRegistry, rulesRegistry } from "../registry/registry.js";
 import { okDraft, type Verifier } from "../verifier/verifier.js";
+import { gatedReport } from "./__fixtures__/gated-report.js";
 import { VerificationSetupError } from "./errors.js";
 import { scoreOutputs } from "./engine.js";
 
@@ -179,27 +180,7 @@ describe("errors, batching, gating, concurrency and caching", () => {
   });
 
   it("stops verifying a staged rubric once a gate stops scoring", async () => {
-    const staged = parseStagedRubric({
-      category_name: "report",
-      max_total_score: 10,
-      stages: [
-        {
-          name: "gate",
-          description: "",
-          max_points: 4,
-          min_score_to_pass: 3,
-          on_failure_action: "zero_category",
-          rules: [{ type: "code", name: "shape", description: "", weight: 4, code: "def evaluate(w, c): ..." }],
-        },
-        {
-          name: "content",
-          description: "",
-          is_required: false,
-          max_points: 6,
-          rules: [{ type: "llm_judge", name: "quality", description: "", weight: 6, judge_prompt: "Grade it." }],
-        },
-      ],
-    });
+    const staged = gatedReport();
     const code = countingKind("python", (output) => (output.includes("good") ? 1 : 0));
     const judge = countingKind("llm-judge", () => 0.5);
     const registry = new VerifierRegistry([code.verifier, judge.verifier]);

@@ -1,7 +1,7 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { z } from "zod";
 import { extractJson } from "@rubric/core";
-import { errorDraft, okDraft, type Verifier } from "../verifier/verifier.js";
+import { errorDraft, okDraft, type VerdictDraft, type Verifier } from "../verifier/verifier.js";
 
 export const JsonSchemaSpecSchema = z.strictObject({
   kind: z.literal("json-schema"),
@@ -37,20 +37,25 @@ export const jsonSchemaVerifier: Verifier<JsonSchemaSpec> = {
   specSchema: JsonSchemaSpecSchema,
   cheap: true,
   async verify(_criterion, spec, input) {
-    let validate = compiled.get(spec.schema);
-    if (!validate) {
-      try {
-        validate = ajv.compile(spec.schema);
-      } catch (error) {
-        // A broken schema is the rubric's fault, not the output's: an error, not a 0.
-        return errorDraft(`invalid JSON Schema in the rubric: ${(error as Error).message}`);
-      }
-      compiled.set(spec.schema, validate);
-    }
-    const parsed = parseOutput(input.output, spec.extract);
-    if (!parsed.ok) return okDraft(0, "the output is not JSON");
-    if (validate(parsed.value)) return okDraft(1, "valid against the schema");
-    const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "(root)"} ${e.message ?? ""}`.trim());
-    return okDraft(0, `invalid: ${problems.slice(0, 5).join("; ")}`, { errors: problems });
+    return checkJsonSchema(spec, input.output);
   },
+  check: (spec, input) => checkJsonSchema(spec, input.output),
 };
+
+function checkJsonSchema(spec: JsonSchemaSpec, output: string): VerdictDraft {
+  let validate = compiled.get(spec.schema);
+  if (!validate) {
+    try {
+      validate = ajv.compile(spec.schema);
+    } catch (error) {
+      // A broken schema is the rubric's fault, not the output's: an error, not a 0.
+      return errorDraft(`invalid JSON Schema in the rubric: ${(error as Error).message}`);
+    }
+    compiled.set(spec.schema, validate);
+  }
+  const parsed = parseOutput(output, spec.extract);
+  if (!parsed.ok) return okDraft(0, "the output is not JSON");
+  if (validate(parsed.value)) return okDraft(1, "valid against the schema");
+  const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "(root)"} ${e.message ?? ""}`.trim());
+  return okDraft(0, `invalid: ${problems.slice(0, 5).join("; ")}`, { errors: problems });
+}

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { okDraft } from "../verifier/verifier.js";
 import { bounds, rule, within } from "./rule.js";
-import { sentences, words } from "./text.js";
+import { countCharacters, sentences, words } from "./text.js";
 
 export const LengthSpecSchema = z
   .strictObject({
@@ -22,7 +22,7 @@ export const LengthSpecSchema = z
 export type LengthSpec = z.output<typeof LengthSpecSchema>;
 
 export function measureLength(text: string, unit: LengthSpec["unit"]): number {
-  if (unit === "chars") return [...text.normalize("NFC")].length;
+  if (unit === "chars") return countCharacters(text);
   return unit === "words" ? words(text).length : sentences(text).length;
 }
 

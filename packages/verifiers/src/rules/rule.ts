@@ -23,6 +23,7 @@ export function rule<S extends VerifierSpec>(
     kind,
     specSchema,
     cheap: true,
+    check: (spec, input) => judge(spec, input.output, input.input),
     async verify(_criterion, spec, input) {
       return judge(spec, input.output, input.input);
     },

@@ -7,6 +7,7 @@ import { citationsVerifier, findCitations } from "./citations.js";
 import { excludesVerifier } from "./excludes.js";
 import { includesVerifier } from "./includes.js";
 import { lengthVerifier } from "./length.js";
+import { countCharacters, foldOutput } from "./text.js";
 import { markdownCounts, markdownVerifier } from "./markdown.js";
 import { extractNumbers, numericVerifier } from "./numeric.js";
 import { readability, readabilityVerifier } from "./readability.js";
@@ -242,5 +243,30 @@ describe("json-schema", () => {
       score: null,
       error: expect.stringContaining("invalid JSON Schema"),
     });
+  });
+});
+
+describe("text measures", () => {
+  it("counts characters as code points after NFC, without building an array of them", () => {
+    const texts = [
+      "",
+      "plain",
+      "e\u0301te\u0301",
+      "café",
+      "😀 emoji 👩‍💻",
+      "lone \ud800 high",
+      "lone \udc00 low",
+      "\ud83d",
+      "a\u0301\ud83d\ude00",
+    ];
+    for (const text of texts)
+      expect(countCharacters(text), JSON.stringify(text)).toBe([...text.normalize("NFC")].length);
+  });
+
+  it("folds each output once for its term criteria, and a new output afresh", () => {
+    expect(foldOutput("Ｒｅｖｅｎｕｅ UP")).toBe("revenue up");
+    expect(foldOutput("Ｒｅｖｅｎｕｅ UP")).toBe("revenue up");
+    expect(foldOutput("MARGIN")).toBe("margin");
+    expect(foldOutput("Ｒｅｖｅｎｕｅ UP")).toBe("revenue up");
   });
 });

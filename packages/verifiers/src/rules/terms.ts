@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { escapeRegExp, fold } from "./text.js";
+import { escapeRegExp, fold, foldOutput } from "./text.js";
 
 /** The spec fields `includes` and `excludes` share, so that both find a term the same way. */
 export const termOptions = {
@@ -15,8 +15,20 @@ export function containsTerm(
   term: string,
   options: { caseSensitive: boolean; wholeWord: boolean },
 ): boolean {
-  const h = options.caseSensitive ? haystack : fold(haystack);
-  const t = options.caseSensitive ? term : fold(term);
+  const h = options.caseSensitive ? haystack : foldOutput(haystack);
+  const t = options.caseSensitive ? term : foldTerm(term);
   if (!options.wholeWord) return h.includes(t);
   return new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(t)}(?![\\p{L}\\p{N}])`, "u").test(h);
+}
+
+// Terms come from rubrics, a few hundred at most; folding one costs as much as the search.
+const foldedTerms = new Map<string, string>();
+function foldTerm(term: string): string {
+  let folded = foldedTerms.get(term);
+  if (folded === undefined) {
+    if (foldedTerms.size >= 10_000) foldedTerms.clear();
+    folded = fold(term);
+    foldedTerms.set(term, folded);
+  }
+  return folded;
 }

@@ -8,6 +8,38 @@ export function fold(text: string): string {
   return text.normalize("NFKC").toLocaleLowerCase("en-US");
 }
 
+// The last output folded: an output's includes and excludes criteria are checked one after the
+// other (the batched path runs all of an output's checks together), and each would fold it again.
+let lastText: string | undefined;
+let lastFolded = "";
+
+/** {@link fold} of an output, remembered for the next criterion that asks about the same text. */
+export function foldOutput(text: string): string {
+  if (text !== lastText) {
+    lastFolded = fold(text);
+    lastText = text;
+  }
+  return lastFolded;
+}
+
+/** Characters as a person counts them: code points after NFC (a surrogate pair is one), without an array of them. */
+export function countCharacters(text: string): number {
+  const normalized = text.normalize("NFC");
+  let n = normalized.length;
+  for (let i = 0; i < normalized.length; i++) {
+    const code = normalized.charCodeAt(i);
+    // A high surrogate followed by a low one is one code point.
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < normalized.length) {
+      const next = normalized.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
 const WORD = /[\p{L}\p{N}]+(?:['’.-][\p{L}\p{N}]+)*/gu;
 
 export function words(text: string): string[] {

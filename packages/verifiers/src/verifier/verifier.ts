@@ -74,6 +74,12 @@ export interface Verifier<S extends VerifierSpec = VerifierSpec> {
    * judge's model id and sampling parameters — so the cache key changes when they do.
    */
   cacheIdentity?(spec: S): Readonly<Record<string, unknown>>;
+  /**
+   * The verdict computed synchronously, for a deterministic verifier that needs no I/O (the rule
+   * verifiers): the engine's batched rule path (`scoreOutputsSync`, and `scoreOutputs` when every
+   * criterion has one) calls it in a plain loop. Must agree with `verify`. A throw is an error verdict.
+   */
+  check?(spec: S, input: VerificationInput): VerdictDraft;
   verify(
     criterion: CriterionToVerify,
     spec: S,
