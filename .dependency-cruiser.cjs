@@ -13,11 +13,23 @@ const LAYERS = {
   autointeract: ["core", "verifiers"],
   gspo: ["core", "verifiers", "autointeract"],
   hackbench: ["core", "verifiers"],
+  report: ["core"],
   "arco-heads": ["core"],
   rlxar: ["core", "verifiers", "autointeract", "gspo", "arco-heads"],
   // The papers' reproductions sit above every library they reproduce (ARCO's will use rlxar and arco-heads).
   repro: ["core", "verifiers", "autointeract", "gspo", "arco-heads", "rlxar"],
-  cli: ["core", "providers", "verifiers", "autointeract", "gspo", "hackbench", "arco-heads", "rlxar", "repro"],
+  cli: [
+    "core",
+    "providers",
+    "verifiers",
+    "autointeract",
+    "gspo",
+    "hackbench",
+    "arco-heads",
+    "rlxar",
+    "repro",
+    "report",
+  ],
 };
 const ALL = Object.keys(LAYERS);
 const TESTS = "(\\.test\\.ts$|/__fixtures__/)";

@@ -227,6 +227,28 @@ import("@rubric/core").then((esm) => {
 });`;
     run(process.execPath, ["-e", script], all);
   });
+  await step("all: @rubric/report writes a page with its script, from import and from require", () => {
+    // The page's browser script ships in dist/ beside the library: a tarball without it would
+    // only fail when someone writes a report.
+    const section = `{ kind: "scores", title: "t", source: "s", rubricKind: "flat", errorsAs: "fail", ignoreGates: false,
+      rubric: { id: "r", criteria: [{ id: "a", text: "A", weight: 1, polarity: "reward", verifier: { kind: "includes", terms: ["a"] } }] },
+      outputs: [{ id: "o", verdicts: [{ criterionId: "a", score: 1, status: "ok" }], recorded: { total: 1, normalized: 1 } }] }`;
+    const verify = `if (!html.includes("__rubricReport") || html.length < 100000) throw new Error("report page without its script: " + html.length + " chars");`;
+    run(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `import { buildReport } from "@rubric/report"; const html = buildReport([${section}]); ${verify}`,
+      ],
+      all,
+    );
+    run(
+      process.execPath,
+      ["-e", `const { buildReport } = require("@rubric/report"); const html = buildReport([${section}]); ${verify}`],
+      all,
+    );
+  });
   await step("all: the rubric bin runs", () => {
     const version = run(path.join(all, "node_modules/.bin/rubric"), ["--version"], all).trim();
     check(version === cli.version, `rubric --version printed ${JSON.stringify(version)}, package is ${cli.version}`);

@@ -41,7 +41,10 @@ export function conventionFields(manifest, libraryEntries) {
 /** Library and bin entry names of a package's tsup.config.ts. */
 export async function buildEntries(dir) {
   const config = (await tsImport(pathToFileURL(path.join(dir, "tsup.config.ts")).href, import.meta.url)).default;
-  const options = config.default ?? config;
+  const found = config.default ?? config;
+  // A package may add builds of assets beside its library (the report page's browser script): the
+  // library is the one config with declarations; the others name no package entry.
+  const options = Array.isArray(found) ? found.filter((o) => o?.dts?.entry).at(0) : found;
   if (typeof options !== "object" || Array.isArray(options) || typeof options.entry !== "object") {
     throw new Error(`${dir}/tsup.config.ts: expected one libraryBuild(...) config`);
   }

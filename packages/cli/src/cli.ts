@@ -35,6 +35,10 @@ const COMMANDS: Readonly<
     summary: "score stored verdicts (--verdicts) or run the verifiers on outputs (--outputs)",
     load: () => declaration(import("./commands/score.js"), "scoreCommand"),
   },
+  report: {
+    summary: "a self-contained HTML audit of score results, with live reweighting",
+    load: () => declaration(import("./commands/report.js"), "reportCommand"),
+  },
   schema: {
     summary: "print the JSON Schema of a rubric file form",
     load: () => declaration(import("./commands/schema.js"), "schemaCommand"),

@@ -64,10 +64,17 @@ async function readOutputs(path: string): Promise<OutputToScore[]> {
  * The report `score --outputs --json` prints. Every result carries the error policy it was
  * scored under, so a renormalised score is never read as a complete one.
  */
-export function resultsToJson(results: readonly ScoredOutput[], errorsAs: ErrorPolicy) {
+export function resultsToJson(
+  results: readonly ScoredOutput[],
+  errorsAs: ErrorPolicy,
+  scoredWith?: { readonly rubric: LoadedRubric["rubric"]; readonly ignoreGates: boolean },
+) {
   return {
     errorsAs,
     errors: results.reduce((n, r) => n + r.errors, 0),
+    // The rubric the outputs were scored with (and whether gates counted), so that the results can
+    // be rescored and reweighted later — `rubric report` reads them — without guessing which rubric.
+    ...(scoredWith === undefined ? {} : { ignoreGates: scoredWith.ignoreGates, rubric: scoredWith.rubric }),
     results: results.map((r) => ({ ...scoredOutputToJson(r), errorsAs })),
   };
 }
@@ -107,7 +114,7 @@ export async function scoreOutputsCommand(
       onProgress: (done, total) => bar.update(done, total, "outputs"),
     });
     bar.done();
-    const report = resultsToJson(results, errorsAs);
+    const report = resultsToJson(results, errorsAs, { rubric: rubric.rubric, ignoreGates: args.ignoreGates });
     if (args.json) io.out(`${JSON.stringify(report)}\n`);
     else {
       const width = Math.max(2, ...results.map((r) => r.id.length));

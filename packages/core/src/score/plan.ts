@@ -173,12 +173,31 @@ export function weightVector(
 }
 
 // Reweighting thousands of stored scores passes the same overrides object each time; resolving
-// its ids against the plan once per (overrides, plan) keeps the per-output cost to a copy.
-const resolved = new WeakMap<object, { plan: Plan; indices: Int32Array; values: Float64Array }>();
+// its ids against the plan once per (overrides, plan) keeps the per-output cost to a copy. The
+// object may have been changed since (a page's weight control edits one in place): the cached
+// entry is used only while the object still holds exactly the ids and weights it was made from.
+const resolved = new WeakMap<
+  object,
+  { plan: Plan; ids: readonly string[]; indices: Int32Array; values: Float64Array }
+>();
+
+function unchanged(
+  cached: { ids: readonly string[]; values: Float64Array },
+  overrides: Readonly<Record<string, number>> | ReadonlyMap<string, number>,
+): boolean {
+  if (overrides instanceof Map) {
+    if (overrides.size !== cached.ids.length) return false;
+    return cached.ids.every((id, k) => overrides.get(id) === cached.values[k]);
+  }
+  const record = overrides as Readonly<Record<string, number>>;
+  let count = 0;
+  for (const id in record) if (Object.hasOwn(record, id)) count++;
+  return count === cached.ids.length && cached.ids.every((id, k) => record[id] === cached.values[k]);
+}
 
 function resolveOverrides(plan: Plan, overrides: Readonly<Record<string, number>> | ReadonlyMap<string, number>) {
   const cached = resolved.get(overrides);
-  if (cached && cached.plan === plan) return cached;
+  if (cached && cached.plan === plan && unchanged(cached, overrides)) return cached;
   const entries = [...(overrides instanceof Map ? overrides.entries() : Object.entries(overrides))] as [
     string,
     number,
@@ -194,7 +213,7 @@ function resolveOverrides(plan: Plan, overrides: Readonly<Record<string, number>
     indices[k] = i;
     values[k] = w;
   });
-  const entry = { plan, indices, values };
+  const entry = { plan, ids: entries.map(([id]) => id), indices, values };
   resolved.set(overrides, entry);
   return entry;
 }

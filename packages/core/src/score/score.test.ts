@@ -264,6 +264,23 @@ describe("reweight", () => {
     expect(reweight(revived, { cited: 0, rude: 1 }).normalized).toBeCloseTo(2.5 / 3, 15);
   });
 
+  it("reads a weights object changed in place since the last call (a page's controls edit one)", () => {
+    const verdicts = { accurate: 1, cited: 0, rude: 0.5 };
+    const weights: Record<string, number> = { cited: 0 };
+    // accurate 3·1, cited w·0, rude (penalty, weight 2) 2·0.5, over the reward weights.
+    expect(scoreRubric(flat, verdicts, { weights }).normalized).toBeCloseTo(2 / 3, 15);
+    weights["rude"] = 0;
+    expect(scoreRubric(flat, verdicts, { weights }).normalized).toBe(1);
+    weights["cited"] = 1;
+    expect(scoreRubric(flat, verdicts, { weights }).normalized).toBeCloseTo(3 / 4, 15);
+    delete weights["rude"];
+    expect(scoreRubric(flat, verdicts, { weights }).normalized).toBeCloseTo(2 / 4, 15);
+    const map = new Map([["cited", 0]]);
+    expect(scoreRubric(flat, verdicts, { weights: map }).normalized).toBeCloseTo(2 / 3, 15);
+    map.set("cited", 1);
+    expect(scoreRubric(flat, verdicts, { weights: map }).normalized).toBeCloseTo(2 / 4, 15);
+  });
+
   it("moves staged rule points and refuses unknown ids or bad weights", () => {
     const rubric = stagedWith({});
     const score = scoreRubric(rubric, { "s0.r0": 1, "s0.r1": 0.5, "s1.r0": 0.5, "s1.r1": 0 });

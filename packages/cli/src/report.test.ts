@@ -1,0 +1,250 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { scoreRubric, type FlatRubric, type Verdict } from "@rubric/core";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runRubric } from "./__fixtures__/run-cli.js";
+
+// Debian's chromium, installed by scripts/install-system-packages.sh (never a downloaded browser).
+const CHROMIUM = "/usr/bin/chromium";
+// Screenshots of each view, for a person to look at: <repo>/runs/screenshots/report/.
+const SHOTS = fileURLToPath(new URL("../../../runs/screenshots/report/", import.meta.url));
+
+const rubric: FlatRubric = {
+  id: "q3-memo",
+  criteria: [
+    {
+      id: "terms",
+      text: "Mentions revenue and margin",
+      weight: 2,
+      polarity: "reward",
+      verifier: { kind: "includes", terms: ["revenue", "margin"] },
+    },
+    { id: "short", text: "At most 12 words", weight: 1, polarity: "reward", verifier: { kind: "length", max: 12 } },
+    {
+      id: "quarter",
+      text: "Names a quarter",
+      weight: 1,
+      polarity: "reward",
+      verifier: { kind: "regex", pattern: "\\bQ[1-4]\\b" },
+    },
+    // A backtracking pattern on the js engine: on "aaa…!" it runs past its limit, an error verdict.
+    {
+      id: "shape",
+      text: "Is a run of a's",
+      weight: 1,
+      polarity: "reward",
+      verifier: { kind: "regex", pattern: "^(a+)+$", engine: "js" },
+    },
+    {
+      id: "hype",
+      text: "Says 'guaranteed'",
+      weight: 1,
+      polarity: "penalty",
+      verifier: { kind: "includes", terms: ["guaranteed"] },
+    },
+  ],
+} as FlatRubric;
+
+const outputs = [
+  { id: "tight", output: "Revenue and margin rose in Q3." },
+  { id: "long", output: "Revenue is guaranteed to grow, and margin too, in every quarter of the coming year." },
+  { id: "bare", output: "Margin held; see Q4 for revenue." },
+  { id: "hostile", output: 'Nothing to report <img src=x onerror="document.title=1"> </script>' },
+  { id: "stalls", output: `${"a".repeat(28)}! revenue` },
+];
+
+let dir: string;
+let browser: Browser;
+let results: { results: { id: string; total: number | null; verdicts: Verdict[] }[] };
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: run scripts/install-system-packages.sh (Debian's chromium)`);
+  dir = mkdtempSync(join(tmpdir(), "rubric-report-"));
+  mkdirSync(SHOTS, { recursive: true });
+  writeFileSync(join(dir, "rubric.json"), JSON.stringify(rubric));
+  writeFileSync(join(dir, "outputs.jsonl"), outputs.map((o) => JSON.stringify(o)).join("\n"));
+  const scored = await runRubric([
+    "score",
+    "--rubric",
+    join(dir, "rubric.json"),
+    "--outputs",
+    join(dir, "outputs.jsonl"),
+    "--errors-as",
+    "renormalize",
+    "--json",
+  ]);
+  expect(scored.code).toBe(2); // one error verdict: reported, never a 0
+  writeFileSync(join(dir, "results.json"), scored.stdout);
+  results = JSON.parse(scored.stdout);
+  const written = await runRubric([
+    "report",
+    join(dir, "results.json"),
+    "--out",
+    join(dir, "report.html"),
+    "--title",
+    "Q3 memos",
+  ]);
+  expect(written.stderr).toBe("");
+  expect(written.code).toBe(0);
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** The page's ranking as it shows it: ids in order, and each total's text. */
+async function ranking(page: Page) {
+  return page.$$eval("tr.output", (rows) =>
+    rows.map((r) => ({
+      id: r.getAttribute("data-output-id")!,
+      total: r.querySelector('[data-testid="total"]')!.textContent!,
+    })),
+  );
+}
+
+/** What the page should show under `weights`: core's scores, ranked as the page ranks (normalized, total, id). */
+function expected(weights: Record<string, number>) {
+  const scored = results.results.map((r) => ({
+    id: r.id,
+    score: scoreRubric(rubric, r.verdicts, { errorsAs: "renormalize", weights }),
+  }));
+  scored.sort(
+    (a, b) => b.score.normalized - a.score.normalized || b.score.total - a.score.total || a.id.localeCompare(b.id),
+  );
+  return scored.map((s) => ({ id: s.id, total: s.score.total.toFixed(4) }));
+}
+
+async function open(): Promise<{ page: Page; problems: string[] }> {
+  const page = await browser.newPage({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
+  const problems: string[] = [];
+  page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  // Self-contained: any request but the file itself is a fault.
+  page.on("request", (r) => r.url().startsWith("file:") || problems.push(`request: ${r.url()}`));
+  await page.goto(`file://${join(dir, "report.html")}`);
+  await page.waitForFunction(
+    () => (globalThis as unknown as { __rubricReport?: { ready: boolean } }).__rubricReport?.ready,
+  );
+  return { page, problems };
+}
+
+async function setWeight(page: Page, id: string, value: number) {
+  const renders = await page.evaluate(
+    () => (globalThis as unknown as { __rubricReport: { renders: number } }).__rubricReport.renders,
+  );
+  await page.locator(`.weights tr[data-criterion="${id}"] input[type=number]`).fill(String(value));
+  await page.waitForFunction(
+    (before) => (globalThis as unknown as { __rubricReport: { renders: number } }).__rubricReport.renders > before,
+    renders,
+  );
+}
+
+describe("rubric report in Chromium", () => {
+  it("shows every output's total as core computes it, and reranks at once when a weight moves", async () => {
+    const { page, problems } = await open();
+    const defaults = Object.fromEntries(rubric.criteria.map((c) => [c.id, c.weight]));
+    expect(await ranking(page)).toEqual(expected(defaults));
+    await page.screenshot({ path: join(SHOTS, "ranking.png"), fullPage: true });
+
+    await setWeight(page, "short", 0);
+    await setWeight(page, "quarter", 0);
+    await setWeight(page, "hype", 0);
+    const moved = { ...defaults, short: 0, quarter: 0, hype: 0 };
+    expect(await ranking(page)).toEqual(expected(moved));
+    // The weights changed the order, not only the numbers: the test would pass on a page that ignored them otherwise.
+    expect((await ranking(page)).map((r) => r.id)).not.toEqual(expected(defaults).map((r) => r.id));
+    await page.screenshot({ path: join(SHOTS, "reweighted.png"), fullPage: true });
+
+    await page.getByTestId("reset-weights").click();
+    await expect.poll(() => page.locator(".weights tr.changed").count()).toBe(0);
+    await page.waitForTimeout(50);
+    expect(await ranking(page)).toEqual(expected(defaults));
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("marks an error verdict as an error, never a 0, and shows text from outputs as text", async () => {
+    const { page, problems } = await open();
+    await page.locator('tr.output[data-output-id="stalls"]').click();
+    const shape = page.locator('tr[data-details-for="stalls"] tr[data-criterion="shape"]');
+    await expect.poll(() => shape.locator("td").nth(1).textContent()).toBe("error");
+    expect(await shape.locator("td").nth(2).textContent()).toBe("—");
+    expect(await shape.locator("td").nth(5).textContent()).toMatch(/time limit|ms/);
+    await page.screenshot({ path: join(SHOTS, "verdicts.png"), fullPage: true });
+    // The hostile output's markup stayed text: no element was made from it, its handler never ran.
+    await page.locator('tr.output[data-output-id="hostile"]').click();
+    expect(await page.locator("img").count()).toBe(0);
+    expect(await page.title()).toBe("Q3 memos");
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("exports weights that `rubric score --weights` reads, giving the page's totals", async () => {
+    const { page, problems } = await open();
+    await setWeight(page, "short", 3.5);
+    await setWeight(page, "quarter", 0.5);
+    const shown = await ranking(page);
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId("export-weights").click()]);
+    const weightsFile = join(dir, "weights.json");
+    await download.saveAs(weightsFile);
+    expect(JSON.parse(readFileSync(weightsFile, "utf8")).weights).toMatchObject({ short: 3.5, quarter: 0.5 });
+    for (const result of results.results) {
+      const verdictsFile = join(dir, `verdicts-${result.id}.json`);
+      writeFileSync(verdictsFile, JSON.stringify({ verdicts: result.verdicts }));
+      const cli = await runRubric([
+        "score",
+        "--rubric",
+        join(dir, "rubric.json"),
+        "--verdicts",
+        verdictsFile,
+        "--weights",
+        weightsFile,
+        "--errors-as",
+        "renormalize",
+        "--json",
+      ]);
+      expect(cli.code).toBe(0);
+      expect(JSON.parse(cli.stdout).total.toFixed(4)).toBe(shown.find((r) => r.id === result.id)!.total);
+    }
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});
+
+describe("rubric report: what it refuses", () => {
+  it("names the file and output whose recorded total the rubric does not give, and usage errors exit 2", async () => {
+    const other = { ...rubric, criteria: rubric.criteria.map((c) => (c.id === "terms" ? { ...c, weight: 5 } : c)) };
+    const withOther = join(dir, "results-other.json");
+    writeFileSync(withOther, JSON.stringify({ ...results, rubric: other }));
+    const mismatch = await runRubric(["report", withOther, "--out", join(dir, "other.html")]);
+    expect(mismatch.code).toBe(1);
+    expect(mismatch.stderr).toContain(`${withOther}: results[0] (tight): the run recorded a total of`);
+    expect(existsSync(join(dir, "other.html"))).toBe(false);
+    // Results without their rubric: named with --rubric.
+    const bare = join(dir, "results-bare.json");
+    writeFileSync(bare, JSON.stringify({ ...results, rubric: undefined }));
+    expect((await runRubric(["report", bare, "--out", join(dir, "bare.html")])).stderr).toContain(
+      "give the rubric with --rubric <file>",
+    );
+    const named = await runRubric([
+      "report",
+      bare,
+      "--rubric",
+      join(dir, "rubric.json"),
+      "--out",
+      join(dir, "bare.html"),
+    ]);
+    expect(named.code).toBe(0);
+    expect(named.stdout).toContain("1 section(s), 5 outputs");
+    expect(
+      (await runRubric(["report", bare, "--rubric", join(dir, "rubric.json"), "--out", join(dir, "bare.html")])).code,
+    ).toBe(1); // exists: --force
+    expect((await runRubric(["report", bare, "--out", join(dir, "r.txt")])).code).toBe(2);
+    expect((await runRubric(["report", bare, "--task", "x", "--out", join(dir, "t.html")])).code).toBe(2);
+  });
+});

@@ -1,0 +1,32 @@
+/** The page's style: plain, printable, readable without colour. */
+export const PAGE_STYLE = `
+:root { --fg: #1d2230; --muted: #5b6475; --line: #d9dde5; --bg-alt: #f5f7fa; --accent: #2457c5; --bad: #b3261e; --good: #1b7a3a; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); }
+main { max-width: 1200px; margin: 0 auto; padding: 24px; }
+h1 { font-size: 22px; margin: 0 0 4px; }
+h2 { font-size: 18px; margin: 32px 0 4px; }
+h3 { font-size: 15px; margin: 20px 0 6px; }
+.muted { color: var(--muted); }
+table { border-collapse: collapse; width: 100%; margin: 6px 0 12px; }
+th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { font-weight: 600; background: var(--bg-alt); position: sticky; top: 0; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.layout { display: grid; grid-template-columns: minmax(320px, 5fr) 7fr; gap: 24px; align-items: start; }
+@media (max-width: 900px) { .layout { grid-template-columns: 1fr; } }
+.weights input[type=number] { width: 72px; }
+.weights input[type=range] { width: 110px; vertical-align: middle; }
+.weights tr.changed td { background: #fff7e0; }
+button { font: inherit; padding: 4px 10px; margin-right: 6px; border: 1px solid var(--line); background: white; border-radius: 4px; cursor: pointer; }
+button:hover { border-color: var(--accent); }
+.status-error { color: var(--bad); font-weight: 600; }
+.status-skipped { color: var(--muted); }
+.unscored { color: var(--bad); }
+.penalty { color: var(--bad); }
+tr.output { cursor: pointer; }
+tr.output:hover td { background: var(--bg-alt); }
+tr.details > td { background: #fbfcfe; padding: 8px 16px 12px; }
+.rationale { white-space: pre-wrap; max-width: 48ch; }
+.gate { padding: 4px 8px; border-left: 3px solid var(--bad); background: #fdf0ef; margin: 6px 0; }
+.note { margin: 6px 0; }
+`;

@@ -1,0 +1,16 @@
+/**
+ * @rubric/report — a self-contained HTML audit of rubric scores. `buildReport` writes one HTML
+ * file (no network at view time) in which a person reads every output's verdicts and rationales,
+ * moves criterion weights and watches every total and the ranking change, computed by
+ * @rubric/core's own `scoreRubric` bundled into the page; "Export weights" saves the file
+ * `rubric score --weights` reads.
+ */
+export { buildReport, type ReportData, type ReportSection } from "./html/build.js";
+export {
+  ScoreResultsFileSchema,
+  scoresSection,
+  type ReportOutput,
+  type ScoreResultsFile,
+  type ScoresSection,
+} from "./scores/scores.js";
+export { ReportError, ReportInputError, ReportPageMissingError } from "./errors.js";
