@@ -96,7 +96,10 @@ describe("rubric repro arcane (gym)", () => {
     expect(run.stderr).toMatch(/seed 1 SFT-on-oracle epochs \(control\)/);
     const svg = readFileSync(join(out, "scaling.svg"), "utf8");
     expect(svg.startsWith("<svg")).toBe(true);
-    expect(svg.match(/<polyline /g)?.length).toBe(4);
+    // Drawn by vega-lite: one line per method, the paper's marks beside them, the slope in each legend entry.
+    expect(svg.match(/class="mark-line/g)?.length).toBe(4);
+    expect(svg).toMatch(/GSPO \([+-]\d\.\d{3}\/×2\)/);
+    expect(svg).toContain("hollow marks: the paper");
 
     const first = gspoBatches(out);
     expect(first.map((e) => e.batch)).toEqual([0, 1, 2]);

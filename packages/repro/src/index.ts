@@ -33,7 +33,7 @@ export {
   type FixedCriterion,
   type FixedRubricChoice,
 } from "./arcane/controls.js";
-export { scalingSvg } from "./arcane/plot.js";
+export { scalingSpec, scalingSvg } from "./arcane/plot.js";
 export {
   ARCANE_CONTROLS,
   ARCANE_METHODS,
@@ -113,7 +113,8 @@ export {
   type ArcoProgress,
   type ArcoRunOptions,
 } from "./arco/experiment.js";
-export { learningCurvesSvg } from "./arco/plot.js";
+export { learningCurvePoints, learningCurvesSpec, learningCurvesSvg } from "./arco/plot.js";
+export { PLOT_CONFIG, renderSvg, type VegaLiteSpec } from "./plots/vega.js";
 export {
   ARCO_METHOD_LABELS,
   ARCO_METHODS,

@@ -259,7 +259,7 @@ export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise
   };
   writeResultFile(paths.json, `${JSON.stringify(ArcaneTableSchema.parse(table), null, 2)}\n`, replace);
   writeResultFile(paths.markdown, arcaneMarkdown(table), replace);
-  writeResultFile(paths.svg, scalingSvg(table), replace);
+  writeResultFile(paths.svg, await scalingSvg(table), replace);
   const m = table.meanReturn;
   const trained = methodLabels(table).gspo;
   const voi = table.valueOfInformation.n8;

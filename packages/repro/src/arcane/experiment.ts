@@ -799,6 +799,6 @@ export async function writeArcaneOutputs(
   const paths = { json: join(dir, "table.json"), markdown: join(dir, "table.md"), svg: join(dir, "scaling.svg") };
   await writeFile(paths.json, `${JSON.stringify(ArcaneTableSchema.parse(table), null, 2)}\n`);
   await writeFile(paths.markdown, arcaneMarkdown(table));
-  await writeFile(paths.svg, scalingSvg(table));
+  await writeFile(paths.svg, await scalingSvg(table));
   return paths;
 }

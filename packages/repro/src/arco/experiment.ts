@@ -743,5 +743,5 @@ export async function writeArcoOutputs(out: string, table: ArcoTable): Promise<v
   await mkdir(out, { recursive: true });
   await writeFile(join(out, "table.json"), `${JSON.stringify(table, null, 2)}\n`);
   await writeFile(join(out, "table.md"), arcoMarkdown(table));
-  await writeFile(join(out, "curves.svg"), learningCurvesSvg(table));
+  await writeFile(join(out, "curves.svg"), await learningCurvesSvg(table));
 }
