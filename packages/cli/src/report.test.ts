@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { scoreRubric, type FlatRubric, type Verdict } from "@rubric/core";
+import { parseStagedRubric, scoreRubric, type FlatRubric, type Verdict } from "@rubric/core";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runRubric } from "./__fixtures__/run-cli.js";
@@ -211,6 +211,80 @@ describe("rubric report in Chromium", () => {
       expect(cli.code).toBe(0);
       expect(JSON.parse(cli.stdout).total.toFixed(4)).toBe(shown.find((r) => r.id === result.id)!.total);
     }
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});
+
+describe("rubric report: a staged rubric", () => {
+  it("shows each output's stages and, where a gate stopped it, which stage and why", async () => {
+    const staged = {
+      category_name: "report",
+      max_total_score: 10,
+      stages: [
+        {
+          name: "shape",
+          description: "",
+          max_points: 4,
+          min_score_to_pass: 3,
+          on_failure_action: "zero_category",
+          rules: [{ type: "code", name: "columns", description: "", weight: 4, code: "def evaluate(w, c): ..." }],
+        },
+        {
+          name: "content",
+          description: "",
+          is_required: false,
+          max_points: 6,
+          rules: [{ type: "llm_judge", name: "quality", description: "", weight: 6, judge_prompt: "Grade it." }],
+        },
+      ],
+    };
+    const stagedRubric = parseStagedRubric(staged);
+    const verdictsOf: Record<string, Verdict[]> = {
+      passes: [
+        { criterionId: "s0.r0", score: 1, status: "ok", rationale: "all columns" },
+        { criterionId: "s1.r0", score: 0.5, status: "ok", rationale: "thin analysis" },
+      ],
+      // Below the gate's pass mark: scoring stops there, the judged stage is never verified.
+      stopped: [{ criterionId: "s0.r0", score: 0.5, status: "ok", rationale: "half the columns" }],
+    };
+    const file = {
+      errorsAs: "fail",
+      errors: 0,
+      ignoreGates: false,
+      rubric: stagedRubric,
+      results: Object.entries(verdictsOf).map(([id, verdicts]) => {
+        const score = scoreRubric(stagedRubric, verdicts);
+        return { id, total: score.total, normalized: score.normalized, errors: 0, verdicts };
+      }),
+    };
+    writeFileSync(join(dir, "staged.json"), JSON.stringify(file));
+    const written = await runRubric(["report", join(dir, "staged.json"), "--out", join(dir, "staged.html")]);
+    expect(written.code).toBe(0);
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on("pageerror", (e) => problems.push(e.message));
+    await page.goto(`file://${join(dir, "staged.html")}`);
+    expect(await ranking(page)).toEqual([
+      { id: "passes", total: "7.0000" },
+      { id: "stopped", total: "0.0000" },
+    ]);
+    await page.locator('tr.output[data-output-id="stopped"]').click();
+    await expect
+      .poll(() => page.locator('tr[data-details-for="stopped"] [data-testid="gate"]').textContent())
+      .toContain("Stopped at stage “shape”: it scored below its pass mark");
+    expect(
+      await page.locator('tr[data-details-for="stopped"] tr[data-criterion="s1.r0"] td').nth(1).textContent(),
+    ).toBe("not verified");
+    await page.locator('tr.output[data-output-id="passes"]').click();
+    await expect.poll(() => page.locator('tr[data-details-for="passes"] [data-testid="gate"]').count()).toBe(0);
+    await page.screenshot({ path: join(SHOTS, "staged.png"), fullPage: true });
+    // Lowering the gate rule's points below the pass mark stops "passes" too.
+    await setWeight(page, "s0.r0", 2);
+    expect(await ranking(page)).toEqual([
+      { id: "passes", total: "0.0000" },
+      { id: "stopped", total: "0.0000" },
+    ]);
     expect(problems).toEqual([]);
     await page.close();
   });
