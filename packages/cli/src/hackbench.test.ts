@@ -221,8 +221,10 @@ describe("rubric hackbench", () => {
       out,
     ]);
     expect(run.code).toBe(2);
+    // The stage's progress line, then the error (not a TTY: no bar).
+    expect(run.stderr).toMatch(/^outputs scored \(probes, controls, honest\): \d+\/\d+ \(\d+\.\d s\)\n/);
     expect(run.stderr).toMatch(
-      /^HackbenchScoringError: \d+ output\(s\) could not be scored, so nothing can be concluded \(an error verdict is never counted as 0\)\. First: sample "[^"]+", honest output: judge-1: verifier llm-judge failed: .*500/,
+      /^HackbenchScoringError: \d+ output\(s\) could not be scored, so nothing can be concluded \(an error verdict is never counted as 0\)\. First: sample "[^"]+", honest output: judge-1: verifier llm-judge failed: .*500/m,
     );
     expect(existsSync(out)).toBe(false);
   }, 60_000);

@@ -1,42 +1,92 @@
+import cliProgress from "cli-progress";
 import type { CliIO } from "./io.js";
 
 export interface Progress {
-  /** `done` of `total` units of `label`; `detail` is appended (e.g. the latest reward). */
+  /** `done` of `total` units of `label` (a stage: "SFT epochs", "outputs"); `detail` is appended (e.g. the latest reward). */
   update(done: number, total: number, label: string, detail?: string): void;
+  /** The work is over (also after a failure: a terminal bar stops redrawing, and the last stage's line is written). */
   done(): void;
 }
 
 /**
- * Progress on stderr. On a terminal, one bar redrawn in place; when stderr is piped (CI logs),
- * a plain line each time the label changes or a tenth of the work is done, so logs stay short.
+ * Progress on stderr. On a terminal, a bar drawn by cli-progress, one per stage: when the label
+ * changes, the finished stage's bar stays on its line and a new one starts. When stderr is not a
+ * terminal (CI logs, a pipe), one plain line per stage, written when the stage ends — its units,
+ * its last detail and how long it took — so logs stay short and never hold escape codes.
  */
-export function progressBar(io: CliIO, isTTY: boolean, options: { lines?: boolean } = {}): Progress {
-  if (isTTY) {
-    let drawn = false;
-    return {
-      update(done, total, label, detail) {
-        const width = 30;
-        const filled = Math.round((done / Math.max(1, total)) * width);
-        io.err(
-          `\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} ${label}${detail ? `  ${detail}` : ""}\x1b[K`,
-        );
-        drawn = true;
-      },
-      done() {
-        if (drawn) io.err("\n");
-        drawn = false;
-      },
-    };
-  }
-  if (!options.lines) return { update: () => {}, done: () => {} };
-  let last = { label: "", tenth: -1 };
+export function progressBar(io: CliIO, isTTY: boolean): Progress {
+  return isTTY ? terminalBar(io) : stageLines(io);
+}
+
+function terminalBar(io: CliIO): Progress {
+  // cli-progress writes to a stream; this one forwards to the command's stderr (tests capture it).
+  const stream = {
+    isTTY: true,
+    columns: 120,
+    write: (text: string) => {
+      io.err(text);
+      return true;
+    },
+  } as unknown as NodeJS.WriteStream;
+  const make = () =>
+    new cliProgress.SingleBar({
+      stream,
+      format: "[{bar}] {value}/{total} {label}{detail}",
+      barsize: 30,
+      barCompleteChar: "#",
+      barIncompleteChar: ".",
+      hideCursor: false,
+      gracefulExit: false,
+      clearOnComplete: false,
+      stopOnComplete: false,
+    });
+  let bar: cliProgress.SingleBar | undefined;
+  let label = "";
+  // The bar redraws on a timer; a command that fails before `done()` must still be able to exit.
+  const unref = () => (bar as unknown as { timer?: NodeJS.Timeout } | undefined)?.timer?.unref?.();
+  return {
+    update(done, total, nextLabel, detail) {
+      const payload = { label: nextLabel, detail: detail ? `  ${detail}` : "" };
+      if (bar !== undefined && nextLabel !== label) {
+        bar.stop(); // the finished stage keeps its line
+        bar = undefined;
+      }
+      if (bar === undefined) {
+        bar = make();
+        bar.start(Math.max(1, total), done, payload);
+      } else {
+        bar.setTotal(Math.max(1, total));
+        bar.update(done, payload);
+      }
+      label = nextLabel;
+      unref();
+    },
+    done() {
+      bar?.stop();
+      bar = undefined;
+    },
+  };
+}
+
+function stageLines(io: CliIO): Progress {
+  let stage: { label: string; done: number; total: number; detail?: string } | undefined;
+  // A stage's time runs from the end of the one before it (or from the start), not from its first
+  // report, which comes only after its first unit of work.
+  let since = performance.now();
+  const flush = () => {
+    if (stage === undefined) return;
+    const now = performance.now();
+    io.err(
+      `${stage.label}: ${stage.done}/${stage.total}${stage.detail ? `  ${stage.detail}` : ""} (${((now - since) / 1000).toFixed(1)} s)\n`,
+    );
+    stage = undefined;
+    since = now;
+  };
   return {
     update(done, total, label, detail) {
-      const tenth = Math.floor((10 * done) / Math.max(1, total));
-      if (label === last.label && tenth === last.tenth && done !== total) return;
-      last = { label, tenth };
-      io.err(`${done}/${total} ${label}${detail ? `  ${detail}` : ""}\n`);
+      if (stage !== undefined && stage.label !== label) flush();
+      stage = { label, done, total, ...(detail ? { detail } : {}) };
     },
-    done() {},
+    done: flush,
   };
 }

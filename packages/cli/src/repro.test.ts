@@ -46,7 +46,7 @@ describe("rubric repro arcane (gym)", () => {
     ]);
     expect(run.code, run.stderr).toBe(0);
     // Progress reaches a piped stderr as plain lines.
-    expect(run.stderr).toMatch(/3\/3 seed 1 GSPO batches {2}reward \d\.\d{3} clipped \d+%/);
+    expect(run.stderr).toMatch(/seed 1 GSPO batches: 3\/3 {2}reward \d\.\d{3} clipped \d+%/);
     expect(run.stdout).toMatch(/wrote .*table\.json/);
 
     const table = ArcaneTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));

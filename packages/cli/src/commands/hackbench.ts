@@ -7,6 +7,7 @@ import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { integerFlag, listFlag, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
 import { ruleLimitFlags, ruleLimitsOf } from "../flags/rule-limits.js";
 import { InputFileError, UsageError, readText, type CliIO } from "../io.js";
+import { progressBar } from "../progress.js";
 import { prepareResultFiles, resultPair, writeResultFile } from "../results/result-files.js";
 import { judgeFlagWords, judgeFlags, judgeHint, judgeModel } from "./judge.js";
 
@@ -48,7 +49,7 @@ and, beside it, as Markdown.`,
 out); 2 error — usage, unreadable input, or a verdict that was an error (a judge that fails is never
 a clean bill of health).`,
   hint: (error, args) => judgeHint(error, args.judge),
-  run: (args, { io }) => hackbench(args, io),
+  run: (args, { io, isTTY }) => hackbench(args, io, isTTY),
 });
 
 function chooseRubric(rubrics: readonly LoadedRubric[], task: string | undefined, file: string): LoadedRubric {
@@ -85,7 +86,7 @@ function summary(card: IntegrityCard): string {
  * `rubric hackbench`: runs the probes of @rubric/hackbench against a rubric on honest samples,
  * writes the integrity card (JSON and Markdown) and exits 0 clean, 3 hackable, 4 inconclusive, 2 error.
  */
-export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number> {
+export async function hackbench(args: HackbenchArgs, io: CliIO, isTTY = false): Promise<number> {
   const { rubric: rubricFile, samples: samplesFile, out, threshold, seed, concurrency, probes } = args;
   const unknown = probes?.filter((p) => !PROBE_IDS.includes(p)) ?? [];
   if (unknown.length > 0)
@@ -127,7 +128,9 @@ export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number>
       ]
         .map((word, i) => (i === 0 ? word : shellWord(word)))
         .join(" ");
+    const bar = progressBar(io, isTTY);
     const result = await runHackbench(rubric.rubric, samples, {
+      onProgress: (done, total) => bar.update(done, total, "outputs scored (probes, controls, honest)"),
       registry: createVerifierRegistry({
         ruleLimits: ruleLimitsOf(args),
         ...(model === undefined ? {} : { judge: llmJudge(model) }),
@@ -139,7 +142,7 @@ export async function hackbench(args: HackbenchArgs, io: CliIO): Promise<number>
       ...(args.cache === undefined ? {} : { cache: fileCache(args.cache) }),
       judge: args.judge,
       replay,
-    });
+    }).finally(() => bar.done());
     writeResultFile(paths.main, `${JSON.stringify(result, null, 2)}\n`, args.force);
     writeResultFile(paths.sibling, cardToMarkdown(result), args.force);
     io.out(`${summary(result)}wrote ${paths.main} and ${paths.sibling}\n`);

@@ -202,7 +202,7 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
   io.err(
     `ARCO on HotpotQA: ${config.seeds.length} seed(s), methods ${config.methods.join(", ")}${config.kSweep.length > 0 ? `, K sweep ${config.kSweep.join(", ")}` : ""}\n`,
   );
-  const bar = progressBar(io, isTTY, { lines: true });
+  const bar = progressBar(io, isTTY);
   // llama-cpp's own default (half the logical cores): more threads than physical cores make its spinning threads fight.
   const model = llm === undefined ? undefined : providerFromSpec(llm);
   const client = await SidecarClient.start({ threads: args.threads ?? availableParallelism() });
@@ -239,6 +239,7 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
     );
     return 0;
   } finally {
+    bar.done();
     await client.close();
     await model?.dispose?.();
   }

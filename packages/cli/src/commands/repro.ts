@@ -222,9 +222,17 @@ const PROVIDER_TABLES = ["table.json", "table.md"];
 
 /** `rubric repro arcane`: the gym reproduction, or with `--provider` the LLM-roles pipeline. */
 export async function repro(args: ReproArgs, io: CliIO, isTTY: boolean): Promise<number> {
+  const bar = progressBar(io, isTTY);
+  try {
+    return await reproWith(args, io, bar);
+  } finally {
+    bar.done();
+  }
+}
+
+async function reproWith(args: ReproArgs, io: CliIO, bar: Bar): Promise<number> {
   const data = gdpvalDir(args.gdpval);
   const config = gymConfig(args);
-  const bar = progressBar(io, isTTY, { lines: true });
   if (args.manager === "sidecar" && args.provider !== undefined)
     throw new UsageError("--manager sidecar trains its manager in the gym; it does not take --provider");
   const sidecarOnly = (["model", "device", "dtype", "python"] as const).filter((k) => args[k] !== undefined);

@@ -112,8 +112,7 @@ export async function scoreOutputsCommand(
       filesRoot: args.filesRoot ?? dirname(args.outputs),
       ...(args.cache === undefined ? {} : { cache: fileCache(args.cache) }),
       onProgress: (done, total) => bar.update(done, total, "outputs"),
-    });
-    bar.done();
+    }).finally(() => bar.done());
     const report = resultsToJson(results, errorsAs, { rubric: rubric.rubric, ignoreGates: args.ignoreGates });
     if (args.json) io.out(`${JSON.stringify(report)}\n`);
     else {
