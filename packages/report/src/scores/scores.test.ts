@@ -7,8 +7,20 @@ import { scoresSection } from "./scores.js";
 const rubric = {
   id: "memo",
   criteria: [
-    { id: "terms", text: "Mentions revenue", weight: 2, polarity: "reward", verifier: { kind: "includes", terms: ["revenue"] } },
-    { id: "hype", text: "Says guaranteed", weight: 1, polarity: "penalty", verifier: { kind: "includes", terms: ["guaranteed"] } },
+    {
+      id: "terms",
+      text: "Mentions revenue",
+      weight: 2,
+      polarity: "reward",
+      verifier: { kind: "includes", terms: ["revenue"] },
+    },
+    {
+      id: "hype",
+      text: "Says guaranteed",
+      weight: 1,
+      polarity: "penalty",
+      verifier: { kind: "includes", terms: ["guaranteed"] },
+    },
   ],
 } as FlatRubric;
 
@@ -24,12 +36,29 @@ function results(verdicts: Verdict[][], withRubric = true) {
   };
 }
 
-const ok = (criterionId: string, score: number): Verdict => ({ criterionId, score, status: "ok", rationale: `${criterionId} ${score}` });
+const ok = (criterionId: string, score: number): Verdict => ({
+  criterionId,
+  score,
+  status: "ok",
+  rationale: `${criterionId} ${score}`,
+});
 
 describe("scoresSection", () => {
   it("reads score results with their rubric, keeping each output's verdicts and recorded score", () => {
-    const section = scoresSection(results([[ok("terms", 1), ok("hype", 0)], [ok("terms", 0), ok("hype", 1)]]), "r.json");
-    expect(section).toMatchObject({ kind: "scores", rubricKind: "flat", errorsAs: "fail", ignoreGates: false, title: "Scores: memo" });
+    const section = scoresSection(
+      results([
+        [ok("terms", 1), ok("hype", 0)],
+        [ok("terms", 0), ok("hype", 1)],
+      ]),
+      "r.json",
+    );
+    expect(section).toMatchObject({
+      kind: "scores",
+      rubricKind: "flat",
+      errorsAs: "fail",
+      ignoreGates: false,
+      title: "Scores: memo",
+    });
     expect(section.outputs.map((o) => o.recorded.total)).toEqual([2, -1]);
     expect(section.outputs[0]!.verdicts[0]).toMatchObject({ criterionId: "terms", rationale: "terms 1" });
   });
@@ -66,7 +95,7 @@ describe("buildReport", () => {
     // One closing tag for the data, one for the page's script: the rationale's are escaped.
     expect(html.match(/<\/script>/g)).toHaveLength(2);
     expect(html).toContain("<title>&lt;b&gt;t&lt;/b&gt;</title>");
-    const data = JSON.parse(html.match(/<script type="application\/json" id="report-data">([^]*?)<\/script>/)![1]!);
+    const data = JSON.parse(html.match(/<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/)![1]!);
     expect(data.sections[0].outputs[0].verdicts[0].rationale).toBe("</script><script>alert(1)</script><!--");
   });
 });
