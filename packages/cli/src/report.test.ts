@@ -5,7 +5,11 @@ import { fileURLToPath } from "node:url";
 import { parseStagedRubric, scoreRubric, type FlatRubric, type Verdict } from "@rubric/core";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { gymSamples, presenceRubric } from "../../hackbench/src/__fixtures__/gym.js";
 import { runRubric } from "./__fixtures__/run-cli.js";
+
+const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../shared/", import.meta.url));
+const GDPVAL = join(SHARED, "data/gdpval");
 
 // Debian's chromium, installed by scripts/install-system-packages.sh (never a downloaded browser).
 const CHROMIUM = "/usr/bin/chromium";
@@ -290,6 +294,75 @@ describe("rubric report: a staged rubric", () => {
   });
 });
 
+describe("rubric report: a reproduction run and an integrity card", () => {
+  it("lays out a repro run's tables (paper column beside ours) with its plot, and a hackbench card", async () => {
+    // A one-seed, one-batch gym run: the same files `pnpm main` writes, in a few seconds.
+    const run = join(dir, "arcane");
+    const repro = await runRubric([
+      "repro",
+      "arcane",
+      "--quick",
+      "--seeds",
+      "1",
+      "--batches",
+      "1",
+      "--eps-sweep",
+      "none",
+      "--gdpval",
+      GDPVAL,
+      "--out",
+      run,
+    ]);
+    expect(repro.code, repro.stderr).toBe(0);
+    const { samples } = await gymSamples(12);
+    writeFileSync(join(dir, "samples.jsonl"), `${samples.map((x) => JSON.stringify(x)).join("\n")}\n`);
+    writeFileSync(join(dir, "presence.json"), JSON.stringify(presenceRubric));
+    const card = await runRubric([
+      "hackbench",
+      "--rubric",
+      join(dir, "presence.json"),
+      "--samples",
+      join(dir, "samples.jsonl"),
+      "--probes",
+      "keyword-stuffing,pleasantry",
+      "--out",
+      join(dir, "card.json"),
+    ]);
+    expect([0, 3, 4]).toContain(card.code);
+    const written = await runRubric([
+      "report",
+      run,
+      join(dir, "card.json"),
+      join(dir, "results.json"),
+      "--out",
+      join(dir, "all.html"),
+    ]);
+    expect(written.stderr).toBe("");
+    expect(written.stdout).toContain("3 section(s) (document, document, scores)");
+
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const problems: string[] = [];
+    page.on("pageerror", (e) => problems.push(e.message));
+    page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
+    await page.goto(`file://${join(dir, "all.html")}`);
+    const arcane = page.locator('section[data-kind="document"]').nth(0);
+    expect(await arcane.locator("h2").textContent()).toBe("ARCANE in the rubric gym");
+    // The mean-return table keeps the paper's column, and the scaling plot is an image that loaded.
+    const header = await arcane.locator("table").first().locator("th").allTextContents();
+    expect(header.some((h) => /paper/i.test(h))).toBe(true);
+    expect(await arcane.locator("img").evaluate((img: { naturalWidth: number }) => img.naturalWidth)).toBeGreaterThan(
+      100,
+    );
+    const integrity = page.locator('section[data-kind="document"]').nth(1);
+    expect(await integrity.locator("h2").textContent()).toBe("Reward-hacking integrity card");
+    expect(await integrity.textContent()).toContain("keyword-stuffing");
+    expect(await page.locator("section").count()).toBe(3);
+    await page.screenshot({ path: join(SHOTS, "reproduction-and-card.png"), fullPage: true });
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 180_000);
+});
+
 describe("rubric report: what it refuses", () => {
   it("names the file and output whose recorded total the rubric does not give, and usage errors exit 2", async () => {
     const other = { ...rubric, criteria: rubric.criteria.map((c) => (c.id === "terms" ? { ...c, weight: 5 } : c)) };
@@ -314,7 +387,7 @@ describe("rubric report: what it refuses", () => {
       join(dir, "bare.html"),
     ]);
     expect(named.code).toBe(0);
-    expect(named.stdout).toContain("1 section(s), 5 outputs");
+    expect(named.stdout).toContain("1 section(s) (scores), 5 scored outputs");
     expect(
       (await runRubric(["report", bare, "--rubric", join(dir, "rubric.json"), "--out", join(dir, "bare.html")])).code,
     ).toBe(1); // exists: --force

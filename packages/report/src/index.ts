@@ -13,4 +13,6 @@ export {
   type ScoreResultsFile,
   type ScoresSection,
 } from "./scores/scores.js";
+export { documentSection, type DocumentSection, type Figure } from "./document/document.js";
+export { markdownBlocks, type Block } from "./document/markdown.js";
 export { ReportError, ReportInputError, ReportPageMissingError } from "./errors.js";

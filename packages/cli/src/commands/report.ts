@@ -1,5 +1,9 @@
-import { statSync } from "node:fs";
-import { buildReport, scoresSection, type ReportSection } from "@rubric/report";
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { formatZodIssues } from "@rubric/core";
+import { cardToMarkdown, parseIntegrityCard } from "@rubric/hackbench";
+import { ArcaneLlmTableSchema, ArcaneTableSchema, ArcoTableSchema, SidecarManagerTableSchema } from "@rubric/repro";
+import { buildReport, documentSection, scoresSection, type ReportSection } from "@rubric/report";
 import { z } from "zod";
 import { defineCommand } from "../flags/command.js";
 import { switchFlag, textFlag } from "../flags/flag.js";
@@ -8,7 +12,7 @@ import { prepareResultFiles, writeResultFile } from "../results/result-files.js"
 
 export const reportCommand = defineCommand({
   name: "report",
-  usage: "<results.json>... --out report.html [options]",
+  usage: "<input>... --out report.html [options]",
   description: `Writes one self-contained HTML page (nothing loaded from the network when it is viewed) from
 \`rubric score --outputs --json\` results: every output's total and verdicts (status, score,
 rationale; an error verdict is marked as an error, never shown as 0), staged rubrics' stages and
@@ -16,11 +20,15 @@ the gate that stopped an output, and a weight control per criterion — moving o
 total and the ranking in the page with @rubric/core's scoreRubric, no verifier called again.
 "Export weights" saves a file that \`rubric score --weights\` reads and that gives the same totals.
 Each output is rescored with the rubric when the report is written and must match its recorded
-total, so a report never shows results under a rubric they were not scored with.`,
+total, so a report never shows results under a rubric they were not scored with.
+
+Also reads a \`rubric repro arcane\` / \`repro arco\` run directory (its tables with the paper's
+column, and its plot) and a \`rubric hackbench\` card (probes, gains with intervals, exploits,
+controls), each checked against its schema first.`,
   positional: {
     key: "inputs",
-    label: "<results.json>...",
-    description: "score results (rubric score --outputs … --json > results.json)",
+    label: "<input>...",
+    description: "score results (rubric score --outputs … --json), a rubric repro run directory, a hackbench card (.json)",
     schema: z.array(z.string()).min(1, { error: "needs at least one results file" }),
   },
   flags: {
@@ -39,20 +47,62 @@ export async function report(
   io: CliIO,
 ): Promise<number> {
   if (!args.out.endsWith(".html")) throw new UsageError(`--out names an .html file, got ${JSON.stringify(args.out)}`);
-  if (args.task !== undefined && args.rubric === undefined)
-    throw new UsageError("--task picks a rubric of --rubric <file>");
+  if (args.task !== undefined && args.rubric === undefined) throw new UsageError("--task picks a rubric of --rubric <file>");
   prepareResultFiles([{ path: args.out, what: "a report" }], args.force);
   const rubric =
     args.rubric === undefined
       ? undefined
       : { text: readText(args.rubric), source: args.rubric, ...(args.task === undefined ? {} : { task: args.task }) };
-  const sections: ReportSection[] = args.inputs.map((input) => {
-    if (statSync(input, { throwIfNoEntry: false })?.isDirectory())
-      throw new InputFileError(`${input}: a directory; the report reads score results (a JSON file) so far`);
-    return scoresSection(readJson(input), input, rubric);
-  });
+  const sections = await Promise.all(args.inputs.map((input) => readSection(input, rubric)));
   writeResultFile(args.out, buildReport(sections, args.title === undefined ? {} : { title: args.title }), args.force);
-  const outputs = sections.reduce((n, s) => n + s.outputs.length, 0);
-  io.out(`wrote ${args.out}: ${sections.length} section(s), ${outputs.toLocaleString("en")} outputs\n`);
+  const outputs = sections.reduce((n, s) => n + (s.kind === "scores" ? s.outputs.length : 0), 0);
+  io.out(
+    `wrote ${args.out}: ${sections.length} section(s) (${sections.map((s) => s.kind).join(", ")}), ${outputs.toLocaleString("en")} scored outputs\n`,
+  );
   return 0;
+}
+
+/** The reproductions' run directories the report reads, by their table.json's `kind`. */
+const RUNS = {
+  "arcane-gym": { title: "ARCANE in the rubric gym", schema: ArcaneTableSchema, plot: "scaling.svg" },
+  "arcane-llm": { title: "ARCANE with LLM roles", schema: ArcaneLlmTableSchema, plot: undefined },
+  "arcane-sidecar-manager": { title: "ARCANE with an LLM manager (sidecar)", schema: SidecarManagerTableSchema, plot: undefined },
+  "arco-hotpotqa": { title: "ARCO on HotpotQA", schema: ArcoTableSchema, plot: "curves.svg" },
+} as const;
+
+/**
+ * One input as a report section: a reproduction's run directory (its table.json checked against
+ * its package's schema, then its table.md and plot), a hackbench card (checked, then drawn as its
+ * Markdown), or score results (rescored against their rubric).
+ */
+async function readSection(
+  input: string,
+  rubric: { readonly text: string; readonly source: string; readonly task?: string } | undefined,
+): Promise<ReportSection> {
+  if (statSync(input, { throwIfNoEntry: false })?.isDirectory()) {
+    const tableFile = join(input, "table.json");
+    if (!existsSync(tableFile))
+      throw new InputFileError(`${input}: a directory without table.json; the report reads a \`rubric repro\` run directory`);
+    const table = readJson(tableFile) as { kind?: unknown };
+    const run = RUNS[table.kind as keyof typeof RUNS];
+    if (run === undefined)
+      throw new InputFileError(`${tableFile}: "kind" is ${JSON.stringify(table.kind)}; expected one of ${Object.keys(RUNS).join(", ")}`);
+    const checked = run.schema.safeParse(table);
+    if (!checked.success) throw new InputFileError(`${tableFile}: ${formatZodIssues(checked.error, { limit: 3 })}`);
+    const plot = run.plot === undefined ? undefined : join(input, run.plot);
+    return documentSection({
+      title: run.title,
+      source: input,
+      markdown: readText(join(input, "table.md")),
+      figures: plot !== undefined && existsSync(plot) ? [{ caption: run.plot!, svg: readText(plot) }] : [],
+    });
+  }
+  const value = readJson(input);
+  if (typeof value === "object" && value !== null && "format" in value && String(value.format).startsWith("rubric-hackbench/"))
+    return documentSection({
+      title: "Reward-hacking integrity card",
+      source: input,
+      markdown: cardToMarkdown(parseIntegrityCard(value, input)),
+    });
+  return scoresSection(value, input, rubric);
 }

@@ -1,11 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { ReportPageMissingError } from "../errors.js";
+import type { DocumentSection } from "../document/document.js";
 import type { ScoresSection } from "../scores/scores.js";
 import { PAGE_STYLE } from "./style.js";
 
-/** A part of a report: so far, scored outputs. */
-export type ReportSection = ScoresSection;
+/** A part of a report: scored outputs (reweightable), or a document (a reproduction's tables, an integrity card). */
+export type ReportSection = ScoresSection | DocumentSection;
 
 /** What a report page holds, as JSON inside it: the page's script reads it and renders every view. */
 export interface ReportData {

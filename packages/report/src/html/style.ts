@@ -29,4 +29,9 @@ tr.details > td { background: #fbfcfe; padding: 8px 16px 12px; }
 .rationale { white-space: pre-wrap; max-width: 48ch; }
 .gate { padding: 4px 8px; border-left: 3px solid var(--bad); background: #fdf0ef; margin: 6px 0; }
 .note { margin: 6px 0; }
+figure { margin: 12px 0; }
+figure img { max-width: 100%; border: 1px solid var(--line); }
+blockquote { margin: 8px 0; padding: 4px 12px; border-left: 3px solid var(--line); }
+table.document { width: auto; }
+pre { background: var(--bg-alt); padding: 8px 12px; overflow-x: auto; white-space: pre-wrap; }
 `;

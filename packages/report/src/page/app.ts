@@ -6,6 +6,7 @@
  * only ever set as text, never parsed as HTML: rationales come from models.
  */
 import { scoreRubric, type RubricScore, type Verdict } from "@rubric/core";
+import type { DocumentSection } from "../document/document.js";
 import type { ReportData } from "../html/build.js";
 import type { ReportOutput, ScoresSection } from "../scores/scores.js";
 
@@ -73,7 +74,7 @@ function scoreAll(section: ScoresSection, weights: Record<string, number>): Scor
   });
 }
 
-function details(section: ScoresSection, item: Scored, criteria: readonly CriterionRow[]): HTMLElement {
+function details(item: Scored, criteria: readonly CriterionRow[]): HTMLElement {
   const box = el("div");
   const score = item.score;
   if (score === null) box.append(el("p", { className: "unscored", text: `Unscored: ${item.error ?? "no score"}` }));
@@ -279,7 +280,7 @@ function renderScores(section: ScoresSection, index: number): HTMLElement {
       });
       fragment.append(tr);
       if (open.has(item.output.id)) {
-        const cell = el("td", { attrs: { colspan: "5" } }, details(section, item, criteria));
+        const cell = el("td", { attrs: { colspan: "5" } }, details(item, criteria));
         fragment.append(el("tr", { className: "details", attrs: { "data-details-for": item.output.id } }, cell));
       }
     });
@@ -291,6 +292,46 @@ function renderScores(section: ScoresSection, index: number): HTMLElement {
     state.lastRenderMs = performance.now() - started;
   }
   render();
+  return root;
+}
+
+function renderDocument(section: DocumentSection, index: number): HTMLElement {
+  const root = el(
+    "section",
+    { attrs: { "data-section": String(index), "data-kind": "document" } },
+    el("h2", { text: section.title }),
+    el("p", { className: "muted", text: `from ${section.source}` }),
+  );
+  for (const figure of section.figures)
+    root.append(
+      el(
+        "figure",
+        {},
+        el("img", { attrs: { src: figure.src, alt: figure.caption } }),
+        el("figcaption", { className: "muted", text: figure.caption }),
+      ),
+    );
+  for (const block of section.blocks) {
+    if (block.type === "heading") root.append(el(block.level <= 2 ? "h3" : "h4", { text: block.text }));
+    else if (block.type === "paragraph") root.append(el("p", { className: "note", text: block.text }));
+    else if (block.type === "quote") root.append(el("blockquote", { className: "muted", text: block.text }));
+    else if (block.type === "code") root.append(el("pre", { text: block.text }));
+    else if (block.type === "list") {
+      const list = el("ul");
+      for (const item of block.items) list.append(el("li", { text: item }));
+      root.append(list);
+    } else {
+      const body = el("tbody");
+      for (const cells of block.rows) {
+        const tr = el("tr");
+        // Numbers align right, so that a table's columns read down.
+        for (const cell of cells)
+          tr.append(el("td", { text: cell, className: /^[-+−]?[\d.]+%?$/.test(cell) ? "num" : "" }));
+        body.append(tr);
+      }
+      root.append(el("table", { className: "document" }, el("thead", {}, row(block.header, "th")), body));
+    }
+  }
   return root;
 }
 
@@ -309,7 +350,9 @@ function main() {
       text: `Generated ${data.generated} by @rubric/report. Every total here is computed by @rubric/core's scoreRubric, in this page.`,
     }),
   );
-  data.sections.forEach((section, i) => main.append(renderScores(section, i)));
+  data.sections.forEach((section, i) =>
+    main.append(section.kind === "scores" ? renderScores(section, i) : renderDocument(section, i)),
+  );
   state.sections = data.sections.length;
   state.ready = true;
 }
