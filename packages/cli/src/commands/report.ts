@@ -28,8 +28,9 @@ controls), each checked against its schema first.`,
   positional: {
     key: "inputs",
     label: "<input>...",
-    description: "score results (rubric score --outputs … --json), a rubric repro run directory, a hackbench card (.json)",
-    schema: z.array(z.string()).min(1, { error: "needs at least one results file" }),
+    description:
+      "score results (rubric score --outputs … --json), a rubric repro run directory, a hackbench card (.json)",
+    schema: z.array(z.string()).min(1, { error: "needs at least one input" }),
   },
   flags: {
     out: textFlag("<file.html>", "where the page goes").required(),
@@ -47,7 +48,8 @@ export async function report(
   io: CliIO,
 ): Promise<number> {
   if (!args.out.endsWith(".html")) throw new UsageError(`--out names an .html file, got ${JSON.stringify(args.out)}`);
-  if (args.task !== undefined && args.rubric === undefined) throw new UsageError("--task picks a rubric of --rubric <file>");
+  if (args.task !== undefined && args.rubric === undefined)
+    throw new UsageError("--task picks a rubric of --rubric <file>");
   prepareResultFiles([{ path: args.out, what: "a report" }], args.force);
   const rubric =
     args.rubric === undefined
@@ -66,7 +68,11 @@ export async function report(
 const RUNS = {
   "arcane-gym": { title: "ARCANE in the rubric gym", schema: ArcaneTableSchema, plot: "scaling.svg" },
   "arcane-llm": { title: "ARCANE with LLM roles", schema: ArcaneLlmTableSchema, plot: undefined },
-  "arcane-sidecar-manager": { title: "ARCANE with an LLM manager (sidecar)", schema: SidecarManagerTableSchema, plot: undefined },
+  "arcane-sidecar-manager": {
+    title: "ARCANE with an LLM manager (sidecar)",
+    schema: SidecarManagerTableSchema,
+    plot: undefined,
+  },
   "arco-hotpotqa": { title: "ARCO on HotpotQA", schema: ArcoTableSchema, plot: "curves.svg" },
 } as const;
 
@@ -82,11 +88,15 @@ async function readSection(
   if (statSync(input, { throwIfNoEntry: false })?.isDirectory()) {
     const tableFile = join(input, "table.json");
     if (!existsSync(tableFile))
-      throw new InputFileError(`${input}: a directory without table.json; the report reads a \`rubric repro\` run directory`);
+      throw new InputFileError(
+        `${input}: a directory without table.json; the report reads a \`rubric repro\` run directory`,
+      );
     const table = readJson(tableFile) as { kind?: unknown };
     const run = RUNS[table.kind as keyof typeof RUNS];
     if (run === undefined)
-      throw new InputFileError(`${tableFile}: "kind" is ${JSON.stringify(table.kind)}; expected one of ${Object.keys(RUNS).join(", ")}`);
+      throw new InputFileError(
+        `${tableFile}: "kind" is ${JSON.stringify(table.kind)}; expected one of ${Object.keys(RUNS).join(", ")}`,
+      );
     const checked = run.schema.safeParse(table);
     if (!checked.success) throw new InputFileError(`${tableFile}: ${formatZodIssues(checked.error, { limit: 3 })}`);
     const plot = run.plot === undefined ? undefined : join(input, run.plot);
@@ -98,7 +108,12 @@ async function readSection(
     });
   }
   const value = readJson(input);
-  if (typeof value === "object" && value !== null && "format" in value && String(value.format).startsWith("rubric-hackbench/"))
+  if (
+    typeof value === "object" &&
+    value !== null &&
+    "format" in value &&
+    String(value.format).startsWith("rubric-hackbench/")
+  )
     return documentSection({
       title: "Reward-hacking integrity card",
       source: input,
