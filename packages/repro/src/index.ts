@@ -113,7 +113,14 @@ export {
   type ArcoProgress,
   type ArcoRunOptions,
 } from "./arco/experiment.js";
-export { learningCurvePoints, learningCurvesSpec, learningCurvesSvg } from "./arco/plot.js";
+export {
+  bucketScorePoints,
+  bucketScoresSpec,
+  bucketScoresSvg,
+  learningCurvePoints,
+  learningCurvesSpec,
+  learningCurvesSvg,
+} from "./arco/plot.js";
 export { PLOT_CONFIG, renderSvg, type VegaLiteSpec } from "./plots/vega.js";
 export {
   ARCO_METHOD_LABELS,

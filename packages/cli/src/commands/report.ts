@@ -2,7 +2,18 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { formatZodIssues } from "@rubric/core";
 import { cardToMarkdown, parseIntegrityCard } from "@rubric/hackbench";
-import { ArcaneLlmTableSchema, ArcaneTableSchema, ArcoTableSchema, SidecarManagerTableSchema } from "@rubric/repro";
+import {
+  ArcaneLlmTableSchema,
+  ArcaneTableSchema,
+  ArcoTableSchema,
+  SidecarManagerTableSchema,
+  bucketScorePoints,
+  bucketScoresSvg,
+  learningCurvesSvg,
+  scalingSvg,
+  type ArcaneTable,
+  type ArcoTable,
+} from "@rubric/repro";
 import { buildReport, documentSection, scoresSection, type ReportSection } from "@rubric/report";
 import { z } from "zod";
 import { defineCommand } from "../flags/command.js";
@@ -64,16 +75,35 @@ export async function report(
   return 0;
 }
 
-/** The reproductions' run directories the report reads, by their table.json's `kind`. */
+/**
+ * The reproductions' run directories the report reads, by their table.json's `kind`; each run's
+ * plots are drawn from its (checked) table by the same Vega-Lite specs the run's SVG files come from.
+ */
 const RUNS = {
-  "arcane-gym": { title: "ARCANE in the rubric gym", schema: ArcaneTableSchema, plot: "scaling.svg" },
-  "arcane-llm": { title: "ARCANE with LLM roles", schema: ArcaneLlmTableSchema, plot: undefined },
+  "arcane-gym": {
+    title: "ARCANE in the rubric gym",
+    schema: ArcaneTableSchema,
+    figures: async (t: unknown) => [{ caption: "Best-of-N scaling", svg: await scalingSvg(t as ArcaneTable) }],
+  },
+  "arcane-llm": { title: "ARCANE with LLM roles", schema: ArcaneLlmTableSchema, figures: async () => [] },
   "arcane-sidecar-manager": {
     title: "ARCANE with an LLM manager (sidecar)",
     schema: SidecarManagerTableSchema,
-    plot: undefined,
+    figures: async () => [],
   },
-  "arco-hotpotqa": { title: "ARCO on HotpotQA", schema: ArcoTableSchema, plot: "curves.svg" },
+  "arco-hotpotqa": {
+    title: "ARCO on HotpotQA",
+    schema: ArcoTableSchema,
+    figures: async (t: unknown) => {
+      const table = t as ArcoTable;
+      return [
+        { caption: "Learning curves", svg: await learningCurvesSvg(table) },
+        ...(bucketScorePoints(table).length > 0
+          ? [{ caption: "μ's step scores per position bucket", svg: await bucketScoresSvg(table) }]
+          : []),
+      ];
+    },
+  },
 } as const;
 
 /**
@@ -99,12 +129,11 @@ async function readSection(
       );
     const checked = run.schema.safeParse(table);
     if (!checked.success) throw new InputFileError(`${tableFile}: ${formatZodIssues(checked.error, { limit: 3 })}`);
-    const plot = run.plot === undefined ? undefined : join(input, run.plot);
     return documentSection({
       title: run.title,
       source: input,
       markdown: readText(join(input, "table.md")),
-      figures: plot !== undefined && existsSync(plot) ? [{ caption: run.plot!, svg: readText(plot) }] : [],
+      figures: await run.figures(checked.data),
     });
   }
   const value = readJson(input);

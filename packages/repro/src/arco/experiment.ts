@@ -54,7 +54,7 @@ import {
   warmupData,
 } from "@rubric/rlxar";
 import { ARCO_METHODS, type ArcoMethod, type ArcoTable, arcoMarkdown, PAPER_ARCO } from "./table.js";
-import { learningCurvesSvg } from "./plot.js";
+import { bucketScorePoints, bucketScoresSvg, learningCurvesSvg } from "./plot.js";
 
 /**
  * ARCO's "w/o adaptive" criteria: one generic list for every step (the released code reads its
@@ -738,10 +738,11 @@ function rowsOf(path: string, questions: readonly HotpotQuestion[]): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** `table.json`, `table.md` and `curves.svg` under `out`. */
+/** `table.json`, `table.md`, `curves.svg` and (when μ was diagnosed) `buckets.svg` under `out`. */
 export async function writeArcoOutputs(out: string, table: ArcoTable): Promise<void> {
   await mkdir(out, { recursive: true });
   await writeFile(join(out, "table.json"), `${JSON.stringify(table, null, 2)}\n`);
   await writeFile(join(out, "table.md"), arcoMarkdown(table));
   await writeFile(join(out, "curves.svg"), await learningCurvesSvg(table));
+  if (bucketScorePoints(table).length > 0) await writeFile(join(out, "buckets.svg"), await bucketScoresSvg(table));
 }

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { renderSvg, type VegaLiteSpec } from "../plots/vega.js";
 import { ARCO_METHODS, ARCO_METHOD_LABELS, type ArcoMethod, type ArcoTable } from "./table.js";
 
@@ -52,4 +53,92 @@ export function learningCurvesSpec(table: ArcoTable): VegaLiteSpec {
 /** {@link learningCurvesSpec} drawn as a standalone SVG (`curves.svg`). */
 export function learningCurvesSvg(table: ArcoTable): Promise<string> {
   return renderSvg(learningCurvesSpec(table));
+}
+
+/** One position bucket's s_t distribution as `bucketScores` (rlxar) records it in a method's diagnostics. */
+const BucketSchema = z.object({
+  count: z.number(),
+  mean: z.number(),
+  p10: z.number(),
+  median: z.number(),
+  p90: z.number(),
+});
+const DiagnosticsBucketsSchema = z.object({ buckets: z.record(z.string(), BucketSchema) });
+
+/**
+ * μ's step scores per position bucket (search_1..3, terminal) for each method with diagnostics:
+ * the 10th percentile, median and 90th percentile of s_t on the final policy's dev rollouts, each
+ * the mean over the seeds that have them. Seeds without diagnostics are left out.
+ */
+export function bucketScorePoints(
+  table: ArcoTable,
+): { method: string; bucket: string; p10: number; median: number; p90: number; seeds: number; steps: number }[] {
+  return Object.entries(table.diagnostics).flatMap(([method, perSeed]) => {
+    const seeds = perSeed.flatMap((d) => {
+      const parsed = DiagnosticsBucketsSchema.safeParse(d);
+      return parsed.success ? [parsed.data.buckets] : [];
+    });
+    const buckets = [...new Set(seeds.flatMap((b) => Object.keys(b)))].sort();
+    return buckets.map((bucket) => {
+      const rows = seeds.flatMap((b) => (b[bucket] === undefined ? [] : [b[bucket]!]));
+      const mean = (f: (r: z.output<typeof BucketSchema>) => number) =>
+        rows.reduce((a, r) => a + f(r), 0) / rows.length;
+      return {
+        method,
+        bucket,
+        p10: mean((r) => r.p10),
+        median: mean((r) => r.median),
+        p90: mean((r) => r.p90),
+        seeds: rows.length,
+        steps: rows.reduce((a, r) => a + r.count, 0),
+      };
+    });
+  });
+}
+
+/** {@link bucketScorePoints} as a Vega-Lite spec: per bucket, each method's median s_t with its 10–90 % range. */
+export function bucketScoresSpec(table: ArcoTable): VegaLiteSpec {
+  const label = (method: string) => ARCO_METHOD_LABELS[method as ArcoMethod] ?? method;
+  const points = bucketScorePoints(table).map((p) => ({ ...p, label: label(p.method) }));
+  const methods = [...new Set(points.map((p) => p.method))];
+  const color = {
+    field: "label",
+    type: "nominal",
+    title: null,
+    scale: {
+      domain: methods.map(label),
+      range: methods.map((m) => COLORS[m as ArcoMethod] ?? "#555"),
+    },
+  };
+  const x = { field: "bucket", type: "nominal", title: "step position (ARCO's buckets)", sort: null };
+  return {
+    title: {
+      text: "μ's step scores s_t per position bucket",
+      subtitle: "median, with the 10th–90th percentile; dev rollouts of the final policy",
+    },
+    width: 380,
+    height: 260,
+    data: { values: points },
+    layer: [
+      {
+        mark: { type: "rule", strokeWidth: 2 },
+        encoding: {
+          x,
+          xOffset: { field: "label" },
+          y: { field: "p10", type: "quantitative", title: "s_t" },
+          y2: { field: "p90" },
+          color,
+        },
+      },
+      {
+        mark: { type: "point", filled: true, size: 60 },
+        encoding: { x, xOffset: { field: "label" }, y: { field: "median", type: "quantitative" }, color },
+      },
+    ],
+  };
+}
+
+/** {@link bucketScoresSpec} drawn as a standalone SVG (`buckets.svg`). */
+export function bucketScoresSvg(table: ArcoTable): Promise<string> {
+  return renderSvg(bucketScoresSpec(table));
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { learningCurvePoints, learningCurvesSvg } from "./plot.js";
+import { bucketScorePoints, bucketScoresSvg, learningCurvePoints, learningCurvesSvg } from "./plot.js";
 import { ARCO_METHOD_LABELS, type ArcoTable, ArcoTableSchema, arcoMarkdown } from "./table.js";
 
 type VsOutcome = { emWins: number; emLosses: number; emP: number; f1P: number | null };
@@ -58,6 +58,10 @@ const table: ArcoTable = ArcoTableSchema.parse({
         evidence: { auc: 0.61, positives: 40, negatives: 60 },
         outcomeAuc: 0.55,
         contrast: { pairs: 200, meanDelta: 0.012, preferred: 0.56 },
+        buckets: {
+          search_1: { count: 90, mean: 0.1, p10: -0.3, median: 0.1, p90: 0.5 },
+          terminal: { count: 60, mean: 0.4, p10: 0.1, median: 0.45, p90: 0.8 },
+        },
         unparsed: 3,
         steps: 300,
       },
@@ -108,5 +112,19 @@ describe("learningCurvesSvg", () => {
     expect(svg.match(/class="mark-line/g)).toHaveLength(2);
     expect(svg).not.toMatch(/NaN|undefined/);
     expect(svg).toContain(ARCO_METHOD_LABELS.arco);
+  });
+});
+
+describe("bucketScoresSvg", () => {
+  it("plots μ's s_t per position bucket for the methods with diagnostics, over the seeds that have them", async () => {
+    expect(bucketScorePoints(table)).toEqual([
+      { method: "arco", bucket: "search_1", p10: -0.3, median: 0.1, p90: 0.5, seeds: 1, steps: 90 },
+      { method: "arco", bucket: "terminal", p10: 0.1, median: 0.45, p90: 0.8, seeds: 1, steps: 60 },
+    ]);
+    const svg = await bucketScoresSvg(table);
+    expect(svg).toMatch(/^<svg[\s\S]*<\/svg>\n$/);
+    expect(svg).toContain("search_1");
+    expect(svg).toContain("terminal");
+    expect(svg).not.toMatch(/NaN|undefined/);
   });
 });

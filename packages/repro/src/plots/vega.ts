@@ -14,7 +14,7 @@ export const PLOT_CONFIG = {
   font: "sans-serif",
   title: { fontSize: 15, subtitleColor: "#555", anchor: "start" },
   axis: { labelFontSize: 12, titleFontSize: 12, gridColor: "#e5e5e5" },
-  legend: { labelFontSize: 12, titleFontSize: 12, labelLimit: 360 },
+  legend: { labelFontSize: 12, titleFontSize: 12, labelLimit: 480 },
 } as const;
 
 /**
