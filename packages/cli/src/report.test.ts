@@ -2,10 +2,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseStagedRubric, scoreRubric, type FlatRubric, type Verdict } from "@rubric/core";
+import { scoreRubric, type FlatRubric, type Verdict } from "@rubric/core";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gymSamples, presenceRubric } from "../../hackbench/src/__fixtures__/gym.js";
+import { gatedReport } from "../../verifiers/src/engine/__fixtures__/gated-report.js";
 import { runRubric } from "./__fixtures__/run-cli.js";
 
 const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../shared/", import.meta.url));
@@ -222,35 +223,15 @@ describe("rubric report in Chromium", () => {
 
 describe("rubric report: a staged rubric", () => {
   it("shows each output's stages and, where a gate stopped it, which stage and why", async () => {
-    const staged = {
-      category_name: "report",
-      max_total_score: 10,
-      stages: [
-        {
-          name: "shape",
-          description: "",
-          max_points: 4,
-          min_score_to_pass: 3,
-          on_failure_action: "zero_category",
-          rules: [{ type: "code", name: "columns", description: "", weight: 4, code: "def evaluate(w, c): ..." }],
-        },
-        {
-          name: "content",
-          description: "",
-          is_required: false,
-          max_points: 6,
-          rules: [{ type: "llm_judge", name: "quality", description: "", weight: 6, judge_prompt: "Grade it." }],
-        },
-      ],
-    };
-    const stagedRubric = parseStagedRubric(staged);
+    // A code gate (3 of its 4 points to pass, else the category scores 0), then a judged stage.
+    const stagedRubric = gatedReport();
     const verdictsOf: Record<string, Verdict[]> = {
       passes: [
-        { criterionId: "s0.r0", score: 1, status: "ok", rationale: "all columns" },
+        { criterionId: "s0.r0", score: 1, status: "ok", rationale: "the expected shape" },
         { criterionId: "s1.r0", score: 0.5, status: "ok", rationale: "thin analysis" },
       ],
       // Below the gate's pass mark: scoring stops there, the judged stage is never verified.
-      stopped: [{ criterionId: "s0.r0", score: 0.5, status: "ok", rationale: "half the columns" }],
+      stopped: [{ criterionId: "s0.r0", score: 0.5, status: "ok", rationale: "half the shape" }],
     };
     const file = {
       errorsAs: "fail",
@@ -276,7 +257,7 @@ describe("rubric report: a staged rubric", () => {
     await page.locator('tr.output[data-output-id="stopped"]').click();
     await expect
       .poll(() => page.locator('tr[data-details-for="stopped"] [data-testid="gate"]').textContent())
-      .toContain("Stopped at stage “shape”: it scored below its pass mark");
+      .toContain("Stopped at stage “gate”: it scored below its pass mark");
     expect(
       await page.locator('tr[data-details-for="stopped"] tr[data-criterion="s1.r0"] td').nth(1).textContent(),
     ).toBe("not verified");

@@ -114,6 +114,7 @@ export {
   type ArcoRunOptions,
 } from "./arco/experiment.js";
 export {
+  arcoPlots,
   bucketScorePoints,
   bucketScoresSpec,
   bucketScoresSvg,

@@ -7,9 +7,7 @@ import {
   ArcaneTableSchema,
   ArcoTableSchema,
   SidecarManagerTableSchema,
-  bucketScorePoints,
-  bucketScoresSvg,
-  learningCurvesSvg,
+  arcoPlots,
   scalingSvg,
   type ArcaneTable,
   type ArcoTable,
@@ -94,15 +92,7 @@ const RUNS = {
   "arco-hotpotqa": {
     title: "ARCO on HotpotQA",
     schema: ArcoTableSchema,
-    figures: async (t: unknown) => {
-      const table = t as ArcoTable;
-      return [
-        { caption: "Learning curves", svg: await learningCurvesSvg(table) },
-        ...(bucketScorePoints(table).length > 0
-          ? [{ caption: "μ's step scores per position bucket", svg: await bucketScoresSvg(table) }]
-          : []),
-      ];
-    },
+    figures: async (t: unknown) => arcoPlots(t as ArcoTable),
   },
 } as const;
 

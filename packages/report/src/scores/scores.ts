@@ -1,4 +1,5 @@
 import {
+  CriterionErrorsError,
   ErrorPolicySchema,
   formatZodIssues,
   loadRubrics,
@@ -96,7 +97,8 @@ export function scoresSection(
     try {
       total = scoreRubric(loaded.rubric, result.verdicts as Verdict[], { errorsAs: file.errorsAs, ignoreGates }).total;
     } catch (error) {
-      if ((error as Error).name === "CriterionErrorsError") total = null;
+      // Under errorsAs "fail" an error verdict leaves the output unscored, as the run recorded it.
+      if (error instanceof CriterionErrorsError) total = null;
       else throw new ReportInputError(source, `results[${k}] (${result.id}): ${(error as Error).message}`);
     }
     const agrees =

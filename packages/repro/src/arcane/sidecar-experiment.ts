@@ -344,8 +344,9 @@ export async function sidecarManagerData(
 
 /**
  * ARCANE's manager as an LLM trained end to end (issue 16, item 6): the sidecar's small causal
- * transformer, with a byte-level BPE learnt from the teacher dialogues, asks its questions and
- * writes its rubric as JSON text (`SidecarManager`); Stage I is SFT on the gym's teacher dialogues,
+ * transformer with a byte-level BPE learnt from the teacher dialogues, or a transformers model with
+ * its own tokenizer (`config.transformersModel`), asks its questions and writes its rubric as JSON
+ * text (`SidecarManager`); Stage I is SFT on the gym's teacher dialogues,
  * Stage II GSPO on the gym's reward through `SidecarBackend`, with the KL to the SFT policy. Each
  * stage's manager is evaluated on the eval tasks (one dialogue per task, best-of-N by its rubric),
  * beside No Rubric and the oracle on the same worker outputs.

@@ -201,9 +201,9 @@ export class SidecarManager implements TrainerBackend<GymPrompt> {
     return Math.max(1, Math.min(cap, this.backend.summary.max_seq_len - prompt.length));
   }
 
-  /** Text of a turn's ids, without the end token that ended it. */
+  /** Text of a turn's ids (the tokenizer leaves out special tokens: the end token that ended it). */
   async text(ids: readonly number[]): Promise<string> {
-    const [text] = await this.tokenizer.decode([ids.filter((id) => id !== this.tokenizer.eos)]);
+    const [text] = await this.tokenizer.decode([ids]);
     return text!;
   }
 

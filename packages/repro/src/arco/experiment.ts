@@ -54,7 +54,7 @@ import {
   warmupData,
 } from "@rubric/rlxar";
 import { ARCO_METHODS, type ArcoMethod, type ArcoTable, arcoMarkdown, PAPER_ARCO } from "./table.js";
-import { bucketScorePoints, bucketScoresSvg, learningCurvesSvg } from "./plot.js";
+import { arcoPlots } from "./plot.js";
 
 /**
  * ARCO's "w/o adaptive" criteria: one generic list for every step (the released code reads its
@@ -743,6 +743,5 @@ export async function writeArcoOutputs(out: string, table: ArcoTable): Promise<v
   await mkdir(out, { recursive: true });
   await writeFile(join(out, "table.json"), `${JSON.stringify(table, null, 2)}\n`);
   await writeFile(join(out, "table.md"), arcoMarkdown(table));
-  await writeFile(join(out, "curves.svg"), await learningCurvesSvg(table));
-  if (bucketScorePoints(table).length > 0) await writeFile(join(out, "buckets.svg"), await bucketScoresSvg(table));
+  for (const plot of await arcoPlots(table)) await writeFile(join(out, plot.file), plot.svg);
 }

@@ -142,3 +142,19 @@ export function bucketScoresSpec(table: ArcoTable): VegaLiteSpec {
 export function bucketScoresSvg(table: ArcoTable): Promise<string> {
   return renderSvg(bucketScoresSpec(table));
 }
+
+/**
+ * An ARCO run's plots, each with the file name a run writes it under: the learning curves, and μ's
+ * per-bucket step scores when some method was diagnosed. What `writeArcoOutputs` writes and
+ * `rubric report` shows.
+ */
+export async function arcoPlots(table: ArcoTable): Promise<{ file: string; caption: string; svg: string }[]> {
+  const plots = [{ file: "curves.svg", caption: "Learning curves", svg: await learningCurvesSvg(table) }];
+  if (bucketScorePoints(table).length > 0)
+    plots.push({
+      file: "buckets.svg",
+      caption: "μ's step scores per position bucket",
+      svg: await bucketScoresSvg(table),
+    });
+  return plots;
+}

@@ -190,7 +190,7 @@ export function scoreOutputsSync(
       })),
     );
   const stages = stageGroups(rubric, prepared);
-  const scoreOptions = { errorsAs: options.errorsAs ?? "fail", ignoreGates: options.ignoreGates ?? false };
+  const scoreOptions = scoreOptionsOf(options);
   return outputs.map((output) => checkOne(rubric, stages, output, scoreOptions));
 }
 
@@ -204,7 +204,7 @@ async function scoreInBatches(
   outputs: readonly OutputToScore[],
   options: ScoreOutputsOptions,
 ): Promise<ScoredOutput[]> {
-  const scoreOptions = { errorsAs: options.errorsAs ?? "fail", ignoreGates: options.ignoreGates ?? false };
+  const scoreOptions = scoreOptionsOf(options);
   const results: ScoredOutput[] = [];
   for (let start = 0; start < outputs.length; start += BATCH) {
     options.signal?.throwIfAborted();
@@ -258,6 +258,11 @@ function gateStops(
   }
 }
 
+/** How every path scores: errors fail the score unless told otherwise, gates count unless ignored. */
+function scoreOptionsOf(options: { readonly errorsAs?: ErrorPolicy; readonly ignoreGates?: boolean }) {
+  return { errorsAs: options.errorsAs ?? "fail", ignoreGates: options.ignoreGates ?? false };
+}
+
 /** Criteria grouped by stage (a flat rubric is one group), in scoring order. */
 function stageGroups(
   rubric: FlatRubric | StagedRubric,
@@ -280,7 +285,7 @@ async function scoreOne(
   options: ScoreOutputsOptions,
   gate: Gate,
 ): Promise<ScoredOutput> {
-  const scoreOptions = { errorsAs: options.errorsAs ?? "fail", ignoreGates: options.ignoreGates ?? false };
+  const scoreOptions = scoreOptionsOf(options);
   let output: OutputToScore;
   let files: Awaited<ReturnType<typeof digestFiles>>;
   try {
