@@ -5,7 +5,9 @@ import { fileURLToPath } from "node:url";
 import { scoreRubric, type FlatRubric, type Verdict } from "@rubric/core";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { arcoMarkdown } from "@rubric/repro";
 import { gymSamples, presenceRubric } from "../../hackbench/src/__fixtures__/gym.js";
+import { arcoTable } from "../../repro/src/arco/__fixtures__/table.js";
 import { gatedReport } from "../../verifiers/src/engine/__fixtures__/gated-report.js";
 import { runRubric } from "./__fixtures__/run-cli.js";
 
@@ -310,16 +312,15 @@ describe("rubric report: a reproduction run and an integrity card", () => {
       join(dir, "card.json"),
     ]);
     expect([0, 3, 4]).toContain(card.code);
-    const written = await runRubric([
-      "report",
-      run,
-      join(dir, "card.json"),
-      join(dir, "results.json"),
-      "--out",
-      join(dir, "all.html"),
-    ]);
+    // An ARCO run directory as `repro arco` writes it (a real run takes minutes): its table and table.md.
+    const arco = join(dir, "arco");
+    mkdirSync(arco, { recursive: true });
+    writeFileSync(join(arco, "table.json"), JSON.stringify(arcoTable));
+    writeFileSync(join(arco, "table.md"), arcoMarkdown(arcoTable));
+    const inputs = [run, join(dir, "card.json"), join(dir, "results.json"), arco];
+    const written = await runRubric(["report", ...inputs, "--out", join(dir, "all.html")]);
     expect(written.stderr).toBe("");
-    expect(written.stdout).toContain("3 section(s) (document, document, scores)");
+    expect(written.stdout).toContain("4 section(s) (document, document, scores, document)");
 
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const problems: string[] = [];
@@ -337,7 +338,16 @@ describe("rubric report: a reproduction run and an integrity card", () => {
     const integrity = page.locator('section[data-kind="document"]').nth(1);
     expect(await integrity.locator("h2").textContent()).toBe("Reward-hacking integrity card");
     expect(await integrity.textContent()).toContain("keyword-stuffing");
-    expect(await page.locator("section").count()).toBe(3);
+    // ARCO: its tables, and both plots drawn from its table (learning curves, μ's per-bucket scores).
+    const arcoSection = page.locator('section[data-kind="document"]').nth(2);
+    expect(await arcoSection.locator("h2").textContent()).toBe("ARCO on HotpotQA");
+    expect(await arcoSection.locator("figcaption").allTextContents()).toEqual([
+      "Learning curves",
+      "μ's step scores per position bucket",
+    ]);
+    for (const img of await arcoSection.locator("img").all())
+      expect(await img.evaluate((i: { naturalWidth: number }) => i.naturalWidth)).toBeGreaterThan(100);
+    expect(await page.locator("section").count()).toBe(4);
     await page.screenshot({ path: join(SHOTS, "reproduction-and-card.png"), fullPage: true });
     expect(problems).toEqual([]);
     await page.close();
