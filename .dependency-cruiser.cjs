@@ -11,18 +11,22 @@ const LAYERS = {
   providers: ["core"],
   verifiers: ["core"],
   autointeract: ["core", "verifiers"],
-  gspo: ["core", "verifiers", "autointeract"],
+  // The Python trainer's client: both papers' trainers (gspo, rlxar) train through it.
+  sidecar: ["core"],
+  gspo: ["core", "verifiers", "autointeract", "sidecar"],
   hackbench: ["core", "verifiers"],
   report: ["core"],
   "arco-heads": ["core"],
-  rlxar: ["core", "verifiers", "autointeract", "gspo", "arco-heads"],
+  // ARCO's branch: parallel to gspo (ARCANE's), never importing it.
+  rlxar: ["core", "verifiers", "autointeract", "sidecar", "arco-heads"],
   // The papers' reproductions sit above every library they reproduce (ARCO's will use rlxar and arco-heads).
-  repro: ["core", "verifiers", "autointeract", "gspo", "arco-heads", "rlxar"],
+  repro: ["core", "verifiers", "autointeract", "sidecar", "gspo", "arco-heads", "rlxar"],
   cli: [
     "core",
     "providers",
     "verifiers",
     "autointeract",
+    "sidecar",
     "gspo",
     "hackbench",
     "arco-heads",

@@ -15,7 +15,7 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { muSftJsonLines, RubricModel, rateSteps, type StepRecord, stepsOf } from "@rubric/arco-heads";
-import { SidecarClient } from "@rubric/gspo";
+import { SidecarClient } from "@rubric/sidecar";
 import { openAICompatible } from "@rubric/providers";
 import { chatReply, startOpenAIChatServer } from "@rubric/providers/testing";
 import { createMu, sidecarMuEngine } from "@rubric/rlxar";

@@ -6,6 +6,7 @@ import * as hackbench from "@rubric/hackbench";
 import * as providers from "@rubric/providers";
 import * as repro from "@rubric/repro";
 import * as rlxar from "@rubric/rlxar";
+import * as sidecar from "@rubric/sidecar";
 import * as verifiers from "@rubric/verifiers";
 import { describe, expect, it } from "vitest";
 import { EXIT_CODES, exitCodeFor } from "./exit-codes.js";
@@ -32,7 +33,9 @@ const PACKAGES: readonly {
   { name: "providers", door: providers, base: providers.ProviderError },
   { name: "verifiers", door: verifiers, base: verifiers.VerificationError, taggedArea: "sandbox." },
   { name: "autointeract", door: autointeract, base: autointeract.AutointeractError },
-  { name: "gspo", door: gspo, base: gspo.TrainingError, taggedArea: "sidecar." },
+  // The sidecar's failures are Effect tagged errors only: their area is their place.
+  { name: "sidecar", door: sidecar, taggedArea: "sidecar." },
+  { name: "gspo", door: gspo, base: gspo.TrainingError },
   { name: "hackbench", door: hackbench, base: hackbench.HackbenchError },
   { name: "arco-heads", door: arcoHeads, base: arcoHeads.ArcoError },
   { name: "rlxar", door: rlxar, base: rlxar.RlxarError },
@@ -140,7 +143,7 @@ describe("the error model", () => {
   const found = everyError();
 
   it("finds the errors of every door that has any", () => {
-    for (const pkg of PACKAGES.filter((p) => p.base !== undefined)) {
+    for (const pkg of PACKAGES.filter((p) => p.base !== undefined || p.taggedArea !== undefined)) {
       expect(
         found.some((f) => f.pkg === pkg),
         pkg.name,

@@ -151,8 +151,10 @@ export {
   type WilcoxonResult,
 } from "./metrics/index.js";
 
-// policy: advantages, clipped objectives with gradients, KL, credit assignment, replay
+// policy: advantages, clipped objectives with gradients, KL, credit assignment, replay, Adam
 export {
+  Adam,
+  AdamStateSchema,
   PolicyInputError,
   arcoActionBuckets,
   arcoStepBucket,
@@ -168,6 +170,7 @@ export {
   rewardToGo,
   sampleCategorical,
   stepAdvantages,
+  type AdamState,
   type ArcoStepBucket,
   type ClippedObjectiveInput,
   type DrGrpoObjectiveInput,

@@ -32,9 +32,8 @@ export {
   type PolicyTrace,
 } from "./policy/rubric-policy.js";
 
-// trainer: the optimiser, one interface over backends, the in-process backend, Stage I (SFT) and
+// trainer: one interface over backends, the in-process backend, Stage I (SFT) and
 // Stage II loops with checkpoints and logs
-export { Adam, AdamStateSchema, type AdamState } from "./trainer/adam.js";
 export { sftLoss, sftStep, trainSftStage, type SftItem, type SftTrainingOptions } from "./trainer/sft.js";
 export type { RolloutGroup, SampledSequence, StepMetrics, StepOptions, TrainerBackend } from "./trainer/backend.js";
 export { CheckpointError } from "./errors.js";
@@ -68,39 +67,5 @@ export {
   type TeacherOptions,
 } from "./gym-environment/environment.js";
 
-// sidecar: the Python training sidecar (python/rubric-trainer) behind JSON lines over stdio
+// sidecar: the TrainerBackend over @rubric/sidecar's RemotePolicy (the client itself is @rubric/sidecar's)
 export { SidecarBackend, type SidecarBackendOptions, type TokenPrompt } from "./sidecar/backend.js";
-export {
-  SidecarClient,
-  defaultPython,
-  defaultTrainerPath,
-  runSidecarEffect,
-  sidecarCommand,
-  type CallOptions,
-  type SidecarOptions,
-} from "./sidecar/client.js";
-export {
-  SidecarClosedError,
-  SidecarCrashedError,
-  SidecarError,
-  SidecarPolicyLostError,
-  SidecarProtocolError,
-  SidecarStartError,
-  SidecarTimeoutError,
-  type SidecarFailure,
-} from "./sidecar/errors.js";
-export {
-  ModelSpecSchema,
-  MuModelSpecSchema,
-  PolicyInitParamsSchema,
-  SIDECAR_ERROR_CODES,
-  SIDECAR_METHODS,
-  type ModelSpec,
-  type ParamsOf,
-  type PolicyInitParams,
-  type ResultOf,
-  type SidecarErrorCode,
-  type SidecarMethod,
-  type SidecarNotification,
-  type TrainingMetrics,
-} from "./sidecar/protocol.js";

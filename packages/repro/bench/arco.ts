@@ -16,7 +16,7 @@ import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { SidecarClient } from "@rubric/gspo";
+import { SidecarClient } from "@rubric/sidecar";
 import { type ArcoTable, arcoConfig, runArco } from "../src/index.js";
 
 const { values: args } = parseArgs({

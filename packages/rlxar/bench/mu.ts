@@ -29,7 +29,7 @@ import {
   type Step,
 } from "@rubric/arco-heads";
 import { quantile } from "@rubric/core";
-import { SidecarClient } from "@rubric/gspo";
+import { SidecarClient } from "@rubric/sidecar";
 import { InferenceSession, Tensor } from "onnxruntime-node";
 import { createMu, exportMu, sidecarMuEngine } from "../src/index.js";
 import { hotpotSteps } from "./hotpot-steps.js";

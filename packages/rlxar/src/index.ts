@@ -80,7 +80,7 @@ export {
   type EpisodeStep,
   type RolloutOptions,
   type RolloutTiming,
-} from "./environment/rollout.js";
+} from "./rollout/rollout.js";
 export type {
   ActOptions,
   Policy,
@@ -97,8 +97,9 @@ export {
   type MuCriticOptions,
   type MuUpdate,
   type MuUpdateSettings,
-} from "./mu/critic.js";
+} from "./critic/mu-critic.js";
 export type { CriticUpdate, StepCritic, StepRating } from "./critic/step-critic.js";
+export { teacherCritic } from "./critic/teacher-critic.js";
 export { actionBuckets, denseAdvantages, sparseAdvantages, type DenseAdvantageOptions } from "./trainer/advantages.js";
 export {
   PolicySignalSchema,
@@ -166,7 +167,6 @@ export {
 export {
   goldTeacher,
   teacherAnnotation,
-  teacherCritic,
   warmupData,
   type GoldQuestion,
   type TeacherOptions,

@@ -63,6 +63,11 @@ export interface StepScores {
   readonly scores: number[];
   /** s_t = mean_k d_t,k. */
   readonly s: number;
+  /**
+   * The ids the score head read: the fitted prompt and the criteria. A trainer updates μ on these
+   * exact rows (the sidecar's `mu.step`) rather than tokenizing and fitting the text a second time.
+   */
+  readonly ids: { readonly prompt: readonly number[]; readonly criteria: readonly number[] };
 }
 
 /** One step, rated: the criteria μ wrote and its scores of them. */
@@ -179,7 +184,7 @@ async function scoreFor(
   });
   if (rows.length === 0) return [];
   const d = await engine.score(rows);
-  return d.map((scores) => ({ scores, s: scores.reduce((a, b) => a + b, 0) / scores.length }));
+  return d.map((scores, i) => ({ scores, s: scores.reduce((a, b) => a + b, 0) / scores.length, ids: rows[i]! }));
 }
 
 /** Criteria then scores for every step, on one engine: what ARCO's policy update reads. */

@@ -1,7 +1,7 @@
 import { cp, mkdtemp, readFile, rm, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SidecarClient } from "@rubric/gspo";
+import { SidecarClient } from "@rubric/sidecar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ModelClosedError, ModelCorruptError } from "../errors.js";
 import { stepPrompt } from "../step/prompt.js";

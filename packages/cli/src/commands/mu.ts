@@ -13,7 +13,7 @@ import {
   type MuSftExample,
   readMuSftExamples,
 } from "@rubric/arco-heads";
-import { SidecarClient } from "@rubric/gspo";
+import { SidecarClient } from "@rubric/sidecar";
 import { createMu, type SftEpoch, sidecarMuEngine } from "@rubric/rlxar";
 import { z } from "zod";
 import { type CommandArgs, defineCommand } from "../flags/command.js";

@@ -3,6 +3,7 @@
  * with their gradients, the k3 KL estimator, reward-to-go, ARCO's outcome projection and
  * prioritized replay. Pure functions over plain [sequence][token] arrays.
  */
+export { Adam, AdamStateSchema, type AdamState } from "./adam.js";
 export { groupAdvantages, stepAdvantages } from "./advantages.js";
 export type { GroupAdvantageOptions, StepAdvantageOptions } from "./advantages.js";
 export { arcoActionBuckets, arcoStepBucket, bucketBaseline } from "./baseline.js";

@@ -2,11 +2,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { groupAdvantages, parseFlatRubric } from "@rubric/core";
+import type { TrainingMetrics } from "@rubric/sidecar";
 import { createVerifierRegistry, scoreOutputs } from "@rubric/verifiers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RolloutGroup } from "../trainer/backend.js";
 import { SidecarBackend, type TokenPrompt } from "./backend.js";
-import type { TrainingMetrics } from "./protocol.js";
 
 // A character LM: token 0 starts a sequence, 1 ends it, 2–9 are the letters a–h.
 const BOS = 0;

@@ -1,7 +1,11 @@
-import { resolve } from "node:path";
+import {
+  type CallOptions,
+  type PolicyInitParams,
+  RemotePolicy,
+  SidecarClient,
+  type SidecarOptions,
+} from "@rubric/sidecar";
 import type { RolloutGroup, SampledSequence, StepMetrics, StepOptions, TrainerBackend } from "../trainer/backend.js";
-import { SidecarClient, type CallOptions, type SidecarOptions } from "./client.js";
-import type { PolicyInitParams, ResultOf } from "./protocol.js";
 
 /** A prompt for the sidecar's causal LM: its token ids (non-empty: the first token is what generation conditions on). */
 export type TokenPrompt = readonly number[];
@@ -15,8 +19,9 @@ export interface SidecarBackendOptions extends SidecarOptions {
 
 /**
  * The {@link TrainerBackend} whose policy lives in the Python sidecar (torch; a GPU when there is
- * one, several under torchrun). Sequences are completions of a prompt in the model's vocabulary;
- * their log-probs are the policy's own at temperature 1, whatever temperature sampled them.
+ * one, several under torchrun): `@rubric/sidecar`'s `RemotePolicy` seen as a trainer backend.
+ * Sequences are completions of a prompt in the model's vocabulary; their log-probs are the
+ * policy's own at temperature 1, whatever temperature sampled them.
  *
  * @example
  * const backend = await SidecarBackend.start({ policy: { model: { kind: "tiny", vocab_size: 12 }, seed: 1, eos_token_id: 1 }, threads: 1 });
@@ -26,51 +31,39 @@ export interface SidecarBackendOptions extends SidecarOptions {
 export class SidecarBackend implements TrainerBackend<TokenPrompt> {
   readonly kind = "sidecar";
 
-  private constructor(
-    readonly client: SidecarClient,
-    readonly summary: ResultOf<"policy.init">,
-    readonly call: CallOptions,
-  ) {}
+  private constructor(readonly policy: RemotePolicy) {}
 
   /** Starts a sidecar and initialises its policy. */
   static async start(options: SidecarBackendOptions): Promise<SidecarBackend> {
     const client = await SidecarClient.start(options, options.call?.signal);
     try {
-      const summary = await client.request("policy.init", options.policy, options.call);
-      return new SidecarBackend(client, summary, options.call ?? {});
+      return new SidecarBackend(await RemotePolicy.init(client, options.policy, options.call));
     } catch (error) {
       await client.close();
       throw error;
     }
   }
 
+  get client(): SidecarClient {
+    return this.policy.client;
+  }
+
+  /** The policy as built (its tokenizer's start and end tokens, its positions, its device). */
+  get summary(): RemotePolicy["summary"] {
+    return this.policy.summary;
+  }
+
   /** `maxNewTokens` caps this call's completions below the policy's own `max_new_tokens`. */
-  async sample(
+  sample(
     prompt: TokenPrompt,
     n: number,
     options: { readonly seed: number; readonly temperature?: number; readonly maxNewTokens?: number },
   ): Promise<SampledSequence[]> {
-    const { sequences } = await this.client.request(
-      "policy.sample",
-      {
-        prompt: [...prompt],
-        n,
-        seed: options.seed,
-        temperature: options.temperature,
-        ...(options.maxNewTokens === undefined ? {} : { max_new_tokens: options.maxNewTokens }),
-      },
-      this.call,
-    );
-    return sequences;
+    return this.policy.sample(prompt, n, options);
   }
 
-  async logprobs(prompt: TokenPrompt, sequences: readonly (readonly number[])[]): Promise<number[][]> {
-    const { logprobs } = await this.client.request(
-      "policy.logprobs",
-      { prompt: [...prompt], sequences: sequences.map((s) => [...s]) },
-      this.call,
-    );
-    return logprobs;
+  logprobs(prompt: TokenPrompt, sequences: readonly (readonly number[])[]): Promise<number[][]> {
+    return this.policy.logprobs(prompt, sequences);
   }
 
   /**
@@ -78,93 +71,46 @@ export class SidecarBackend implements TrainerBackend<TokenPrompt> {
    * model only (the small transformer reads the ids its client's tokenizer made; the sidecar
    * fails with a `SidecarError` whose fault is "unavailable"). `summary.tokenizer` has its start and end tokens.
    */
-  async tokenize(texts: readonly string[]): Promise<number[][]> {
-    if (texts.length === 0) return [];
-    return (await this.client.request("policy.tokenize", { texts: [...texts] }, this.call)).ids;
+  tokenize(texts: readonly string[]): Promise<number[][]> {
+    return this.policy.tokenize(texts);
   }
 
   /** Each row's text under the model's own tokenizer, special tokens left out (a transformers model only). */
-  async detokenize(ids: readonly (readonly number[])[]): Promise<string[]> {
-    if (ids.length === 0) return [];
-    return (await this.client.request("policy.detokenize", { ids: ids.map((row) => [...row]) }, this.call)).texts;
+  detokenize(ids: readonly (readonly number[])[]): Promise<string[]> {
+    return this.policy.detokenize(ids);
   }
 
   /** One Adam step in the sidecar; its full metrics (gradient norm, tokens) also go to `onMetrics`. */
   async step(groups: readonly RolloutGroup<TokenPrompt>[], options: StepOptions): Promise<StepMetrics> {
-    const metrics = await this.client.request(
-      "policy.step",
-      {
-        objective: options.objective,
-        eps_low: options.epsLow,
-        eps_high: options.epsHigh,
-        learning_rate: options.learningRate,
-        kl_coef: options.klCoef,
-        groups: groups.map((group) => ({
-          prompt: [...group.prompt],
-          sequences: group.sequences.map((s) => ({
-            tokens: [...s.tokens],
-            logp_old: [...s.logpOld],
-            advantage: s.advantage,
-          })),
-        })),
-      },
-      this.call,
-    );
-    return { loss: metrics.loss, clippedFraction: metrics.clipped_fraction, kl: metrics.kl };
+    const metrics = await this.policy.step(groups, options);
+    return { loss: metrics.loss, clippedFraction: metrics.clippedFraction, kl: metrics.kl };
   }
 
   async sftStep(
     examples: readonly { readonly prompt: TokenPrompt; readonly tokens: readonly number[] }[],
     options: { readonly learningRate: number },
   ): Promise<number> {
-    const { nll } = await this.client.request(
-      "policy.sft_step",
-      {
-        examples: examples.map((e) => ({ prompt: [...e.prompt], tokens: [...e.tokens] })),
-        learning_rate: options.learningRate,
-      },
-      this.call,
-    );
-    return nll;
+    return (await this.policy.sftStep(examples, options)).nll;
   }
 
-  async setReference(): Promise<void> {
-    await this.client.request("policy.set_reference", {}, this.call);
+  setReference(): Promise<void> {
+    return this.policy.setReference();
   }
 
-  async resetOptimizer(): Promise<void> {
-    await this.client.request("policy.reset_optimizer", {}, this.call);
+  resetOptimizer(): Promise<void> {
+    return this.policy.resetOptimizer();
   }
 
-  /** The sidecar writes `dir/policy.pt`; the path is made absolute, since the sidecar may run elsewhere than this process's cwd. */
+  /** The sidecar writes `dir/policy.pt`. */
   async save(dir: string): Promise<void> {
-    await this.client.request("checkpoint.save", { dir: resolve(dir) }, this.call);
+    await this.policy.save(dir);
   }
 
   async load(dir: string): Promise<void> {
-    await this.client.request("checkpoint.load", { dir: resolve(dir) }, this.call);
-  }
-
-  /**
-   * Exports the current policy as ONNX (`input_ids` int64 [batch, sequence] → `logits`), opset 17
-   * by default; with `probe` token ids, the result carries torch's logits for them as `probe_logits`.
-   */
-  async exportOnnx(
-    path: string,
-    options: { readonly opset?: number; readonly probe?: readonly (readonly number[])[] } = {},
-  ): Promise<ResultOf<"export.onnx">> {
-    return this.client.request(
-      "export.onnx",
-      {
-        path: resolve(path),
-        opset: options.opset,
-        ...(options.probe === undefined ? {} : { probe: options.probe.map((row) => [...row]) }),
-      },
-      this.call,
-    );
+    await this.policy.load(dir);
   }
 
   close(): Promise<void> {
-    return this.client.close();
+    return this.policy.client.close();
   }
 }

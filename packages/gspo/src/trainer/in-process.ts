@@ -1,9 +1,8 @@
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createRng, klK3 } from "@rubric/core";
+import { Adam, AdamStateSchema, createRng, klK3 } from "@rubric/core";
 import { z } from "zod";
 import { CheckpointError } from "../errors.js";
-import { Adam, AdamStateSchema } from "./adam.js";
 import { readCheckpointFile } from "./checkpoint-file.js";
 import { sftStep } from "./sft.js";
 import type { TokenPolicy } from "./token-policy.js";

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SidecarClient } from "@rubric/gspo";
+import { SidecarClient } from "@rubric/sidecar";
 import { evaluateHotpotQa, readHotpotPredictions, readHotpotQa, type TrainerLogLine } from "@rubric/rlxar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { arcoConfig, hotpotContrasts, runArco } from "./experiment.js";

@@ -22,7 +22,7 @@ import {
   shuffle,
   wilcoxonSignedRank,
 } from "@rubric/core";
-import type { SidecarClient } from "@rubric/gspo";
+import { RemoteMu, type SidecarClient } from "@rubric/sidecar";
 import {
   bucketScores,
   contrastScores,
@@ -518,13 +518,13 @@ async function runMethod(
     const root = join(context.scratch, "mu");
     const start = join(root, basename(warmMu.directory));
     await cp(warmMu.directory, start, { recursive: true });
-    await client.request("mu.load", { dir: start });
+    const remote = await RemoteMu.load(client, start);
     model = await RubricModel.load(root, { threads: 1 });
     mu = await MuCritic.open({
       model,
       ...(setup.coEvolves
         ? {
-            client,
+            mu: remote,
             root,
             update: {
               learningRate: config.mu.learningRate,

@@ -1,5 +1,5 @@
 import type { Step } from "@rubric/arco-heads";
-import type { Episode } from "../environment/rollout.js";
+import type { Episode } from "../rollout/rollout.js";
 
 /** A critic's verdict on one step. */
 export interface StepRating {
@@ -10,6 +10,8 @@ export interface StepRating {
   readonly s: number;
   /** Set when μ's text was not exactly K criteria (see arco-heads' `GeneratedCriteria`). */
   readonly adjusted?: "padded" | "truncated" | "unparsed";
+  /** The token ids a learned critic scored (μ: fitted prompt and criteria), which its update trains on. */
+  readonly ids?: { readonly prompt: readonly number[]; readonly criteria: readonly number[] };
 }
 
 /** What one critic update did. */

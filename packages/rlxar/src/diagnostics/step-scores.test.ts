@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { StepKind } from "../environment/environment.js";
-import type { Episode } from "../environment/rollout.js";
+import type { Episode } from "../rollout/rollout.js";
 import { RlxarInputError } from "../errors.js";
 import type { StepRating } from "../critic/step-critic.js";
 import { bucketScores, evidenceAuc, sampleCriteria } from "./step-scores.js";

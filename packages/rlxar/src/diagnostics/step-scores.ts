@@ -1,7 +1,7 @@
 import type { Step } from "@rubric/arco-heads";
 import { createRng, mean, quantile, rocAuc, shuffle, wilcoxonSignedRank } from "@rubric/core";
 import { RlxarInputError } from "../errors.js";
-import type { Episode } from "../environment/rollout.js";
+import type { Episode } from "../rollout/rollout.js";
 import type { StepCritic, StepRating } from "../critic/step-critic.js";
 import { actionBuckets } from "../trainer/advantages.js";
 

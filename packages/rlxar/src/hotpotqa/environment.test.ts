@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { episodeSteps, rollout } from "../environment/rollout.js";
+import { episodeSteps, rollout } from "../rollout/rollout.js";
 import { EpisodeDoneError, RlxarInputError } from "../errors.js";
 import type { Policy } from "../policy/policy.js";
 import { HOTPOT_DEV, HOTPOT_TRAIN } from "./__fixtures__/shared-data.js";

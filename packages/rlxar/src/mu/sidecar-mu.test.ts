@@ -12,7 +12,7 @@ import {
   stepsOf,
   type Step,
 } from "@rubric/arco-heads";
-import { SidecarClient } from "@rubric/gspo";
+import { SidecarClient } from "@rubric/sidecar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMu, exportMu, type SftEpoch, sftMu, sidecarMuEngine } from "./sidecar-mu.js";
 
@@ -71,8 +71,8 @@ describe("μ through the sidecar (torch) and onnxruntime-node", () => {
     });
     const { tokenizer } = await readModel(first.directory);
     // Fine-tuned so that the criteria are not the untrained model's noise.
-    epochs = await sftMu(client, tokenizer, examples, { epochs: 60, batchSize: 4, learningRate: 3e-3, seed: 2 });
-    latest = (await exportMu(client, root, tokenizer, 96)).directory;
+    epochs = await sftMu(first.mu, tokenizer, examples, { epochs: 60, batchSize: 4, learningRate: 3e-3, seed: 2 });
+    latest = (await exportMu(first.mu, root, tokenizer, 96)).directory;
   }, TIMEOUT_MS);
   afterAll(async () => {
     await client?.close();

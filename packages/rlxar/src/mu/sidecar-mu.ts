@@ -18,7 +18,7 @@ import {
   type ByteBpeTokenizer,
   byteBpeTokenizer,
 } from "@rubric/arco-heads";
-import type { SidecarClient } from "@rubric/gspo";
+import { RemoteMu, type SidecarClient } from "@rubric/sidecar";
 
 /** The backbone μ gets from `createMu`: a small causal transformer sized for a CPU. */
 export interface MuShape {
@@ -122,7 +122,7 @@ export function sftIds(tokenizer: ByteBpeTokenizer, example: MuSftExample) {
  * teacher's scores (`mu.sft`), in seeded random order. Returns each epoch's mean loss.
  */
 export async function sftMu(
-  client: SidecarClient,
+  mu: RemoteMu,
   tokenizer: ByteBpeTokenizer,
   examples: readonly MuSftExample[],
   options: SftMuOptions = {},
@@ -139,10 +139,9 @@ export async function sftMu(
     let mse = 0;
     let batches = 0;
     for (let start = 0; start < order.length; start += size) {
-      const metrics = await client.request("mu.sft", {
-        examples: order.slice(start, start + size),
-        learning_rate: options.learningRate ?? 5e-5,
-        head_learning_rate: options.headLearningRate ?? 1e-3,
+      const metrics = await mu.sft(order.slice(start, start + size), {
+        learningRate: options.learningRate ?? 5e-5,
+        headLearningRate: options.headLearningRate ?? 1e-3,
       });
       loss += metrics.loss;
       ce += metrics.ce;
@@ -161,7 +160,11 @@ export async function sftMu(
  * given, exported as the first version under `root` (`root/v0001`, tokenizer and torch
  * checkpoint inside).
  */
-export async function createMu(client: SidecarClient, root: string, options: CreateMuOptions = {}): Promise<MuExport> {
+export async function createMu(
+  client: SidecarClient,
+  root: string,
+  options: CreateMuOptions = {},
+): Promise<MuExport & { readonly mu: RemoteMu }> {
   const k = options.k ?? 3;
   // Checked before the tokenizer is trained or the sidecar's μ replaced.
   const bad = (options.sft?.examples ?? []).findIndex(
@@ -196,7 +199,7 @@ export async function createMu(client: SidecarClient, root: string, options: Cre
         `its prompt takes ${tokens} tokens, more than the ${budget} the export leaves for a prompt (maxSequence − maxCriteriaTokens): shorten its history or observations, or widen the model`,
       );
   });
-  await client.request("mu.init", {
+  const mu = await RemoteMu.init(client, {
     model: {
       kind: "tiny",
       vocab_size: tokenizer.vocabularySize,
@@ -210,20 +213,19 @@ export async function createMu(client: SidecarClient, root: string, options: Cre
     ...(options.pooling === undefined ? {} : { pooling: options.pooling }),
   });
   if (options.sft !== undefined) {
-    await sftMu(client, tokenizer, options.sft.examples, options.sft);
+    await sftMu(mu, tokenizer, options.sft.examples, options.sft);
   }
-  return exportMu(client, root, tokenizer, maxCriteriaTokens);
+  return { ...(await exportMu(mu, root, tokenizer, maxCriteriaTokens)), mu };
 }
 
 /** Exports the sidecar's μ as the next version under `root`, with `tokenizer` travelling inside it. */
 export async function exportMu(
-  client: SidecarClient,
+  mu: RemoteMu,
   root: string,
   tokenizer: ByteBpeTokenizer,
   maxCriteriaTokens: number,
 ): Promise<MuExport> {
-  const { dir, version } = await client.request("mu.export", {
-    dir: root,
+  const { dir, version } = await mu.export(root, {
     tokenizer: { kind: "byte-bpe", files: { [TOKENIZER_FILE]: JSON.stringify(tokenizer.toFile()) } },
     max_criteria_tokens: maxCriteriaTokens,
   });
@@ -249,18 +251,18 @@ export async function sidecarMuEngine(client: SidecarClient, directory: string):
         ? "no checkpoint: this export carries ONNX graphs only, not torch weights"
         : `checkpoint ${JSON.stringify(manifest.checkpoint)}; the sidecar loads "mu.pt"`,
     );
-  await client.request("mu.load", { dir: directory });
-  const { fingerprint } = await client.request("mu.fingerprint", {});
+  const mu = await RemoteMu.load(client, directory);
+  const { fingerprint } = await mu.fingerprint();
   if (fingerprint !== manifest.training.fingerprint)
     throw new ModelCorruptError(
       directory,
       manifest.checkpoint,
       `holds weights with fingerprint ${fingerprint}, the manifest says ${manifest.training.fingerprint}`,
     );
-  return engineOf(client, manifest, tokenizer);
+  return engineOf(mu, manifest, tokenizer);
 }
 
-function engineOf(client: SidecarClient, manifest: ModelManifest, tokenizer: ByteBpeTokenizer): MuEngine {
+function engineOf(mu: RemoteMu, manifest: ModelManifest, tokenizer: ByteBpeTokenizer): MuEngine {
   return {
     manifest,
     tokenizer,
@@ -269,7 +271,7 @@ function engineOf(client: SidecarClient, manifest: ModelManifest, tokenizer: Byt
       const finished: boolean[] = [];
       for (let start = 0; start < prompts.length; start += BATCH) {
         const streams = plan.streams?.slice(start, start + BATCH);
-        const out = await client.request("mu.generate", {
+        const out = await mu.generate({
           prompts: prompts.slice(start, start + BATCH),
           max_new_tokens: maxNewTokens,
           eos_id: EOS_ID,
@@ -285,9 +287,7 @@ function engineOf(client: SidecarClient, manifest: ModelManifest, tokenizer: Byt
     async score(rows) {
       const d: number[][] = [];
       for (let start = 0; start < rows.length; start += BATCH) {
-        const out = await client.request("mu.scores", {
-          steps: rows.slice(start, start + BATCH).map((r) => ({ prompt: r.prompt, criteria: r.criteria })),
-        });
+        const out = await mu.scores(rows.slice(start, start + BATCH));
         d.push(...out.d);
       }
       return d;

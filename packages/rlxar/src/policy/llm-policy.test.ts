@@ -10,7 +10,7 @@ import {
 } from "@rubric/providers/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { AgentView } from "../environment/environment.js";
-import { rollout } from "../environment/rollout.js";
+import { rollout } from "../rollout/rollout.js";
 import { PolicyGenerateError } from "../errors.js";
 import { TOY_TASKS, toyGrammar, toyQa } from "./__fixtures__/toy-qa.js";
 import { llmPolicy, rowSeed } from "./llm-policy.js";

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SidecarClient } from "@rubric/gspo";
+import { SidecarClient } from "@rubric/sidecar";
 import { openAICompatible } from "@rubric/providers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentView } from "../environment/environment.js";

@@ -1,7 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { LanguageModel } from "@rubric/core";
-import type { SidecarClient } from "@rubric/gspo";
+import { RemotePolicy, type SidecarClient } from "@rubric/sidecar";
 import type { AgentView } from "../environment/environment.js";
 import { AdapterLoadError, RlxarInputError } from "../errors.js";
 import { type LlmPolicyOptions, llmPolicy } from "./llm-policy.js";
@@ -38,7 +38,7 @@ export interface ServedPolicyOptions extends SidecarPolicyOptions {
    * directory (`adapter_config.json`, `adapter_model.safetensors`), which the sidecar does not
    * write yet: pass a function that writes one.
    */
-  readonly writeAdapter?: (client: SidecarClient, directory: string) => Promise<void>;
+  readonly writeAdapter?: (policy: RemotePolicy, directory: string) => Promise<void>;
   /** Time limit of one load or unload request (default 120 000 ms: a server may load from a slow disk). */
   readonly adapterTimeoutMs?: number;
   /** The completions' options (concurrency, logProbs); `environment` and `maxTokens` come from above. */
@@ -72,8 +72,8 @@ export interface ServedPolicy extends TrainablePolicy {
  * policy.adapter; // "pi-v0001"
  */
 export async function servedPolicy(client: SidecarClient, options: ServedPolicyOptions): Promise<ServedPolicy> {
-  const summary = await client.request("policy.init", options.init);
-  const trainer = sidecarTrainer(client, options, { maxSeqLen: summary.max_seq_len, reference: summary.reference });
+  const remote = await RemotePolicy.init(client, options.init);
+  const trainer = sidecarTrainer(remote, options);
   const prefix = options.adapterPrefix ?? "pi";
   if (!/^[A-Za-z0-9_.-]+$/.test(prefix))
     throw new RlxarInputError(
@@ -83,8 +83,8 @@ export async function servedPolicy(client: SidecarClient, options: ServedPolicyO
   const root = resolve(options.adapterRoot);
   const writeAdapter =
     options.writeAdapter ??
-    (async (c: SidecarClient, directory: string) => {
-      await c.request("checkpoint.save", { dir: directory });
+    (async (policy: RemotePolicy, directory: string) => {
+      await policy.save(directory);
     });
   const timeoutMs = options.adapterTimeoutMs ?? 120_000;
   let serving: string | undefined;
@@ -105,7 +105,7 @@ export async function servedPolicy(client: SidecarClient, options: ServedPolicyO
     const adapter = `${prefix}-v${String(version).padStart(4, "0")}`;
     const directory = join(root, adapter);
     await mkdir(directory, { recursive: true });
-    await writeAdapter(client, directory);
+    await writeAdapter(remote, directory);
     let answer: { status: number; text: string };
     try {
       answer = await post(LOAD_ADAPTER_PATH, { lora_name: adapter, lora_path: directory });

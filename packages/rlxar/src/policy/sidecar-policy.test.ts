@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EOS_ID, byteBpeTokenizer } from "@rubric/arco-heads";
-import { SidecarClient } from "@rubric/gspo";
+import { SidecarClient } from "@rubric/sidecar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentView } from "../environment/environment.js";
 import { RlxarInputError } from "../errors.js";

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { BOS_ID, type ByteBpeTokenizer, EOS_ID, promptText, byteBpeTokenizer, trainByteBpe } from "@rubric/arco-heads";
-import type { PolicyInitParams, SidecarClient } from "@rubric/gspo";
+import { type PolicyInitParams, RemotePolicy, type SidecarClient } from "@rubric/sidecar";
 import { formatZodIssues } from "@rubric/core";
 import { z } from "zod";
 import type { AgentView } from "../environment/environment.js";
@@ -114,11 +114,6 @@ export function policyPromptIds(options: Encoding, view: AgentView, maxTokens: n
   return { ids, droppedTurns: dropped };
 }
 
-interface ModelState {
-  maxSeqLen: number;
-  reference: boolean;
-}
-
 /**
  * A {@link TrainablePolicy} whose causal LM lives in the Python sidecar (token ids on the wire,
  * the tokenizer here). `act` samples through `policy.sample` with seed `rowSeed(seeds[i])`;
@@ -138,23 +133,19 @@ interface ModelState {
  * const decisions = await policy.act(views, { temperature: 0.7, seeds });
  */
 export async function sidecarPolicy(client: SidecarClient, options: SidecarPolicyOptions): Promise<TrainablePolicy> {
-  const summary = await client.request("policy.init", options.init);
-  return sidecarTrainer(client, options, { maxSeqLen: summary.max_seq_len, reference: summary.reference });
+  return sidecarTrainer(await RemotePolicy.init(client, options.init), options);
 }
 
 /** The sidecar side of a policy, shared with the served policy, whose `act` goes elsewhere. */
-export function sidecarTrainer(
-  client: SidecarClient,
-  options: SidecarPolicyOptions,
-  state: ModelState,
-): TrainablePolicy {
+export function sidecarTrainer(remote: RemotePolicy, options: SidecarPolicyOptions): TrainablePolicy {
   const name = options.name ?? "sidecar";
   const maxNewTokens = options.maxNewTokens ?? 64;
   if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1)
     throw new RlxarInputError("options.maxNewTokens", `expected an integer ≥ 1, got ${maxNewTokens}`);
   const eos = options.eosId ?? EOS_ID;
   // prompt + new tokens − 1 ≤ positions: the last new token is predicted, never fed back.
-  const promptOf = (view: AgentView) => policyPromptIds(options, view, state.maxSeqLen - maxNewTokens + 1).ids;
+  const promptOf = (view: AgentView) =>
+    policyPromptIds(options, view, remote.summary.max_seq_len - maxNewTokens + 1).ids;
   const tokensOf = (decision: PolicyDecision, path: string): number[] => {
     const parsed = DecisionTraceSchema.safeParse(decision.trace);
     if (!parsed.success) throw new RlxarInputError(`${path}.trace`, formatZodIssues(parsed.error, { separator: "; " }));
@@ -178,13 +169,11 @@ export function sidecarTrainer(
       // One request per view: the sidecar samples one prompt at a time (and serves one request at a time).
       for (const [i, view] of views.entries()) {
         const prompt = promptOf(view);
-        const { sequences } = await client.request("policy.sample", {
-          prompt,
-          n: 1,
+        const sequences = await remote.sample(prompt, 1, {
           seed: rowSeed(act.seeds[i] as string),
           temperature: act.temperature === 0 ? GREEDY_TEMPERATURE : act.temperature,
-          max_new_tokens: maxNewTokens,
-          eos_token_id: eos,
+          maxNewTokens,
+          eosTokenId: eos,
         });
         const [sequence] = sequences;
         if (sequence === undefined) throw new RlxarInputError(`views[${i}]`, "the sidecar returned no sequence");
@@ -199,7 +188,7 @@ export function sidecarTrainer(
 
     async update(samples: readonly PolicySample[], update: PolicyUpdateOptions): Promise<PolicyUpdateMetrics> {
       if (samples.length === 0) throw new RlxarInputError("samples", "expected at least one sample");
-      if (update.klCoef > 0 && !state.reference)
+      if (update.klCoef > 0 && !remote.summary.reference)
         throw new RlxarInputError(
           "options.klCoef",
           `is ${update.klCoef}, but no reference is set: call setReference() first`,
@@ -210,55 +199,45 @@ export function sidecarTrainer(
         const prompt = promptOf(sample.view);
         const tokens = tokensOf(sample.decision, `samples[${i}].decision`);
         // π_old = π now: the ratio is exactly 1 and clipping never acts, whatever weights sampled it.
-        const { logprobs } = await client.request("policy.logprobs", { prompt, sequences: [tokens] });
-        const logpOld = logprobs[0] as number[];
+        const [logpOld] = (await remote.logprobs(prompt, [tokens])) as [number[]];
         weighted += sample.advantage * logpOld.reduce((s, x) => s + x, 0);
-        groups.push({ prompt, sequences: [{ tokens, logp_old: logpOld, advantage: sample.advantage }] });
+        groups.push({ prompt, sequences: [{ tokens, logpOld, advantage: sample.advantage }] });
       }
-      const metrics = await client.request("policy.step", {
+      const metrics = await remote.step(groups, {
         objective: "dr-grpo",
-        max_tokens: 1,
-        learning_rate: update.learningRate,
-        kl_coef: update.klCoef,
-        ...(update.maxGradNorm === undefined ? {} : { max_grad_norm: update.maxGradNorm }),
-        groups,
+        maxTokens: 1,
+        learningRate: update.learningRate,
+        klCoef: update.klCoef,
+        maxGradNorm: update.maxGradNorm,
       });
       return {
         policyLoss: -weighted / samples.length,
         kl: metrics.kl,
-        gradNorm: metrics.grad_norm,
+        gradNorm: metrics.gradNorm,
         samples: samples.length,
       };
     },
 
     async sft(examples: readonly PolicySftExample[], sft: { readonly learningRate: number }) {
       if (examples.length === 0) throw new RlxarInputError("examples", "expected at least one example");
-      const { nll } = await client.request("policy.sft_step", {
-        examples: examples.map((e) => ({
-          prompt: promptOf(e.view),
-          tokens: [...options.tokenizer.encode(e.text), eos],
-        })),
-        learning_rate: sft.learningRate,
-      });
+      const { nll } = await remote.sftStep(
+        examples.map((e) => ({ prompt: promptOf(e.view), tokens: [...options.tokenizer.encode(e.text), eos] })),
+        { learningRate: sft.learningRate },
+      );
       return { loss: nll };
     },
 
-    async setReference() {
-      await client.request("policy.set_reference", {});
-      state.reference = true;
-    },
+    setReference: () => remote.setReference(),
 
     /** `dir/policy.pt` (weights, optimiser, reference) from the sidecar, and `dir/tokenizer.json` when the tokenizer has a file. */
     async checkpoint(directory: string) {
-      await client.request("checkpoint.save", { dir: resolve(directory) });
+      await remote.save(directory);
       if (options.tokenizer.toFile !== undefined)
         await writeFile(join(directory, "tokenizer.json"), `${JSON.stringify(options.tokenizer.toFile())}\n`);
     },
 
     async restore(directory: string) {
-      const summary = await client.request("checkpoint.load", { dir: resolve(directory) });
-      state.maxSeqLen = summary.max_seq_len;
-      state.reference = summary.reference;
+      await remote.load(directory);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { StepKind } from "../environment/environment.js";
-import type { Episode } from "../environment/rollout.js";
+import type { Episode } from "../rollout/rollout.js";
 import { RlxarInputError } from "../errors.js";
 import { actionBuckets, denseAdvantages, sparseAdvantages } from "./advantages.js";
 

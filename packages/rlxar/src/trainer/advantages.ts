@@ -1,6 +1,6 @@
 import { arcoActionBuckets, groupAdvantages, stepAdvantages } from "@rubric/core";
 import { RlxarInputError } from "../errors.js";
-import type { Episode } from "../environment/rollout.js";
+import type { Episode } from "../rollout/rollout.js";
 
 /**
  * The sparse phase's advantages (ARCO's GRPO-style groups, Search-R1's outcome reward): every

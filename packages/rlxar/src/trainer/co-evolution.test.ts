@@ -2,13 +2,13 @@ import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readManifest, RubricModel } from "@rubric/arco-heads";
-import { SidecarClient } from "@rubric/gspo";
+import { RemoteMu, SidecarClient } from "@rubric/sidecar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEYS, type LookupTask, lookupEnvironment, TablePolicy } from "../__fixtures__/lookup.js";
-import { episodeSteps, rollout } from "../environment/rollout.js";
+import { episodeSteps, rollout } from "../rollout/rollout.js";
 import { RlxarInputError } from "../errors.js";
 import { contrastScores } from "../diagnostics/step-scores.js";
-import { MuCritic } from "../mu/critic.js";
+import { MuCritic } from "../critic/mu-critic.js";
 import { createMu } from "../mu/sidecar-mu.js";
 import { denseAdvantages, sparseAdvantages } from "./advantages.js";
 import { type BatchDetail, isTrainable, planBatches, trainCoEvolution, type TrainerEvent } from "./co-evolution.js";
@@ -59,11 +59,11 @@ describe("trainCoEvolution on a user's environment with a real μ", () => {
     const root = await mkdtemp(join(tmpdir(), "rlxar-run-"));
     roots.push(root);
     await cp(join(base, "v0001"), join(root, "v0001"), { recursive: true });
-    await client.request("mu.load", { dir: join(root, "v0001") });
+    const mu = await RemoteMu.load(client, join(root, "v0001"));
     const model = await RubricModel.load(root, { threads: 1 });
     const critic = await MuCritic.open({
       model,
-      ...(update ? { client, root, update: MU_UPDATE } : {}),
+      ...(update ? { mu, root, update: MU_UPDATE } : {}),
       ...(criteria === undefined ? {} : { criteria }),
       maxNewTokens: 12,
     });

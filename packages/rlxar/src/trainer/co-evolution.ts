@@ -4,7 +4,7 @@ import { createRng, formatZodIssues, shuffle } from "@rubric/core";
 import { z } from "zod";
 import { RlxarFileError, RlxarInputError } from "../errors.js";
 import type { Environment } from "../environment/environment.js";
-import { type Episode, type RolloutTiming, rollout } from "../environment/rollout.js";
+import { type Episode, type RolloutTiming, rollout } from "../rollout/rollout.js";
 import type { CriticUpdate, StepCritic, StepRating } from "../critic/step-critic.js";
 import type { Policy, PolicySample, PolicyUpdateMetrics, TrainablePolicy } from "../policy/policy.js";
 import { denseAdvantages, sparseAdvantages } from "./advantages.js";

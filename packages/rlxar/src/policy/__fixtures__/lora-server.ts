@@ -3,7 +3,7 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { BOS_ID, EOS_ID, promptText } from "@rubric/arco-heads";
-import type { SidecarClient } from "@rubric/gspo";
+import type { SidecarClient } from "@rubric/sidecar";
 import { z } from "zod";
 import type { PolicyTokenizer } from "../sidecar-policy.js";
 import { GREEDY_TEMPERATURE } from "../sidecar-policy.js";

@@ -1,7 +1,6 @@
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createRng, formatZodIssues, logSoftmax, sampleCategorical } from "@rubric/core";
-import { Adam, AdamStateSchema } from "@rubric/gspo";
+import { Adam, AdamStateSchema, createRng, formatZodIssues, logSoftmax, sampleCategorical } from "@rubric/core";
 import { z } from "zod";
 import type { AgentView } from "../../environment/environment.js";
 import { CheckpointMismatchError, DecisionTraceError, RlxarFileError, RlxarInputError } from "../../errors.js";

@@ -3,27 +3,27 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { InferenceSession, Tensor } from "onnxruntime-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SidecarBackend } from "./backend.js";
+import { SidecarClient } from "../client/client.js";
+import { RemotePolicy } from "./remote-policy.js";
 
 const VOCAB = 10;
 const TIMEOUT_MS = 180_000; // a guard for a busy 2-core machine, not a measurement
 
 describe("ONNX export of a trained policy", () => {
-  let backend: SidecarBackend;
+  let client: SidecarClient;
+  let backend: RemotePolicy;
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "rubric-sidecar-onnx-"));
-    backend = await SidecarBackend.start({
-      policy: {
-        model: { kind: "tiny", vocab_size: VOCAB, d_model: 32, n_heads: 4, n_layers: 2, max_seq_len: 16 },
-        seed: 3,
-        eos_token_id: 1,
-      },
-      threads: 1,
+    client = await SidecarClient.start({ threads: 1 });
+    backend = await RemotePolicy.init(client, {
+      model: { kind: "tiny", vocab_size: VOCAB, d_model: 32, n_heads: 4, n_layers: 2, max_seq_len: 16 },
+      seed: 3,
+      eos_token_id: 1,
     });
   }, TIMEOUT_MS);
   afterAll(async () => {
-    await backend.close();
+    await client.close();
     await rm(dir, { recursive: true, force: true });
   }, TIMEOUT_MS);
 

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultPython, defaultTrainerPath } from "./client.js";
+import { defaultPython, defaultTrainerPath } from "../client/client.js";
 
 /**
  * The real sidecar fed any line at all: it answers what it can read and refuses the rest with an

@@ -15,8 +15,9 @@ import {
   SidecarProtocolError,
   SidecarStartError,
   SidecarTimeoutError,
-} from "./errors.js";
-import { SIDECAR_ERROR_CODES, SIDECAR_METHODS, type TrainingMetrics } from "./protocol.js";
+} from "../errors.js";
+import { SIDECAR_ERROR_CODES, type TrainingMetrics } from "../wire/envelope.js";
+import { SIDECAR_METHODS } from "../wire/methods.js";
 
 const TINY = { kind: "tiny", vocab_size: 12, d_model: 16, n_heads: 2, n_layers: 1, max_seq_len: 24 } as const;
 /** A model and a request slow enough (seconds) that a time limit of a few ms or an abort lands while it runs. */

@@ -1,7 +1,7 @@
 /**
  * Benchmarks of the Python training sidecar through its client, printed as a Markdown section.
  *
- *   npx tsx packages/gspo/bench/sidecar.ts            from the repository root
+ *   npx tsx packages/sidecar/bench/sidecar.ts            from the repository root
  *
  * Rows: the round trip of a small request (target: median ≤ 5 ms); `gspo.loss` on 64 × 1,024
  * tokens in torch (round trip, and the sidecar's own compute time) against @rubric/core's
@@ -10,7 +10,7 @@
  */
 import { availableParallelism, cpus } from "node:os";
 import { createRng, gspoObjective, quantile } from "@rubric/core";
-import { SidecarClient } from "../src/sidecar/client.js";
+import { SidecarClient } from "../src/client/client.js";
 
 interface Timing {
   readonly medianMs: number;

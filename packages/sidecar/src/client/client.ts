@@ -3,9 +3,11 @@ import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runEffect } from "@rubric/core/effect";
 import { Effect } from "effect";
-import { SidecarClosedError, SidecarCrashedError, SidecarPolicyLostError, type SidecarFailure } from "./errors.js";
-import { SidecarProcess, type SidecarLaunch } from "./process.js";
-import type { ParamsOf, PolicyInitParams, ResultOf, SidecarMethod, TrainingMetrics } from "./protocol.js";
+import { SidecarClosedError, SidecarCrashedError, SidecarPolicyLostError, type SidecarFailure } from "../errors.js";
+import { SidecarProcess, type SidecarLaunch } from "../process/process.js";
+import type { TrainingMetrics } from "../wire/envelope.js";
+import type { ParamsOf, ResultOf, SidecarMethod } from "../wire/methods.js";
+import type { PolicyInitParams } from "../wire/policy.js";
 
 export interface SidecarOptions {
   /** The Python interpreter. Default `/usr/bin/python3` when it exists (Debian's, where python3-torch installs), else `python3` on PATH. */

@@ -1,17 +1,15 @@
 import {
   type ByteBpeTokenizer,
-  criteriaIds,
-  fitPrompt,
   readModel,
   type RubricModel,
   type Step,
   type StepPromptOptions,
 } from "@rubric/arco-heads";
-import type { SidecarClient } from "@rubric/gspo";
+import type { RemoteMu } from "@rubric/sidecar";
 import { RlxarInputError } from "../errors.js";
-import { type Episode, episodeSteps } from "../environment/rollout.js";
-import { exportMu } from "./sidecar-mu.js";
-import type { CriticUpdate, StepCritic, StepRating } from "../critic/step-critic.js";
+import { type Episode, episodeSteps } from "../rollout/rollout.js";
+import { exportMu } from "../mu/sidecar-mu.js";
+import type { CriticUpdate, StepCritic, StepRating } from "./step-critic.js";
 
 /**
  * Where a step's criteria come from: μ writes them (ARCO), one fixed list serves every step (the
@@ -36,8 +34,8 @@ export interface MuUpdateSettings {
 export interface MuCriticOptions {
   /** μ for inference (onnxruntime-node); reloaded after each update. */
   readonly model: RubricModel;
-  /** The sidecar holding the same μ's weights and optimiser: present when μ co-evolves, absent when frozen. */
-  readonly client?: SidecarClient;
+  /** The sidecar's μ with the same weights and its optimiser: present when μ co-evolves, absent when frozen. */
+  readonly mu?: RemoteMu;
   /** The model root that updates export into (`model`'s own root). */
   readonly root?: string;
   readonly criteria?: CriteriaSource;
@@ -86,10 +84,10 @@ export class MuCritic implements StepCritic {
         `a scalar process reward (no criteria) needs a μ with K = 1, this one has K = ${k}`,
       );
     }
-    if (options.client !== undefined && (options.update === undefined || options.root === undefined)) {
+    if (options.mu !== undefined && (options.update === undefined || options.root === undefined)) {
       throw new RlxarInputError(
         "update",
-        "a co-evolving μ (with a sidecar client) needs `update` settings and a `root` to export to",
+        "a co-evolving μ (with the sidecar's μ) needs `update` settings and a `root` to export to",
       );
     }
     const { tokenizer } = await readModel(options.model.directory);
@@ -102,7 +100,7 @@ export class MuCritic implements StepCritic {
   }
 
   get coEvolves(): boolean {
-    return this.#options.client !== undefined;
+    return this.#options.mu !== undefined;
   }
 
   /** μ's steps of an episode, as this critic shows them (without the prefix for that ablation). */
@@ -116,7 +114,7 @@ export class MuCritic implements StepCritic {
    * has nothing to do.
    */
   async freezeReference(): Promise<void> {
-    await this.#options.client?.request("mu.set_reference", {});
+    await this.#options.mu?.setReference();
   }
 
   /**
@@ -124,7 +122,7 @@ export class MuCritic implements StepCritic {
    * its `mu.pt`), so a resumed run trains on from where it stopped.
    */
   async resume(): Promise<void> {
-    await this.#options.client?.request("mu.load", { dir: this.#options.model.directory });
+    await this.#options.mu?.load(this.#options.model.directory);
   }
 
   /** Every step of every episode, rated on one export. */
@@ -155,43 +153,53 @@ export class MuCritic implements StepCritic {
   }
 
   /**
-   * One co-evolution step of μ on the batch it rated: `mu.step` over each episode's steps (prompt
-   * ids fitted as inference fitted them, and the criteria it scored) with the episode's reward,
-   * then the next export, then a reload of the inference model.
+   * One co-evolution step of μ on the batch it rated: `mu.step` over each episode's steps (the
+   * prompt and criteria ids each rating carries: what the score head read) with the episode's
+   * reward, then the next export, then a reload of the inference model.
    */
   async update(episodes: readonly Episode[], ratings: readonly (readonly StepRating[])[]): Promise<MuUpdate> {
-    const { client, update, root, model } = this.#options;
-    if (client === undefined || update === undefined || root === undefined) {
-      throw new RlxarInputError("update", "this μ is frozen (no sidecar client): it cannot be updated");
+    const { mu, update, root, model } = this.#options;
+    if (mu === undefined || update === undefined || root === undefined) {
+      throw new RlxarInputError("update", "this μ is frozen (no sidecar μ): it cannot be updated");
     }
     if (ratings.length !== episodes.length) {
       throw new RlxarInputError("ratings", `expected one list per episode (${episodes.length}), got ${ratings.length}`);
     }
-    const { manifest } = model;
-    const promptOptions = { ...this.#options.prompt, k: manifest.k };
-    const trajectories = episodes.map((episode, e) => ({
-      steps: this.steps(episode).map((step, t) => {
-        const criteria = criteriaIds(this.#tokenizer, ratings[e]![t]!.criteria);
-        const limit = Math.min(
-          manifest.maxLengths.sequence - criteria.length,
-          manifest.maxLengths.sequence - manifest.maxLengths.criteria,
+    // μ is trained on the very rows it scored: the ids travel with each rating, so nothing is
+    // tokenized or fitted a second time (and cannot drift from what inference read).
+    const trajectories = episodes.map((episode, e) => {
+      if (ratings[e]!.length !== episode.steps.length)
+        throw new RlxarInputError(
+          `ratings[${e}]`,
+          `expected one rating per step (${episode.steps.length}), got ${ratings[e]!.length}`,
         );
-        return {
-          prompt: fitPrompt(this.#tokenizer, step, limit, promptOptions, `episodes[${e}].steps[${t}]`).ids,
-          criteria,
-        };
-      }),
-      reward: episode.reward,
-    }));
-    const trainStart = performance.now();
-    const metrics = await client.request("mu.step", {
-      trajectories,
-      learning_rate: update.learningRate,
-      head_learning_rate: update.headLearningRate,
-      beta: update.beta,
+      return {
+        steps: ratings[e]!.map((rating, t) => {
+          if (rating.ids === undefined)
+            throw new RlxarInputError(
+              `ratings[${e}][${t}]`,
+              "carries no token ids: μ updates only on ratings it made itself (rate or rateSteps)",
+            );
+          return rating.ids;
+        }),
+        reward: episode.reward,
+      };
     });
+    const trainStart = performance.now();
+    const m = await mu.step(trajectories, update);
+    // The run's log keeps the sidecar's own field names (its format predates the handle).
+    const metrics = {
+      loss: m.loss,
+      score_loss: m.scoreLoss,
+      kl: m.kl,
+      weights: m.weights,
+      sums: m.sums,
+      grad_norm: m.gradNorm,
+      step: m.step,
+      compute_ms: m.computeMs,
+    };
     const exportStart = performance.now();
-    await exportMu(client, root, this.#tokenizer, manifest.maxLengths.criteria);
+    await exportMu(mu, root, this.#tokenizer, model.manifest.maxLengths.criteria);
     await model.reload();
     const done = performance.now();
     return { metrics, version: model.version, trainMs: exportStart - trainStart, exportMs: done - exportStart };

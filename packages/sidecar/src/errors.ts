@@ -1,5 +1,5 @@
 import { Data } from "effect";
-import type { SidecarErrorCode } from "./protocol.js";
+import type { SidecarErrorCode } from "./wire/envelope.js";
 
 /**
  * Why a sidecar request produced no result. Each failure is its own class, so Effect users can

@@ -1,7 +1,7 @@
 import { type Trajectory, stepsOf, type Step } from "@rubric/arco-heads";
 import { RlxarInputError } from "../errors.js";
 import type { ActOptions, Policy, PolicyDecision } from "../policy/policy.js";
-import type { AgentView, Environment, Transition } from "./environment.js";
+import type { AgentView, Environment, Transition } from "../environment/environment.js";
 
 /** One step of a finished episode: what the agent saw, what it chose, what the environment said. */
 export interface EpisodeStep {

@@ -1,6 +1,6 @@
 import { createRng } from "@rubric/core";
 import { describe, expect, it } from "vitest";
-import { SIDECAR_METHODS } from "./protocol.js";
+import { SIDECAR_METHODS } from "./methods.js";
 
 // The client checks params before sending; these are the μ refinements zod cannot infer from types.
 const pathOf = (method: "mu.generate" | "mu.export", params: unknown) => {

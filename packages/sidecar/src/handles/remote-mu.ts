@@ -1,0 +1,177 @@
+import { resolve } from "node:path";
+import type { CallOptions, SidecarClient } from "../client/client.js";
+import type { ParamsOf, ResultOf } from "../wire/methods.js";
+import type { MuSummary } from "../wire/mu.js";
+
+/** One step as μ reads it: the step prompt's ids and its criteria's ids (empty for the "no rubric" ablation). */
+export interface RemoteMuStep {
+  readonly prompt: readonly number[];
+  readonly criteria: readonly number[];
+}
+
+/** What one `mu.sft` batch measured. */
+export interface RemoteMuSftMetrics {
+  readonly loss: number;
+  /** Cross-entropy per criteria token. */
+  readonly ce: number;
+  /** Mean squared error of d against the teacher's scores (the loss holds 10 × it). */
+  readonly mse: number;
+  readonly tokens: number;
+  readonly gradNorm: number;
+  readonly step: number;
+  readonly computeMs: number;
+}
+
+/** What one decomposition step (`mu.step`) measured. */
+export interface RemoteMuStepMetrics {
+  readonly loss: number;
+  /** (1/N) Σ_τ w_τ (Σ_t s_t − R_τ)². */
+  readonly scoreLoss: number;
+  /** (1/N) Σ_τ Σ_t KL(μ_ref ‖ μ) over criteria tokens (0 before a reference is set). */
+  readonly kl: number;
+  /** Each trajectory's class-balancing weight. */
+  readonly weights: readonly number[];
+  /** Σ_t s_t of each trajectory, before the step. */
+  readonly sums: readonly number[];
+  readonly gradNorm: number;
+  readonly step: number;
+  readonly computeMs: number;
+}
+
+const clone = (step: RemoteMuStep) => ({ prompt: [...step.prompt], criteria: [...step.criteria] });
+
+/**
+ * ARCO's rubric model μ in the sidecar as one typed handle: every `mu.*` call goes through here
+ * (`@rubric/rlxar`'s μ critic and warm-up, the CLI's `mu` commands). Checkpoint directories are
+ * made absolute; `summary` follows μ through loads and references.
+ *
+ * @example
+ * const client = await SidecarClient.start({ threads: 1 });
+ * const mu = await RemoteMu.init(client, { model: { kind: "tiny", vocab_size: 64 }, k: 3, seed: 1 });
+ * const { s } = await mu.scores([{ prompt: [1, 2, 3], criteria: [4, 5] }]);
+ * await client.close();
+ */
+export class RemoteMu {
+  #summary: MuSummary;
+
+  private constructor(
+    readonly client: SidecarClient,
+    summary: MuSummary,
+    readonly call: CallOptions,
+  ) {
+    this.#summary = summary;
+  }
+
+  /** Builds a new μ in the sidecar (`mu.init`), replacing any it held. */
+  static async init(client: SidecarClient, params: ParamsOf<"mu.init">, call: CallOptions = {}): Promise<RemoteMu> {
+    return new RemoteMu(client, await client.request("mu.init", params, call), call);
+  }
+
+  /** μ read from a checkpoint directory (`dir/mu.pt`), replacing any the sidecar held. */
+  static async load(client: SidecarClient, dir: string, call: CallOptions = {}): Promise<RemoteMu> {
+    return new RemoteMu(client, await client.request("mu.load", { dir: resolve(dir) }, call), call);
+  }
+
+  get summary(): MuSummary {
+    return this.#summary;
+  }
+
+  /** One warm-up batch: CE on the criteria + 10 × MSE of d against the teacher's scores. */
+  async sft(
+    examples: readonly (RemoteMuStep & { readonly scores: readonly number[] })[],
+    options: { readonly learningRate: number; readonly headLearningRate?: number },
+  ): Promise<RemoteMuSftMetrics> {
+    const m = await this.client.request(
+      "mu.sft",
+      {
+        examples: examples.map((e) => ({ ...clone(e), scores: [...e.scores] })),
+        learning_rate: options.learningRate,
+        head_learning_rate: options.headLearningRate,
+      },
+      this.call,
+    );
+    this.#summary = { ...this.#summary, steps: m.step };
+    return {
+      loss: m.loss,
+      ce: m.ce,
+      mse: m.mse,
+      tokens: m.tokens,
+      gradNorm: m.grad_norm,
+      step: m.step,
+      computeMs: m.compute_ms,
+    };
+  }
+
+  /** One decomposition step: Σ_τ w_τ (Σ_t s_t − R_τ)² + β·KL(μ_ref‖μ) on criteria tokens. */
+  async step(
+    trajectories: readonly { readonly steps: readonly RemoteMuStep[]; readonly reward: number }[],
+    options: { readonly learningRate: number; readonly headLearningRate?: number; readonly beta?: number },
+  ): Promise<RemoteMuStepMetrics> {
+    const m = await this.client.request(
+      "mu.step",
+      {
+        trajectories: trajectories.map((t) => ({ steps: t.steps.map(clone), reward: t.reward })),
+        learning_rate: options.learningRate,
+        head_learning_rate: options.headLearningRate,
+        beta: options.beta,
+      },
+      this.call,
+    );
+    this.#summary = { ...this.#summary, steps: m.step };
+    return {
+      loss: m.loss,
+      scoreLoss: m.score_loss,
+      kl: m.kl,
+      weights: m.weights,
+      sums: m.sums,
+      gradNorm: m.grad_norm,
+      step: m.step,
+      computeMs: m.compute_ms,
+    };
+  }
+
+  /** Each step's criterion scores d ∈ [−1, 1]^K and their mean s. */
+  scores(steps: readonly RemoteMuStep[]): Promise<ResultOf<"mu.scores">> {
+    return this.client.request("mu.scores", { steps: steps.map(clone) }, this.call);
+  }
+
+  /** The LM head's logits for each row of ids. */
+  async logits(ids: readonly (readonly number[])[]): Promise<number[][][]> {
+    return (await this.client.request("mu.logits", { ids: ids.map((row) => [...row]) }, this.call)).logits;
+  }
+
+  /** New tokens after each prompt, greedy or sampled (the loop python/rubric-trainer/README.md specifies). */
+  generate(params: ParamsOf<"mu.generate">): Promise<ResultOf<"mu.generate">> {
+    return this.client.request("mu.generate", params, this.call);
+  }
+
+  /** Freezes the current μ as the KL reference of later decomposition steps. */
+  async setReference(): Promise<void> {
+    await this.client.request("mu.set_reference", {}, this.call);
+    this.#summary = { ...this.#summary, reference: true };
+  }
+
+  fingerprint(): Promise<ResultOf<"mu.fingerprint">> {
+    return this.client.request("mu.fingerprint", {}, this.call);
+  }
+
+  /** Writes `dir/mu.pt`; the client restores μ from it after a crash. */
+  save(dir: string): Promise<ResultOf<"mu.save">> {
+    return this.client.request("mu.save", { dir: resolve(dir) }, this.call);
+  }
+
+  /** Reads `dir/mu.pt` back into this μ. */
+  async load(dir: string): Promise<MuSummary> {
+    this.#summary = await this.client.request("mu.load", { dir: resolve(dir) }, this.call);
+    return this.#summary;
+  }
+
+  /**
+   * Writes the next version under `root` (ONNX graphs, manifest, tokenizer, checkpoint) in one
+   * atomic rename. `root` goes as given: the result's `dir` names the version the way the caller
+   * named its root (the CLI prints it).
+   */
+  export(root: string, options: Omit<ParamsOf<"mu.export">, "dir">): Promise<ResultOf<"mu.export">> {
+    return this.client.request("mu.export", { ...options, dir: root }, this.call);
+  }
+}

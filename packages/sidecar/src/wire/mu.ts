@@ -1,0 +1,211 @@
+import { z } from "zod";
+import { type MethodSchemas, Ok, Positive, RngStateSchema, Tokens } from "./values.js";
+
+/**
+ * ARCO's rubric model μ on the wire (`mu.*`): init, SFT, the decomposition step, scores, logits,
+ * generation, checkpoints and the versioned ONNX export.
+ */
+
+export const MuSftMetricsSchema = z.object({
+  loss: z.number(),
+  /** Cross-entropy per criteria token. */
+  ce: z.number(),
+  /** Mean squared error of d against the teacher's scores (the loss holds 10 × it). */
+  mse: z.number(),
+  tokens: z.number().int(),
+  grad_norm: z.number(),
+  step: z.number().int(),
+  compute_ms: z.number(),
+});
+
+export const MuStepMetricsSchema = z.object({
+  loss: z.number(),
+  /** (1/N) Σ_τ w_τ (Σ_t s_t − R_τ)². */
+  score_loss: z.number(),
+  /** (1/N) Σ_τ Σ_t KL(μ_ref ‖ μ) over criteria tokens (0 before mu.set_reference); the loss holds β × it. */
+  kl: z.number(),
+  /** The class-balancing weight of each trajectory. */
+  weights: z.array(z.number()),
+  /** Σ_t s_t of each trajectory, before the step. */
+  sums: z.array(z.number()),
+  grad_norm: z.number(),
+  step: z.number().int(),
+  compute_ms: z.number(),
+});
+
+export const MuSummarySchema = z.object({
+  parameters: z.number().int(),
+  head_parameters: z.number().int(),
+  k: z.number().int(),
+  vocab_size: z.number().int(),
+  max_seq_len: z.number().int(),
+  pooling: z.enum(["prompt+criteria", "criteria"]),
+  steps: z.number().int(),
+  reference: z.boolean(),
+});
+
+/** μ's backbone: the sidecar's small causal transformer (with an attention mask and a key/value cache). */
+export const MuModelSpecSchema = z.strictObject({
+  kind: z.literal("tiny"),
+  vocab_size: z.number().int().min(2),
+  d_model: z.number().int().positive().optional(),
+  n_heads: z.number().int().positive().optional(),
+  n_layers: z.number().int().positive().optional(),
+  d_ff: z.number().int().positive().optional(),
+  max_seq_len: z.number().int().min(2).optional(),
+});
+
+/** One step as μ reads it: the step prompt's ids and the criteria's ids (empty for the "no rubric" ablation). */
+const MuStepSchema = z.strictObject({ prompt: Tokens, criteria: z.array(z.number().int().nonnegative()) });
+
+// The files `mu.export` writes itself; a tokenizer file may not take one of these names, in any case
+// (on a case-insensitive file system `Score.onnx` is `score.onnx`).
+const EXPORT_FILES = ["manifest.json", "score.onnx", "prefill.onnx", "decode.onnx"];
+
+/** The tokenizer `mu.export` writes into the version directory: its kind and its files' text by file name. */
+const MuTokenizerSchema = z.strictObject({
+  kind: z.string().min(1),
+  files: z
+    .record(
+      z
+        .string()
+        .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "a tokenizer file needs a simple name (no directory)")
+        .max(255)
+        .refine((name) => !EXPORT_FILES.includes(name.toLowerCase()), {
+          message: `may not be one of the export's own files (${EXPORT_FILES.join(", ")})`,
+        }),
+      z.string(),
+    )
+    .refine((files) => Object.keys(files).length > 0, { message: "expected at least one tokenizer file" }),
+});
+
+/** ARCO's rubric model μ: init, SFT, the decomposition step, scores, logits, checkpoints and the versioned ONNX export. */
+export const MU_METHODS = {
+  "mu.init": {
+    params: z.strictObject({
+      model: MuModelSpecSchema,
+      /** Criteria per step (default 3; 1 for the "no rubric" ablation). */
+      k: z.number().int().min(1).max(64).optional(),
+      seed: z.number().int().nonnegative().optional(),
+      /** Which tokens the score head pools: all of prompt + criteria (the paper's, default) or the criteria only. */
+      pooling: z.enum(["prompt+criteria", "criteria"]).optional(),
+    }),
+    result: MuSummarySchema,
+  },
+  "mu.sft": {
+    params: z.strictObject({
+      examples: z
+        .array(
+          z.strictObject({
+            prompt: Tokens,
+            criteria: z.array(z.number().int().nonnegative()),
+            scores: z.array(z.number().min(-1).max(1)).min(1),
+          }),
+        )
+        .min(1),
+      learning_rate: Positive,
+      /** The score head's learning rate; default `learning_rate`. */
+      head_learning_rate: Positive.optional(),
+    }),
+    result: MuSftMetricsSchema,
+  },
+  "mu.step": {
+    params: z.strictObject({
+      trajectories: z.array(z.strictObject({ steps: z.array(MuStepSchema).min(1), reward: z.number() })).min(1),
+      learning_rate: Positive,
+      head_learning_rate: Positive.optional(),
+      /** The KL coefficient (default 0.05); the KL counts once `mu.set_reference` froze a reference. */
+      beta: z.number().nonnegative().optional(),
+    }),
+    result: MuStepMetricsSchema,
+  },
+  "mu.scores": {
+    params: z.strictObject({ steps: z.array(MuStepSchema).min(1) }),
+    result: z.object({ d: z.array(z.array(z.number())), s: z.array(z.number()) }),
+  },
+  "mu.logits": {
+    params: z.strictObject({ ids: z.array(Tokens).min(1) }),
+    result: z.object({ logits: z.array(z.array(z.array(z.number()))) }),
+  },
+  "mu.set_reference": { params: z.strictObject({}), result: Ok },
+  "mu.fingerprint": {
+    params: z.strictObject({}),
+    // fingerprint is rank 0's; fingerprints (in rank order) and world_size come from sidecars
+    // that run μ under torchrun, where equal fingerprints mean the replicas are in sync.
+    result: z.object({
+      fingerprint: z.string(),
+      steps: z.number().int(),
+      fingerprints: z.array(z.string()).optional(),
+      world_size: z.number().int().optional(),
+    }),
+  },
+  "mu.save": {
+    params: z.strictObject({ dir: z.string().min(1) }),
+    result: z.object({ path: z.string(), steps: z.number().int() }),
+  },
+  "mu.load": { params: z.strictObject({ dir: z.string().min(1) }), result: MuSummarySchema },
+  /**
+   * New tokens after each prompt, by μ's LM head with the key/value cache (rows left-padded into one
+   * batch). Greedy: the argmax, lowest id on ties. Sampled (`temperature` > 0): in float64,
+   * p = softmax(logits / temperature), and with u = the row's `rng.next()` (one draw per token
+   * written), the smallest id i whose running sum of p exceeds u · sum(p), else the largest id with
+   * p > 0. A row stops after writing `eos_id` (left out of its ids; `finished` true), after
+   * `max_new_tokens` tokens, or when prompt + written reach the model's `max_seq_len`. The loop is
+   * specified in python/rubric-trainer/README.md; the onnxruntime-node generator repeats it exactly.
+   */
+  "mu.generate": {
+    params: z
+      .strictObject({
+        /** Token ids, each prompt at least one and at most `max_seq_len` − 1. */
+        prompts: z.array(Tokens).min(1),
+        max_new_tokens: z.number().int().min(1),
+        eos_id: z.number().int().nonnegative(),
+        /** Absent or 0: greedy. */
+        temperature: z.number().nonnegative().optional(),
+        /** One stream per prompt, required exactly when `temperature` > 0. */
+        rng: z.array(RngStateSchema).optional(),
+      })
+      .superRefine((params, context) => {
+        const sampled = (params.temperature ?? 0) > 0;
+        if (sampled && params.rng?.length !== params.prompts.length)
+          context.addIssue({
+            code: "custom",
+            path: ["rng"],
+            message: `expected ${params.prompts.length} stream states (one per prompt) when temperature > 0`,
+          });
+        if (!sampled && params.rng !== undefined)
+          context.addIssue({
+            code: "custom",
+            path: ["rng"],
+            message: "only with temperature > 0; greedy draws nothing",
+          });
+      }),
+    result: z.object({
+      /** The tokens each row wrote, its EOS left out. */
+      ids: z.array(z.array(z.number().int())),
+      /** Whether the row wrote EOS (false: it ran out of `max_new_tokens` or of positions). */
+      finished: z.array(z.boolean()),
+    }),
+  },
+  "mu.export": {
+    params: z.strictObject({
+      dir: z.string().min(1),
+      opset: z.number().int().min(7).optional(),
+      /** One tokenizer for both sides: its files travel with the model, in the same atomic rename. */
+      tokenizer: MuTokenizerSchema,
+      /** `maxLengths.criteria`: the new tokens μ may write (EOS included); default 128, below `max_seq_len`. */
+      max_criteria_tokens: z.number().int().min(1).optional(),
+    }),
+    result: z.object({
+      dir: z.string(),
+      version: z.number().int(),
+      /**
+       * `@rubric/arco-heads`' `ModelManifestSchema` (that package owns the model contract and its
+       * `readManifest` verifies it with every file's hash); gspo must not depend on it, so it is
+       * passed through unchecked here.
+       */
+      manifest: z.record(z.string(), z.unknown()),
+    }),
+  },
+} as const satisfies MethodSchemas;
+export type MuSummary = z.infer<typeof MuSummarySchema>;
