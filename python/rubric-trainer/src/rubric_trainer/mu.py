@@ -28,11 +28,11 @@ from typing import Any, Callable, Optional, Sequence
 
 import torch
 
+from .checkpoint import read_checkpoint, restoring, write_checkpoint
 from .distributed import DistContext
 from .faults import CheckpointFault, Fault, InvalidParams, NonFinite
 from .model import check_token_ids, optional_import, parameter_fingerprint
 from .mu_model import DecodeGraph, MuNetwork, PrefillGraph, ScoreGraph, cache_names
-from .policy import read_checkpoint, write_checkpoint
 from .xoshiro import Xoshiro128StarStar
 
 MU_CHECKPOINT_FORMAT = "rubric-trainer/mu/1"
@@ -614,15 +614,13 @@ class Mu:
         path = Path(directory) / MU_CHECKPOINT_FILE
         state = read_checkpoint(path, MU_CHECKPOINT_FORMAT)
         mu = Mu(state["init"], dist)
-        try:
+        with restoring(path):
             mu.network.load_state_dict(state["network"])
             mu.optimizer.load_state_dict(state["optimizer"])
             if state["reference"] is not None:
                 mu.set_reference()
                 assert mu.reference is not None
                 mu.reference.load_state_dict(state["reference"])
-        except (RuntimeError, ValueError, KeyError) as error:
-            raise CheckpointFault(f"{path}: does not fit the model: {error}", {"path": str(path)}) from error
         mu.steps = int(state["steps"])
         return mu
 
