@@ -27,7 +27,8 @@ from . import __version__
 from .distributed import DistContext
 from .faults import Cancelled, Fault, InvalidParams, NonFinite, NoPolicy, OutOfMemory, ParseError, UnknownMethod, is_out_of_memory
 from .objectives import clipped_objective, pad_rows, unpad_rows
-from .mu import Mu, Step, check_tokenizer, steps_of
+from .mu import Mu, Step, steps_of
+from .mu_export import check_max_criteria_tokens, check_tokenizer, export_version
 from .policy import Group, Policy, Rollout
 from .protocol import PARAMS, Channel, Request, parse_message
 from .schema import ParamError
@@ -454,8 +455,8 @@ def mu_load(call: Call, params: dict) -> dict:
 def mu_export(call: Call, params: dict) -> dict:
     mu = call.session.require_mu()
     check_tokenizer(params["tokenizer"], "params.tokenizer")
-    mu.check_max_criteria_tokens(params["max_criteria_tokens"], "params.max_criteria_tokens")
-    return mu.export(params["dir"], params["opset"], params["tokenizer"], params["max_criteria_tokens"])
+    check_max_criteria_tokens(mu, params["max_criteria_tokens"], "params.max_criteria_tokens")
+    return export_version(mu, params["dir"], params["opset"], params["tokenizer"], params["max_criteria_tokens"])
 
 
 METHODS: dict[str, Callable[[Call, dict], dict]] = {
