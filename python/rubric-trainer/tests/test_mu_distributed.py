@@ -15,7 +15,8 @@ import torch
 from conftest import SidecarProcess
 from rubric_trainer.checkpoint import read_checkpoint
 from rubric_trainer.distributed import DistContext
-from rubric_trainer.mu import MU_CHECKPOINT_FORMAT, steps_of
+from rubric_trainer.mu import MU_CHECKPOINT_FORMAT
+from rubric_trainer.mu_steps import steps_of
 from rubric_trainer.protocol import Request
 from rubric_trainer.server import Session
 

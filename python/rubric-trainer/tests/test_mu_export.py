@@ -13,9 +13,10 @@ import torch
 
 from rubric_trainer import mu_export
 from rubric_trainer.faults import CheckpointFault, InvalidParams
-from rubric_trainer.mu import Mu, Step
+from rubric_trainer.mu import Mu
 from rubric_trainer.mu_export import MANIFEST_FORMAT, export_version
 from rubric_trainer.mu_model import DecodeGraph, PrefillGraph
+from rubric_trainer.mu_steps import Step
 from rubric_trainer.protocol import PARAMS
 
 MODEL = {"kind": "tiny", "vocab_size": 12, "d_model": 16, "n_heads": 2, "n_layers": 2, "max_seq_len": 24}

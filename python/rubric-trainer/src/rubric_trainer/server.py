@@ -27,8 +27,10 @@ from . import __version__
 from .distributed import DistContext
 from .faults import Cancelled, Fault, InvalidParams, NonFinite, NoPolicy, OutOfMemory, ParseError, UnknownMethod, is_out_of_memory
 from .objectives import clipped_objective, pad_rows, unpad_rows
-from .mu import Mu, Step, steps_of
+from .mu import Mu
 from .mu_export import check_max_criteria_tokens, check_tokenizer, export_version
+from .mu_generate import generate
+from .mu_steps import Step, steps_of
 from .policy import Group, Policy, Rollout
 from .protocol import PARAMS, Channel, Request, parse_message
 from .schema import ParamError
@@ -418,7 +420,7 @@ def mu_logits(call: Call, params: dict) -> dict:
 
 
 def mu_generate(call: Call, params: dict) -> dict:
-    """New tokens after each prompt; the loop and its stopping rules are ``Mu.generate``'s."""
+    """New tokens after each prompt; the loop and its stopping rules are ``mu_generate.generate``'s."""
     mu = call.session.require_mu()
     for b, prompt in enumerate(params["prompts"]):
         mu.check_tokens(prompt, f"params.prompts[{b}]")
@@ -426,7 +428,7 @@ def mu_generate(call: Call, params: dict) -> dict:
             raise InvalidParams(f"params.prompts[{b}]: {len(prompt)} tokens leave no room to write one; this μ holds {mu.max_seq_len} positions, so a prompt has at most {mu.max_seq_len - 1}", {"path": f"params.prompts[{b}]"})
     if params["eos_id"] >= mu.vocab_size:
         raise InvalidParams(f"params.eos_id: expected an id below the vocabulary size {mu.vocab_size}, got {params['eos_id']}", {"path": "params.eos_id"})
-    return mu.generate(params["prompts"], max_new_tokens=params["max_new_tokens"], eos_id=params["eos_id"], temperature=params["temperature"], rngs=params["rng"], check_cancelled=call.check_cancelled)
+    return generate(mu, params["prompts"], max_new_tokens=params["max_new_tokens"], eos_id=params["eos_id"], temperature=params["temperature"], rngs=params["rng"], check_cancelled=call.check_cancelled)
 
 
 def mu_set_reference(call: Call, params: dict) -> dict:
