@@ -11,9 +11,10 @@ import pytest
 import torch
 
 from conftest import TINY_MODEL, SidecarProcess
+from rubric_trainer.checkpoint import read_checkpoint
 from rubric_trainer.distributed import DistContext
 from rubric_trainer.objectives import group_advantages
-from rubric_trainer.policy import Group, Policy, Rollout
+from rubric_trainer.policy import CHECKPOINT_FORMAT, Group, Policy, Rollout
 from rubric_trainer.protocol import PARAMS
 
 # float64 so that the only difference between the two runs, the order in which gradients are
@@ -83,6 +84,6 @@ def test_two_ranks_stay_identical_and_match_one_process(tmp_path: Path) -> None:
             if key == "compute_ms":
                 continue
             assert d[key] == pytest.approx(value, rel=1e-9, abs=1e-12), f"{method_result[0]}: {key}"
-    state = torch.load(saved["path"], map_location="cpu")
+    state = read_checkpoint(Path(saved["path"]), CHECKPOINT_FORMAT)
     for name, parameter in policy.model.state_dict().items():
         torch.testing.assert_close(state["model"][name], parameter, rtol=0, atol=1e-10, msg=f"{name} differs")

@@ -11,7 +11,9 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from rubric_trainer.mu import Mu, Step, class_weights, criteria_kl, decomposition_loss, micro_batches
+from rubric_trainer.mu import Mu
+from rubric_trainer.mu_losses import class_weights, criteria_kl, decomposition_loss
+from rubric_trainer.mu_steps import Step, batch, micro_batches
 from rubric_trainer.protocol import PARAMS
 
 MODEL = {"kind": "tiny", "vocab_size": 12, "d_model": 16, "n_heads": 2, "n_layers": 2, "max_seq_len": 24}
@@ -151,11 +153,11 @@ def test_no_rubric_ablation_k1_with_empty_criteria() -> None:
 
 def test_criteria_pooling_reads_only_the_criteria() -> None:
     mu = make_mu(pooling="criteria")
-    batch = mu.batch([Step([1, 2, 3], [4, 5])])
-    assert batch["pool_mask"].tolist() == [[0, 0, 0, 1, 1]]
-    assert make_mu().batch([Step([1, 2, 3], [4, 5])])["pool_mask"].tolist() == [[1, 1, 1, 1, 1]]
+    inputs = batch([Step([1, 2, 3], [4, 5])], mu.pooling)
+    assert inputs["pool_mask"].tolist() == [[0, 0, 0, 1, 1]]
+    assert batch([Step([1, 2, 3], [4, 5])], make_mu().pooling)["pool_mask"].tolist() == [[1, 1, 1, 1, 1]]
     # The criteria positions are those that predict a criteria token.
-    assert batch["criteria_mask"].tolist() == [[0, 0, 1, 1, 0]]
+    assert inputs["criteria_mask"].tolist() == [[0, 0, 1, 1, 0]]
 
 
 def test_step_uses_two_learning_rates_and_clips_at_one() -> None:

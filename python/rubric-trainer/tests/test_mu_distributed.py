@@ -13,8 +13,10 @@ import pytest
 import torch
 
 from conftest import SidecarProcess
+from rubric_trainer.checkpoint import read_checkpoint
 from rubric_trainer.distributed import DistContext
-from rubric_trainer.mu import steps_of
+from rubric_trainer.mu import MU_CHECKPOINT_FORMAT
+from rubric_trainer.mu_steps import steps_of
 from rubric_trainer.protocol import Request
 from rubric_trainer.server import Session
 
@@ -120,7 +122,7 @@ def test_two_ranks_stay_identical_and_match_one_process(tmp_path: Path) -> None:
     # The whole batch's weights and sums, in the request's order (not rank 0's share, not by rank).
     assert len(distributed[2]["sums"]) == len(distributed[2]["weights"]) == len(TRAJECTORIES)
 
-    state = torch.load(saved["path"], map_location="cpu")
+    state = read_checkpoint(Path(saved["path"]), MU_CHECKPOINT_FORMAT)
     width = MODEL["d_model"]
     for name, parameter in mu.network.state_dict().items():
         mine = state["network"][name]

@@ -11,9 +11,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from rubric_trainer import mu_export
 from rubric_trainer.faults import CheckpointFault, InvalidParams
-from rubric_trainer.mu import MANIFEST_FORMAT, Mu, Step
+from rubric_trainer.mu import Mu
+from rubric_trainer.mu_export import MANIFEST_FORMAT, export_version
 from rubric_trainer.mu_model import DecodeGraph, PrefillGraph
+from rubric_trainer.mu_steps import Step
 from rubric_trainer.protocol import PARAMS
 
 MODEL = {"kind": "tiny", "vocab_size": 12, "d_model": 16, "n_heads": 2, "n_layers": 2, "max_seq_len": 24}
@@ -29,7 +32,7 @@ def make_mu(**overrides) -> Mu:
 def test_the_manifest_is_the_arco_heads_contract(tmp_path: Path) -> None:
     mu = make_mu(pooling="criteria", k=2)
     mu.sft([Step([1, 2], [3, 4])], [[0.5, -0.5]], learning_rate=1e-2, head_learning_rate=1e-2)
-    result = mu.export(str(tmp_path), 17, TOKENIZER, max_criteria_tokens=10)
+    result = export_version(mu, str(tmp_path), 17, TOKENIZER, max_criteria_tokens=10)
     version = tmp_path / "v0001"
     manifest = json.loads((version / "manifest.json").read_text(encoding="utf-8"))
     assert result == {"dir": str(version), "version": 1, "manifest": manifest}
@@ -63,8 +66,8 @@ def test_the_manifest_is_the_arco_heads_contract(tmp_path: Path) -> None:
 
 def test_exports_are_new_complete_versions(tmp_path: Path) -> None:
     mu = make_mu()
-    first = mu.export(str(tmp_path), 17, TOKENIZER, 8)
-    second = mu.export(str(tmp_path), 17, TOKENIZER, 8)
+    first = export_version(mu, str(tmp_path), 17, TOKENIZER, 8)
+    second = export_version(mu, str(tmp_path), 17, TOKENIZER, 8)
     assert (first["version"], second["version"]) == (1, 2)
     assert (first["manifest"]["exportVersion"], second["manifest"]["exportVersion"]) == (1, 2)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["v0001", "v0002"]  # no staging directory left
@@ -72,16 +75,16 @@ def test_exports_are_new_complete_versions(tmp_path: Path) -> None:
 
 def test_the_tokenizer_is_in_the_staging_directory_before_the_rename(tmp_path: Path, monkeypatch) -> None:
     mu = make_mu()
-    write_graphs = mu.write_graphs
+    write_graphs = mu_export.write_graphs
     seen: list[list[str]] = []
 
-    def spy(directory: Path, opset: int) -> dict:
+    def spy(mu: Mu, directory: Path, opset: int) -> dict:
         seen.append(sorted(p.name for p in directory.iterdir()))
         assert not (tmp_path / "v0001").exists()
-        return write_graphs(directory, opset)
+        return write_graphs(mu, directory, opset)
 
-    monkeypatch.setattr(mu, "write_graphs", spy)
-    mu.export(str(tmp_path), 17, TOKENIZER, 8)
+    monkeypatch.setattr(mu_export, "write_graphs", spy)
+    export_version(mu, str(tmp_path), 17, TOKENIZER, 8)
     assert seen == [["merges.txt", "tokenizer.json"]]
 
 
@@ -91,7 +94,7 @@ def test_the_tokenizer_is_in_the_staging_directory_before_the_rename(tmp_path: P
 )
 def test_refuses_tokenizer_file_names_that_are_not_simple_or_are_taken(tmp_path: Path, name: str) -> None:
     with pytest.raises(InvalidParams) as caught:
-        make_mu().export(str(tmp_path / "models"), 17, {"kind": "byte-bpe", "files": {"ok.json": "{}", name: "{}"}}, 8)
+        export_version(make_mu(), str(tmp_path / "models"), 17, {"kind": "byte-bpe", "files": {"ok.json": "{}", name: "{}"}}, 8)
     assert caught.value.data["path"] == f"tokenizer.files.{name}"
     assert not (tmp_path / "models").exists()  # refused before anything was written
 
@@ -99,20 +102,20 @@ def test_refuses_tokenizer_file_names_that_are_not_simple_or_are_taken(tmp_path:
 def test_refuses_names_that_differ_only_in_case_and_text_that_is_not_utf8(tmp_path: Path) -> None:
     mu = make_mu()
     with pytest.raises(InvalidParams, match="differ only in case") as caught:
-        mu.export(str(tmp_path), 17, {"kind": "k", "files": {"vocab.txt": "", "Vocab.txt": ""}}, 8)
+        export_version(mu, str(tmp_path), 17, {"kind": "k", "files": {"vocab.txt": "", "Vocab.txt": ""}}, 8)
     assert caught.value.data["path"] == "tokenizer.files.Vocab.txt"
     # JSON can carry a lone surrogate (\ud800), which UTF-8 cannot hold.
     with pytest.raises(InvalidParams, match="not UTF-8") as caught:
-        mu.export(str(tmp_path), 17, {"kind": "k", "files": {"vocab.txt": "ab\ud800"}}, 8)
+        export_version(mu, str(tmp_path), 17, {"kind": "k", "files": {"vocab.txt": "ab\ud800"}}, 8)
     assert caught.value.data["path"] == "tokenizer.files.vocab.txt"
 
 
 @pytest.mark.parametrize("max_criteria_tokens", [24, 25])
 def test_refuses_max_criteria_tokens_not_below_max_seq_len(tmp_path: Path, max_criteria_tokens: int) -> None:
     with pytest.raises(InvalidParams, match=r"below the model's max_seq_len \(24\)") as caught:
-        make_mu().export(str(tmp_path), 17, TOKENIZER, max_criteria_tokens)
+        export_version(make_mu(), str(tmp_path), 17, TOKENIZER, max_criteria_tokens)
     assert caught.value.data["path"] == "max_criteria_tokens"
-    make_mu().export(str(tmp_path), 17, TOKENIZER, 23)  # the largest that leaves a prompt one position
+    export_version(make_mu(), str(tmp_path), 17, TOKENIZER, 23)  # the largest that leaves a prompt one position
 
 
 def test_prefill_and_decode_give_last_position_logits_only() -> None:
@@ -132,7 +135,7 @@ def test_prefill_and_decode_give_last_position_logits_only() -> None:
 
 def test_the_exported_graphs_declare_logits_batch_by_vocabulary(tmp_path: Path) -> None:
     onnx = pytest.importorskip("onnx")
-    version = Path(make_mu().export(str(tmp_path), 17, TOKENIZER, 8)["dir"])
+    version = Path(export_version(make_mu(), str(tmp_path), 17, TOKENIZER, 8)["dir"])
     for name in ("prefill.onnx", "decode.onnx"):
         outputs = {o.name: o for o in onnx.load(str(version / name)).graph.output}
         dims = [d.dim_param or d.dim_value for d in outputs["logits"].type.tensor_type.shape.dim]
@@ -141,30 +144,30 @@ def test_the_exported_graphs_declare_logits_batch_by_vocabulary(tmp_path: Path) 
 
 def test_a_failed_export_leaves_no_version_behind(tmp_path: Path, monkeypatch) -> None:
     mu = make_mu()
-    mu.export(str(tmp_path), 17, TOKENIZER, 8)
+    export_version(mu, str(tmp_path), 17, TOKENIZER, 8)
 
-    def fail(directory: Path, opset: int) -> dict:
+    def fail(mu: Mu, directory: Path, opset: int) -> dict:
         (directory / "score.onnx").write_bytes(b"half a graph")
         raise OSError("disk full")
 
-    monkeypatch.setattr(mu, "write_graphs", fail)
+    monkeypatch.setattr(mu_export, "write_graphs", fail)
     with pytest.raises(OSError, match="disk full"):
-        mu.export(str(tmp_path), 17, TOKENIZER, 8)
+        export_version(mu, str(tmp_path), 17, TOKENIZER, 8)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["v0001"]
 
 
 def test_an_export_racing_another_never_replaces_its_version(tmp_path: Path, monkeypatch) -> None:
     mu = make_mu()
-    write_graphs = mu.write_graphs
+    write_graphs = mu_export.write_graphs
 
-    def race(directory: Path, opset: int) -> dict:
+    def race(mu: Mu, directory: Path, opset: int) -> dict:
         (tmp_path / "v0001").mkdir()  # another writer publishes v0001 while this one writes
         (tmp_path / "v0001" / "manifest.json").write_text("theirs")
-        return write_graphs(directory, opset)
+        return write_graphs(mu, directory, opset)
 
-    monkeypatch.setattr(mu, "write_graphs", race)
+    monkeypatch.setattr(mu_export, "write_graphs", race)
     with pytest.raises(CheckpointFault, match="another export wrote this version"):
-        mu.export(str(tmp_path), 17, TOKENIZER, 8)
+        export_version(mu, str(tmp_path), 17, TOKENIZER, 8)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["v0001"]
     assert (tmp_path / "v0001" / "manifest.json").read_text() == "theirs"
 

@@ -11,7 +11,9 @@ import pytest
 import torch
 
 from rubric_trainer.faults import InvalidParams
-from rubric_trainer.mu import Mu, Step, next_tokens
+from rubric_trainer.mu import Mu
+from rubric_trainer.mu_generate import generate, next_tokens
+from rubric_trainer.mu_steps import Step
 from rubric_trainer.protocol import PARAMS
 from rubric_trainer.xoshiro import Xoshiro128StarStar
 
@@ -36,7 +38,7 @@ def mu() -> Mu:
 
 
 def uncached(mu: Mu, prompt: list[int], max_new_tokens: int, eos_id: int, temperature: float = 0.0, state: Optional[dict] = None) -> tuple[list[int], bool]:
-    """The rule as written in Mu.generate's docstring, one row, a full forward per token, no cache."""
+    """The rule as written in generate's docstring, one row, a full forward per token, no cache."""
     stream = Xoshiro128StarStar(state["words"]) if state is not None else None
     written: list[int] = []
     while True:
@@ -66,7 +68,7 @@ def uncached(mu: Mu, prompt: list[int], max_new_tokens: int, eos_id: int, temper
 
 
 def test_greedy_is_the_uncached_argmax_loop(mu: Mu) -> None:
-    got = mu.generate(PROMPTS, max_new_tokens=9, eos_id=NEVER)
+    got = generate(mu, PROMPTS, max_new_tokens=9, eos_id=NEVER)
     expected = [uncached(mu, p, 9, NEVER) for p in PROMPTS]
     assert got == {"ids": [ids for ids, _ in expected], "finished": [False] * len(PROMPTS)}
     assert all(len(ids) == 9 for ids in got["ids"])  # max_new_tokens stops every row
@@ -74,11 +76,11 @@ def test_greedy_is_the_uncached_argmax_loop(mu: Mu) -> None:
 
 
 def test_batched_rows_are_the_rows_alone(mu: Mu) -> None:
-    batched = mu.generate(PROMPTS, max_new_tokens=8, eos_id=NEVER)
-    alone = [mu.generate([p], max_new_tokens=8, eos_id=NEVER) for p in PROMPTS]
+    batched = generate(mu, PROMPTS, max_new_tokens=8, eos_id=NEVER)
+    alone = [generate(mu, [p], max_new_tokens=8, eos_id=NEVER) for p in PROMPTS]
     assert batched["ids"] == [a["ids"][0] for a in alone]
-    sampled = mu.generate(PROMPTS, max_new_tokens=8, eos_id=NEVER, temperature=1.0, rngs=STATES)
-    alone = [mu.generate([p], max_new_tokens=8, eos_id=NEVER, temperature=1.0, rngs=[s]) for p, s in zip(PROMPTS, STATES)]
+    sampled = generate(mu, PROMPTS, max_new_tokens=8, eos_id=NEVER, temperature=1.0, rngs=STATES)
+    alone = [generate(mu, [p], max_new_tokens=8, eos_id=NEVER, temperature=1.0, rngs=[s]) for p, s in zip(PROMPTS, STATES)]
     assert sampled["ids"] == [a["ids"][0] for a in alone]
 
 
@@ -87,7 +89,7 @@ def test_a_row_stops_at_eos_which_it_does_not_return(mu: Mu) -> None:
     # The EOS is a token the row writes at some point: its ids end just before its first occurrence.
     eos = free[3]
     expected = free[: free.index(eos)]
-    got = mu.generate(PROMPTS, max_new_tokens=9, eos_id=eos)
+    got = generate(mu, PROMPTS, max_new_tokens=9, eos_id=eos)
     assert got["ids"][1] == expected and got["finished"][1] is True
     for b, prompt in enumerate(PROMPTS):  # every row obeys the same rule, the others unaffected
         assert (got["ids"][b], got["finished"][b]) == uncached(mu, prompt, 9, eos)
@@ -95,34 +97,34 @@ def test_a_row_stops_at_eos_which_it_does_not_return(mu: Mu) -> None:
 
 def test_a_row_stops_when_it_fills_max_seq_len(mu: Mu) -> None:
     long = list(range(1, 16)) + [1, 2, 3, 4, 5, 6, 7]  # 22 of 24 positions: room for 2 tokens
-    free = mu.generate([long, [3]], max_new_tokens=10, eos_id=NEVER)
+    free = generate(mu, [long, [3]], max_new_tokens=10, eos_id=NEVER)
     assert len(free["ids"][0]) == 2 and len(free["ids"][1]) == 10 and free["finished"] == [False, False]
     assert (free["ids"][0], False) == uncached(mu, long, 10, NEVER)
     longest = list(range(1, 16)) + [1, 2, 3, 4, 5, 6, 7, 8]  # max_seq_len − 1 tokens: exactly one more
-    assert len(mu.generate([longest], max_new_tokens=10, eos_id=NEVER)["ids"][0]) == 1
+    assert len(generate(mu, [longest], max_new_tokens=10, eos_id=NEVER)["ids"][0]) == 1
 
 
 def test_sampling_is_the_uncached_inverse_cdf_loop(mu: Mu) -> None:
-    got = mu.generate(PROMPTS, max_new_tokens=9, eos_id=NEVER, temperature=0.8, rngs=STATES)
+    got = generate(mu, PROMPTS, max_new_tokens=9, eos_id=NEVER, temperature=0.8, rngs=STATES)
     assert got["ids"] == [uncached(mu, p, 9, NEVER, 0.8, s)[0] for p, s in zip(PROMPTS, STATES)]
 
 
 def test_sampling_is_reproducible_from_the_same_states_and_differs_for_others(mu: Mu) -> None:
     prompts = [PROMPTS[0]] * 4
-    first = mu.generate(prompts, max_new_tokens=12, eos_id=NEVER, temperature=1.5, rngs=STATES)
-    again = mu.generate(prompts, max_new_tokens=12, eos_id=NEVER, temperature=1.5, rngs=STATES)
+    first = generate(mu, prompts, max_new_tokens=12, eos_id=NEVER, temperature=1.5, rngs=STATES)
+    again = generate(mu, prompts, max_new_tokens=12, eos_id=NEVER, temperature=1.5, rngs=STATES)
     assert first == again
     # One prompt, four streams: four different samples.
     assert len({tuple(ids) for ids in first["ids"]}) == 4
-    greedy = mu.generate([PROMPTS[0]], max_new_tokens=12, eos_id=NEVER)["ids"][0]
+    greedy = generate(mu, [PROMPTS[0]], max_new_tokens=12, eos_id=NEVER)["ids"][0]
     assert any(ids != greedy for ids in first["ids"])
 
 
 def test_sampling_without_a_stream_per_prompt_is_refused_not_greedy(mu: Mu) -> None:
     with pytest.raises(InvalidParams, match="one stream state per prompt"):
-        mu.generate(PROMPTS, max_new_tokens=2, eos_id=NEVER, temperature=1.0)
+        generate(mu, PROMPTS, max_new_tokens=2, eos_id=NEVER, temperature=1.0)
     with pytest.raises(InvalidParams, match="got 1"):
-        mu.generate(PROMPTS, max_new_tokens=2, eos_id=NEVER, temperature=1.0, rngs=STATES[:1])
+        generate(mu, PROMPTS, max_new_tokens=2, eos_id=NEVER, temperature=1.0, rngs=STATES[:1])
 
 
 def test_the_token_rule_by_hand() -> None:
@@ -152,7 +154,7 @@ def test_the_token_rule_by_hand() -> None:
 
 
 def test_each_written_token_draws_once_from_its_rows_stream(mu: Mu) -> None:
-    got = mu.generate([PROMPTS[2]], max_new_tokens=5, eos_id=NEVER, temperature=1.0, rngs=[STATES[0]])
+    got = generate(mu, [PROMPTS[2]], max_new_tokens=5, eos_id=NEVER, temperature=1.0, rngs=[STATES[0]])
     # Re-deriving each token from u = the i-th next() of the stream reproduces the row.
     stream = Xoshiro128StarStar(STATES[0]["words"])
     row = list(PROMPTS[2])

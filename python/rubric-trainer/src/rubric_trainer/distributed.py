@@ -9,11 +9,13 @@ from __future__ import annotations
 import datetime
 import os
 from dataclasses import dataclass
-from typing import Any, Sequence, TypeVar
+from typing import Any, Callable, Optional, Sequence, TypeVar
 
 import torch
 import torch.distributed as dist
 from torch import nn
+
+from .faults import Fault
 
 T = TypeVar("T")
 
@@ -80,6 +82,26 @@ class DistContext:
         values: list = [None] * self.world_size
         dist.all_gather_object(values, value)
         return values
+
+    def on_main(self, action: Callable[[], T]) -> T:
+        """``action``'s result, run on rank 0 only (the one that writes files) and broadcast: the
+        broadcast is the barrier after which every rank may read what rank 0 wrote. A failure on
+        rank 0 is broadcast too, so that no rank waits for a result that never comes; rank 0
+        raises its own error (the reply), the others a Fault that names it (logged)."""
+        outcome: Any = None
+        failure: Optional[BaseException] = None
+        if self.is_main:
+            try:
+                outcome = ("ok", action())
+            except Exception as error:  # noqa: BLE001 — re-raised below, after the other ranks are told
+                failure = error
+                outcome = ("error", f"{type(error).__name__}: {error}")
+        outcome = self.broadcast(outcome)
+        if failure is not None:
+            raise failure
+        if outcome[0] == "error":
+            raise Fault(f"rank 0 failed: {outcome[1]}", {"rank": 0})
+        return outcome[1]
 
     def barrier(self) -> None:
         if self.distributed:

@@ -1,5 +1,7 @@
-"""ARCO's rubric model μ as the sidecar trains it: the losses (SFT and the decomposition step), the
-optimisers, checkpoints, generation, and the versioned ONNX export that onnxruntime-node serves.
+"""ARCO's rubric model μ as the sidecar holds and trains it: the network with its optimisers and
+μ_ref, scores and logits, the SFT and decomposition steps, and its checkpoint. The losses' formulas
+live in ``mu_losses``, a step's tensors in ``mu_steps``, generation in ``mu_generate`` and the
+versioned ONNX export in ``mu_export``.
 
 A step is ``(prompt, criteria)`` token ids: μ reads prompt + criteria in one forward; the LM head's
 logits at the positions before each criteria token give the criteria's log-likelihood (SFT's
@@ -15,173 +17,27 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import hashlib
-import json
 import math
-import os
-import re
-import shutil
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 import torch
 
+from .checkpoint import read_checkpoint, restoring, write_checkpoint
 from .distributed import DistContext
-from .faults import CheckpointFault, Fault, InvalidParams, NonFinite
-from .model import check_token_ids, optional_import, parameter_fingerprint
-from .mu_model import DecodeGraph, MuNetwork, PrefillGraph, ScoreGraph, cache_names
-from .policy import read_checkpoint, write_checkpoint
-from .xoshiro import Xoshiro128StarStar
+from .faults import InvalidParams, NonFinite
+from .model import check_token_ids, parameter_fingerprint
+from .mu_losses import class_weights, criteria_kl, weighted_square_errors
+from .mu_model import MuNetwork
+from .mu_steps import MICRO_BATCH_TOKENS, Step, batch, micro_batches
 
 MU_CHECKPOINT_FORMAT = "rubric-trainer/mu/1"
 MU_CHECKPOINT_FILE = "mu.pt"
-MANIFEST_FORMAT = "rubric-mu"
-MANIFEST_FORMAT_VERSION = 1
-"""The model contract of @rubric/arco-heads (``ModelManifestSchema`` in its src/model/manifest.ts)."""
-MANIFEST_FILE = "manifest.json"
-GRAPH_FILES = {"score": "score.onnx", "prefill": "prefill.onnx", "decode": "decode.onnx"}
-TOKENIZER_FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-MAX_FILE_NAME = 255
-"""The longest file name the common file systems hold (ext4, APFS, NTFS)."""
-DEFAULT_MAX_CRITERIA_TOKENS = 128
-"""ARCO generates at most 128 criteria tokens."""
 SFT_SCORE_COEF = 10.0
 """ARCO's ``sft_mu.py``: CE(criteria) + 10 × MSE(d, teacher scores)."""
 MAX_GRAD_NORM = 1.0
 WEIGHT_DECAY = 0.01
-POSITIVE_REWARD = 0.5
-"""A trajectory with R > 0.5 is of the positive class when the batch is balanced."""
-MICRO_BATCH_TOKENS = 4096
-"""Padded tokens per training forward. One forward over a whole batch of long prompts pads every
-row to the longest and holds [B, heads, T, T] attention for the backward: measured on 96 steps of
-150–600 tokens (d 32, 1 layer, 2 threads), 7.9 s for one forward and backward, 2.1 s in
-length-sorted groups of 8."""
-
-
-@dataclass
-class Step:
-    prompt: list[int]
-    criteria: list[int]
-
-
-# --- losses (pure) ----------------------------------------------------------------------------
-
-
-def class_weights(rewards: Sequence[float]) -> list[float]:
-    """ARCO's class balance: w = N/(2·n_pos) for R > 0.5, N/(2·n_neg) otherwise.
-
-    When the batch holds one class only, its weight is N/(2·N) = ½ (the formula with the absent
-    class's count never used); the released trainer's notes do not say more, and a constant factor
-    on the whole batch only rescales the step, which Adam undoes.
-    >>> class_weights([1, 0, 0, 0])
-    [2.0, 0.6666666666666666, 0.6666666666666666, 0.6666666666666666]
-    """
-    n = len(rewards)
-    positives = sum(1 for r in rewards if r > POSITIVE_REWARD)
-    negatives = n - positives
-    return [n / (2 * positives) if r > POSITIVE_REWARD else n / (2 * negatives) for r in rewards]
-
-
-def decomposition_loss(step_scores: Sequence[torch.Tensor], rewards: Sequence[float]) -> torch.Tensor:
-    """(1/N) Σ_τ w_τ (Σ_t mean_k d_{t,k} − R_τ)² for ``step_scores[τ]`` = d of trajectory τ, [T_τ, K].
-
-    The 1/N is ARCO's: the trainer sums the per-trajectory losses' gradients and divides by the
-    batch size. With both classes present Σ w = N, so this is a weighted mean.
-    """
-    return weighted_square_errors(step_scores, rewards, class_weights(rewards)) / len(rewards)
-
-
-def weighted_square_errors(step_scores: Sequence[torch.Tensor], rewards: Sequence[float], weights: Sequence[float]) -> torch.Tensor:
-    """Σ_τ w_τ (Σ_t mean_k d_{t,k} − R_τ)²: the decomposition loss's numerator, with the weights
-    given, so that a rank can sum its own trajectories under weights drawn from the whole batch."""
-    total = step_scores[0].new_zeros(())
-    for d, reward, weight in zip(step_scores, rewards, weights):
-        total = total + weight * (d.mean(dim=1).sum() - reward) ** 2
-    return total
-
-
-def criteria_kl(logp: torch.Tensor, logp_ref: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """KL(μ_ref ‖ μ) per step, averaged over its criteria tokens: ``logp``/``logp_ref`` are
-    log-softmaxes [B, T, V], ``mask`` [B, T] marks criteria positions; returns [B].
-
-    The direction is ARCO's code, not its docstring: ``F.kl_div(logp_current, logp_ref,
-    log_target=True)`` is Σ_v p_ref (log p_ref − log p), i.e. KL(μ_ref ‖ μ), which is what is
-    computed here (mass-covering: μ is pushed to keep every token μ_ref likes).
-    """
-    per_token = (logp_ref.exp() * (logp_ref - logp)).sum(dim=2)
-    weights = mask.to(per_token.dtype)
-    return (per_token * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
-
-
-def micro_batches(lengths: Sequence[int], budget: int = MICRO_BATCH_TOKENS) -> list[list[int]]:
-    """Row indices sorted by length, grouped so that a group's padded size (rows × its longest)
-    stays within ``budget`` tokens; a row longer than the budget is a group alone.
-    >>> micro_batches([5, 1, 3, 2], budget=6)
-    [[1, 3], [2], [0]]
-    """
-    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
-    groups: list[list[int]] = []
-    current: list[int] = []
-    for i in order:
-        if current and (len(current) + 1) * lengths[i] > budget:
-            groups.append(current)
-            current = []
-        current.append(i)
-    if current:
-        groups.append(current)
-    return groups
-
-
-def check_tokenizer(tokenizer: dict, path: str) -> None:
-    """The tokenizer files ``mu.export`` writes beside the graphs: simple names only, so that none
-    leaves the version directory or replaces a file the export writes itself (the check ignores
-    case, since on a case-insensitive file system ``Score.onnx`` is ``score.onnx``), and UTF-8 text."""
-    reserved = {name.casefold(): name for name in (MANIFEST_FILE, MU_CHECKPOINT_FILE, *GRAPH_FILES.values())}
-    seen: dict[str, str] = {}
-    for name, text in tokenizer["files"].items():
-        at = f"{path}.files.{name}"
-        if TOKENIZER_FILE_NAME.fullmatch(name) is None or len(name) > MAX_FILE_NAME:
-            raise InvalidParams(f"{at}: a tokenizer file needs a simple name (^[A-Za-z0-9][A-Za-z0-9._-]*$, at most {MAX_FILE_NAME} characters, no directory), got {name!r}", {"path": at})
-        folded = name.casefold()
-        if folded in reserved:
-            raise InvalidParams(f"{at}: {name!r} is the export's own {reserved[folded]}; name the tokenizer file otherwise", {"path": at})
-        if folded in seen:
-            raise InvalidParams(f"{at}: {name!r} and {seen[folded]!r} differ only in case; on a case-insensitive file system one would overwrite the other", {"path": at})
-        seen[folded] = name
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as error:
-            raise InvalidParams(f"{at}: not UTF-8 text ({error.reason} at character {error.start})", {"path": at}) from error
-
-
-def next_tokens(logits: torch.Tensor, temperature: float, streams: Optional[Sequence[Xoshiro128StarStar]]) -> list[int]:
-    """One token per row of ``logits`` [B, V], as ``Mu.generate`` documents: the argmax (lowest id
-    on ties) when greedy, else the inverse CDF of softmax(logits / temperature) at one draw per row.
-    Computed in float64, as the TypeScript twin computes on JavaScript numbers."""
-    values = logits.double()
-    if not bool(torch.isfinite(values).all()):
-        raise NonFinite("μ's logits are not finite; no token can be chosen", {})
-    if streams is None:
-        # torch.argmax returns the first of equal maxima: ties go to the lowest id.
-        return [int(i) for i in values.argmax(dim=1)]
-    scaled = values / temperature
-    if not bool(torch.isfinite(scaled).all()):
-        raise InvalidParams(f"params.temperature: logits / {temperature} overflow float64; use a larger temperature", {"path": "params.temperature"})
-    p = torch.softmax(scaled, dim=1)
-    cumulative = torch.cumsum(p, dim=1)  # a running sum, left to right: its last entry is sum(p)
-    u = torch.tensor([stream.next() for stream in streams], dtype=torch.float64)
-    above = cumulative > (u * cumulative[:, -1]).unsqueeze(1)
-    tokens = []
-    for b in range(values.shape[0]):
-        hits = above[b].nonzero()
-        # No entry above u·sum(p) only by rounding (u·sum(p) rounded up to sum(p)): the last id with mass.
-        tokens.append(int(hits[0]) if len(hits) else int((p[b] > 0).nonzero()[-1]))
-    return tokens
-
-
-# --- the model ----------------------------------------------------------------------------------
 
 
 class Mu:
@@ -239,47 +95,10 @@ class Mu:
 
     # --- forward --------------------------------------------------------------------------------
 
-    def batch(self, steps: Sequence[Step]) -> dict[str, torch.Tensor]:
-        """Right-padded prompt + criteria, with the attention, pooling and criteria-target masks.
-
-        ``targets[b, t]`` is the token position t predicts; ``criteria_mask`` marks the positions
-        that predict a criteria token (t = |prompt| − 1 … |prompt| + |criteria| − 2). The same
-        window, compacted to C = the longest criteria: ``window`` [B, C] holds those positions
-        (0 where a row's criteria are shorter), ``window_mask`` marks the real ones and
-        ``window_targets`` the tokens they predict.
-        """
-        width = max(len(s.prompt) + len(s.criteria) for s in steps)
-        shape = (len(steps), width)
-        input_ids, attention, pool, criteria_mask, targets = (torch.zeros(shape, dtype=torch.long) for _ in range(5))
-        window_shape = (len(steps), max(1, max(len(s.criteria) for s in steps)))
-        window, window_mask, window_targets = (torch.zeros(window_shape, dtype=torch.long) for _ in range(3))
-        for b, step in enumerate(steps):
-            row = step.prompt + step.criteria
-            n, p, c = len(row), len(step.prompt), len(step.criteria)
-            input_ids[b, :n] = torch.tensor(row)
-            attention[b, :n] = 1
-            pool[b, (0 if self.pooling == "prompt+criteria" else p) : n] = 1
-            targets[b, : n - 1] = torch.tensor(row[1:])
-            criteria_mask[b, p - 1 : n - 1] = 1
-            if c > 0:
-                window[b, :c] = torch.arange(p - 1, n - 1)
-                window_mask[b, :c] = 1
-                window_targets[b, :c] = torch.tensor(step.criteria)
-        return {
-            "input_ids": input_ids,
-            "attention_mask": attention,
-            "pool_mask": pool,
-            "criteria_mask": criteria_mask,
-            "targets": targets,
-            "window": window,
-            "window_mask": window_mask,
-            "window_targets": window_targets,
-        }
-
     def forward(
         self, network: torch.nn.Module, inputs: dict[str, torch.Tensor], logits: bool = True
     ) -> tuple[Optional[torch.Tensor], torch.Tensor]:
-        """(log-softmax of the LM head over the criteria window [B, C, V] — see ``batch`` — or None
+        """(log-softmax of the LM head over the criteria window [B, C, V] — see ``mu_steps.batch`` — or None
         without ``logits``, d [B, K]) by ``network``'s own forward: ``self.trainable`` for
         training (under DDP its hooks must see the call), the bare network or the reference
         otherwise."""
@@ -295,7 +114,7 @@ class Mu:
         d = torch.zeros(len(steps), self.k, dtype=torch.float64)
         with torch.no_grad():
             for group in micro_batches([len(s.prompt) + len(s.criteria) for s in steps], budget):
-                _, scores = self.forward(self.network, self.batch([steps[i] for i in group]), logits=False)
+                _, scores = self.forward(self.network, batch([steps[i] for i in group], self.pooling), logits=False)
                 d[group] = scores.double()
         return d
 
@@ -315,82 +134,6 @@ class Mu:
             tensor = torch.tensor(ids, dtype=torch.long)
             hidden, _ = self.network.hidden(tensor, torch.ones_like(tensor))
             return self.network.lm_head(hidden).double().tolist()
-
-    def generate(
-        self,
-        prompts: Sequence[Sequence[int]],
-        *,
-        max_new_tokens: int,
-        eos_id: int,
-        temperature: float = 0.0,
-        rngs: Optional[Sequence[dict]] = None,
-        check_cancelled: Optional[Callable[[], None]] = None,
-    ) -> dict:
-        """``mu.generate``: new tokens after each prompt, by the LM head with the key/value cache.
-
-        The loop the TypeScript generator (onnxruntime-node, prefill.onnx + decode.onnx) repeats, so
-        that both backends write the same tokens:
-
-        - The prompts are left-padded into one batch (mask 0 on the padding); positions come from
-          the attention mask, so a row writes what it writes alone. Every row's first token comes
-          from the prompt's last-position logits, each later one from the logits after feeding the
-          row's previous token.
-        - Greedy (``temperature`` 0): the token is the argmax of the logits, the lowest id on ties.
-        - Sampled (``temperature`` > 0): in float64, z = logits / temperature, p = softmax(z) (exp of
-          z − max z, divided by its sum), c = the running sum of p from id 0 up, so c[V − 1] is
-          sum(p); u = ``next()`` of the row's own xoshiro128** stream (one draw per token the row
-          writes, EOS included); the token is the smallest id i with c[i] > u · c[V − 1], or, if
-          rounding leaves none, the largest id with p > 0.
-        - A row stops after writing ``eos_id`` (not in its ids; finished true), after writing
-          ``max_new_tokens`` tokens, or when prompt + written tokens reach ``max_seq_len`` (both
-          finished false). A prompt must leave room for one token: at most max_seq_len − 1 ids.
-
-        ``rngs`` are core ``RngState``s, one per prompt, required when sampling; they are read, not
-        returned: the caller advances its own streams by the tokens written (EOS included).
-        """
-        n = len(prompts)
-        budgets = [min(max_new_tokens, self.max_seq_len - len(prompt)) for prompt in prompts]
-        if temperature > 0 and (rngs is None or len(rngs) != n):
-            # The wire schema refuses this already; a direct caller must not get greedy tokens silently.
-            raise InvalidParams(f"rng: sampling (temperature {temperature}) needs one stream state per prompt ({n}), got {'none' if rngs is None else len(rngs)}", {"path": "rng"})
-        streams = [Xoshiro128StarStar(state["words"]) for state in rngs] if temperature > 0 and rngs is not None else None
-        width = max(len(prompt) for prompt in prompts)
-        ids = torch.zeros(n, width, dtype=torch.long)
-        mask = torch.zeros(n, width, dtype=torch.long)
-        for b, prompt in enumerate(prompts):
-            ids[b, width - len(prompt) :] = torch.tensor(list(prompt))
-            mask[b, width - len(prompt) :] = 1
-        written: list[list[int]] = [[] for _ in range(n)]
-        finished = [False] * n
-        rows = list(range(n))  # the prompts still writing, in batch order
-        with torch.no_grad():
-            hidden, cache = self.network.hidden(ids, mask)
-            logits = self.network.lm_head(hidden[:, -1])
-            while True:
-                if check_cancelled is not None:
-                    check_cancelled()
-                chosen = next_tokens(logits, temperature, [streams[b] for b in rows] if streams is not None else None)
-                keep: list[int] = []
-                for i, (b, token) in enumerate(zip(rows, chosen)):
-                    if token == eos_id:
-                        finished[b] = True
-                        continue
-                    written[b].append(token)
-                    if len(written[b]) < budgets[b]:
-                        keep.append(i)
-                if not keep:
-                    break
-                if len(keep) < len(rows):
-                    # Rows that stopped leave the batch (and the cache): no compute on them.
-                    index = torch.tensor(keep)
-                    cache = [(key.index_select(0, index), value.index_select(0, index)) for key, value in cache]
-                    mask = mask.index_select(0, index)
-                    rows = [rows[i] for i in keep]
-                feed = torch.tensor([[written[b][-1]] for b in rows])
-                mask = torch.cat([mask, torch.ones(len(rows), 1, dtype=torch.long)], dim=1)
-                hidden, cache = self.network.hidden(feed, mask, cache)
-                logits = self.network.lm_head(hidden[:, -1])
-        return {"ids": written, "finished": finished}
 
     # --- training -------------------------------------------------------------------------------
 
@@ -413,7 +156,7 @@ class Mu:
         parts = {"nll": 0.0, "squares": 0.0}
 
         def share(_: int, group: Sequence[int]) -> torch.Tensor:
-            inputs = self.batch([mine[i] for i in group])
+            inputs = batch([mine[i] for i in group], self.pooling)
             logp, d = self.forward(self.trainable, inputs)
             assert logp is not None
             mask = inputs["window_mask"].double()
@@ -445,7 +188,7 @@ class Mu:
         n = len(trajectories)
         mine = self.dist.shard(trajectories)
         flat = [s for trajectory in mine for s in trajectory]
-        inputs = self.batch(flat)
+        inputs = batch(flat, self.pooling)
         with_kl = self.reference is not None and beta > 0
         logp, d = self.forward(self.trainable, inputs, logits=with_kl)
         d = d.double()
@@ -519,7 +262,7 @@ class Mu:
         kl_parts = [0.0]
 
         def share(_: int, group: Sequence[int]) -> torch.Tensor:
-            inputs = self.batch([flat[i] for i in group])
+            inputs = batch([flat[i] for i in group], self.pooling)
             logp, scores = self.forward(self.trainable, inputs, logits=with_kl)
             surrogate = (scores.double() * slope[list(group)].unsqueeze(1)).sum()
             if not with_kl:
@@ -570,30 +313,10 @@ class Mu:
 
     # --- checkpoints ----------------------------------------------------------------------------
 
-    def on_main(self, action: Callable[[], Any]) -> Any:
-        """``action``'s result, run on rank 0 only (the one that writes files) and broadcast: the
-        broadcast is the barrier after which every rank may read what rank 0 wrote. A failure on
-        rank 0 is broadcast too, so that no rank waits for a result that never comes; rank 0
-        raises its own error (the reply), the others a Fault that names it (logged)."""
-        outcome: Any = None
-        failure: Optional[BaseException] = None
-        if self.dist.is_main:
-            try:
-                outcome = ("ok", action())
-            except Exception as error:  # noqa: BLE001 — re-raised below, after the other ranks are told
-                failure = error
-                outcome = ("error", f"{type(error).__name__}: {error}")
-        outcome = self.dist.broadcast(outcome)
-        if failure is not None:
-            raise failure
-        if outcome[0] == "error":
-            raise Fault(f"rank 0 failed: {outcome[1]}", {"rank": 0})
-        return outcome[1]
-
     def save(self, directory: str) -> str:
         """``mu.pt`` (init params, parameters, optimiser, reference, steps), written atomically by
         rank 0 (the replicas are equal); every rank returns once it is written."""
-        return self.on_main(lambda: self.write_checkpoint(directory))
+        return self.dist.on_main(lambda: self.write_checkpoint(directory))
 
     def write_checkpoint(self, directory: str) -> str:
         return write_checkpoint(
@@ -614,129 +337,15 @@ class Mu:
         path = Path(directory) / MU_CHECKPOINT_FILE
         state = read_checkpoint(path, MU_CHECKPOINT_FORMAT)
         mu = Mu(state["init"], dist)
-        try:
+        with restoring(path):
             mu.network.load_state_dict(state["network"])
             mu.optimizer.load_state_dict(state["optimizer"])
             if state["reference"] is not None:
                 mu.set_reference()
                 assert mu.reference is not None
                 mu.reference.load_state_dict(state["reference"])
-        except (RuntimeError, ValueError, KeyError) as error:
-            raise CheckpointFault(f"{path}: does not fit the model: {error}", {"path": str(path)}) from error
         mu.steps = int(state["steps"])
         return mu
-
-    # --- export ---------------------------------------------------------------------------------
-
-    def check_max_criteria_tokens(self, max_criteria_tokens: int, path: str) -> None:
-        if max_criteria_tokens >= self.max_seq_len:
-            raise InvalidParams(f"{path}: must be below the model's max_seq_len ({self.max_seq_len}), leaving room for the prompt; got {max_criteria_tokens}", {"path": path})
-
-    def export(self, directory: str, opset: int, tokenizer: dict, max_criteria_tokens: int = DEFAULT_MAX_CRITERIA_TOKENS) -> dict:
-        """A new version directory ``directory/vNNNN`` (one past the highest there) holding
-        ``score.onnx``, ``prefill.onnx``, ``decode.onnx``, the torch checkpoint ``mu.pt``, the tokenizer's files (``tokenizer`` is
-        ``{kind, files: {name: text}}``) and ``manifest.json``, @rubric/arco-heads' model contract.
-        Everything is written into a hidden temporary directory beside it and renamed into place,
-        so a reader watching ``directory`` sees a complete version, tokenizer included, or none.
-        Under torchrun rank 0 writes it and chooses the version; every rank returns its result."""
-        check_tokenizer(tokenizer, "tokenizer")
-        self.check_max_criteria_tokens(max_criteria_tokens, "max_criteria_tokens")
-        return self.on_main(lambda: self.write_version(directory, opset, tokenizer, max_criteria_tokens))
-
-    def write_version(self, directory: str, opset: int, tokenizer: dict, max_criteria_tokens: int) -> dict:
-        root = Path(directory)
-        root.mkdir(parents=True, exist_ok=True)
-        version = 1 + max((int(p.name[1:]) for p in root.iterdir() if p.is_dir() and p.name[0] == "v" and p.name[1:].isdigit()), default=0)
-        target = root / f"v{version:04d}"
-        staging = root / f".v{version:04d}.tmp-{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
-        try:
-            for name, text in sorted(tokenizer["files"].items()):
-                (staging / name).write_bytes(text.encode("utf-8"))  # bytes: no newline translation
-            graphs = self.write_graphs(staging, opset)
-            # The same weights for torch: the model directory is then whole for both backends
-            # (`mu.load` on it serves what onnxruntime-node serves), and the manifest hashes it too.
-            self.write_checkpoint(str(staging))  # not self.save: this runs on rank 0 alone
-            files = {}
-            for path in sorted(staging.iterdir()):
-                data = path.read_bytes()
-                files[path.name] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-            manifest = self.manifest(version, opset, graphs, files, tokenizer["kind"], sorted(tokenizer["files"]), max_criteria_tokens)
-            (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-            # rename, not replace: a version directory that appeared meanwhile is never overwritten.
-            try:
-                os.rename(staging, target)
-            except OSError as error:
-                raise CheckpointFault(f"{target}: another export wrote this version meanwhile ({error.strerror}); nothing was replaced, export again", {"path": str(target)}) from error
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-        return {"dir": str(target), "version": version, "manifest": manifest}
-
-    def write_graphs(self, directory: Path, opset: int) -> dict:
-        layers = self.network.n_layers
-        spec = self.init["model"]
-        head_width = spec["d_model"] // spec["n_heads"]
-        length = min(4, self.max_seq_len)
-        ids = torch.zeros(1, length, dtype=torch.long)
-        mask = torch.ones(1, length, dtype=torch.long)
-        batch_seq = {0: "batch", 1: "sequence"}
-        past_axes = {0: "batch", 2: "past_sequence"}
-        present_axes = {0: "batch", 2: "total_sequence"}
-        graphs = {
-            "score": {"file": GRAPH_FILES["score"], "inputs": ["input_ids", "attention_mask", "pool_mask"], "outputs": ["scores"]},
-            "prefill": {"file": GRAPH_FILES["prefill"], "inputs": ["input_ids", "attention_mask"], "outputs": ["logits", *cache_names("present", layers)]},
-            "decode": {"file": GRAPH_FILES["decode"], "inputs": ["input_ids", "attention_mask", *cache_names("past", layers)], "outputs": ["logits", *cache_names("present", layers)]},
-        }
-        past = tuple(torch.zeros(1, spec["n_heads"], length, head_width) for _ in range(2 * layers))
-        exports = [
-            (ScoreGraph(self.network), (ids, mask, mask), {"input_ids": batch_seq, "attention_mask": batch_seq, "pool_mask": batch_seq, "scores": {0: "batch"}}),
-            (PrefillGraph(self.network), (ids, mask), {"input_ids": batch_seq, "attention_mask": batch_seq, "logits": {0: "batch"}, **{n: present_axes for n in cache_names("present", layers)}}),
-            (
-                DecodeGraph(self.network),
-                (ids[:, :1], torch.ones(1, length + 1, dtype=torch.long), *past),
-                {"input_ids": batch_seq, "attention_mask": {0: "batch", 1: "total_sequence"}, "logits": {0: "batch"}, **{n: past_axes for n in cache_names("past", layers)}, **{n: present_axes for n in cache_names("present", layers)}},
-            ),
-        ]
-        try:
-            onnx = optional_import("onnx", "checking the exported graphs")
-        except Fault:
-            onnx = None
-        for (module, example, axes), graph in zip(exports, graphs.values()):
-            path = directory / graph["file"]
-            with torch.no_grad():
-                torch.onnx.export(module, example, str(path), opset_version=opset, input_names=graph["inputs"], output_names=graph["outputs"], dynamic_axes=axes)
-            if onnx is not None:
-                onnx.checker.check_model(str(path))
-        return graphs
-
-    def manifest(self, version: int, opset: int, graphs: dict, files: dict, tokenizer_kind: str, tokenizer_files: list[str], max_criteria_tokens: int) -> dict:
-        """``manifest.json``, field for field @rubric/arco-heads' ``ModelManifestSchema`` (camelCase,
-        strict: a key it does not know makes its ``readManifest`` refuse the directory)."""
-        spec = self.init["model"]
-        return {
-            "format": MANIFEST_FORMAT,
-            "formatVersion": MANIFEST_FORMAT_VERSION,
-            "exportVersion": version,
-            "k": self.k,
-            "pooling": self.pooling,
-            "opset": opset,
-            "tokenizer": {"kind": tokenizer_kind, "files": tokenizer_files},
-            "maxLengths": {"sequence": self.max_seq_len, "criteria": max_criteria_tokens},
-            "model": {
-                "kind": spec["kind"],
-                "vocabularySize": self.vocab_size,
-                "layers": spec["n_layers"],
-                "heads": spec["n_heads"],
-                "headWidth": spec["d_model"] // spec["n_heads"],
-                "parameters": sum(p.numel() for p in self.network.parameters()),
-            },
-            "graphs": graphs,
-            "checkpoint": MU_CHECKPOINT_FILE,
-            "training": {"fingerprint": self.fingerprint(), "steps": self.steps},
-            "files": files,
-        }
 
     def describe(self) -> dict:
         return {
@@ -749,7 +358,3 @@ class Mu:
             "steps": self.steps,
             "reference": self.reference is not None,
         }
-
-
-def steps_of(rows: Sequence[dict]) -> list[Step]:
-    return [Step(list(r["prompt"]), list(r["criteria"])) for r in rows]

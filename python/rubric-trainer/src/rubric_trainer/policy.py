@@ -17,40 +17,15 @@ from typing import Callable, Optional, Sequence
 import torch
 from torch import nn
 
+from .checkpoint import read_checkpoint, restoring, write_checkpoint
 from .distributed import DistContext
-from .faults import CheckpointFault, InvalidParams, NonFinite, Unavailable
+from .faults import InvalidParams, NonFinite, Unavailable
 from .model import build_model, check_token_ids, optional_import, parameter_fingerprint
 from .objectives import Objective, clipped_objective, pad_rows
 
 CHECKPOINT_FORMAT = "rubric-trainer/1"
 CHECKPOINT_FILE = "policy.pt"
-# torch ≥ 2 can refuse anything but tensors and plain containers when loading; 1.13's restricted
-# unpickler cannot read floats yet, so there checkpoints load the classic way (they are our own files).
-SAFE_LOAD = {"weights_only": True} if int(torch.__version__.split(".")[0]) >= 2 else {}
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
-
-
-def read_checkpoint(path: Path, expected_format: str) -> dict:
-    """The state dict saved at ``path``, or a CheckpointFault naming the file: missing, unreadable, or of another format."""
-    if not path.is_file():
-        raise CheckpointFault(f"{path}: no checkpoint there", {"path": str(path)})
-    try:
-        state = torch.load(path, map_location="cpu", **SAFE_LOAD)
-    except Exception as error:  # a truncated or foreign file: whatever torch raises, the fault is the file's
-        raise CheckpointFault(f"{path}: cannot read it: {error}", {"path": str(path)}) from error
-    if not isinstance(state, dict) or state.get("format") != expected_format:
-        raise CheckpointFault(f"{path}: not a {expected_format} checkpoint", {"path": str(path)})
-    return state
-
-
-def write_checkpoint(path: Path, state: dict) -> str:
-    """Writes ``state`` to ``path`` atomically (a temporary file, then a rename): a crash mid-write
-    leaves the previous checkpoint. ``read_checkpoint`` reads it back."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".pt.tmp")
-    torch.save(state, temporary)
-    os.replace(temporary, path)
-    return str(path)
 
 
 @dataclass
@@ -357,11 +332,9 @@ class Policy:
         path = Path(directory) / CHECKPOINT_FILE
         state = read_checkpoint(path, CHECKPOINT_FORMAT)
         policy = current if current is not None and current.init == state["init"] else Policy(state["init"], dist)
-        try:
+        with restoring(path):
             policy.model.load_state_dict(state["model"])
             policy.optimizer.load_state_dict(state["optimizer"])
-        except (RuntimeError, ValueError, KeyError) as error:
-            raise CheckpointFault(f"{path}: does not fit the model: {error}", {"path": str(path)}) from error
         if state["reference"] is None:
             policy.reference = None
         else:

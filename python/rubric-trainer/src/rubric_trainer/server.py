@@ -4,6 +4,8 @@ A reader thread parses stdin so that ``$/cancel`` is seen while a request runs (
 GIL in its kernels). Any failure of a request becomes an error reply and the loop goes on. The
 loop ends on ``shutdown`` or when stdin closes (the client died), so no sidecar outlives its client.
 Under torchrun, rank 0 runs this loop and broadcasts each request; the other ranks run it blind.
+The loop knows methods by name only: the policy's handlers are in ``policy_methods``, μ's in
+``mu_methods``.
 """
 
 from __future__ import annotations
@@ -11,24 +13,21 @@ from __future__ import annotations
 import gc
 import importlib.util
 import logging
-import math
 import os
 import queue
 import sys
 import threading
-import time
 import traceback
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, NoReturn, Optional
 
 import torch
 
-from . import __version__
+from . import __version__, mu_methods, policy_methods
 from .distributed import DistContext
-from .faults import Cancelled, Fault, InvalidParams, NonFinite, NoPolicy, OutOfMemory, ParseError, UnknownMethod, is_out_of_memory
-from .objectives import clipped_objective, pad_rows, unpad_rows
-from .mu import Mu, Step, check_tokenizer, steps_of
-from .policy import Group, Policy, Rollout
+from .faults import Cancelled, Fault, InvalidParams, NoPolicy, OutOfMemory, ParseError, UnknownMethod, is_out_of_memory
+from .mu import Mu
+from .policy import Policy
 from .protocol import PARAMS, Channel, Request, parse_message
 from .schema import ParamError
 
@@ -197,7 +196,7 @@ def release_memory(policy: Optional[Policy]) -> None:
         torch.cuda.empty_cache()
 
 
-# --- methods --------------------------------------------------------------------------------
+# --- the sidecar's own methods ----------------------------------------------------------------
 
 
 def health(call: Call, params: dict) -> dict:
@@ -219,273 +218,11 @@ def shutdown(call: Call, params: dict) -> dict:
     return {"ok": True}
 
 
-def gspo_loss(call: Call, params: dict) -> dict:
-    """The clipped objective of one group in float64, with ∂loss/∂logp_new by autograd: the torch
-    twin of @rubric/core's gspoObjective / grpoObjective / drGrpoObjective."""
-    started = time.perf_counter()
-    lengths = [len(row) for row in params["logp_new"]]
-    logp_new = pad_rows(params["logp_new"]).requires_grad_(params["gradient"])
-    mask_rows = params["mask"] if params["mask"] is not None else [[True] * n for n in lengths]
-    result = clipped_objective(
-        params["objective"],
-        logp_new,
-        pad_rows(params["logp_old"]),
-        pad_rows([[1.0 if m else 0.0 for m in row] for row in mask_rows]).bool(),
-        torch.tensor(params["advantages"], dtype=torch.float64),
-        eps_low=params["eps_low"],
-        eps_high=params["eps_high"],
-        beta=params["beta"],
-        logp_ref=pad_rows(params["logp_ref"]) if params["logp_ref"] is not None else None,
-        max_tokens=params["max_tokens"],
-    )
-    loss = result.loss.item()
-    if not math.isfinite(loss):
-        raise NonFinite(f"the loss is {loss}", {"loss": str(loss)})
-    reply: dict = {
-        "loss": loss,
-        "ratios": result.ratios.tolist() if params["objective"] == "gspo" else unpad_rows(result.ratios, lengths),
-        "clipped_fraction": result.clipped_fraction,
-    }
-    if params["gradient"]:
-        result.loss.backward()
-        reply["grad_logp_new"] = unpad_rows(logp_new.grad, lengths)
-    if result.kl is not None:
-        reply["kl"] = result.kl.item()
-    reply["compute_ms"] = (time.perf_counter() - started) * 1000
-    return reply
-
-
-def policy_init(call: Call, params: dict) -> dict:
-    # Built beside the old policy, which stays in place if this fails (out of memory, say).
-    policy = Policy(params, call.session.dist)
-    call.session.policy = policy
-    return policy.describe()
-
-
-def policy_sample(call: Call, params: dict) -> dict:
-    policy = call.session.require_policy()
-    max_new_tokens = params["max_new_tokens"] or policy.init["max_new_tokens"]
-    policy.check_tokens(params["prompt"], "params.prompt")
-    if len(params["prompt"]) + max_new_tokens - 1 > policy.max_seq_len:
-        raise InvalidParams(
-            f"params.max_new_tokens: a prompt of {len(params['prompt'])} and {max_new_tokens} new tokens need {len(params['prompt']) + max_new_tokens - 1} positions; the model has {policy.max_seq_len}",
-            {"path": "params.max_new_tokens"},
-        )
-    eos = params["eos_token_id"] if params["eos_token_id"] is not None else policy.eos_token_id
-    sequences = policy.sample(params["prompt"], params["n"], seed=params["seed"], temperature=params["temperature"], max_new_tokens=max_new_tokens, eos_token_id=eos, check_cancelled=call.check_cancelled)
-    return {"sequences": sequences}
-
-
-def policy_logprobs(call: Call, params: dict) -> dict:
-    policy = call.session.require_policy()
-    policy.check_tokens(params["prompt"], "params.prompt")
-    for k, tokens in enumerate(params["sequences"]):
-        policy.check_sequence(params["prompt"], tokens, f"params.sequences[{k}]")
-    return {"logprobs": policy.logprobs(params["prompt"], params["sequences"])}
-
-
-def policy_tokenize(call: Call, params: dict) -> dict:
-    return {"ids": call.session.require_policy().tokenize(params["texts"])}
-
-
-def policy_detokenize(call: Call, params: dict) -> dict:
-    return {"texts": call.session.require_policy().detokenize(params["ids"])}
-
-
-def policy_step(call: Call, params: dict) -> dict:
-    policy = call.session.require_policy()
-    groups = []
-    for g, group in enumerate(params["groups"]):
-        policy.check_tokens(group["prompt"], f"params.groups[{g}].prompt")
-        for k, sequence in enumerate(group["sequences"]):
-            policy.check_sequence(group["prompt"], sequence["tokens"], f"params.groups[{g}].sequences[{k}].tokens")
-        groups.append(Group(group["prompt"], [Rollout(s["tokens"], s["logp_old"], s["advantage"]) for s in group["sequences"]]))
-    call.check_cancelled()
-    metrics = policy.step(
-        groups,
-        objective=params["objective"],
-        eps_low=params["eps_low"],
-        eps_high=params["eps_high"],
-        learning_rate=params["learning_rate"],
-        kl_coef=params["kl_coef"],
-        max_tokens=params["max_tokens"],
-        max_grad_norm=params["max_grad_norm"],
-    )
-    call.notify("metrics", {"method": "policy.step", **metrics})
-    return metrics
-
-
-def policy_sft_step(call: Call, params: dict) -> dict:
-    policy = call.session.require_policy()
-    examples = []
-    for i, example in enumerate(params["examples"]):
-        policy.check_tokens(example["prompt"], f"params.examples[{i}].prompt")
-        policy.check_sequence(example["prompt"], example["tokens"], f"params.examples[{i}].tokens")
-        examples.append((example["prompt"], example["tokens"]))
-    call.check_cancelled()
-    metrics = policy.sft_step(examples, learning_rate=params["learning_rate"], max_grad_norm=params["max_grad_norm"])
-    call.notify("metrics", {"method": "policy.sft_step", **metrics})
-    return metrics
-
-
-def policy_set_reference(call: Call, params: dict) -> dict:
-    call.session.require_policy().set_reference()
-    return {"ok": True}
-
-
-def policy_reset_optimizer(call: Call, params: dict) -> dict:
-    call.session.require_policy().reset_optimizer()
-    return {"ok": True}
-
-
-def policy_fingerprint(call: Call, params: dict) -> dict:
-    """Each rank's parameter fingerprint, in rank order: replicas in sync have equal fingerprints."""
-    policy = call.session.require_policy()
-    return {"world_size": call.session.dist.world_size, "fingerprints": call.session.dist.gather(policy.fingerprint()), "steps": policy.steps}
-
-
-def checkpoint_save(call: Call, params: dict) -> dict:
-    policy = call.session.require_policy()
-    return {"path": policy.save(params["dir"]), "steps": policy.steps}
-
-
-def checkpoint_load(call: Call, params: dict) -> dict:
-    session = call.session
-    session.policy = Policy.load(params["dir"], session.dist, session.policy)
-    return session.policy.describe()
-
-
-def export_onnx(call: Call, params: dict) -> dict:
-    policy = call.session.require_policy()
-    probe = params["probe"]
-    if probe is not None:
-        for b, row in enumerate(probe):
-            policy.check_tokens(row, f"params.probe[{b}]")
-            if len(row) != len(probe[0]) or len(row) > policy.max_seq_len:
-                raise InvalidParams(f"params.probe[{b}]: expected {len(probe[0])} tokens (as probe[0], at most {policy.max_seq_len}), got {len(row)}", {"path": f"params.probe[{b}]"})
-    return policy.export_onnx(params["path"], params["opset"], probe)
-
-
-def mu_init(call: Call, params: dict) -> dict:
-    call.session.mu = Mu(params, call.session.dist)
-    return call.session.mu.describe()
-
-
-def checked_steps(mu: Mu, rows: list[dict], path: str) -> list[Step]:
-    steps = steps_of(rows)
-    for i, step in enumerate(steps):
-        mu.check_step(step, f"{path}[{i}]")
-    return steps
-
-
-def mu_sft(call: Call, params: dict) -> dict:
-    mu = call.session.require_mu()
-    steps = checked_steps(mu, params["examples"], "params.examples")
-    for i, example in enumerate(params["examples"]):
-        if len(example["scores"]) != mu.k:
-            raise InvalidParams(f"params.examples[{i}].scores: expected {mu.k} scores (K of this μ), got {len(example['scores'])}", {"path": f"params.examples[{i}].scores"})
-    call.check_cancelled()
-    lr = params["learning_rate"]
-    metrics = mu.sft(steps, [e["scores"] for e in params["examples"]], learning_rate=lr, head_learning_rate=params["head_learning_rate"] or lr)
-    call.notify("metrics", {"method": "mu.sft", **metrics})
-    return metrics
-
-
-def mu_step(call: Call, params: dict) -> dict:
-    mu = call.session.require_mu()
-    trajectories = [checked_steps(mu, t["steps"], f"params.trajectories[{i}].steps") for i, t in enumerate(params["trajectories"])]
-    call.check_cancelled()
-    lr = params["learning_rate"]
-    metrics = mu.step(trajectories, [t["reward"] for t in params["trajectories"]], learning_rate=lr, head_learning_rate=params["head_learning_rate"] or lr, beta=params["beta"])
-    call.notify("metrics", {"method": "mu.step", **metrics})
-    return metrics
-
-
-def mu_scores(call: Call, params: dict) -> dict:
-    mu = call.session.require_mu()
-    return mu.scores(checked_steps(mu, params["steps"], "params.steps"))
-
-
-def mu_logits(call: Call, params: dict) -> dict:
-    mu = call.session.require_mu()
-    ids = params["ids"]
-    for b, row in enumerate(ids):
-        mu.check_tokens(row, f"params.ids[{b}]")
-        if len(row) != len(ids[0]) or len(row) > mu.max_seq_len:
-            raise InvalidParams(f"params.ids[{b}]: expected {len(ids[0])} tokens (as ids[0], at most {mu.max_seq_len}), got {len(row)}", {"path": f"params.ids[{b}]"})
-    return {"logits": mu.logits(ids)}
-
-
-def mu_generate(call: Call, params: dict) -> dict:
-    """New tokens after each prompt; the loop and its stopping rules are ``Mu.generate``'s."""
-    mu = call.session.require_mu()
-    for b, prompt in enumerate(params["prompts"]):
-        mu.check_tokens(prompt, f"params.prompts[{b}]")
-        if len(prompt) > mu.max_seq_len - 1:
-            raise InvalidParams(f"params.prompts[{b}]: {len(prompt)} tokens leave no room to write one; this μ holds {mu.max_seq_len} positions, so a prompt has at most {mu.max_seq_len - 1}", {"path": f"params.prompts[{b}]"})
-    if params["eos_id"] >= mu.vocab_size:
-        raise InvalidParams(f"params.eos_id: expected an id below the vocabulary size {mu.vocab_size}, got {params['eos_id']}", {"path": "params.eos_id"})
-    return mu.generate(params["prompts"], max_new_tokens=params["max_new_tokens"], eos_id=params["eos_id"], temperature=params["temperature"], rngs=params["rng"], check_cancelled=call.check_cancelled)
-
-
-def mu_set_reference(call: Call, params: dict) -> dict:
-    call.session.require_mu().set_reference()
-    return {"ok": True}
-
-
-def mu_fingerprint(call: Call, params: dict) -> dict:
-    """Rank 0's parameter fingerprint (what the TypeScript side reads), and each rank's in rank
-    order as ``policy.fingerprint`` gives them: replicas in sync have equal fingerprints."""
-    mu = call.session.require_mu()
-    fingerprints = call.session.dist.gather(mu.fingerprint())
-    return {"fingerprint": fingerprints[0], "fingerprints": fingerprints, "world_size": call.session.dist.world_size, "steps": mu.steps}
-
-
-def mu_save(call: Call, params: dict) -> dict:
-    mu = call.session.require_mu()
-    return {"path": mu.save(params["dir"]), "steps": mu.steps}
-
-
-def mu_load(call: Call, params: dict) -> dict:
-    call.session.mu = Mu.load(params["dir"], call.session.dist)
-    return call.session.mu.describe()
-
-
-def mu_export(call: Call, params: dict) -> dict:
-    mu = call.session.require_mu()
-    check_tokenizer(params["tokenizer"], "params.tokenizer")
-    mu.check_max_criteria_tokens(params["max_criteria_tokens"], "params.max_criteria_tokens")
-    return mu.export(params["dir"], params["opset"], params["tokenizer"], params["max_criteria_tokens"])
-
-
 METHODS: dict[str, Callable[[Call, dict], dict]] = {
     "health": health,
     "shutdown": shutdown,
-    "gspo.loss": gspo_loss,
-    "policy.init": policy_init,
-    "policy.sample": policy_sample,
-    "policy.logprobs": policy_logprobs,
-    "policy.tokenize": policy_tokenize,
-    "policy.detokenize": policy_detokenize,
-    "policy.step": policy_step,
-    "policy.sft_step": policy_sft_step,
-    "policy.set_reference": policy_set_reference,
-    "policy.reset_optimizer": policy_reset_optimizer,
-    "policy.fingerprint": policy_fingerprint,
-    "checkpoint.save": checkpoint_save,
-    "checkpoint.load": checkpoint_load,
-    "export.onnx": export_onnx,
-    "mu.init": mu_init,
-    "mu.sft": mu_sft,
-    "mu.step": mu_step,
-    "mu.scores": mu_scores,
-    "mu.logits": mu_logits,
-    "mu.generate": mu_generate,
-    "mu.set_reference": mu_set_reference,
-    "mu.fingerprint": mu_fingerprint,
-    "mu.save": mu_save,
-    "mu.load": mu_load,
-    "mu.export": mu_export,
+    **policy_methods.METHODS,
+    **mu_methods.METHODS,
 }
 
 
