@@ -10,18 +10,10 @@
  */
 
 // ARCANE in the rubric gym: SFT then GSPO of the in-process manager, best-of-N evaluation
-export {
-  arcaneConfig,
-  evalRubrics,
-  runArcane,
-  trainArcaneManagers,
-  writeArcaneOutputs,
-  type ArcaneConfig,
-  type ArcaneProgress,
-  type ArcaneRunOptions,
-  type EvalRubric,
-  type TrainedManagers,
-} from "./arcane/experiment.js";
+export { arcaneConfig, type ArcaneConfig, type ArcaneProgress, type ArcaneRunOptions } from "./arcane/config.js";
+export { trainArcaneManagers, type TrainedManagers } from "./arcane/training.js";
+export { evalRubrics, type EvalRubric } from "./arcane/evaluation.js";
+export { runArcane, writeArcaneOutputs } from "./arcane/experiment.js";
 export {
   bestOfNReturn,
   chooseFixedRubric,

@@ -20,7 +20,8 @@ import {
 import { createVerifierRegistry, llmJudge, scoreOutputs, type LlmJudgeOptions } from "@rubric/verifiers";
 import { z } from "zod";
 import { QUESTION_REPERTOIRE } from "@rubric/gspo";
-import { managerRubrics, type TrainedManagers } from "./experiment.js";
+import { managerRubrics } from "./evaluation.js";
+import type { TrainedManagers } from "./training.js";
 import { PAPER } from "./table.js";
 
 /** The methods of an LLM-roles run, in table order. */

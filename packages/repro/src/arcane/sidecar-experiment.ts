@@ -23,7 +23,7 @@ import {
 } from "@rubric/gspo";
 import { z } from "zod";
 import { guidedReturns } from "./controls.js";
-import { STAGE_II_DEFAULTS, type ArcaneConfig } from "./experiment.js";
+import { STAGE_II_DEFAULTS, type ArcaneConfig } from "./config.js";
 import { PAPER } from "./table.js";
 import {
   SidecarManager,
