@@ -81,16 +81,15 @@ export {
 } from "./arcane/sidecar-experiment.js";
 
 // ARCANE with LLM roles on real GDPval eval tasks (`rubric repro arcane --provider`)
+export { runArcaneWithModel, type ArcaneLlmOptions } from "./arcane/llm-roles/run.js";
 export {
   ARCANE_LLM_METHODS,
   ArcaneLlmTableSchema,
   arcaneLlmMarkdown,
   pairedMeans,
-  runArcaneWithModel,
   type ArcaneLlmMethod,
-  type ArcaneLlmOptions,
   type ArcaneLlmTable,
-} from "./arcane/llm.js";
+} from "./arcane/llm-roles/table.js";
 
 // ARCO on HotpotQA (`rubric repro arco`): the warm-up, every baseline and ablation, the diagnostics
 export {
