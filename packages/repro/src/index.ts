@@ -61,7 +61,7 @@ export {
   type ManagerEpisode,
   type ManagerTokenizer,
   type ReadRubric,
-} from "./arcane/sidecar-manager.js";
+} from "./arcane/text-manager/manager.js";
 export {
   SidecarManagerTableSchema,
   UNPARSEABLE_UTILITY,
@@ -78,7 +78,7 @@ export {
   type SidecarManagerProgress,
   type SidecarManagerRunOptions,
   type SidecarManagerTable,
-} from "./arcane/sidecar-experiment.js";
+} from "./arcane/text-manager/experiment.js";
 
 // ARCANE with LLM roles on real GDPval eval tasks (`rubric repro arcane --provider`)
 export { runArcaneWithModel, type ArcaneLlmOptions } from "./arcane/llm-roles/run.js";

@@ -10,7 +10,7 @@ import {
   sidecarManagerConfig,
   sidecarManagerMarkdown,
   sidecarManagerReward,
-} from "./sidecar-experiment.js";
+} from "./experiment.js";
 import {
   SidecarManager,
   TURN_BREAK,
@@ -19,9 +19,9 @@ import {
   rubricPrompt,
   sidecarManagerTokenizer,
   trainManagerTokenizer,
-} from "./sidecar-manager.js";
+} from "./manager.js";
 
-const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url));
+const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../../shared/", import.meta.url));
 const GDPVAL = `${SHARED}/data/gdpval`;
 const TIMEOUT_MS = 300_000; // a guard for a busy 2-core machine, not a measurement
 /** The sidecar's temperature for a greedy draw (it takes T > 0 only). */

@@ -22,9 +22,9 @@ import {
   type TrainingLogEntry,
 } from "@rubric/gspo";
 import { z } from "zod";
-import { guidedReturns } from "./controls.js";
-import { STAGE_II_DEFAULTS, type ArcaneConfig } from "./config.js";
-import { PAPER } from "./table.js";
+import { guidedReturns } from "../controls.js";
+import { STAGE_II_DEFAULTS, type ArcaneConfig } from "../config.js";
+import { PAPER } from "../table.js";
 import {
   SidecarManager,
   bpeManagerTokenizer,
@@ -35,7 +35,7 @@ import {
   type ManagerTokenizer,
   type ManagerEpisode,
   type ReadRubric,
-} from "./sidecar-manager.js";
+} from "./manager.js";
 
 /** U* an episode gets when its rubric turn does not parse (or reads as no rule): the lowest utility there is. */
 export const UNPARSEABLE_UTILITY = 0;
