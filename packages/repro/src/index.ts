@@ -46,39 +46,39 @@ export {
 export {
   QuestionsTurnSchema,
   RubricTurnSchema,
-  SidecarManager,
   TURN_BREAK,
-  bpeManagerTokenizer,
   episodeTokens,
-  managerCorpus,
   questionsPrompt,
   readRubricTurn,
   rubricPrompt,
-  sidecarManagerTokenizer,
   taskDigest,
   teacherTurns,
-  trainManagerTokenizer,
   type ManagerEpisode,
-  type ManagerTokenizer,
   type ReadRubric,
-} from "./arcane/text-manager/manager.js";
+} from "./arcane/text-manager/turns.js";
 export {
-  SidecarManagerTableSchema,
-  UNPARSEABLE_UTILITY,
-  emptyCounts,
-  readEpisode,
-  runSidecarManager,
-  sidecarManagerData,
-  sidecarManagerReward,
+  bpeManagerTokenizer,
+  managerCorpus,
+  sidecarManagerTokenizer,
+  trainManagerTokenizer,
+  type ManagerTokenizer,
+} from "./arcane/text-manager/tokenizer.js";
+export { SidecarManager } from "./arcane/text-manager/manager.js";
+export {
   sidecarManagerConfig,
-  sidecarManagerMarkdown,
-  writeSidecarManagerRun,
   type SidecarManagerConfig,
-  type SidecarManagerCounts,
   type SidecarManagerProgress,
   type SidecarManagerRunOptions,
+} from "./arcane/text-manager/config.js";
+export { UNPARSEABLE_UTILITY, readEpisode, sidecarManagerReward } from "./arcane/text-manager/reward.js";
+export {
+  SidecarManagerTableSchema,
+  emptyCounts,
+  sidecarManagerMarkdown,
+  type SidecarManagerCounts,
   type SidecarManagerTable,
-} from "./arcane/text-manager/experiment.js";
+} from "./arcane/text-manager/table.js";
+export { runSidecarManager, sidecarManagerData, writeSidecarManagerRun } from "./arcane/text-manager/experiment.js";
 
 // ARCANE with LLM roles on real GDPval eval tasks (`rubric repro arcane --provider`)
 export { runArcaneWithModel, type ArcaneLlmOptions } from "./arcane/llm-roles/run.js";
