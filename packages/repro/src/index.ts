@@ -10,18 +10,10 @@
  */
 
 // ARCANE in the rubric gym: SFT then GSPO of the in-process manager, best-of-N evaluation
-export {
-  arcaneConfig,
-  evalRubrics,
-  runArcane,
-  trainArcaneManagers,
-  writeArcaneOutputs,
-  type ArcaneConfig,
-  type ArcaneProgress,
-  type ArcaneRunOptions,
-  type EvalRubric,
-  type TrainedManagers,
-} from "./arcane/experiment.js";
+export { arcaneConfig, type ArcaneConfig, type ArcaneProgress, type ArcaneRunOptions } from "./arcane/config.js";
+export { trainArcaneManagers, type TrainedManagers } from "./arcane/training.js";
+export { evalRubrics, type EvalRubric } from "./arcane/evaluation.js";
+export { runArcane, writeArcaneOutputs } from "./arcane/experiment.js";
 export {
   bestOfNReturn,
   chooseFixedRubric,
@@ -54,51 +46,50 @@ export {
 export {
   QuestionsTurnSchema,
   RubricTurnSchema,
-  SidecarManager,
   TURN_BREAK,
-  bpeManagerTokenizer,
   episodeTokens,
-  managerCorpus,
   questionsPrompt,
   readRubricTurn,
   rubricPrompt,
-  sidecarManagerTokenizer,
   taskDigest,
   teacherTurns,
-  trainManagerTokenizer,
   type ManagerEpisode,
-  type ManagerTokenizer,
   type ReadRubric,
-} from "./arcane/sidecar-manager.js";
+} from "./arcane/text-manager/turns.js";
 export {
-  SidecarManagerTableSchema,
-  UNPARSEABLE_UTILITY,
-  emptyCounts,
-  readEpisode,
-  runSidecarManager,
-  sidecarManagerData,
-  sidecarManagerReward,
+  bpeManagerTokenizer,
+  managerCorpus,
+  sidecarManagerTokenizer,
+  trainManagerTokenizer,
+  type ManagerTokenizer,
+} from "./arcane/text-manager/tokenizer.js";
+export { SidecarManager } from "./arcane/text-manager/manager.js";
+export {
   sidecarManagerConfig,
-  sidecarManagerMarkdown,
-  writeSidecarManagerRun,
   type SidecarManagerConfig,
-  type SidecarManagerCounts,
   type SidecarManagerProgress,
   type SidecarManagerRunOptions,
+} from "./arcane/text-manager/config.js";
+export { UNPARSEABLE_UTILITY, readEpisode, sidecarManagerReward } from "./arcane/text-manager/reward.js";
+export {
+  SidecarManagerTableSchema,
+  emptyCounts,
+  sidecarManagerMarkdown,
+  type SidecarManagerCounts,
   type SidecarManagerTable,
-} from "./arcane/sidecar-experiment.js";
+} from "./arcane/text-manager/table.js";
+export { runSidecarManager, sidecarManagerData, writeSidecarManagerRun } from "./arcane/text-manager/experiment.js";
 
 // ARCANE with LLM roles on real GDPval eval tasks (`rubric repro arcane --provider`)
+export { runArcaneWithModel, type ArcaneLlmOptions } from "./arcane/llm-roles/run.js";
 export {
   ARCANE_LLM_METHODS,
   ArcaneLlmTableSchema,
   arcaneLlmMarkdown,
   pairedMeans,
-  runArcaneWithModel,
   type ArcaneLlmMethod,
-  type ArcaneLlmOptions,
   type ArcaneLlmTable,
-} from "./arcane/llm.js";
+} from "./arcane/llm-roles/table.js";
 
 // ARCO on HotpotQA (`rubric repro arco`): the warm-up, every baseline and ablation, the diagnostics
 export {

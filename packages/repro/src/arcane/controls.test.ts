@@ -1,4 +1,3 @@
-import { fileURLToPath } from "node:url";
 import { briefTerms, CRITERIA_BANK, gymTask, loadGdpval, simulatedWorker } from "@rubric/autointeract";
 import { type GymPrompt, gymPrompt, QUESTION_REPERTOIRE } from "@rubric/gspo";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -11,8 +10,8 @@ import {
   UNINFORMATIVE_REPLY,
   uninformativePrompt,
 } from "./controls.js";
+import { GDPVAL } from "./__fixtures__/gym.js";
 
-const GDPVAL = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url))}/data/gdpval`;
 let prompts: GymPrompt[];
 const worker = simulatedWorker();
 

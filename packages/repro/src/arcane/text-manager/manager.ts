@@ -1,13 +1,4 @@
-import { BOS_ID, EOS_ID, byteBpeTokenizer, trainByteBpe, type ByteBpeTokenizer } from "@rubric/arco-heads";
-import {
-  MANAGER_SYSTEM_PROMPT,
-  briefTerms,
-  simulatedStakeholder,
-  writtenCriterionVerifier,
-  type GymTask,
-  type SftExample,
-} from "@rubric/autointeract";
-import { approximateTokens, formatZodIssues, type FlatRubric } from "@rubric/core";
+import { simulatedStakeholder, type GymTask, type SftExample } from "@rubric/autointeract";
 import type {
   GymPrompt,
   RolloutGroup,
@@ -17,144 +8,19 @@ import type {
   StepOptions,
   TrainerBackend,
 } from "@rubric/gspo";
-import { z } from "zod";
-
-/**
- * Where a manager episode's questions turn ends and its rubric turn starts, in the sequences the
- * trainer sees: no id of any vocabulary (ids are non-negative), with log-probability 0 under
- * every policy, and never sent to the sidecar.
- */
-export const TURN_BREAK = -1;
+import type { z } from "zod";
+import type { ManagerTokenizer } from "./tokenizer.js";
+import {
+  QuestionsTurnSchema,
+  TURN_BREAK,
+  questionsPrompt,
+  rubricPrompt,
+  teacherTurns,
+  type ManagerEpisode,
+} from "./turns.js";
 
 /** Positions the rubric turn keeps for itself when the dialogue before it is long. */
 const MIN_RUBRIC_TOKENS = 96;
-
-/** The questions turn the causal LM writes: `{"questions": [...]}` (none is a valid choice). */
-export const QuestionsTurnSchema = z.strictObject({ questions: z.array(z.string().min(1).max(300)).max(8) });
-/** The rubric turn: `{"criteria": [{"text", "weight"}]}`, the JSON of `@rubric/autointeract`'s SFT corpus. */
-export const RubricTurnSchema = z.strictObject({
-  criteria: z
-    .array(z.strictObject({ text: z.string().min(1).max(300), weight: z.number().min(1).max(5) }))
-    .min(1)
-    .max(20),
-});
-
-/** How many characters of a task's prompt the manager reads (a small model has few positions), before its key terms. */
-const TASK_CHARS = 200;
-
-/** The task as the LLM manager reads it: the start of its prompt, then its salient words (which a brief-term criterion copies). */
-export function taskDigest(task: GymTask): string {
-  const head = task.prompt.replace(/\s+/g, " ").trim();
-  const cut = head.length > TASK_CHARS ? `${head.slice(0, TASK_CHARS)}…` : head;
-  return `${cut}\nKey terms: ${briefTerms(task.prompt, 8).join(", ")}`;
-}
-
-/** The questions turn's prompt: the manager's instructions and the task. */
-export function questionsPrompt(task: GymTask): string {
-  return `${MANAGER_SYSTEM_PROMPT}\nTask: ${taskDigest(task)}\nQuestions: `;
-}
-
-/** The rubric turn's prompt: the questions turn's, what was asked, what the stakeholder said. */
-export function rubricPrompt(
-  task: GymTask,
-  questionsText: string,
-  exchanges: readonly { readonly question: string; readonly answer: string }[],
-): string {
-  const heard = exchanges.map((e, i) => `Q${i + 1}: ${e.question}\nA${i + 1}: ${e.answer}`).join("\n");
-  return `${questionsPrompt(task)}${questionsText}\n${heard === "" ? "(no questions)" : heard}\nRubric: `;
-}
-
-/**
- * Text ↔ ids for the manager's model: a byte-level BPE learnt from the teacher dialogues (the
- * sidecar's small transformer, {@link bpeManagerTokenizer}), or a transformers model's own tokenizer
- * in the sidecar ({@link sidecarManagerTokenizer}). Asynchronous because the second is a request.
- */
-export interface ManagerTokenizer {
-  readonly vocabularySize: number;
-  /** The token a prompt starts with, or null when the model has none. */
-  readonly bos: number | null;
-  /** The token that ends a turn. */
-  readonly eos: number;
-  /** Each text's ids, no special token added. */
-  encode(texts: readonly string[]): Promise<number[][]>;
-  /** Each row's text, special tokens left out. */
-  decode(ids: readonly (readonly number[])[]): Promise<string[]>;
-}
-
-/** A BPE of `@rubric/arco-heads` (see {@link trainManagerTokenizer}) as the manager's tokenizer, with its `<bos>` and `<eos>`. */
-export function bpeManagerTokenizer(bpe: ByteBpeTokenizer): ManagerTokenizer {
-  return {
-    vocabularySize: bpe.vocabularySize,
-    bos: BOS_ID,
-    eos: EOS_ID,
-    encode: async (texts) => texts.map((t) => bpe.encode(t)),
-    decode: async (ids) => ids.map((row) => bpe.decode(row.filter((id) => id !== BOS_ID && id !== EOS_ID))),
-  };
-}
-
-/**
- * A transformers model's own tokenizer, read through the sidecar (`policy.tokenize`): its start
- * token when it has one, its end token (required: a turn must be able to end).
- * @throws RangeError when the sidecar's policy has no tokenizer (the small transformer) or no end token.
- */
-export function sidecarManagerTokenizer(backend: SidecarBackend): ManagerTokenizer {
-  const tokenizer = backend.summary.tokenizer;
-  if (tokenizer === null)
-    throw new RangeError(
-      "the sidecar's policy has no tokenizer of its own (the small transformer): use bpeManagerTokenizer",
-    );
-  if (tokenizer.eos_token_id === null)
-    throw new RangeError("the model's tokenizer has no end token: a manager's turn could never end");
-  return {
-    vocabularySize: backend.summary.vocab_size,
-    bos: tokenizer.bos_token_id,
-    eos: tokenizer.eos_token_id,
-    encode: (texts) => backend.tokenize(texts),
-    decode: (ids) => backend.detokenize(ids),
-  };
-}
-
-/** A rubric turn read back: the gym rubric (each criterion's rule from its text), or why it is not one. */
-export type ReadRubric =
-  | { readonly ok: true; readonly rubric: FlatRubric; readonly judged: number }
-  | { readonly ok: false; readonly reason: string };
-
-/**
- * Parses and validates a rubric turn: JSON, then `RubricTurnSchema`, then each criterion's
- * verifier as `writtenCriterionVerifier` reads its text. A criterion that reads as no rule would
- * need a judge, which the gym has not: it is left out and counted (`judged`); a rubric with no
- * rule left is not a rubric.
- */
-export function readRubricTurn(text: string, id: string): ReadRubric {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    return { ok: false, reason: `not JSON: ${(error as Error).message}` };
-  }
-  const parsed = RubricTurnSchema.safeParse(json);
-  if (!parsed.success) return { ok: false, reason: formatZodIssues(parsed.error, { limit: 1 }) };
-  const criteria: FlatRubric["criteria"][number][] = [];
-  let judged = 0;
-  parsed.data.criteria.forEach((c, i) => {
-    const read = writtenCriterionVerifier(c.text);
-    if (read.kind !== "rule") {
-      judged++;
-      return;
-    }
-    criteria.push({ id: `c${i + 1}`, text: c.text, weight: c.weight, polarity: "reward", verifier: read.verifier });
-  });
-  if (criteria.length === 0) return { ok: false, reason: `none of its ${judged} criteria reads as a rule` };
-  return { ok: true, rubric: { id, criteria }, judged };
-}
-
-/** One manager episode as text: the questions it asked (parsed, or none when the turn does not parse) and its rubric turn. */
-export interface ManagerEpisode {
-  readonly questions: readonly string[];
-  /** False when the questions turn did not parse (it then asked nothing). */
-  readonly questionsParsed: boolean;
-  readonly rubricText: string;
-}
 
 /**
  * ARCANE's manager as the sidecar's causal LM: a {@link TrainerBackend} over gym prompts whose
@@ -373,55 +239,4 @@ export class SidecarManager implements TrainerBackend<GymPrompt> {
   close(): Promise<void> {
     return this.backend.close();
   }
-}
-
-/**
- * The manager's text in teacher dialogues: each one's rubric prompt (instructions, task, questions
- * turn, answers) and its rubric turn. What a tokenizer for the manager is learnt from.
- */
-export function managerCorpus(prompts: readonly GymPrompt[], examples: readonly SftExample[]): string[] {
-  return examples.flatMap((example, i) => {
-    const turns = teacherTurns(example);
-    return [rubricPrompt(prompts[i]!.task, turns.questionsText, turns.exchanges), turns.rubricText];
-  });
-}
-
-/**
- * A byte-level BPE for the manager's text, learnt from the teacher dialogues ({@link managerCorpus}):
- * its merges make the fixed instructions, the bank's phrases and the JSON frame a few tokens each,
- * which a small model with few positions needs.
- */
-export function trainManagerTokenizer(
-  prompts: readonly GymPrompt[],
-  examples: readonly SftExample[],
-  vocabularySize: number,
-): ByteBpeTokenizer {
-  return byteBpeTokenizer(trainByteBpe(managerCorpus(prompts, examples), vocabularySize));
-}
-
-/**
- * A teacher dialogue's two turns as the LLM manager writes them: the questions (assistant turns
- * `{"question"}`) as one questions turn, the stakeholder's answers, and the final rubric turn.
- */
-export function teacherTurns(example: SftExample): {
-  questionsText: string;
-  exchanges: { question: string; answer: string }[];
-  rubricText: string;
-} {
-  const assistant = example.messages.filter((m) => m.role === "assistant");
-  const answers = example.messages.filter((m) => m.role === "user").slice(1);
-  const questions = assistant.slice(0, -1).map((m) => (JSON.parse(m.content) as { question: string }).question);
-  return {
-    questionsText: JSON.stringify({ questions }),
-    exchanges: questions.map((question, q) => ({ question, answer: answers[q]?.content ?? "" })),
-    rubricText: assistant.at(-1)!.content,
-  };
-}
-
-/** What an episode costs in tokens: the questions asked, and the rubric's criteria (as `gymReward` counts them). */
-export function episodeTokens(episode: ManagerEpisode, rubric: FlatRubric | undefined) {
-  return {
-    questions: episode.questions.reduce((n, q) => n + approximateTokens(q), 0),
-    rubric: (rubric?.criteria ?? []).reduce((n, c) => n + approximateTokens(c.text), 0),
-  };
 }

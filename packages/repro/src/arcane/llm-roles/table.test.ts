@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ARCANE_LLM_METHODS, pairedMeans, type ArcaneLlmMethod } from "./llm.js";
+import { ARCANE_LLM_METHODS, pairedMeans, type ArcaneLlmMethod } from "./table.js";
 
 const task = (values: Partial<Record<ArcaneLlmMethod, (number | null)[]>>) => ({
   returns: Object.fromEntries(ARCANE_LLM_METHODS.map((m) => [m, values[m] ?? [0.5, 0.5]])) as Record<

@@ -1,63 +1,17 @@
-import { fileURLToPath } from "node:url";
 import { gymSftCorpus, gymTask, loadGdpval, simulatedWorker, type SftExample } from "@rubric/autointeract";
 import { approximateTokens } from "@rubric/core";
 import { QUESTION_REPERTOIRE, SidecarBackend, gymPrompt, trueUtility, type GymPrompt } from "@rubric/gspo";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  UNPARSEABLE_UTILITY,
-  emptyCounts,
-  runSidecarManager,
-  sidecarManagerConfig,
-  sidecarManagerMarkdown,
-  sidecarManagerReward,
-} from "./sidecar-experiment.js";
-import {
-  SidecarManager,
-  TURN_BREAK,
-  bpeManagerTokenizer,
-  readRubricTurn,
-  rubricPrompt,
-  sidecarManagerTokenizer,
-  trainManagerTokenizer,
-} from "./sidecar-manager.js";
+import { GDPVAL } from "../__fixtures__/gym.js";
+import { SidecarManager } from "./manager.js";
+import { UNPARSEABLE_UTILITY, sidecarManagerReward } from "./reward.js";
+import { emptyCounts } from "./table.js";
+import { bpeManagerTokenizer, sidecarManagerTokenizer, trainManagerTokenizer } from "./tokenizer.js";
+import { TURN_BREAK, readRubricTurn, rubricPrompt } from "./turns.js";
 
-const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url));
-const GDPVAL = `${SHARED}/data/gdpval`;
 const TIMEOUT_MS = 300_000; // a guard for a busy 2-core machine, not a measurement
 /** The sidecar's temperature for a greedy draw (it takes T > 0 only). */
 const GREEDY = 1e-6;
-
-describe("readRubricTurn", () => {
-  it("reads each criterion's rule from its text, leaves out (and counts) what only a judge could check, and says why a turn is not a rubric", () => {
-    const turn = JSON.stringify({
-      criteria: [
-        { text: "Includes at least two tables", weight: 4 },
-        { text: 'Addresses "pricing" from the brief', weight: 2 },
-        { text: "Sounds confident", weight: 3 },
-      ],
-    });
-    const read = readRubricTurn(turn, "r");
-    expect(read.ok).toBe(true);
-    if (!read.ok) return;
-    expect(read.judged).toBe(1);
-    expect(read.rubric.criteria.map((c) => [c.text, c.weight, c.verifier])).toEqual([
-      ["Includes at least two tables", 4, { kind: "markdown", tables: { min: 2 } }],
-      ['Addresses "pricing" from the brief', 2, { kind: "includes", terms: ["pricing"] }],
-    ]);
-    expect(readRubricTurn('{"criteria": [{"text": "Has no tables", "weight": 3}', "r")).toMatchObject({
-      ok: false,
-      reason: expect.stringMatching(/^not JSON/),
-    });
-    expect(readRubricTurn('{"criteria": [{"text": "Has no tables", "weight": 9}]}', "r")).toMatchObject({
-      ok: false,
-      reason: expect.stringContaining("criteria[0].weight"),
-    });
-    expect(readRubricTurn('{"criteria": [{"text": "Sounds confident", "weight": 3}]}', "r")).toEqual({
-      ok: false,
-      reason: "none of its 1 criteria reads as a rule",
-    });
-  });
-});
 
 describe("SidecarManager: an LLM manager in the torch sidecar", () => {
   let prompts: GymPrompt[];
@@ -214,78 +168,6 @@ describe("SidecarManager: an LLM manager in the torch sidecar", () => {
         expect(upAfter[turn]!).toBeGreaterThan(upBefore[turn]!);
         expect(downAfter[turn]!).toBeLessThan(downBefore[turn]!);
       }
-    },
-    TIMEOUT_MS,
-  );
-});
-
-describe("sidecarManagerConfig", () => {
-  it("gives a transformers model a pretrained model's learning rates unless told otherwise", () => {
-    const tiny = sidecarManagerConfig({ quick: true });
-    expect(tiny).toMatchObject({ transformersModel: null, device: "auto", sftLearningRate: 3e-3, learningRate: 3e-4 });
-    expect(sidecarManagerConfig({ quick: true, transformersModel: "Qwen/Qwen2.5-0.5B" })).toMatchObject({
-      sftLearningRate: 1e-5,
-      learningRate: 1e-6,
-    });
-    expect(sidecarManagerConfig({ quick: true, transformersModel: "/models/m", sftLearningRate: 3e-3 })).toMatchObject({
-      sftLearningRate: 3e-3,
-      learningRate: 1e-6,
-    });
-  });
-});
-
-describe("runSidecarManager", () => {
-  it(
-    "trains and evaluates end to end on a handful of tasks, and counts every episode",
-    async () => {
-      const config = sidecarManagerConfig({
-        quick: true,
-        trainTasks: 6,
-        evalTasks: 3,
-        sftEpochs: 2,
-        teacherStakeholders: 2,
-        gspoBatches: 1,
-        promptsPerBatch: 2,
-        groupSize: 2,
-        vocabularySize: 1500,
-        model: { dModel: 32, heads: 4, layers: 1, maxSequence: 640 },
-        threads: 1,
-      });
-      const table = await runSidecarManager({ gdpvalDir: GDPVAL, config });
-      expect(table.tasks).toEqual({ train: 6, eval: 3 });
-      expect(table.model).toMatchObject({ name: "sidecar-tiny", device: "cpu" });
-      // Printed as a simulation, with the paper's column beside ours.
-      const markdown = sidecarManagerMarkdown(table);
-      expect(markdown).toContain("> Rubric gym, a simulation");
-      expect(markdown).toMatch(/\| LLM manager, GSPO \| [\d.]+ \| [\d.]+ \| 0\.62 \| 0\.74 \|/);
-      expect(table.training.sftLoss).toHaveLength(2);
-      expect(table.training.sftDialogues).toBe(12);
-      expect(table.training.gspo).toHaveLength(1);
-      expect(table.training.gspo[0]!.counts.episodes).toBe(4);
-      // The KL to the SFT policy after the batch's two steps: logged, small, never negative (k3).
-      expect(table.training.gspo[0]!.kl).toBeGreaterThanOrEqual(0);
-      expect(markdown).toContain("| GSPO batch | mean reward | clipped | KL to SFT |");
-      for (const written of [table.written.sft, table.written.gspo]) {
-        expect(written.counts.episodes).toBe(3);
-        expect(written.examples).toHaveLength(3);
-      }
-      for (const row of Object.values(table.rows)) {
-        expect(row.n).toEqual([1, 8]);
-        for (const r of row.meanReturn) expect(r >= 0 && r <= 1).toBe(true);
-      }
-      // An episode whose rubric does not parse counts at the floor; the others at their pick's U*.
-      for (const m of ["sft", "gspo"] as const) {
-        const { counts, meanReturnWhenParsed } = table.written[m];
-        const parsed = counts.episodes - counts.unparseable;
-        expect(meanReturnWhenParsed === null).toBe(parsed === 0);
-        table.rows[m].meanReturn.forEach((r, j) =>
-          expect(r * counts.episodes).toBeCloseTo(
-            (meanReturnWhenParsed?.[j] ?? 0) * parsed + UNPARSEABLE_UTILITY * counts.unparseable,
-            10,
-          ),
-        );
-      }
-      expect(table.rows.oracle.meanReturn[1]!).toBeGreaterThan(table.rows.noRubric.meanReturn[1]!);
     },
     TIMEOUT_MS,
   );
