@@ -14,3 +14,9 @@ export class CheckpointError extends TrainingError {
   override readonly name = "CheckpointError";
   readonly code = "checkpoint.invalid";
 }
+
+/** A token sequence that the policy's grammar cannot produce. */
+export class PolicySequenceError extends TrainingError {
+  override readonly name = "PolicySequenceError";
+  readonly code = "policy.sequence";
+}

@@ -20,17 +20,16 @@ export {
 
 // policy: the in-process manager (questions, then the rubric)
 export { featurize, mentions, type Features, type Mention } from "./policy/features.js";
+export { PolicySequenceError } from "./errors.js";
+export { RubricPolicy } from "./policy/rubric-policy.js";
 export {
-  PolicySequenceError,
   QUESTION_REPERTOIRE,
-  RubricPolicy,
   WEIGHT_BINS,
   WRITTEN_TEMPLATES,
-  type CopyCandidate,
   type DecodedSequence,
-  type PolicyPrompt,
-  type PolicyTrace,
-} from "./policy/rubric-policy.js";
+} from "./policy/vocabulary.js";
+export type { CopyCandidate, PolicyPrompt } from "./policy/prompt.js";
+export type { PolicyTrace } from "./policy/gradients.js";
 
 // trainer: the optimiser, one interface over backends, the in-process backend, Stage I (SFT) and
 // Stage II loops with checkpoints and logs

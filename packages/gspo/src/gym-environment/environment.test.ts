@@ -2,7 +2,8 @@ import { fileURLToPath } from "node:url";
 import { approximateTokens, createRng } from "@rubric/core";
 import { gymTask, loadGdpval, simulatedStakeholder, simulatedWorker } from "@rubric/autointeract";
 import { beforeAll, describe, expect, it } from "vitest";
-import { QUESTION_REPERTOIRE, RubricPolicy } from "../policy/rubric-policy.js";
+import { RubricPolicy } from "../policy/rubric-policy.js";
+import { QUESTION_REPERTOIRE } from "../policy/vocabulary.js";
 import {
   gymPrompt,
   gymReward,

@@ -4,7 +4,9 @@ import { gymSftCorpus, simulatedStakeholder, type GymTask, type SftExample, type
 import { z } from "zod";
 import { createVerifierRegistry } from "@rubric/verifiers";
 import { scoreCandidates } from "../guidance/guidance.js";
-import { PolicySequenceError, type PolicyPrompt, type RubricPolicy } from "../policy/rubric-policy.js";
+import { PolicySequenceError } from "../errors.js";
+import type { PolicyPrompt } from "../policy/prompt.js";
+import type { RubricPolicy } from "../policy/rubric-policy.js";
 import type { SftItem } from "../trainer/sft.js";
 
 /** A gym task as the in-process policy sees it, with the world seed its stakeholder was drawn from. */

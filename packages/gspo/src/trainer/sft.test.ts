@@ -2,7 +2,8 @@ import { fileURLToPath } from "node:url";
 import { gymTask, loadGdpval } from "@rubric/autointeract";
 import { beforeAll, describe, expect, it } from "vitest";
 import { gymPrompt, teacherExamples, teacherSequence, type GymPrompt } from "../gym-environment/environment.js";
-import { QUESTION_REPERTOIRE, RubricPolicy } from "../policy/rubric-policy.js";
+import { RubricPolicy } from "../policy/rubric-policy.js";
+import { QUESTION_REPERTOIRE } from "../policy/vocabulary.js";
 import { InProcessBackend } from "./in-process.js";
 import { sftLoss, trainSftStage, type SftItem } from "./sft.js";
 

@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { createRng, shuffle } from "@rubric/core";
-import type { PolicyPrompt } from "../policy/rubric-policy.js";
+import type { PolicyPrompt } from "../policy/prompt.js";
 import type { Adam } from "./adam.js";
 import type { TrainerBackend } from "./backend.js";
 import type { TokenPolicy } from "./token-policy.js";
