@@ -6,7 +6,14 @@
  * Python sidecar), Stage I/II training loops with checkpoints, and the rubric gym as a training
  * environment. Experiments built on these (the ARCANE reproduction) live in `@rubric/repro`.
  */
-export { TrainingError } from "./errors.js";
+export {
+  GuidanceInputError,
+  GuidanceScoringError,
+  PolicyTemplateError,
+  TrainingError,
+  TrainingInputError,
+  TrainingLogError,
+} from "./errors.js";
 export {
   beamSearch,
   bestOfK,

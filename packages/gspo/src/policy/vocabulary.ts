@@ -6,7 +6,7 @@ import {
   writtenCriterionVerifier,
   type BankCriterion,
 } from "@rubric/autointeract";
-import { PolicySequenceError } from "../errors.js";
+import { PolicySequenceError, PolicyTemplateError } from "../errors.js";
 
 export const WEIGHT_BINS = [1, 2, 3, 4, 5] as const;
 
@@ -74,9 +74,12 @@ export class PolicyVocabulary {
   constructor(options: VocabularyOptions = {}) {
     this.vocab = options.vocab ?? CRITERIA_BANK;
     this.templates = options.templates ?? WRITTEN_TEMPLATES;
-    for (const t of this.templates)
+    this.templates.forEach((t, i) => {
       if (t.split("{term}").length !== 2)
-        throw new RangeError(`a template needs exactly one {term} slot, got ${JSON.stringify(t)}`);
+        throw new PolicyTemplateError(
+          `options.templates[${i}] needs exactly one {term} slot, got ${JSON.stringify(t)}`,
+        );
+    });
     this.questions = options.questions ?? QUESTION_REPERTOIRE;
     this.maxCriteria = options.maxCriteria ?? 14;
     this.maxPerTemplate = options.maxPerTemplate ?? 3;
