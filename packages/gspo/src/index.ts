@@ -6,7 +6,14 @@
  * Python sidecar), Stage I/II training loops with checkpoints, and the rubric gym as a training
  * environment. Experiments built on these (the ARCANE reproduction) live in `@rubric/repro`.
  */
-export { TrainingError } from "./errors.js";
+export {
+  GuidanceInputError,
+  GuidanceScoringError,
+  PolicyTemplateError,
+  TrainingError,
+  TrainingInputError,
+  TrainingLogError,
+} from "./errors.js";
 export {
   beamSearch,
   bestOfK,
@@ -20,17 +27,16 @@ export {
 
 // policy: the in-process manager (questions, then the rubric)
 export { featurize, mentions, type Features, type Mention } from "./policy/features.js";
+export { PolicySequenceError } from "./errors.js";
+export { RubricPolicy } from "./policy/rubric-policy.js";
 export {
-  PolicySequenceError,
   QUESTION_REPERTOIRE,
-  RubricPolicy,
   WEIGHT_BINS,
   WRITTEN_TEMPLATES,
-  type CopyCandidate,
   type DecodedSequence,
-  type PolicyPrompt,
-  type PolicyTrace,
-} from "./policy/rubric-policy.js";
+} from "./policy/vocabulary.js";
+export type { CopyCandidate, PolicyPrompt } from "./policy/prompt.js";
+export type { PolicyTrace } from "./policy/gradients.js";
 
 // trainer: one interface over backends, the in-process backend, Stage I (SFT) and
 // Stage II loops with checkpoints and logs

@@ -1,9 +1,10 @@
 import { fileURLToPath } from "node:url";
-import { createRng, reweight } from "@rubric/core";
+import { createRng, reweight, type FlatRubric } from "@rubric/core";
 import { type GymTask, gymTask, loadGdpval, simulatedStakeholder, simulatedWorker } from "@rubric/autointeract";
-import { createVerifierRegistry } from "@rubric/verifiers";
+import { createVerifierRegistry, llmJudge } from "@rubric/verifiers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { beamSearch, bestOfK, importanceResample, resampleIndex, splitSegments } from "./guidance.js";
+import { GuidanceInputError, GuidanceScoringError } from "../errors.js";
+import { beamSearch, bestOfK, importanceResample, resampleIndex, scoreCandidates, splitSegments } from "./guidance.js";
 
 const GDPVAL = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url))}/data/gdpval`;
 const registry = createVerifierRegistry({ python: false, js: false });
@@ -33,7 +34,10 @@ describe("test-time guidance in the gym", () => {
     counts.forEach((c, i) => expect(c / 20_000).toBeCloseTo(weights[i]! / total, 1));
     // A tiny temperature is best-of-K.
     expect(resampleIndex(scores, 1e-6, 0.999)).toBe(2);
-    expect(() => resampleIndex(scores, 0, 0.5)).toThrow(RangeError);
+    expect(() => resampleIndex(scores, 0, 0.5)).toThrow(GuidanceInputError);
+    expect(() => resampleIndex(scores, 0, 0.5)).toThrow(
+      expect.objectContaining({ code: "guidance.input", message: "temperature must be > 0, got 0" }),
+    );
   });
 
   it("importance resampling with a small τ picks what best-of-K picks", async () => {
@@ -90,5 +94,37 @@ describe("test-time guidance in the gym", () => {
 describe("splitSegments", () => {
   it("splits at second-level headings, the title being the first segment", () => {
     expect(splitSegments("# T\n\n## A\nx\n## B\ny\n")).toEqual(["# T\n", "## A\nx", "## B\ny\n"]);
+  });
+});
+
+describe("guidance's refusals", () => {
+  it("refuses a K below 1 before asking the worker for anything", async () => {
+    const task = tasks[0]!;
+    const error = await bestOfK(simulatedWorker(), task, simulatedStakeholder(task, 1).utility, 0, {
+      seed: 1,
+      registry,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GuidanceInputError);
+    expect(error).toMatchObject({ code: "guidance.input", message: "k must be an integer ≥ 1, got 0" });
+  });
+
+  it("refuses a candidate it cannot score, naming it, rather than ranking it as 0", async () => {
+    const down = llmJudge({
+      provider: "test",
+      modelId: "down",
+      generate: () => Promise.reject(new Error("HTTP 503")),
+    });
+    const judged: FlatRubric = {
+      id: "judged",
+      criteria: [{ id: "clear", text: "Is clear", weight: 1, polarity: "reward", verifier: { kind: "llm-judge" } }],
+    };
+    const error = await scoreCandidates(judged, tasks[0]!, ["a draft"], {
+      registry: createVerifierRegistry({ python: false, js: false, judge: down }),
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GuidanceScoringError);
+    expect(error).toMatchObject({
+      code: "guidance.scoring",
+      message: expect.stringMatching(/^texts\[0\] could not be scored: /),
+    });
   });
 });

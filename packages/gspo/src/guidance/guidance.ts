@@ -1,6 +1,7 @@
 import { createRng, type FlatRubric, type FlatScore } from "@rubric/core";
 import type { TaskBrief, Worker } from "@rubric/autointeract";
 import { scoreOutputs, type ScoreOutputsOptions } from "@rubric/verifiers";
+import { GuidanceInputError, GuidanceScoringError } from "../errors.js";
 
 /** A candidate output with its rubric score û (and every verdict behind it). */
 export interface ScoredCandidate {
@@ -14,7 +15,7 @@ export interface GuidanceOptions extends Omit<ScoreOutputsOptions, "errorsAs"> {
   readonly guideWorker?: boolean;
 }
 
-/** Scores texts under a rubric; an output whose score cannot be computed (an error verdict) is refused loudly. */
+/** Scores texts under a rubric; an output whose score cannot be computed (an error verdict) is refused loudly (`GuidanceScoringError`). */
 export async function scoreCandidates(
   rubric: FlatRubric,
   task: TaskBrief,
@@ -27,7 +28,7 @@ export async function scoreCandidates(
     { ...options, errorsAs: "fail" },
   );
   return results.map((r, i) => {
-    if (!r.score) throw new Error(`candidate ${i} could not be scored: ${r.scoreError}`);
+    if (!r.score) throw new GuidanceScoringError(`texts[${i}] could not be scored: ${r.scoreError}`);
     return { text: texts[i]!, score: r.score as FlatScore };
   });
 }
@@ -39,7 +40,7 @@ async function sample(
   k: number,
   options: GuidanceOptions,
 ): Promise<ScoredCandidate[]> {
-  if (!Number.isInteger(k) || k < 1) throw new RangeError(`k must be an integer ≥ 1, got ${k}`);
+  if (!Number.isInteger(k) || k < 1) throw new GuidanceInputError(`k must be an integer ≥ 1, got ${k}`);
   const outputs = await worker.produce(task, options.guideWorker === false ? undefined : rubric, k, {
     seed: options.seed,
   });
@@ -74,7 +75,7 @@ export async function bestOfK(
 
 /** Picks index i with probability ∝ exp(û_i / τ) (softmax, shifted for stability). */
 export function resampleIndex(scores: readonly number[], temperature: number, u: number): number {
-  if (!(temperature > 0)) throw new RangeError(`temperature must be > 0, got ${temperature}`);
+  if (!(temperature > 0)) throw new GuidanceInputError(`temperature must be > 0, got ${temperature}`);
   const top = Math.max(...scores);
   const weights = scores.map((s) => Math.exp((s - top) / temperature));
   let r = u * weights.reduce((a, b) => a + b, 0);

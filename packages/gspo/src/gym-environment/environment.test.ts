@@ -2,7 +2,9 @@ import { fileURLToPath } from "node:url";
 import { approximateTokens, createRng } from "@rubric/core";
 import { gymTask, loadGdpval, simulatedStakeholder, simulatedWorker } from "@rubric/autointeract";
 import { beforeAll, describe, expect, it } from "vitest";
-import { QUESTION_REPERTOIRE, RubricPolicy } from "../policy/rubric-policy.js";
+import { RubricPolicy } from "../policy/rubric-policy.js";
+import { TrainingInputError } from "../errors.js";
+import { QUESTION_REPERTOIRE } from "../policy/vocabulary.js";
 import {
   gymPrompt,
   gymReward,
@@ -41,9 +43,14 @@ describe("proxyScores with a noisy judge", () => {
     const changed = noisy.filter((s, i) => s !== clean[i]).length;
     // With 6–14 criteria each flipped at 0.25, nearly every output's score moves.
     expect(changed).toBeGreaterThan(30);
-    await expect(proxyScores(oracle, prompts[0]!, outputs, { noise: 1.5, rng: createRng(3) })).rejects.toThrow(
-      "judge noise must be a probability in [0, 1], got 1.5",
+    const error = await proxyScores(oracle, prompts[0]!, outputs, { noise: 1.5, rng: createRng(3) }).catch(
+      (e: unknown) => e,
     );
+    expect(error).toBeInstanceOf(TrainingInputError);
+    expect(error).toMatchObject({
+      code: "training.input",
+      message: "judge.noise must be a probability in [0, 1], got 1.5",
+    });
   });
 });
 

@@ -4,7 +4,9 @@ import { gymSftCorpus, simulatedStakeholder, type GymTask, type SftExample, type
 import { z } from "zod";
 import { createVerifierRegistry } from "@rubric/verifiers";
 import { scoreCandidates } from "../guidance/guidance.js";
-import { PolicySequenceError, type PolicyPrompt, type RubricPolicy } from "../policy/rubric-policy.js";
+import { PolicySequenceError, TrainingInputError } from "../errors.js";
+import type { PolicyPrompt } from "../policy/prompt.js";
+import type { RubricPolicy } from "../policy/rubric-policy.js";
 import type { SftItem } from "../trainer/sft.js";
 
 /** A gym task as the in-process policy sees it, with the world seed its stakeholder was drawn from. */
@@ -68,7 +70,7 @@ export async function proxyScores(
 ): Promise<number[]> {
   if (rubric.criteria.length === 0) return outputs.map(() => 0);
   if (judge !== undefined && !(judge.noise >= 0 && judge.noise <= 1))
-    throw new RangeError(`judge noise must be a probability in [0, 1], got ${judge.noise}`);
+    throw new TrainingInputError(`judge.noise must be a probability in [0, 1], got ${judge.noise}`);
   const scored = await scoreCandidates(rubric, prompt.task, outputs, { registry });
   if (judge === undefined || judge.noise === 0) return scored.map((c) => c.score.normalized);
   // The flipped verdicts are scored by core's own scorer, so polarity and normalisation are the

@@ -4,7 +4,9 @@ import { gymSftCorpus, gymTask, loadGdpval, simulatedStakeholder } from "@rubric
 import { beforeAll, describe, expect, it } from "vitest";
 import { gymPrompt, sftSequence, teacherExamples, type GymPrompt } from "../gym-environment/environment.js";
 import { featurize, mentions } from "./features.js";
-import { PolicySequenceError, QUESTION_REPERTOIRE, RubricPolicy } from "./rubric-policy.js";
+import { PolicySequenceError } from "../errors.js";
+import { RubricPolicy } from "./rubric-policy.js";
+import { QUESTION_REPERTOIRE } from "./vocabulary.js";
 import { InProcessBackend } from "../trainer/in-process.js";
 import { sftLoss, trainSftStage, type SftItem } from "../trainer/sft.js";
 

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CheckpointError } from "../errors.js";
+import { CheckpointError, TrainingInputError } from "../errors.js";
 import { REPLAY_FILE, ReplayBuffer, type ReplayEntry } from "./replay-buffer.js";
 
 const dirs: string[] = [];
@@ -21,7 +21,13 @@ describe("ReplayBuffer", () => {
     buffer.add([entry(0, 0, 0.1), entry(0, 1, 0.2)]);
     buffer.add([entry(1, 2, 0.3), entry(1, 3, 0.4)]);
     expect(buffer.entries.map((e) => e.promptIndex)).toEqual([1, 2, 3]);
-    expect(() => new ReplayBuffer(0)).toThrow(RangeError);
+    expect(() => new ReplayBuffer(0)).toThrow(TrainingInputError);
+    expect(() => new ReplayBuffer(0)).toThrow(
+      expect.objectContaining({
+        code: "training.input",
+        message: expect.stringMatching(/^replay capacity .*, got 0 /),
+      }),
+    );
   });
 
   it("replays the buffer's lowest-return percentile, lowest first, at most `max`", () => {

@@ -3,7 +3,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { prioritizedReplay } from "@rubric/core";
 import { z } from "zod";
-import { CheckpointError } from "../errors.js";
+import { CheckpointError, TrainingInputError } from "../errors.js";
 import { readCheckpointFile } from "./checkpoint-file.js";
 
 /** One past rollout group in the buffer: its prompt (by index into the run's prompts), batch, mean return, sequences and advantages. */
@@ -41,7 +41,9 @@ export class ReplayBuffer {
 
   constructor(readonly capacity: number) {
     if (!(Number.isInteger(capacity) && capacity > 0))
-      throw new RangeError(`replay capacity must be a positive integer, got ${capacity}`);
+      throw new TrainingInputError(
+        `replay capacity must be a positive integer, got ${capacity} (options.replayCapacity; by default 4 × options.promptsPerBatch)`,
+      );
   }
 
   get entries(): readonly ReplayEntry[] {

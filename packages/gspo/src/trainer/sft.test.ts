@@ -2,7 +2,9 @@ import { fileURLToPath } from "node:url";
 import { gymTask, loadGdpval } from "@rubric/autointeract";
 import { beforeAll, describe, expect, it } from "vitest";
 import { gymPrompt, teacherExamples, teacherSequence, type GymPrompt } from "../gym-environment/environment.js";
-import { QUESTION_REPERTOIRE, RubricPolicy } from "../policy/rubric-policy.js";
+import { RubricPolicy } from "../policy/rubric-policy.js";
+import { QUESTION_REPERTOIRE } from "../policy/vocabulary.js";
+import { TrainingInputError } from "../errors.js";
 import { InProcessBackend } from "./in-process.js";
 import { sftLoss, trainSftStage, type SftItem } from "./sft.js";
 
@@ -57,8 +59,16 @@ describe("trainSftStage", () => {
   });
 
   it("refuses an empty set of examples instead of logging NaN", async () => {
-    await expect(
-      trainSftStage({ backend: new InProcessBackend(new RubricPolicy({ dim: 8 })), examples: [], epochs: 1, seed: 1 }),
-    ).rejects.toThrow(/at least one example/);
+    const error = await trainSftStage({
+      backend: new InProcessBackend(new RubricPolicy({ dim: 8 })),
+      examples: [],
+      epochs: 1,
+      seed: 1,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TrainingInputError);
+    expect(error).toMatchObject({
+      code: "training.input",
+      message: "trainSftStage: options.examples must hold at least one example, got []",
+    });
   });
 });

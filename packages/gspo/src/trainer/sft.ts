@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { type Adam, createRng, shuffle } from "@rubric/core";
-import type { PolicyPrompt } from "../policy/rubric-policy.js";
+import { TrainingInputError } from "../errors.js";
+import type { PolicyPrompt } from "../policy/prompt.js";
 import type { TrainerBackend } from "./backend.js";
 import type { TokenPolicy } from "./token-policy.js";
 import { openRun, record, TrainingAbortedError, type RunDirectory, type TrainingLogEntry } from "./train.js";
@@ -78,7 +79,8 @@ export interface SftTrainingOptions<Prompt> {
  * const log = await trainSftStage({ backend, examples: await teacherExamples(backend.policy, prompts), epochs: 6, seed: 1 });
  */
 export async function trainSftStage<Prompt>(options: SftTrainingOptions<Prompt>): Promise<SftEpochEntry[]> {
-  if (options.examples.length === 0) throw new RangeError("trainSftStage needs at least one example");
+  if (options.examples.length === 0)
+    throw new TrainingInputError("trainSftStage: options.examples must hold at least one example, got []");
   const state = await openRun(options.backend, options.run, "sft");
   const batchSize = options.batchSize ?? 16;
   const learningRate = options.learningRate ?? 0.05;

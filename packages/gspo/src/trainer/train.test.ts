@@ -5,9 +5,10 @@ import { fileURLToPath } from "node:url";
 import { gymTask, loadGdpval, simulatedWorker } from "@rubric/autointeract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gymPrompt, gymReward, type GymPrompt } from "../gym-environment/environment.js";
-import { QUESTION_REPERTOIRE, RubricPolicy } from "../policy/rubric-policy.js";
+import { RubricPolicy } from "../policy/rubric-policy.js";
+import { QUESTION_REPERTOIRE } from "../policy/vocabulary.js";
 import type { RolloutGroup } from "./backend.js";
-import { CheckpointError } from "../errors.js";
+import { CheckpointError, TrainingInputError, TrainingLogError } from "../errors.js";
 import { InProcessBackend } from "./in-process.js";
 import { advantagesFor, OBJECTIVES } from "./objective.js";
 import { trainGspo, TrainingAbortedError, type GspoTrainingOptions } from "./train.js";
@@ -288,6 +289,21 @@ describe("trainGspo", () => {
     );
     // The partial directory went with the other earlier ones once a newer checkpoint was written.
     expect(await checkpointsIn(dir)).toEqual(["gspo-00003", "latest.json"]);
+  });
+
+  it("refuses an empty prompt list, and a run directory whose log does not read, each by its code", async () => {
+    const backend = new InProcessBackend(new RubricPolicy({ dim: 16, seed: 1 }));
+    const empty = await trainGspo(gymOptions(backend, { prompts: [] })).catch((e: unknown) => e);
+    expect(empty).toBeInstanceOf(TrainingInputError);
+    expect(empty).toMatchObject({
+      code: "training.input",
+      message: "trainGspo: options.prompts must hold at least one prompt, got []",
+    });
+    const dir = await tempDir();
+    await writeFile(join(dir, "training.jsonl"), '{"stage":"gspo","batch":-1}\n');
+    const damaged = await trainGspo(gymOptions(backend, { batches: 1, run: { dir } })).catch((e: unknown) => e);
+    expect(damaged).toBeInstanceOf(TrainingLogError);
+    expect(damaged).toMatchObject({ code: "training.log", message: expect.stringContaining("training.jsonl") });
   });
 
   it("reports a damaged or foreign checkpoint as a CheckpointError naming the file", async () => {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createRng, formatRubricIssue, mean, readJsonLines, shuffle, toJsonLines } from "@rubric/core";
 import { z } from "zod";
-import { TrainingError } from "../errors.js";
+import { TrainingError, TrainingInputError, TrainingLogError } from "../errors.js";
 import type { RolloutGroup, TrainerBackend } from "./backend.js";
 import { advantagesFor, type Objective } from "./objective.js";
 import { ReplayBuffer } from "./replay-buffer.js";
@@ -129,7 +129,7 @@ async function readLog(file: string): Promise<TrainingLogEntry[]> {
     return [];
   }
   const { records, issues } = readJsonLines(text, TrainingLogEntrySchema, { source: file });
-  if (issues.length > 0) throw new Error(formatRubricIssue(issues[0]!));
+  if (issues.length > 0) throw new TrainingLogError(formatRubricIssue(issues[0]!));
   return records.map((record) => record.value);
 }
 
@@ -203,7 +203,8 @@ export async function record<P>(
  */
 export async function trainGspo<Prompt>(options: GspoTrainingOptions<Prompt>): Promise<GspoLogEntry[]> {
   const { backend, prompts } = options;
-  if (prompts.length === 0) throw new RangeError("trainGspo needs at least one prompt");
+  if (prompts.length === 0)
+    throw new TrainingInputError("trainGspo: options.prompts must hold at least one prompt, got []");
   const K = options.groupSize ?? 8;
   const objective = options.objective ?? "gspo";
   const step = {
