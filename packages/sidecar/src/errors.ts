@@ -77,6 +77,24 @@ export class SidecarPolicyLostError extends Data.TaggedError("SidecarPolicyLostE
   readonly code = "sidecar.policy-lost";
 }
 
+/**
+ * The sidecar died holding state that nothing can rebuild exactly: a KL reference frozen after
+ * training steps that died with it (a reference frozen at the restore point's weights is replayed
+ * instead). Training on without it would drop the KL term unannounced; the restarted sidecar
+ * holds neither the resource nor its reference, and the run must decide (load a checkpoint and
+ * set the reference knowingly, or start over).
+ */
+export class SidecarStateLostError extends Data.TaggedError("SidecarStateLostError")<{
+  readonly message: string;
+  /** Which resource: the policy or μ. */
+  readonly resource: "policy" | "μ";
+  readonly state: "reference";
+  /** Training steps since the last checkpoint that were lost with the process. */
+  readonly lostSteps: number;
+}> {
+  readonly code = "sidecar.state-lost";
+}
+
 export type SidecarFailure =
   | SidecarError
   | SidecarTimeoutError
@@ -84,4 +102,5 @@ export type SidecarFailure =
   | SidecarStartError
   | SidecarProtocolError
   | SidecarClosedError
-  | SidecarPolicyLostError;
+  | SidecarPolicyLostError
+  | SidecarStateLostError;

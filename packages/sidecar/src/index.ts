@@ -25,6 +25,7 @@ export {
   SidecarPolicyLostError,
   SidecarProtocolError,
   SidecarStartError,
+  SidecarStateLostError,
   SidecarTimeoutError,
   type SidecarFailure,
 } from "./errors.js";

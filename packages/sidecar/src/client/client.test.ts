@@ -14,6 +14,7 @@ import {
   SidecarPolicyLostError,
   SidecarProtocolError,
   SidecarStartError,
+  SidecarStateLostError,
   SidecarTimeoutError,
 } from "../errors.js";
 import { SIDECAR_ERROR_CODES, type TrainingMetrics } from "../wire/envelope.js";
@@ -248,8 +249,78 @@ describe("SidecarClient lifecycle", () => {
         expect(client.pid).not.toBe(first);
         expect(client.restarts).toBe(1);
         expect(restarts).toEqual([
-          { attempt: 1, restoredFrom: "checkpoint", checkpoint: join(dir, "ckpt"), lostSteps: 3 },
+          { attempt: 1, restoredFrom: "checkpoint", checkpoint: join(dir, "ckpt"), lostSteps: 3, replayed: [] },
         ]);
+      } finally {
+        await client.close();
+      }
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "restores a KL reference frozen at the restore point, and fails loudly on one that died with lost steps",
+    async () => {
+      const restarts: { restoredFrom: string; replayed: readonly string[]; lostSteps: number }[] = [];
+      const client = await SidecarClient.start({ threads: 1, maxRestarts: 4, onRestart: (r) => restarts.push(r) });
+      const kill = async () => {
+        process.kill(client.pid!, "SIGKILL");
+        await expect.poll(() => client.pid === undefined || !isAlive(client.pid), { timeout: 10_000 }).toBe(true);
+      };
+      const sft = () =>
+        client.request("policy.sft_step", { examples: [{ prompt: [0], tokens: [4, 5, 1] }], learning_rate: 0.05 });
+      const step = () =>
+        client.request("policy.step", {
+          learning_rate: 0.01,
+          kl_coef: 0.5,
+          groups: [{ prompt: [0], sequences: [{ tokens: [4, 5, 1], logp_old: [-1, -1, -1], advantage: 1 }] }],
+        });
+      try {
+        // init → set_reference → crash: policy.init again with the same seed, then the reference.
+        await client.request("policy.init", { model: TINY, seed: 5 });
+        await client.request("policy.set_reference", {});
+        await kill();
+        expect((await client.request("health", {})).policy).toMatchObject({ reference: true });
+        expect(restarts.at(-1)).toMatchObject({ restoredFrom: "init", replayed: ["policy.set_reference"] });
+
+        // init → sft → checkpoint → set_reference → crash: the checkpoint, then the reference of its weights.
+        await sft();
+        await client.request("checkpoint.save", { dir: join(dir, "before-reference") });
+        await client.request("policy.set_reference", {});
+        // The first step's KL is measured at the reference's own weights.
+        expect((await step()).kl).toBeCloseTo(0, 9);
+        await kill();
+        expect((await client.request("health", {})).policy).toMatchObject({ reference: true });
+        expect(restarts.at(-1)).toMatchObject({
+          restoredFrom: "checkpoint",
+          replayed: ["policy.set_reference"],
+          lostSteps: 1,
+        });
+        // Without its reference the KL would read 0 however far the policy moved.
+        await step();
+        expect((await step()).kl).toBeGreaterThan(0);
+
+        // checkpoint → sft → set_reference → crash: that reference's weights are gone; the call says so.
+        await client.request("checkpoint.save", { dir: join(dir, "after") });
+        await sft();
+        await client.request("policy.set_reference", {});
+        await kill();
+        const lost = await failure(step());
+        expect(lost).toBeInstanceOf(SidecarStateLostError);
+        expect(lost).toMatchObject({
+          code: "sidecar.state-lost",
+          resource: "policy",
+          state: "reference",
+          lostSteps: 1,
+        });
+        // The new sidecar holds no policy rather than one without its reference.
+        expect(await failure(step())).toMatchObject({ fault: "no_policy" });
+
+        // μ likewise: mu.init → mu.set_reference → crash brings its reference back.
+        await client.request("mu.init", { model: TINY, seed: 4 });
+        await client.request("mu.set_reference", {});
+        await kill();
+        expect((await client.request("health", {})).mu).toMatchObject({ reference: true });
       } finally {
         await client.close();
       }

@@ -3,11 +3,17 @@ import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runEffect } from "@rubric/core/effect";
 import { Effect } from "effect";
-import { SidecarClosedError, SidecarCrashedError, SidecarPolicyLostError, type SidecarFailure } from "../errors.js";
+import {
+  SidecarClosedError,
+  SidecarCrashedError,
+  SidecarPolicyLostError,
+  SidecarStateLostError,
+  type SidecarFailure,
+} from "../errors.js";
 import { SidecarProcess, type SidecarLaunch } from "../process/process.js";
 import type { TrainingMetrics } from "../wire/envelope.js";
 import type { ParamsOf, ResultOf, SidecarMethod } from "../wire/methods.js";
-import type { PolicyInitParams } from "../wire/policy.js";
+import { MU_CALLS, POLICY_CALLS, type RestorePlan, RestorePoint } from "./restore.js";
 
 export interface SidecarOptions {
   /** The Python interpreter. Default `/usr/bin/python3` when it exists (Debian's, where python3-torch installs), else `python3` on PATH. */
@@ -51,14 +57,18 @@ export interface SidecarOptions {
   /**
    * Called after a crashed sidecar was restarted and its policy restored: from the last
    * checkpoint (`lostSteps` training steps taken after it are gone, and said so in the log too),
-   * or from `policy.init` when no step had been taken since. A trained policy with no checkpoint
-   * is not reset to its initial weights: the call fails with `SidecarPolicyLostError` instead.
+   * or from `policy.init` when no step had been taken since, then the state calls made since
+   * that can be replayed exactly (`replayed`: a KL reference frozen at those weights, an
+   * optimiser reset). A trained policy with no checkpoint is not reset to its initial weights:
+   * the call fails with `SidecarPolicyLostError`; a reference frozen after lost steps fails it
+   * with `SidecarStateLostError`.
    */
   readonly onRestart?: (restart: {
     readonly attempt: number;
     readonly restoredFrom: "checkpoint" | "init" | "nothing";
     readonly checkpoint?: string;
     readonly lostSteps: number;
+    readonly replayed: readonly SidecarMethod[];
   }) => void;
 }
 
@@ -135,13 +145,12 @@ export class SidecarClient {
   readonly #launch: SidecarLaunch;
   readonly #lock = Effect.unsafeMakeSemaphore(1);
   #process: SidecarProcess | undefined;
-  #init: PolicyInitParams | undefined;
-  #checkpoint: string | undefined;
   #restarts = 0;
-  /** μ's restore point, kept apart from the policy's: its init params, or the checkpoint it was last saved to or loaded from. */
-  #mu: { init?: ParamsOf<"mu.init">; checkpoint?: string; stepsSince: number } | undefined;
-  /** Training steps since the policy's restore point (its init or last checkpoint): what a restart would lose. */
-  #stepsSinceRestorePoint = 0;
+  /** One restore point per resource the sidecar holds: the policy's and μ's, kept apart. */
+  readonly #policy = new RestorePoint(POLICY_CALLS);
+  readonly #mu = new RestorePoint(MU_CALLS);
+  /** The policy's last checkpoint saved or loaded since its last policy.init. */
+  #checkpoint: string | undefined;
   #closed = false;
 
   private constructor(options: SidecarOptions) {
@@ -228,22 +237,11 @@ export class SidecarClient {
 
   #remember<M extends SidecarMethod>(method: M, params: ParamsOf<M>): Effect.Effect<void> {
     return Effect.sync(() => {
-      if (method === "policy.init") {
-        this.#init = params as PolicyInitParams;
+      if (method === "policy.init")
         this.#checkpoint = undefined; // a new policy: older checkpoints are another model's
-        this.#stepsSinceRestorePoint = 0;
-      } else if (method === "checkpoint.save" || method === "checkpoint.load") {
+      else if (method === "checkpoint.save" || method === "checkpoint.load")
         this.#checkpoint = (params as ParamsOf<"checkpoint.save">).dir;
-        this.#stepsSinceRestorePoint = 0;
-      } else if (method === "policy.step" || method === "policy.sft_step") {
-        this.#stepsSinceRestorePoint++;
-      } else if (method === "mu.init") {
-        this.#mu = { init: params as ParamsOf<"mu.init">, stepsSince: 0 };
-      } else if (method === "mu.save" || method === "mu.load") {
-        this.#mu = { checkpoint: (params as ParamsOf<"mu.save">).dir, stepsSince: 0 };
-      } else if ((method === "mu.step" || method === "mu.sft") && this.#mu !== undefined) {
-        this.#mu.stepsSince++;
-      }
+      for (const point of [this.#policy, this.#mu]) if (point.owns(method)) point.remember(method, params);
     });
   }
 
@@ -278,66 +276,81 @@ export class SidecarClient {
 
   /**
    * μ after a restart, before the policy (whose restore may fail the call): from its checkpoint, or
-   * re-initialised when it was never trained. A trained μ with no checkpoint is not reset to its
-   * initial weights: the new sidecar holds no μ (`mu.*` answers `no_policy`) and the log says why.
+   * re-initialised when it was never trained, then its reference when that can be rebuilt. A
+   * trained μ with no checkpoint is not reset to its initial weights: the new sidecar holds no μ
+   * (`mu.*` answers `no_policy`) and the log says why; a reference that cannot be rebuilt fails
+   * the call.
    */
   #restoreMu(sidecar: SidecarProcess): Effect.Effect<void, SidecarFailure> {
-    const mu = this.#mu;
-    if (mu === undefined) return Effect.void;
-    const timeoutMs = this.#options.requestTimeoutMs ?? 600_000;
-    const lost = mu.stepsSince;
-    mu.stepsSince = 0;
-    if (mu.checkpoint !== undefined) {
-      if (lost > 0)
+    const plan = this.#mu.plan();
+    if (plan.kind === "nothing") return Effect.void;
+    if (plan.kind === "lost" && plan.state === "weights")
+      return Effect.sync(() =>
         this.#launch.onLog(
-          `rubric-sidecar: restored μ from ${mu.checkpoint}; the ${lost} μ training step(s) taken after it were lost with the crashed sidecar`,
-        );
-      return Effect.asVoid(sidecar.request("mu.load", { dir: mu.checkpoint }, timeoutMs));
-    }
-    if (mu.init !== undefined && lost === 0) return Effect.asVoid(sidecar.request("mu.init", mu.init, timeoutMs));
-    this.#mu = undefined;
-    return Effect.sync(() =>
+          `rubric-sidecar: μ was trained for ${plan.lostSteps} step(s) with no checkpoint since mu.init and is lost; the new sidecar holds no μ (save with mu.save to survive a crash)`,
+        ),
+      );
+    if (plan.kind === "lost") return Effect.fail(stateLost("μ", plan));
+    if (plan.lostSteps > 0)
       this.#launch.onLog(
-        `rubric-sidecar: μ was trained for ${lost} step(s) with no checkpoint since mu.init and is lost; the new sidecar holds no μ (save with mu.save to survive a crash)`,
+        `rubric-sidecar: restored μ from ${plan.checkpoint}; the ${plan.lostSteps} μ training step(s) taken after it were lost with the crashed sidecar`,
+      );
+    return this.#send(sidecar, plan);
+  }
+
+  #restore(sidecar: SidecarProcess): Effect.Effect<void, SidecarFailure> {
+    const attempt = this.#restarts;
+    const plan = this.#policy.plan();
+    if (plan.kind === "nothing")
+      return Effect.sync(() =>
+        this.#options.onRestart?.({ attempt, restoredFrom: "nothing", lostSteps: 0, replayed: [] }),
+      );
+    if (plan.kind === "lost") {
+      this.#checkpoint = undefined;
+      // Re-initialising would hand back the initial weights as if nothing had happened.
+      if (plan.state === "weights")
+        return Effect.fail(
+          new SidecarPolicyLostError({
+            message: `the sidecar crashed after ${plan.lostSteps} training step(s) with no checkpoint since policy.init; the trained policy is lost. The new sidecar holds no policy: save checkpoints (checkpoint.save) to survive a crash, or call policy.init again to start over`,
+            lostSteps: plan.lostSteps,
+          }),
+        );
+      return Effect.fail(stateLost("policy", plan));
+    }
+    if (plan.lostSteps > 0)
+      this.#launch.onLog(
+        `rubric-sidecar: restored ${plan.checkpoint}; the ${plan.lostSteps} training step(s) taken after it were lost with the crashed sidecar`,
+      );
+    return this.#send(sidecar, plan).pipe(
+      Effect.andThen(() =>
+        this.#options.onRestart?.({
+          attempt,
+          restoredFrom: plan.from,
+          checkpoint: plan.checkpoint,
+          lostSteps: plan.lostSteps,
+          replayed: plan.replayed,
+        }),
       ),
     );
   }
 
-  #restore(sidecar: SidecarProcess): Effect.Effect<void, SidecarFailure> {
+  /** The calls of a restore plan, in order, on the fresh sidecar. */
+  #send(sidecar: SidecarProcess, plan: Extract<RestorePlan, { kind: "restore" }>): Effect.Effect<void, SidecarFailure> {
     const timeoutMs = this.#options.requestTimeoutMs ?? 600_000;
-    const attempt = this.#restarts;
-    const lostSteps = this.#stepsSinceRestorePoint;
-    this.#stepsSinceRestorePoint = 0;
-    if (this.#checkpoint !== undefined) {
-      const checkpoint = this.#checkpoint;
-      if (lostSteps > 0)
-        this.#launch.onLog(
-          `rubric-sidecar: restored ${checkpoint}; the ${lostSteps} training step(s) taken after it were lost with the crashed sidecar`,
-        );
-      return sidecar
-        .request("checkpoint.load", { dir: checkpoint }, timeoutMs)
-        .pipe(
-          Effect.andThen(() =>
-            this.#options.onRestart?.({ attempt, restoredFrom: "checkpoint", checkpoint, lostSteps }),
-          ),
-        );
-    }
-    if (this.#init !== undefined && lostSteps > 0) {
-      // Re-initialising would hand back the initial weights as if nothing had happened.
-      this.#init = undefined;
-      return Effect.fail(
-        new SidecarPolicyLostError({
-          message: `the sidecar crashed after ${lostSteps} training step(s) with no checkpoint since policy.init; the trained policy is lost. The new sidecar holds no policy: save checkpoints (checkpoint.save) to survive a crash, or call policy.init again to start over`,
-          lostSteps,
-        }),
-      );
-    }
-    if (this.#init !== undefined)
-      return sidecar
-        .request("policy.init", this.#init, timeoutMs)
-        .pipe(Effect.andThen(() => this.#options.onRestart?.({ attempt, restoredFrom: "init", lostSteps: 0 })));
-    return Effect.sync(() => this.#options.onRestart?.({ attempt, restoredFrom: "nothing", lostSteps: 0 }));
+    return Effect.forEach(plan.calls, (call) => sidecar.request(call.method, call.params as never, timeoutMs), {
+      discard: true,
+    });
   }
+}
+
+function stateLost(resource: "policy" | "μ", plan: Extract<RestorePlan, { kind: "lost" }>): SidecarStateLostError {
+  const load = resource === "policy" ? "checkpoint.load" : "mu.load";
+  return new SidecarStateLostError({
+    message: `the sidecar crashed and ${plan.why}; the new sidecar holds no ${resource}. Load a checkpoint (${load}) and set the reference again knowingly, or start over`,
+    resource,
+    state: "reference",
+    lostSteps: plan.lostSteps,
+  });
 }
 
 /**
