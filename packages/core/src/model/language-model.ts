@@ -3,8 +3,8 @@ import { z } from "zod";
 /**
  * The one small interface every model provider implements (as the Vercel AI SDK's
  * `LanguageModelV2`): plain data in, plain data out. Judges, managers and stakeholders hold a
- * `LanguageModel` and never know which provider is behind it; providers live in
- * `@rubric/verifiers` and are swapped by passing a different object.
+ * `LanguageModel` and never know which provider is behind it; providers live in their own
+ * package, `@rubric/providers`, and are swapped by passing a different object.
  */
 
 export const ChatMessageSchema = z.strictObject({

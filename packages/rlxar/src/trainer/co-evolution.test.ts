@@ -1,4 +1,4 @@
-import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readManifest, RubricModel } from "@rubric/arco-heads";
@@ -6,7 +6,7 @@ import { RemoteMu, SidecarClient } from "@rubric/sidecar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEYS, type LookupTask, lookupEnvironment, TablePolicy } from "../__fixtures__/lookup.js";
 import { episodeSteps, rollout } from "../rollout/rollout.js";
-import { RlxarInputError } from "../errors.js";
+import { RlxarFileError, RlxarInputError } from "../errors.js";
 import { contrastScores } from "../diagnostics/step-scores.js";
 import { MuCritic } from "../critic/mu-critic.js";
 import { createMu } from "../mu/sidecar-mu.js";
@@ -286,6 +286,13 @@ describe("trainCoEvolution on a user's environment with a real μ", () => {
       await expect(run(new TablePolicy(), { onEvent: crash })).rejects.toThrow("power cut");
       // a run is there: resuming must be asked for
       await expect(run(new TablePolicy())).rejects.toThrow(RlxarInputError);
+      // a damaged log is refused by name and line, not trusted
+      const logText = await readFile(join(dir, "log.jsonl"), "utf8");
+      await writeFile(join(dir, "log.jsonl"), `${logText}{"type":"batch","epoch":"one"}\n`);
+      const damaged = run(new TablePolicy(), { resume: true });
+      await expect(damaged).rejects.toThrow(RlxarFileError);
+      await expect(damaged).rejects.toThrow(/line 3.*epoch/);
+      await writeFile(join(dir, "log.jsonl"), logText);
       const events: TrainerEvent[] = [];
       const resumedPolicy = new TablePolicy();
       await run(resumedPolicy, { resume: true, onEvent: (event) => events.push(event) });

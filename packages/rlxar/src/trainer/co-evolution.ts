@@ -1,6 +1,6 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createRng, formatZodIssues, shuffle } from "@rubric/core";
+import { createRng, formatRubricIssue, formatZodIssues, readJsonLines, shuffle } from "@rubric/core";
 import { z } from "zod";
 import { RlxarFileError, RlxarInputError } from "../errors.js";
 import type { Environment } from "../environment/environment.js";
@@ -47,6 +47,44 @@ export type TrainerLogLine =
       readonly tasks: number;
       readonly metrics: Readonly<Record<string, number>>;
     };
+
+/**
+ * A log line as read back on resume: every field checked, so a damaged or foreign log is an
+ * `RlxarFileError` naming its line, never a record trusted by a cast.
+ */
+const TrainerLogLineSchema = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("batch"),
+    epoch: z.number().int(),
+    batch: z.number().int(),
+    phase: z.enum(["sparse", "dense"]),
+    rollouts: z.number().int(),
+    steps: z.number().int(),
+    meanReward: z.number(),
+    meanStepSum: z.number().optional(),
+    policy: z
+      .object({ policyLoss: z.number(), kl: z.number(), gradNorm: z.number(), samples: z.number().int() })
+      .optional(),
+    mu: z.record(z.string(), z.unknown()).optional(),
+    muVersion: z.number().int().optional(),
+    ms: z.object({
+      environment: z.number(),
+      policy: z.number(),
+      muInference: z.number(),
+      policyUpdate: z.number(),
+      muTraining: z.number(),
+      exportReload: z.number(),
+    }),
+  }),
+  z.object({
+    type: z.literal("eval"),
+    epoch: z.number().int(),
+    tasks: z.number().int(),
+    metrics: z.record(z.string(), z.number()),
+  }),
+]);
+/** The schema reads exactly the lines the trainer writes (a type error here if the two drift apart). */
+const asLogLine = (line: z.output<typeof TrainerLogLineSchema>): TrainerLogLine => line;
 
 /** What the trainer reports as it goes (the CLI draws a progress bar from it). */
 export type TrainerEvent =
@@ -211,6 +249,8 @@ export async function trainCoEvolution<Task>(options: CoEvolutionOptions<Task>):
       if (done > plan.length) {
         throw new RlxarFileError(statePath, [`batches: ${done} finished, but this run plans ${plan.length}`]);
       }
+      // Read (and checked) before anything is restored: a damaged log changes nothing.
+      const previous = readLog(join(directory, LOG_FILE));
       if (trainable !== undefined) await trainable.restore(join(directory, POLICY_DIR));
       if (critic?.coEvolves === true) {
         if (state.muVersion !== undefined && critic.version !== state.muVersion) {
@@ -225,7 +265,7 @@ export async function trainCoEvolution<Task>(options: CoEvolutionOptions<Task>):
       const lastEpoch = done === 0 ? 0 : plan[done - 1]!.epoch;
       const epochDone = done > 0 && plan[done]?.epoch !== lastEpoch;
       let batches = 0;
-      for (const line of readLog(join(directory, LOG_FILE))) {
+      for (const line of previous) {
         if (
           line.type === "batch" ? ++batches <= done : line.epoch < lastEpoch || (epochDone && line.epoch === lastEpoch)
         ) {
@@ -400,14 +440,7 @@ function writeState(path: string, state: z.infer<typeof StateSchema>): void {
 
 function readLog(path: string): TrainerLogLine[] {
   if (!existsSync(path)) return [];
-  return readFileSync(path, "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line, i) => {
-      try {
-        return JSON.parse(line) as TrainerLogLine;
-      } catch (error) {
-        throw new RlxarFileError(path, [`line ${i + 1}: not JSON: ${(error as Error).message}`]);
-      }
-    });
+  const { records, issues } = readJsonLines(readFileSync(path, "utf8"), TrainerLogLineSchema, { source: path });
+  if (issues.length > 0) throw new RlxarFileError(path, issues.map(formatRubricIssue));
+  return records.map((record) => asLogLine(record.value));
 }
