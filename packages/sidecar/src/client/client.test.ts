@@ -72,7 +72,9 @@ describe("SidecarClient", () => {
       "rubric_trainer",
       "serve",
     ]);
-    expect(() => sidecarCommand({ torchrun: { nprocPerNode: 0 } })).toThrow(RangeError);
+    expect(() => sidecarCommand({ torchrun: { nprocPerNode: 0 } })).toThrow(
+      expect.objectContaining({ code: "sidecar.start", message: expect.stringContaining("nprocPerNode") }),
+    );
     const health = await client.request("health", {});
     expect(health).toMatchObject({ ok: true, world_size: 1, pid: client.pid, mu: null });
     expect(health.torch).toMatch(/^\d+\.\d+/);

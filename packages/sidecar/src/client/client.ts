@@ -7,6 +7,7 @@ import {
   SidecarClosedError,
   SidecarCrashedError,
   SidecarPolicyLostError,
+  SidecarStartError,
   SidecarStateLostError,
   type SidecarFailure,
 } from "../errors.js";
@@ -107,7 +108,11 @@ export function sidecarCommand(options: SidecarOptions): { command: string; args
   if (options.torchrun === undefined) return { command: python, args: serve };
   const { nprocPerNode, args = ["--standalone"] } = options.torchrun;
   if (!Number.isInteger(nprocPerNode) || nprocPerNode < 1)
-    throw new RangeError(`torchrun.nprocPerNode must be an integer ≥ 1, got ${nprocPerNode}`);
+    // It cannot start with such a launch: the start failure, named before any process is spawned.
+    throw new SidecarStartError({
+      message: `options.torchrun.nprocPerNode must be an integer ≥ 1, got ${nprocPerNode}`,
+      stderr: "",
+    });
   // --redirects/--tee 2: torch 1.13's parser of the default "0" breaks on Python 3.11 (its enum
   // iteration skips the zero flag); 2 sends the ranks' stderr to files and on to this stderr.
   return {
