@@ -2,7 +2,8 @@
 // (tsup.base.ts `libraryBuild`): each library entry `name` is the subpath `./<name>` (`index` is `.`)
 // with an ESM and a CommonJS door, each with its own declarations; a bin entry is ESM only.
 //
-//   node scripts/package-exports.mjs --check   fails naming each package.json field that differs
+//   node scripts/package-exports.mjs --check   fails naming each package.json field that differs,
+//                                              then prints how many names each package's door exports
 //   node scripts/package-exports.mjs --write   rewrites those fields (exports, main, module, types)
 //
 // Exports that do not point into dist/ (data files such as `./schemas/*.json`) are kept as written.
@@ -71,6 +72,35 @@ export function differences(manifest, fields, bins) {
   return out;
 }
 
+/**
+ * The names a door (`src/index.ts`) exports, values and types apart: every `export { … } from`,
+ * `export type { … } from` and declared export. A door should hold what a user or a sibling
+ * package needs, nothing only tests use; the count makes a widening door visible in review.
+ */
+export function exportedNames(source) {
+  const values = new Set();
+  const types = new Set();
+  for (const [, typeOnly, list] of source.matchAll(/export\s+(type\s+)?\{([^}]*)\}/g)) {
+    for (const raw of list.split(",")) {
+      const entry = raw.replace(/\/\/.*$/gm, "").trim();
+      if (entry === "") continue;
+      const isType = typeOnly !== undefined || entry.startsWith("type ");
+      const name = entry
+        .replace(/^type\s+/, "")
+        .split(/\s+as\s+/)
+        .pop()
+        .trim();
+      (isType ? types : values).add(name);
+    }
+  }
+  for (const [, kind, name] of source.matchAll(
+    /export\s+(?:declare\s+)?(const|let|function|class|type|interface|enum)\s+(\w+)/g,
+  )) {
+    (kind === "type" || kind === "interface" ? types : values).add(name);
+  }
+  return { values: [...values], types: [...types] };
+}
+
 /** JSON with non-ASCII characters escaped, as the package.json files are written. */
 function asciiJson(value) {
   return JSON.stringify(value, null, 2).replace(
@@ -111,6 +141,13 @@ async function main() {
     );
     if (mode === "--check") console.error("fix with: node scripts/package-exports.mjs --write");
     process.exit(1);
+  }
+  if (mode === "--check") {
+    const rows = [...publishedPackages()].map(([name, dir]) => {
+      const { values, types } = exportedNames(readFileSync(path.join(dir, "src", "index.ts"), "utf8"));
+      return `${String(values.length + types.length).padStart(5)} ${String(values.length).padStart(7)} ${String(types.length).padStart(6)}  ${name}`;
+    });
+    console.log(`names each door exports (src/index.ts):\n total  values  types  package\n${rows.join("\n")}`);
   }
 }
 
