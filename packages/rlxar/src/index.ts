@@ -110,8 +110,6 @@ export {
 } from "./trainer/settings.js";
 export {
   isTrainable,
-  meanMetrics,
-  planBatches,
   trainCoEvolution,
   type BatchDetail,
   type BatchTiming,
@@ -144,7 +142,7 @@ export {
   type PolicyPromptOptions,
   type PromptEnvironment,
 } from "./policy/prompts.js";
-export { llmPolicy, rowSeed, type LlmPolicyOptions, type LlmTrace } from "./policy/llm-policy.js";
+export { llmPolicy, type LlmPolicyOptions, type LlmTrace } from "./policy/llm-policy.js";
 export {
   GREEDY_TEMPERATURE,
   SidecarTraceSchema,
@@ -188,7 +186,6 @@ export {
   type SpanShape,
   type ViewReading,
 } from "./policy/extractive/candidates.js";
-export { FEATURE_NAMES } from "./policy/extractive/features.js";
 export type { AnswerType, QuestionCues } from "./policy/extractive/question.js";
 export type { Word } from "./policy/extractive/spans.js";
 export {
