@@ -140,7 +140,7 @@ export class MuCritic implements StepCritic {
     if (this.#criteria.kind === "generated") {
       return model.rateSteps(shown, {
         ...prompt,
-        ...(this.#options.maxNewTokens === undefined ? {} : { maxNewTokens: this.#options.maxNewTokens }),
+        maxNewTokens: this.#options.maxNewTokens,
       });
     }
     const list = this.#criteria.kind === "fixed" ? [...this.#criteria.criteria] : [];

@@ -114,11 +114,11 @@ function toQuestion(row: HotpotRow): HotpotQuestion {
     id: row._id,
     question: row.question,
     answer: row.answer,
-    ...(row.type === undefined ? {} : { type: row.type }),
-    ...(row.level === undefined ? {} : { level: row.level }),
+    type: row.type,
+    level: row.level,
     paragraphs: row.context.map(([title, sentences]) => ({ title, sentences, text: sentences.join(joiner) })),
     supportingTitles,
-    ...(facts === undefined ? {} : { supportingFacts: facts }),
+    supportingFacts: facts,
   };
 }
 

@@ -209,8 +209,8 @@ export async function createMu(
       max_seq_len: shape.maxSequence ?? 1024,
     },
     k,
-    ...(options.seed === undefined ? {} : { seed: options.seed }),
-    ...(options.pooling === undefined ? {} : { pooling: options.pooling }),
+    seed: options.seed,
+    pooling: options.pooling,
   });
   if (options.sft !== undefined) {
     await sftMu(mu, tokenizer, options.sft.examples, options.sft);

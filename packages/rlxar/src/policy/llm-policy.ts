@@ -94,11 +94,7 @@ export function llmPolicy(model: LanguageModel, options: LlmPolicyOptions): Poli
         // end-of-sequence, a `length` was cut at maxTokens.
         const trace: LlmTrace | undefined =
           choice.finishReason === undefined ? undefined : { finishReason: choice.finishReason };
-        const decision: PolicyDecision = {
-          text: choice.text,
-          ...(logProb === undefined ? {} : { logProb }),
-          ...(trace === undefined ? {} : { trace }),
-        };
+        const decision: PolicyDecision = { text: choice.text, logProb, trace };
         return Effect.succeed(decision);
       }),
     );

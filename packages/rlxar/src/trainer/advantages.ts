@@ -76,10 +76,7 @@ export function denseAdvantages(
     }
     return { stepScores: scores, buckets: actionBuckets(episode) };
   });
-  const advantages = stepAdvantages(input, {
-    ...(options.scale === undefined ? {} : { scale: options.scale }),
-    ...(options.gamma === undefined ? {} : { gamma: options.gamma }),
-  });
+  const advantages = stepAdvantages(input, { scale: options.scale, gamma: options.gamma });
   if (options.outcomeAtTerminal === true) {
     const mean = episodes.reduce((sum, episode) => sum + episode.reward, 0) / episodes.length;
     advantages.forEach((row, e) => {
