@@ -27,6 +27,22 @@ describe("evaluateHotpotQa", () => {
     expect(result.f1).toBeCloseTo((1 + partial.f1 + result.perQuestion[c!.id]!.f1) / 4, 12);
   });
 
+  it("scores a question whose id is __proto__ like any other, from the file and in the result", () => {
+    const [a, b, c] = dev;
+    const questions = [{ ...a!, id: "__proto__" }, b!, c!];
+    const predictions = readHotpotPredictions(
+      `{"answer": {"__proto__": ${JSON.stringify(a!.answer)}, ${JSON.stringify(b!.id)}: ${JSON.stringify(b!.answer)}}}`,
+      "preds.json",
+    );
+    expect(Object.keys(predictions.answer)).toEqual(["__proto__", b!.id]);
+    const result = evaluateHotpotQa(questions, predictions);
+    expect(result.em).toBeCloseTo(2 / 3, 12);
+    expect(Object.hasOwn(result.perQuestion, "__proto__")).toBe(true);
+    expect(result.perQuestion.__proto__).toEqual({ em: 1, f1: 1, arcoEm: 1 });
+    expect(JSON.stringify(result.perQuestion)).toContain('"__proto__":{"em":1,"f1":1,"arcoEm":1}');
+    expect(() => readHotpotPredictions('{"answer": {"__proto__": 7}}', "preds.json")).toThrow(/answer\.__proto__/);
+  });
+
   it("reports ARCO's EM beside the official one", () => {
     const yes = loadHotpotQa(HOTPOT_DEV).find((q) => q.answer === "yes")!;
     const result = evaluateHotpotQa([yes], { answer: { [yes.id]: "Yes, both are." } });

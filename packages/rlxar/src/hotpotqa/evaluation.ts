@@ -30,14 +30,42 @@ export function readHotpotPredictions(text: string, source: string): HotpotPredi
     throw new RlxarFileError(source, [`(root): not JSON (${(error as Error).message})`]);
   }
   const parsed = HotpotPredictionsSchema.safeParse(value);
-  if (!parsed.success)
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((issue) => ({ path: issue.path, message: issue.message }));
+  // zod's record leaves out a key named "__proto__", which is an id like any other here: the maps
+  // are rebuilt from the file's own keys, each value checked as the schema checks it.
+  const raw = (parsed.success ? value : {}) as { answer: object; sp?: object };
+  const answer = ownRecord(raw.answer, HotpotPredictionsSchema.shape.answer.valueType, "answer", problems);
+  const sp =
+    raw.sp === undefined
+      ? undefined
+      : ownRecord(raw.sp, HotpotPredictionsSchema.shape.sp.unwrap().valueType, "sp", problems);
+  if (problems.length > 0)
     throw new RlxarFileError(
       source,
-      parsed.error.issues.map((issue) =>
-        formatRubricIssue({ path: formatZodPath(issue.path), message: issue.message }),
-      ),
+      problems.map((issue) => formatRubricIssue({ path: formatZodPath(issue.path), message: issue.message })),
     );
-  return parsed.data;
+  return { answer, sp };
+}
+
+/** A map of the object's own keys (any id, `__proto__` included) whose values `item` accepts. */
+function ownRecord<T>(
+  raw: object | undefined,
+  item: z.ZodType<T>,
+  field: string,
+  problems: { path: PropertyKey[]; message: string }[],
+): Record<string, T> {
+  const out = Object.create(null) as Record<string, T>;
+  for (const [key, entry] of Object.entries(raw ?? {})) {
+    const checked = item.safeParse(entry);
+    if (checked.success) out[key] = checked.data;
+    // The schema has reported every other key's fault already; only the one it skipped is new.
+    else if (key === "__proto__")
+      for (const issue of checked.error.issues)
+        problems.push({ path: [field, key, ...issue.path], message: issue.message });
+  }
+  return out;
 }
 
 /** One question's scores. */
@@ -75,7 +103,8 @@ export function evaluateHotpotQa(
 ): HotpotEvaluation {
   // A mean over no questions would be a number that measured nothing.
   if (questions.length === 0) throw new RlxarInputError("questions", "no questions to score");
-  const perQuestion: Record<string, HotpotQuestionScore> = {};
+  // Ids are data: a question whose id is "__proto__" is a key, never the object's prototype.
+  const perQuestion = Object.create(null) as Record<string, HotpotQuestionScore>;
   const missing: string[] = [];
   let em = 0;
   let f1 = 0;

@@ -13,6 +13,8 @@ describe("HotpotQA answer metrics (the official script's semantics)", () => {
     // Python's \b is Unicode-aware: "the" glued to é is not a word of its own.
     expect(normalizeAnswer("éthe the")).toBe("éthe");
     expect(normalizeAnswer("Café «Noir»")).toBe("café «noir»"); // only ASCII punctuation is dropped
+    expect(exactMatch("Yes\ufeff", "yes")).toBe(0); // the official script keeps the BOM
+    expect(normalizeAnswer("Paris\x1eFrance\x85")).toBe("paris france");
   });
 
   it("exact match compares normalised strings", () => {
@@ -70,6 +72,14 @@ describe("against the official script, run in Python", () => {
       "\t",
       "«",
       "ß",
+      // Where Python's whitespace and JavaScript's differ: the byte-order mark is not whitespace
+      // to Python; the information separators and NEL are.
+      "\ufeff",
+      "\x85",
+      "\x1c",
+      "\x1f",
+      "\u2028",
+      "\u3000",
     ];
     const text = () =>
       Array.from({ length: 1 + rng.int(8) }, () => parts[rng.int(parts.length)]).join(rng.next() < 0.5 ? " " : "");

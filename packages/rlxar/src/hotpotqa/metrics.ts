@@ -4,13 +4,16 @@
  *
  * Normalisation, in the official order: lower-case; drop ASCII punctuation (Python's
  * `string.punctuation`); drop the words a, an, the (Python's Unicode-aware `\b`, so a letter such
- * as é next to them keeps them); collapse whitespace.
+ * as é next to them keeps them); collapse whitespace as Python's `str.split()` sees it.
  */
 
 const PUNCTUATION = new Set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~");
 // Python 3's `\b(a|an|the)\b` on str: word characters are Unicode letters, digits and `_`.
 const ARTICLES = /(?<![\p{L}\p{N}_])(?:a|an|the)(?![\p{L}\p{N}_])/gu;
 const SPECIAL = new Set(["yes", "no", "noanswer"]);
+// Python's `str.split()` whitespace, which differs from JavaScript's `\s`: it has the separators
+// \x1c–\x1f and NEL (\x85), and not the byte-order mark \ufeff ("Yes\ufeff" is not "yes" there).
+const PYTHON_WHITESPACE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/u;
 
 /**
  * An answer as the official script compares it.
@@ -22,7 +25,7 @@ export function normalizeAnswer(text: string): string {
   const lower = text.toLowerCase();
   let unpunctuated = "";
   for (const ch of lower) if (!PUNCTUATION.has(ch)) unpunctuated += ch;
-  return unpunctuated.replace(ARTICLES, " ").split(/\s+/u).filter(Boolean).join(" ");
+  return unpunctuated.replace(ARTICLES, " ").split(PYTHON_WHITESPACE).filter(Boolean).join(" ");
 }
 
 /** Official exact match: the normalised strings are equal. */
