@@ -308,6 +308,15 @@ describe("ids that plain objects treat specially", () => {
     ]);
   });
 
+  it("a weights file whose weights sum past the largest double is refused, as a rubric file is", () => {
+    const huge = () => parseWeightFile({ weights: { a: 1e308, b: 1e308 } }, "w.json");
+    expect(huge).toThrow(VerdictValidationError);
+    expect(huge).toThrow(
+      /^w\.json: expected weights whose sum is finite, got 2 weights summing past Number\.MAX_VALUE/,
+    );
+    expect(parseWeightFile({ weights: { a: 1e308, b: 1 } }, "w.json")).toEqual({ a: 1e308, b: 1 });
+  });
+
   it("so a verdict for an id the rubric cannot have is refused by name, not silently lost", () => {
     const rubric = parseFlatRubric({
       id: "r",

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { weightSumIssue } from "../rubric/weight.js";
 import { formatRubricIssue } from "../rubric/errors.js";
 import { toRubricIssues } from "../rubric/issues.js";
 import { VerdictValidationError } from "./errors.js";
@@ -104,7 +105,13 @@ export function parseWeightFile(value: unknown, source = "weights"): Record<stri
   const raw = value as Record<string, unknown>;
   const record = "weights" in result.data && typeof result.data["weights"] === "object" ? raw["weights"] : raw;
   // fromEntries defines each key as an own property, so `__proto__` stays an entry.
-  return Object.fromEntries(ownEntries(record));
+  const weights = Object.fromEntries(ownEntries(record)) as Record<string, number>;
+  // Refused as a rubric file with the same weights is: every total and maximum in weight units
+  // would print as Infinity (`null` in JSON). Scoring itself would cope (weights are scaled by a
+  // power of two before they are summed), so overrides built in code are left alone.
+  const overflow = weightSumIssue(Object.values(weights), []);
+  if (overflow !== undefined) throw new VerdictValidationError(`${source}: ${overflow.message}`);
+  return weights;
 }
 
 function describeIssues(issues: readonly z.core.$ZodIssue[], source: string, shape: string): string {
