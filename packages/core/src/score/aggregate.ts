@@ -43,15 +43,28 @@ function fault(index: number, plan: FlatPlan | StagedPlan, aligned: AlignedVerdi
  * sum not (1e308 + 1e308); divided by this they are at most 2 each, so sums stay finite and ratios
  * of them exact. Dividing by a power of two is exact, so ordinary weights score to the same bits
  * as without it. Weights up to 1 cannot overflow a sum of any length a rubric has, and are left
- * alone so that tiny ones do not become subnormal.
+ * alone so that tiny ones do not become subnormal; weights near the smallest doubles are scaled up.
  */
 export function weightScale(weights: readonly number[], from: number, to: number, signs?: Int8Array): number {
   let largest = 0;
-  for (let i = from; i < to; i++)
-    if (weights[i]! > largest && (signs === undefined || signs[i] === 1)) largest = weights[i]!;
+  let largestAny = 0;
+  for (let i = from; i < to; i++) {
+    const w = weights[i]!;
+    if (w > largest && (signs === undefined || signs[i] === 1)) largest = w;
+    if (w > largestAny) largestAny = w;
+  }
   // log2(Number.MAX_VALUE) rounds to 1024, and 2 ** 1024 is Infinity.
-  return largest > 1 ? 2 ** Math.min(1023, Math.floor(Math.log2(largest))) : 1;
+  if (largest > 1) return 2 ** Math.min(1023, Math.floor(Math.log2(largest)));
+  // Weights near the smallest doubles lose their low bits when multiplied by a verdict's fraction
+  // (5e-324 × 0.5 rounds to 0): when every weight, penalties included, is that small, all are
+  // scaled up to near 1 first, again by an exact power of two (2 ** −1074, the smallest
+  // subnormal, is exact); a larger penalty beside them would overflow, so then nothing is scaled.
+  if (largestAny > 0 && largestAny < TINY_WEIGHT) return 2 ** Math.max(-1074, Math.floor(Math.log2(largestAny)));
+  return 1;
 }
+
+/** Below this, w × fraction may fall into the subnormal range and lose bits. */
+const TINY_WEIGHT = 2 ** -900;
 
 /** Flat weighted aggregation (HealthBench-style penalties). */
 export function aggregateFlat(

@@ -243,6 +243,15 @@ describe("weights near the largest double", () => {
     expect(reweight(scoreRubric(rubric, { a: 1, b: 0.5 }), { a: 1e308, b: 1e308 }).normalized).toBe(0.75);
   });
 
+  it("two criteria of the smallest subnormal weight scored 1 and 0.5 give 0.75, not 0.5", () => {
+    const rubric = parseFlatRubric({
+      id: "tiny",
+      criteria: ["a", "b"].map((id) => ({ id, text: id, weight: 5e-324, verifier: { kind: "llm-judge" } })),
+    });
+    expect(scoreRubric(rubric, { a: 1, b: 0.5 }).normalized).toBe(0.75);
+    expect(scoreRubric(rubric, { a: 0.5, b: 0.5 }, { weights: { a: 1e-310, b: 3e-310 } }).normalized).toBe(0.5);
+  });
+
   it("a staged stage of 1e308-weight rules renormalises without NaN", () => {
     const rubric = parseStagedRubric({
       category_name: "huge",
