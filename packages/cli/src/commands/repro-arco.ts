@@ -8,7 +8,7 @@ import { hotpotQa, llmPolicy } from "@rubric/rlxar";
 import { ARCO_METHODS, type ArcoMethod, type ArcoProgress, arcoConfig, runArco } from "@rubric/repro";
 import { z } from "zod";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
-import { integerFlag, listFlag, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
+import { integerFlag, listFlag, numberFlag, switchFlag, textFlag, MAX_SEEDS } from "../flags/flag.js";
 import { type CliIO, findSharedData, InputFileError, UsageError } from "../io.js";
 import { progressBar } from "../progress.js";
 import { OutputExistsError, prepareResultFiles } from "../results/result-files.js";
@@ -23,7 +23,7 @@ const arcoFlags = {
   quick: switchFlag(
     "1 seed, 48 train and 80 dev questions, 1 sparse + 1 dense epoch, no K sweep (about 3 minutes on 2 cores)",
   ),
-  seeds: integerFlag("<n>", "seeds 1..n (default 3; 1 with --quick or an LLM --policy)", { min: 1 }),
+  seeds: integerFlag("<n>", "seeds 1..n (default 3; 1 with --quick or an LLM --policy)", { min: 1, max: MAX_SEEDS }),
   trainData: textFlag(
     "<jsonl>",
     "training questions (default $RUBRIC_SHARED_DIR/data/hotpotqa/train.jsonl or ../shared/…)",

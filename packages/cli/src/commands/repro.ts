@@ -23,7 +23,7 @@ import { ErrorPolicySchema } from "@rubric/core";
 import { z } from "zod";
 import { EXIT } from "../exit-codes.js";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
-import { choiceFlag, integerFlag, listFlag, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
+import { choiceFlag, integerFlag, listFlag, numberFlag, switchFlag, textFlag, MAX_SEEDS } from "../flags/flag.js";
 import { LLAMA_CPP_GDPVAL_CONTEXT, UsageError, gdpvalDir, gdpvalTaskFlag, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
 import { prepareResultFiles, writeResultFile } from "../results/result-files.js";
@@ -36,7 +36,7 @@ const reproFlags = {
   quick: switchFlag(
     "2 seeds, 6 SFT epochs, 12 GSPO batches (about a minute here); with --manager sidecar 24 SFT epochs and 6 GSPO batches (about a quarter of an hour)",
   ),
-  seeds: integerFlag("<n>", "seeds 1..n (default 5; 2 with --quick)", { min: 1 }),
+  seeds: integerFlag("<n>", "seeds 1..n (default 5; 2 with --quick)", { min: 1, max: MAX_SEEDS }),
   objective: choiceFlag(
     "<name>",
     "gspo (default) | grpo | dr-grpo",

@@ -13,6 +13,7 @@ const demo = defineCommand({
     rubric: textFlag("<file>", "rubric file").required(),
     errorsAs: choiceFlag("<policy>", "error policy", ErrorPolicySchema),
     maxN: integerFlag("<n>", "largest N", { min: 1 }).default(8),
+    seeds: integerFlag("<n>", "seeds", { min: 1, max: 1000 }),
     taskIds: listFlag("<a,b>", "task ids"),
     ignoreGates: switchFlag("ignore gates"),
   },
@@ -61,6 +62,10 @@ describe("parseCommand", () => {
     );
     expect(usageMessage(["--rubric", "r", "--max-n", "0"])).toBe('--max-n: expected a positive integer, got "0"');
     expect(usageMessage(["--rubric", "r", "--max-n", "2.5"])).toBe('--max-n: expected a positive integer, got "2.5"');
+    // A count that sizes work has a bound: a billion seeds is a usage error, not an aborted Node.
+    expect(usageMessage(["--rubric", "r", "--seeds", "1000000000"])).toBe(
+      '--seeds: expected an integer in 1..1000, got "1000000000"',
+    );
     expect(usageMessage(["--rubric", "r", "--task-ids", ","])).toBe('--task-ids: expected at least one item, got ","');
   });
 

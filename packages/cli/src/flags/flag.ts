@@ -93,14 +93,22 @@ export function numberFlag(
   );
 }
 
-/** An integer ≥ `min`. */
-export function integerFlag(value: string, description: string, { min }: { min: number }): Flag<number | undefined> {
-  return numberFlag(
-    value,
-    description,
-    (n) => Number.isSafeInteger(n) && n >= min,
-    min === 1 ? "a positive integer" : `an integer ≥ ${min}`,
-  );
+/** The most seeds a reproduction takes: each is a whole training run; more is a typo, not a plan. */
+export const MAX_SEEDS = 1000;
+
+/**
+ * An integer ≥ `min`, and ≤ `max` when given: a count that sizes work or memory (seeds, epochs)
+ * takes a bound, so `--seeds 1000000000` is a usage error rather than an array Node cannot hold.
+ */
+export function integerFlag(
+  value: string,
+  description: string,
+  { min, max }: { min: number; max?: number },
+): Flag<number | undefined> {
+  const upper = max ?? Number.MAX_SAFE_INTEGER;
+  const range =
+    max === undefined ? (min === 1 ? "a positive integer" : `an integer ≥ ${min}`) : `an integer in ${min}..${max}`;
+  return numberFlag(value, description, (n) => Number.isSafeInteger(n) && n >= min && n <= upper, range);
 }
 
 /**
