@@ -38,7 +38,11 @@ describe("evaluateHotpotQa", () => {
     const result = evaluateHotpotQa(questions, predictions);
     expect(result.em).toBeCloseTo(2 / 3, 12);
     expect(Object.hasOwn(result.perQuestion, "__proto__")).toBe(true);
-    expect(result.perQuestion.__proto__).toEqual({ em: 1, f1: 1, arcoEm: 1 });
+    expect(Object.getOwnPropertyDescriptor(result.perQuestion, "__proto__")?.value).toEqual({
+      em: 1,
+      f1: 1,
+      arcoEm: 1,
+    });
     expect(JSON.stringify(result.perQuestion)).toContain('"__proto__":{"em":1,"f1":1,"arcoEm":1}');
     expect(() => readHotpotPredictions('{"answer": {"__proto__": 7}}', "preds.json")).toThrow(/answer\.__proto__/);
   });

@@ -12,8 +12,44 @@ const PUNCTUATION = new Set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~");
 const ARTICLES = /(?<![\p{L}\p{N}_])(?:a|an|the)(?![\p{L}\p{N}_])/gu;
 const SPECIAL = new Set(["yes", "no", "noanswer"]);
 // Python's `str.split()` whitespace, which differs from JavaScript's `\s`: it has the separators
-// \x1c–\x1f and NEL (\x85), and not the byte-order mark \ufeff ("Yes\ufeff" is not "yes" there).
-const PYTHON_WHITESPACE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/u;
+// U+001C–U+001F and NEL (U+0085), and not the byte-order mark U+FEFF ("Yes\ufeff" is not "yes"
+// there). Code points, not a regular expression: a character class of control characters is what
+// a reader (and the linter) takes for a mistake.
+const PYTHON_WHITESPACE = new Set([
+  0x09,
+  0x0a,
+  0x0b,
+  0x0c,
+  0x0d,
+  0x1c,
+  0x1d,
+  0x1e,
+  0x1f,
+  0x20,
+  0x85,
+  0xa0,
+  0x1680,
+  ...Array.from({ length: 11 }, (_, i) => 0x2000 + i),
+  0x2028,
+  0x2029,
+  0x202f,
+  0x205f,
+  0x3000,
+]);
+
+/** `text.split()` as Python splits a str: on runs of its whitespace, empty pieces dropped. */
+function pythonSplit(text: string): string[] {
+  const words: string[] = [];
+  let word = "";
+  for (const ch of text) {
+    if (PYTHON_WHITESPACE.has(ch.codePointAt(0)!)) {
+      if (word !== "") words.push(word);
+      word = "";
+    } else word += ch;
+  }
+  if (word !== "") words.push(word);
+  return words;
+}
 
 /**
  * An answer as the official script compares it.
@@ -25,7 +61,7 @@ export function normalizeAnswer(text: string): string {
   const lower = text.toLowerCase();
   let unpunctuated = "";
   for (const ch of lower) if (!PUNCTUATION.has(ch)) unpunctuated += ch;
-  return unpunctuated.replace(ARTICLES, " ").split(PYTHON_WHITESPACE).filter(Boolean).join(" ");
+  return pythonSplit(unpunctuated.replace(ARTICLES, " ")).join(" ");
 }
 
 /** Official exact match: the normalised strings are equal. */
