@@ -1,4 +1,14 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
@@ -48,6 +58,25 @@ describe("prepareResultFiles", () => {
     expect(fail(() => prepareResultFiles([{ path: nested, what: "the card" }], false))).toMatchObject({
       code: "cli.output-unwritable",
     });
+  });
+
+  it("refuses a dangling symbolic link at the result's name before the run, and replaces the link with force", () => {
+    const path = join(dir, "table.json");
+    symlinkSync(join(dir, "nowhere", "table.json"), path);
+    const error = fail(() => prepareResultFiles([{ path, what: "a table" }], false));
+    expect(error).toMatchObject({ code: "cli.output-exists", path });
+    expect(error.message).toMatch(/is a dangling symbolic link; pass --force/);
+    prepareResultFiles([{ path, what: "a table" }], true);
+    writeResultFile(path, "{}", true);
+    expect(lstatSync(path).isSymbolicLink()).toBe(false);
+    expect(readFileSync(path, "utf8")).toBe("{}");
+  });
+
+  it.runIf(existsSync("/proc/self"))("answers at once for a directory no file system level will make (/proc)", () => {
+    // Node's recursive mkdir spins forever there; level by level the first ENOENT is the answer.
+    const error = fail(() => prepareResultFiles([{ path: "/proc/rubric-out/x/table.json", what: "a table" }], false));
+    expect(error).toMatchObject({ code: "cli.output-unwritable" });
+    expect(error.message).toMatch(/cannot create its directory \/proc\/rubric-out\/x/);
   });
 
   it("creates missing directories and leaves nothing behind", () => {

@@ -1,6 +1,16 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import {
+  closeSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { RubricError } from "@rubric/core";
 
 /**
@@ -49,13 +59,21 @@ export function prepareResultFiles(files: readonly ResultFile[], force: boolean)
   for (const file of files) {
     const dir = dirname(file.path);
     try {
-      mkdirSync(dir, { recursive: true });
+      makeDirectories(dir);
     } catch (error) {
       throw new OutputUnwritableError(file.path, `cannot create its directory ${dir} (${errnoOf(error)})`);
     }
     const existing = statOrUndefined(file.path);
     if (existing?.isDirectory())
       throw new OutputUnwritableError(file.path, `is a directory; --out names the file for ${file.what}`);
+    // A symbolic link counts as the name taken, dangling or not: the final write would find it
+    // there after the whole run (a dangling one is invisible to stat).
+    const link = lstatOrUndefined(file.path)?.isSymbolicLink() === true;
+    if (link && existing === undefined && !force)
+      throw new OutputExistsError(
+        file.path,
+        "is a dangling symbolic link; pass --force to replace the link, or choose another --out",
+      );
     if (existing !== undefined && !force)
       throw new OutputExistsError(
         file.path,
@@ -128,6 +146,28 @@ export function resultPair(
 
 function temporaryPath(path: string): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+}
+
+/**
+ * `mkdir -p`, one level at a time from the deepest existing ancestor down. Node's recursive mkdir
+ * never returns under a file system that answers ENOENT to every mkdir (`--out /proc/x` spun
+ * forever); level by level, the first refusal is the answer.
+ */
+function makeDirectories(dir: string): void {
+  const missing: string[] = [];
+  for (let at = resolve(dir); statOrUndefined(at) === undefined; at = dirname(at)) {
+    missing.push(at);
+    if (dirname(at) === at) break;
+  }
+  for (const level of missing.reverse()) mkdirSync(level);
+}
+
+function lstatOrUndefined(path: string) {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 function statOrUndefined(path: string) {
