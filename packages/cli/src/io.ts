@@ -1,4 +1,4 @@
-import { createReadStream, existsSync, readFileSync, statSync } from "node:fs";
+import { closeSync, createReadStream, existsSync, openSync, readSync, statSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { join, resolve } from "node:path";
 import { RubricError, jsonLinesReader, withoutBom, type JsonLinesOptions, type JsonLinesReader } from "@rubric/core";
@@ -54,10 +54,42 @@ export function readText(path: string): string {
     throw new InputFileError(
       `${path}: ${Math.ceil(size / 2 ** 20)} MiB is too large to read whole (the limit is ${MAX_WHOLE_FILE_BYTES / 2 ** 20} MiB); split it into smaller files`,
     );
+  return withoutBom(readBounded(path).toString("utf8"));
+}
+
+/**
+ * The file's bytes, never more than {@link MAX_WHOLE_FILE_BYTES}: a device or a pipe has no size
+ * to check beforehand (`/dev/zero` has none, and reading it whole ran to many GB), so the bound
+ * is kept while reading.
+ */
+function readBounded(path: string): Buffer {
+  let fd: number;
   try {
-    return withoutBom(readFileSync(path, "utf8"));
+    fd = openSync(path, "r");
   } catch (error) {
     throw cannotRead(path, error);
+  }
+  try {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const chunk = Buffer.allocUnsafe(1 << 20);
+    for (;;) {
+      let n: number;
+      try {
+        n = readSync(fd, chunk, 0, chunk.length, null);
+      } catch (error) {
+        throw cannotRead(path, error);
+      }
+      if (n === 0) return Buffer.concat(chunks, total);
+      total += n;
+      if (total > MAX_WHOLE_FILE_BYTES)
+        throw new InputFileError(
+          `${path}: gives more than ${MAX_WHOLE_FILE_BYTES / 2 ** 20} MiB, the most read whole; name a regular file of that size or less`,
+        );
+      chunks.push(Buffer.from(chunk.subarray(0, n)));
+    }
+  } finally {
+    closeSync(fd);
   }
 }
 
