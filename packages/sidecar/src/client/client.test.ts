@@ -288,6 +288,7 @@ describe("SidecarClient lifecycle", () => {
         // init → sft → checkpoint → set_reference → crash: the checkpoint, then the reference of its weights.
         await sft();
         await client.request("checkpoint.save", { dir: join(dir, "before-reference") });
+        expect(client.checkpoint).toBe(join(dir, "before-reference"));
         await client.request("policy.set_reference", {});
         // The first step's KL is measured at the reference's own weights.
         expect((await step()).kl).toBeCloseTo(0, 9);
@@ -317,6 +318,7 @@ describe("SidecarClient lifecycle", () => {
         });
         // The new sidecar holds no policy rather than one without its reference.
         expect(await failure(step())).toMatchObject({ fault: "no_policy" });
+        expect(client.checkpoint).toBeUndefined();
 
         // μ likewise: mu.init → mu.set_reference → crash brings its reference back.
         await client.request("mu.init", { model: TINY, seed: 4 });

@@ -154,8 +154,6 @@ export class SidecarClient {
   /** One restore point per resource the sidecar holds: the policy's and μ's, kept apart. */
   readonly #policy = new RestorePoint(POLICY_CALLS);
   readonly #mu = new RestorePoint(MU_CALLS);
-  /** The policy's last checkpoint saved or loaded since its last policy.init. */
-  #checkpoint: string | undefined;
   #closed = false;
 
   private constructor(options: SidecarOptions) {
@@ -203,7 +201,7 @@ export class SidecarClient {
 
   /** The checkpoint a restart restores: the last one saved or loaded since the last policy.init. */
   get checkpoint(): string | undefined {
-    return this.#checkpoint;
+    return this.#policy.checkpoint;
   }
 
   /** One request, typed by method; fails with a {@link SidecarFailure}. */
@@ -242,10 +240,7 @@ export class SidecarClient {
 
   #remember<M extends SidecarMethod>(method: M, params: ParamsOf<M>): Effect.Effect<void> {
     return Effect.sync(() => {
-      if (method === "policy.init")
-        this.#checkpoint = undefined; // a new policy: older checkpoints are another model's
-      else if (method === "checkpoint.save" || method === "checkpoint.load")
-        this.#checkpoint = (params as ParamsOf<"checkpoint.save">).dir;
+      // policy.init starts a new restore point: older checkpoints are another model's.
       for (const point of [this.#policy, this.#mu]) if (point.owns(method)) point.remember(method, params);
     });
   }
@@ -311,7 +306,6 @@ export class SidecarClient {
         this.#options.onRestart?.({ attempt, restoredFrom: "nothing", lostSteps: 0, replayed: [] }),
       );
     if (plan.kind === "lost") {
-      this.#checkpoint = undefined;
       // Re-initialising would hand back the initial weights as if nothing had happened.
       if (plan.state === "weights")
         return Effect.fail(

@@ -81,6 +81,11 @@ export class RestorePoint {
 
   constructor(readonly calls: ResourceCalls) {}
 
+  /** The checkpoint directory the resource would be restored from, if its restore point is one. */
+  get checkpoint(): string | undefined {
+    return this.#origin?.kind === "checkpoint" ? this.#origin.dir : undefined;
+  }
+
   /** Training steps since the restore point. */
   get stepsSince(): number {
     return this.#steps;
