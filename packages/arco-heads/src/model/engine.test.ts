@@ -90,6 +90,28 @@ describe("fitPrompt", () => {
     expect(() => fitPrompt(tokenizer, step, 50, {}, "steps[4]")).toThrow(/steps\[4\]: its prompt takes \d+ tokens/);
   });
 
+  it("drops the fewest turns that make it fit, tokenizing O(log n) times (issue 29 item 8: it was quadratic)", () => {
+    const turns = 2_000;
+    const long: Step = {
+      ...step,
+      history: Array.from({ length: turns }, (_, i) => ({ action: `Search[q${i}]`, observation: `seen ${i}` })),
+    };
+    let encodes = 0;
+    const counting = { ...tokenizer, encode: (text: string) => (encodes++, tokenizer.encode(text)) };
+    const whole = fitPrompt(tokenizer, long, 10_000_000).ids.length;
+    const bare = fitPrompt(tokenizer, { ...long, history: [] }, 10_000_000).ids.length;
+    for (const budget of [whole - 1, Math.floor((whole + bare) / 2), bare + 40, bare]) {
+      encodes = 0;
+      const fitted = fitPrompt(counting, long, budget);
+      expect(fitted.ids.length).toBeLessThanOrEqual(budget);
+      // The fewest: keeping one more turn would not fit.
+      const kept = turns - fitted.droppedTurns;
+      const oneMore = { ...long, history: long.history.slice(turns - kept - 1) };
+      if (fitted.droppedTurns > 0) expect(fitPrompt(tokenizer, oneMore, 10_000_000).ids.length).toBeGreaterThan(budget);
+      expect(encodes).toBeLessThanOrEqual(2 + Math.ceil(Math.log2(turns)));
+    }
+  });
+
   it("joins the messages under role lines and ends where μ's answer starts", () => {
     expect(
       promptText([
