@@ -97,7 +97,13 @@ describe("fitPrompt", () => {
       history: Array.from({ length: turns }, (_, i) => ({ action: `Search[q${i}]`, observation: `seen ${i}` })),
     };
     let encodes = 0;
-    const counting = { ...tokenizer, encode: (text: string) => (encodes++, tokenizer.encode(text)) };
+    const counting = {
+      ...tokenizer,
+      encode: (text: string) => {
+        encodes++;
+        return tokenizer.encode(text);
+      },
+    };
     const whole = fitPrompt(tokenizer, long, 10_000_000).ids.length;
     const bare = fitPrompt(tokenizer, { ...long, history: [] }, 10_000_000).ids.length;
     for (const budget of [whole - 1, Math.floor((whole + bare) / 2), bare + 40, bare]) {
