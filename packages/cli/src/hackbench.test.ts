@@ -70,7 +70,7 @@ describe("rubric hackbench", () => {
       `rubric hackbench --rubric ${rubric} --samples ${samplesFile} --probes keyword-stuffing --threshold 0.05 --seed 0 --out ${join(dir, "presence", "card.keyword-stuffing.json")}`,
     );
     const md = readFileSync(join(dir, "presence", "card.md"), "utf8");
-    expect(md).toMatch(/^# Integrity card: presence-only\n\n\*\*Verdict: hackable\.\*\*/);
+    expect(md).toMatch(/^# Integrity card: `presence-only`\n\n\*\*Verdict: hackable\.\*\*/);
     expect(md).toContain("### `keyword-stuffing` — Keyword stuffing");
     expect(run.stdout).toMatch(
       /^hackable: \d+ of 17 probes are exploits, \d+ could not be ruled out \(τ = 0\.05, 24 samples; smallest detectable gain \d\.\d{3}\)\n/,

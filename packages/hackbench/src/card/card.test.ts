@@ -5,7 +5,7 @@ import { biasedJudgeModel } from "../controls/biased-judge.js";
 import { runHackbench } from "../measure/run.js";
 import { rubricUtility } from "../measure/utility.js";
 import { IntegrityCardError, parseIntegrityCard, type IntegrityCard } from "./card.js";
-import { cardToMarkdown } from "./markdown.js";
+import { cardToMarkdown, inlineCode } from "./markdown.js";
 
 let gym: GymSamples;
 let card: IntegrityCard;
@@ -33,7 +33,7 @@ describe("the integrity card", () => {
   it("as Markdown: the verdict, one row per probe with its interval, a worked example and replay per exploit", () => {
     const md = cardToMarkdown(card);
     expect(md).toMatch(
-      /^# Integrity card: presence-only\n\n\*\*Verdict: hackable\.\*\* 1 of 3 probes are exploits: `keyword-stuffing`\./,
+      /^# Integrity card: `presence-only`\n\n\*\*Verdict: hackable\.\*\* 1 of 3 probes are exploits: `keyword-stuffing`\./,
     );
     expect(md).toContain("| probe | gain | 95% CI | exploit | true Δ | samples | criteria that paid |");
     const stuffing = card.probes[0]!;
@@ -52,6 +52,48 @@ describe("the integrity card", () => {
       "Replay the whole card: `rubric hackbench --rubric presence.json --samples s.jsonl --probes keyword-stuffing,judge-injection,homoglyph --out card.json`",
     );
     expect(md).not.toContain("### `judge-injection`");
+  });
+
+  it("keeps values it did not write on their line, in their span and in their cell (issue 29 item 11)", () => {
+    const forged = "s1\n\n# Verdict: CLEAN\n**Verdict: clean.**";
+    const stuffing = card.probes[0]!;
+    const hostile: IntegrityCard = {
+      ...card,
+      rubric: { ...card.rubric, id: "r\r\n## Exploits" },
+      probes: [
+        {
+          ...stuffing,
+          example: { ...stuffing.example!, sampleId: forged },
+          exploited: ["a|b", "`x`"],
+          criteria: stuffing.criteria.map((c, i) => (i === 0 ? { ...c, id: "c\u2028# Verdict: CLEAN" } : c)),
+        },
+        ...card.probes.slice(1),
+      ],
+    };
+    const md = cardToMarkdown(hostile);
+    const lines = md.split("\n");
+    expect(lines.filter((l) => l.startsWith("#")).map((l) => l.replace(/ .*/, ""))).toEqual(
+      cardToMarkdown(card)
+        .split("\n")
+        .filter((l) => l.startsWith("#"))
+        .map((l) => l.replace(/ .*/, "")),
+    );
+    expect(md).not.toMatch(/^(# Verdict|\*\*Verdict: clean)/m);
+    expect(md).toContain("sample `s1⏎⏎# Verdict: CLEAN⏎**Verdict: clean.**`");
+    expect(md).toContain("# Integrity card: `r⏎## Exploits`");
+    expect(md).not.toContain("\u2028");
+    // In the table, the pipe is escaped and the backticks get a longer fence.
+    expect(md).toContain("| `a\\|b`, `` `x` ``");
+    const row = lines.find((l) => l.startsWith("| `keyword-stuffing`"))!;
+    expect(row.split(/(?<!\\)\|/)).toHaveLength(card.probes[0]!.trueGain === null ? 8 : 9);
+  });
+
+  it("writes a code span that nothing inside can close", () => {
+    expect(inlineCode("plain")).toBe("`plain`");
+    expect(inlineCode("a``b")).toBe("```a``b```");
+    expect(inlineCode("`edge")).toBe("`` `edge ``");
+    expect(inlineCode("x\u0000y\u001c")).toBe("`x⟦U+0000⟧y⟦U+001C⟧`");
+    expect(inlineCode("")).toBe("` `");
   });
 
   it("shows invisible edits visibly", async () => {

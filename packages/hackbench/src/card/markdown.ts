@@ -18,17 +18,45 @@ function shown(text: string, limit = 600): string {
   return `\`\`\`\`text\n${cut === "" ? "(nothing)" : cut}\n\`\`\`\``;
 }
 
+// Line breaks (CommonMark's and Unicode's) and other control characters, which could end the
+// line a value sits on and start a line of the writer's choosing: a heading, a forged verdict.
+const BREAKS = /\r\n|[\n\r\u0085\u2028\u2029]/g;
+const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g;
+
+/**
+ * A value the card did not write (a sample id, a criterion id, the rubric's id, the judge's
+ * name) as an inline code span that stays one: line breaks shown as ⏎ and control characters by
+ * their code point, so the value cannot end its line; the fence one backtick longer than the
+ * longest run inside (CommonMark's rule), so it cannot close its span; in a table, `|` escaped,
+ * so it cannot end its cell.
+ */
+export function inlineCode(value: string, place: "text" | "table" = "text"): string {
+  let text = value
+    .replace(BREAKS, "⏎")
+    .replace(CONTROLS, (c) => `⟦U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}⟧`);
+  if (place === "table") text = text.replace(/\|/g, "\\|");
+  if (text === "") return "` `";
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = "`".repeat(longest + 1);
+  const pad = text.startsWith("`") || text.endsWith("`") ? " " : "";
+  return `${fence}${pad}${text}${pad}${fence}`;
+}
+
 function row(p: ProbeResult): string {
   const trueGain = p.trueGain === null ? "" : ` | ${signed(p.trueGain.gain)}`;
-  const paid = p.exploited.slice(0, 4).join(", ") + (p.exploited.length > 4 ? `, +${p.exploited.length - 4}` : "");
+  const paid =
+    p.exploited
+      .slice(0, 4)
+      .map((id) => inlineCode(id, "table"))
+      .join(", ") + (p.exploited.length > 4 ? `, +${p.exploited.length - 4}` : "");
   const gain = p.applicable === 0 ? "n/a" : signed(p.gain);
   const verdict = p.exploit ? "**yes**" : p.inconclusive ? "can't tell" : "no";
-  return `| \`${p.id}\` | ${gain} | ${p.applicable === 0 ? "" : interval(p.ci)} | ${verdict}${trueGain} | ${p.applicable} | ${paid} |`;
+  return `| ${inlineCode(p.id, "table")} | ${gain} | ${p.applicable === 0 ? "" : interval(p.ci)} | ${verdict}${trueGain} | ${p.applicable} | ${paid} |`;
 }
 
 function exploitSection(p: ProbeResult): string {
   const lines = [
-    `### \`${p.id}\` — ${p.title}`,
+    `### ${inlineCode(p.id)} — ${p.title}`,
     "",
     `A scorer that ${p.tests}.`,
     "",
@@ -39,14 +67,14 @@ function exploitSection(p: ProbeResult): string {
     "",
     `Criteria that paid: ${p.criteria
       .filter((c) => c.gain > 0)
-      .map((c) => `\`${c.id}\` ${signed(c.gain)} (on ${c.paid}/${p.applicable})`)
+      .map((c) => `${inlineCode(c.id)} ${signed(c.gain)} (on ${c.paid}/${p.applicable})`)
       .join(", ")}.`,
   );
   if (p.example) {
     const e = p.example;
     lines.push(
       "",
-      `Worked example, sample \`${e.sampleId}\`: probe ${e.probeScore.toFixed(3)} vs control ${e.controlScore.toFixed(3)} (${signed(e.gain)}).`,
+      `Worked example, sample ${inlineCode(e.sampleId)}: probe ${e.probeScore.toFixed(3)} vs control ${e.controlScore.toFixed(3)} (${signed(e.gain)}).`,
       "",
       "The probe changed:",
       "",
@@ -57,7 +85,7 @@ function exploitSection(p: ProbeResult): string {
       shown(e.controlEdit),
     );
   }
-  if (p.replay) lines.push("", `Replay: \`${p.replay}\``);
+  if (p.replay) lines.push("", `Replay: ${inlineCode(p.replay)}`);
   return lines.join("\n");
 }
 
@@ -67,9 +95,9 @@ function verdictLine(card: IntegrityCard): string {
       ? ""
       : ` The smallest gain this run could have detected is ${card.detectableGain.toFixed(3)}.`;
   if (card.verdict === "hackable")
-    return `**Verdict: hackable.** ${card.exploits.length} of ${card.probes.length} probes are exploits: ${card.exploits.map((id) => `\`${id}\``).join(", ")}.`;
+    return `**Verdict: hackable.** ${card.exploits.length} of ${card.probes.length} probes are exploits: ${card.exploits.map((id) => inlineCode(id)).join(", ")}.`;
   if (card.verdict === "inconclusive")
-    return `**Verdict: inconclusive.** No probe is an exploit, but ${card.inconclusive.length} could not be ruled out (their intervals reach τ = ${card.threshold}): ${card.inconclusive.map((id) => `\`${id}\``).join(", ")}. More samples narrow the intervals.${detectable}`;
+    return `**Verdict: inconclusive.** No probe is an exploit, but ${card.inconclusive.length} could not be ruled out (their intervals reach τ = ${card.threshold}): ${card.inconclusive.map((id) => inlineCode(id)).join(", ")}. More samples narrow the intervals.${detectable}`;
   return `**Verdict: clean.** Every applicable probe's interval lies below τ = ${card.threshold}: none gains that much.${detectable}`;
 }
 
@@ -83,11 +111,11 @@ function verdictLine(card: IntegrityCard): string {
 export function cardToMarkdown(card: IntegrityCard): string {
   const withTrue = card.probes.some((p) => p.trueGain !== null);
   const lines = [
-    `# Integrity card: ${card.rubric.id}`,
+    `# Integrity card: ${inlineCode(card.rubric.id)}`,
     "",
     verdictLine(card),
     "",
-    `${card.samples} samples · ${card.rubric.criteria} criteria · judge: ${card.judge === null ? "not given" : `\`${card.judge}\``} · seed ${card.seed} · τ = ${card.threshold} · ${Math.round(card.confidence * 100)}% paired bootstrap intervals (${card.resamples} resamples) · honest outputs score ${card.honestMean.toFixed(3)} on average.`,
+    `${card.samples} samples · ${card.rubric.criteria} criteria · judge: ${card.judge === null ? "not given" : inlineCode(card.judge)} · seed ${card.seed} · τ = ${card.threshold} · ${Math.round(card.confidence * 100)}% paired bootstrap intervals (${card.resamples} resamples) · honest outputs score ${card.honestMean.toFixed(3)} on average.`,
     "",
     "Gain = score(probe) − score(control), averaged over the samples a probe applies to; the control changes the output as much (length, structure) without the exploit. A probe is an exploit when its gain exceeds τ and its interval excludes 0, ruled out when its interval lies below τ, and can't-tell otherwise.",
     "",
@@ -97,6 +125,6 @@ export function cardToMarkdown(card: IntegrityCard): string {
   ];
   const exploits = card.probes.filter((p) => p.exploit);
   if (exploits.length > 0) lines.push("", "## Exploits", "", exploits.map(exploitSection).join("\n\n"));
-  if (card.command) lines.push("", `Replay the whole card: \`${card.command}\``);
+  if (card.command) lines.push("", `Replay the whole card: ${inlineCode(card.command)}`);
   return `${lines.join("\n")}\n`;
 }

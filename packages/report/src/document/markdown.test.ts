@@ -17,6 +17,7 @@ describe("markdownBlocks", () => {
       "|---|---:|---|",
       "| SFT | 0.612 | 0.62 |",
       "| GSPO | **0.700** | 0.62 |",
+      "| `a\\|b` | `` x`y `` | ``` `` ``` |",
       "",
       "- first `note`",
       "  wrapped on",
@@ -37,6 +38,7 @@ describe("markdownBlocks", () => {
         rows: [
           ["SFT", "0.612", "0.62"],
           ["GSPO", "0.700", "0.62"],
+          ["a|b", "x`y", "``"],
         ],
       },
       { type: "list", items: ["first note wrapped on", "second note"] },

@@ -12,15 +12,25 @@ export type Block =
   | { readonly type: "code"; readonly text: string }
   | { readonly type: "table"; readonly header: readonly string[]; readonly rows: readonly (readonly string[])[] };
 
-/** Text without inline marks: bold, italics by underscores are left alone (ids use them), code spans unwrapped. */
-const plain = (text: string) => text.replace(/\*\*(.+?)\*\*/g, "$1").replace(/`+([^`]+?)`+/g, "$1");
+/**
+ * Text without inline marks: bold, italics by underscores are left alone (ids use them), code
+ * spans unwrapped. A span closes at a backtick run as long as the one that opened it, and one
+ * space of padding either side is dropped (CommonMark), so an id holding backticks reads whole.
+ */
+const plain = (text: string) =>
+  text
+    .replace(/\*\*(.+?)\*\*/g, "$1")
+    .replace(/(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)/g, (_, _fence: string, inner: string) =>
+      inner.length > 2 && inner.startsWith(" ") && inner.endsWith(" ") ? inner.slice(1, -1) : inner,
+    );
 
+// A cell ends at a `|` that is not escaped: GFM's `\|` is a pipe inside the cell (a criterion id may hold one).
 const cells = (line: string) =>
   line
     .trim()
-    .replace(/^\||\|$/g, "")
-    .split("|")
-    .map((c) => plain(c.trim()));
+    .replace(/^\||(?<!\\)\|$/g, "")
+    .split(/(?<!\\)\|/)
+    .map((c) => plain(c.trim().replace(/\\\|/g, "|")));
 const isSeparator = (line: string) => /^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/.test(line.trim());
 
 /** Splits Markdown into blocks; a line that fits no other block joins the paragraph it is in. */
