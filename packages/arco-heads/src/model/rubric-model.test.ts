@@ -1,4 +1,4 @@
-import { cp, mkdtemp, readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rename, rm, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SidecarClient } from "@rubric/sidecar";
@@ -208,6 +208,42 @@ describe("RubricModel", () => {
       expect(model.version).toBe(from + 1);
       expect(events).toMatchObject([{ type: "reloaded", from, to: from + 1 }]);
       await model.close();
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    "watching the root loads an export copied in file by file once its last file lands (issue 29 item 13)",
+    async () => {
+      const events: ModelEvent[] = [];
+      const model = await RubricModel.load(root, {
+        threads: 1,
+        watch: true,
+        watchDebounceMs: 50,
+        onEvent: (event) => events.push(event),
+      });
+      const from = model.version;
+      // Made beside the root, then copied in one file at a time, the manifest first, each after
+      // more than the quiet time: every try before the last file sees a partial export.
+      const staging = await mkdtemp(join(tmpdir(), "rubric-model-staging-"));
+      await exportNext();
+      const made = join(root, `v${String(from + 1).padStart(4, "0")}`);
+      await rename(made, join(staging, "export"));
+      await mkdir(made);
+      const files = (await readdir(join(staging, "export"))).sort((a, b) =>
+        a === "manifest.json" ? -1 : b === "manifest.json" ? 1 : a.localeCompare(b),
+      );
+      for (const file of files) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        await copyFile(join(staging, "export", file), join(made, file));
+      }
+      for (let waited = 0; model.version === from && waited < 30_000; waited += 50)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(model.version).toBe(from + 1);
+      expect(events.at(-1)).toMatchObject({ type: "reloaded", from, to: from + 1 });
+      expect(events.filter((e) => e.type === "reload-failed").length).toBeGreaterThan(0); // it did try the partial export
+      await model.close();
+      await rm(staging, { recursive: true });
     },
     TIMEOUT_MS,
   );

@@ -72,6 +72,7 @@ export class RubricModel {
   #closed = false;
   #reloading: Promise<ReloadResult> | undefined;
   #watcher: FSWatcher | undefined;
+  readonly #exportWatchers = new Map<string, FSWatcher>();
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   private constructor(
@@ -160,6 +161,7 @@ export class RubricModel {
     if (this.#closed) return;
     this.#closed = true;
     this.#watcher?.close();
+    for (const directory of [...this.#exportWatchers.keys()]) this.#forget(directory);
     clearTimeout(this.#timer);
     await this.#reloading?.catch(() => undefined);
     await this.#retire(this.#current);
@@ -211,16 +213,57 @@ export class RubricModel {
         if (event.type === "reload-failed")
           process.stderr.write(`rubric μ: kept version ${this.version}: ${event.error.message}\n`);
       });
-    this.#watcher = watch(root, () => {
+    const schedule = () => {
       clearTimeout(this.#timer);
       this.#timer = setTimeout(() => {
-        this.reload().catch((error: unknown) => {
-          if (!(error instanceof ModelClosedError)) onEvent({ type: "reload-failed", error: error as Error });
-        });
+        this.reload()
+          .then(() => this.#forgetExportsUpTo(this.version))
+          .catch((error: unknown) => {
+            if (!(error instanceof ModelClosedError)) onEvent({ type: "reload-failed", error: error as Error });
+          });
       }, this.options.watchDebounceMs ?? 100);
       this.#timer.unref();
+    };
+    // The root's watch sees a new `vNNNN` directory appear, not the files written into it later:
+    // an export copied in file by file was tried half-copied, failed once, and never heard of
+    // again. So each newer export directory is watched too until it is served, and every write
+    // inside restarts the quiet time. (Not `recursive: true`: Node 20's recursive watch on Linux
+    // throws an uncaught ENOENT when a directory, like the sidecar's staging one, vanishes as it
+    // is scanned.)
+    this.#watcher = watch(root, (_event, name) => {
+      // An event on the name means it was made, renamed or removed: a watch already held may
+      // follow a directory renamed away, so it is dropped and the name watched anew.
+      if (typeof name === "string" && VERSION_NAME.test(name) && versionOf(name) > this.version) {
+        this.#forget(join(root, name));
+        this.#watchExport(join(root, name), schedule);
+      }
+      schedule();
     });
+    this.#watcher.on("error", (error) => onEvent({ type: "reload-failed", error }));
     this.#watcher.unref();
+  }
+
+  /** Watches one newer export directory for the files still being written into it. */
+  #watchExport(directory: string, onChange: () => void): void {
+    if (this.#closed || this.#exportWatchers.has(directory)) return;
+    let watcher: FSWatcher;
+    try {
+      watcher = watch(directory, onChange);
+    } catch {
+      return; // gone again (renamed or removed): the root's watch reports what comes next
+    }
+    watcher.on("error", () => this.#forget(directory));
+    watcher.unref();
+    this.#exportWatchers.set(directory, watcher);
+  }
+
+  #forgetExportsUpTo(version: number): void {
+    for (const directory of this.#exportWatchers.keys()) if (versionOf(directory) <= version) this.#forget(directory);
+  }
+
+  #forget(directory: string): void {
+    this.#exportWatchers.get(directory)?.close();
+    this.#exportWatchers.delete(directory);
   }
 }
 
