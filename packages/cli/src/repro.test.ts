@@ -17,7 +17,7 @@ beforeAll(() => {
 });
 
 const gspoBatches = (out: string) =>
-  readFileSync(join(out, "runs", "seed-1", "gspo", "training.jsonl"), "utf8")
+  readFileSync(join(out, "runs", "seed-1", "gspo", "log.jsonl"), "utf8")
     .trim()
     .split("\n")
     .map((l) => JSON.parse(l));
@@ -104,9 +104,9 @@ describe("rubric repro arcane (gym)", () => {
     const first = gspoBatches(out);
     expect(first.map((e) => e.batch)).toEqual([0, 1, 2]);
     // By default each stage keeps only its latest checkpoint.
-    expect(checkpointsOf(out, "sft")).toEqual(["latest.json", "sft-00005"]);
-    expect(checkpointsOf(out, "gspo")).toEqual(["gspo-00002", "latest.json"]);
-    // Two more batches, resumed from the checkpoint of batch 2: the first three lines are kept as they were.
+    expect(checkpointsOf(out, "sft")).toEqual(["latest.json", "sft-00006"]);
+    expect(checkpointsOf(out, "gspo")).toEqual(["gspo-00003", "latest.json"]);
+    // Two more batches, resumed from the checkpoint after batch 2: the first three lines are kept as they were.
     const resumed = await runRubric([
       "repro",
       "arcane",
@@ -129,7 +129,7 @@ describe("rubric repro arcane (gym)", () => {
     expect(after.map((e) => e.batch)).toEqual([0, 1, 2, 3, 4]);
     expect(after.slice(0, 3)).toEqual(first);
     // --keep-checkpoints all: the resumed batches' checkpoints join the one it resumed from.
-    expect(checkpointsOf(out, "gspo")).toEqual(["gspo-00002", "gspo-00003", "gspo-00004", "latest.json"]);
+    expect(checkpointsOf(out, "gspo")).toEqual(["gspo-00003", "gspo-00004", "gspo-00005", "latest.json"]);
 
     // A fresh run into the same directory is refused before it trains, and the tables are kept.
     const tableBefore = readFileSync(join(out, "table.json"), "utf8");

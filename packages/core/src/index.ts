@@ -185,6 +185,7 @@ export {
   type StepAdvantageOptions,
   type TokenMask,
   type TokenMatrix,
+  type Trainable,
 } from "./policy/index.js";
 
 // random: seeded, reproducible streams

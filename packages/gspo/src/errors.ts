@@ -38,12 +38,6 @@ export class TrainingInputError extends TrainingError {
   readonly code = "training.input";
 }
 
-/** A run directory's `training.jsonl` with a line that does not read: a run rewrites the log from what it reads, so it stops rather than drop a line. */
-export class TrainingLogError extends TrainingError {
-  override readonly name = "TrainingLogError";
-  readonly code = "training.log";
-}
-
 /** An argument of test-time guidance out of its range; the message names its path and value. */
 export class GuidanceInputError extends TrainingError {
   override readonly name = "GuidanceInputError";

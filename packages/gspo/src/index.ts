@@ -12,7 +12,6 @@ export {
   PolicyTemplateError,
   TrainingError,
   TrainingInputError,
-  TrainingLogError,
 } from "./errors.js";
 export {
   beamSearch,

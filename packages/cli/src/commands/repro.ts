@@ -112,7 +112,7 @@ export const reproCommand = defineCommand({
   description: `Reproduces the ARCANE tables. By default in the rubric gym: SFT then GSPO of the in-process manager
 on the 175 training tasks, best-of-N on the 44 eval tasks for No Rubric / SFT / GSPO / Oracle.
 Writes <dir>/table.json, <dir>/table.md, <dir>/scaling.svg, and per seed <dir>/runs/seed-<n>/
-(training.jsonl logs and the latest checkpoint of each stage, about 1 MB each; every epoch's and
+(log.jsonl logs and the latest checkpoint of each stage, about 1 MB each; every epoch's and
 batch's with --keep-checkpoints all).
 
 With --provider, LLM roles on real GDPval eval tasks and their gold rubrics: one seed of SFT + GSPO

@@ -22,3 +22,4 @@ export { prioritizedReplay } from "./replay.js";
 export { rewardToGo } from "./reward-to-go.js";
 export { logSoftmax, sampleCategorical } from "./softmax.js";
 export type { TokenMask, TokenMatrix } from "./sequences.js";
+export type { Trainable } from "./trainable.js";

@@ -1,3 +1,4 @@
+import type { Trainable } from "@rubric/core";
 import type { Objective } from "./objective.js";
 
 /**
@@ -6,10 +7,14 @@ import type { Objective } from "./objective.js";
  * in the backend's own vocabulary; `Prompt` is whatever the backend conditions on (a gym task and its
  * dialogue for the in-process policy, prompt token ids for the sidecar's causal LM).
  *
+ * `setReference`, `save` and `load` are the contract every trainable policy shares (core's
+ * `Trainable`; ARCO's `TrainablePolicy` has the same), so both trainers' run directories hold
+ * what `save` writes.
+ *
  * Rewards, rubrics and rollouts never enter a backend: the trainer computes advantages with
  * @rubric/core and hands the backend sequences, old log-probs and advantages.
  */
-export interface TrainerBackend<Prompt> {
+export interface TrainerBackend<Prompt> extends Trainable {
   /** A short name for logs: "in-process", "sidecar". */
   readonly kind: string;
   /** `n` sequences for one prompt, each with its exact per-token log-probabilities under the current policy. */
@@ -27,14 +32,8 @@ export interface TrainerBackend<Prompt> {
     examples: readonly { readonly prompt: Prompt; readonly tokens: readonly number[] }[],
     options: { readonly learningRate: number },
   ): Promise<number>;
-  /** Freezes a copy of the current parameters as the KL reference (π_ref, usually the SFT policy). */
-  setReference(): Promise<void>;
   /** Starts the optimiser afresh (moments and step count), e.g. between Stage I and Stage II. */
   resetOptimizer(): Promise<void>;
-  /** Writes parameters, optimiser state and reference into `dir` (created if missing). */
-  save(dir: string): Promise<void>;
-  /** Restores what `save` wrote. */
-  load(dir: string): Promise<void>;
   /** Releases what the backend holds (processes, files). Safe to call twice. */
   close(): Promise<void>;
 }

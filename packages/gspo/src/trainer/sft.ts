@@ -4,7 +4,8 @@ import { TrainingInputError } from "../errors.js";
 import type { PolicyPrompt } from "../policy/prompt.js";
 import type { TrainerBackend } from "./backend.js";
 import type { TokenPolicy } from "./token-policy.js";
-import { openRun, record, TrainingAbortedError, type RunDirectory, type TrainingLogEntry } from "./train.js";
+import type { RunDirectory } from "@rubric/core/runs";
+import { openStage, TrainingAbortedError, type TrainingLogEntry } from "./train.js";
 
 /**
  * Stage I, in one place: the example type, the loss, the in-process gradient step and the loop.
@@ -81,9 +82,9 @@ export interface SftTrainingOptions<Prompt> {
 export async function trainSftStage<Prompt>(options: SftTrainingOptions<Prompt>): Promise<SftEpochEntry[]> {
   if (options.examples.length === 0)
     throw new TrainingInputError("trainSftStage: options.examples must hold at least one example, got []");
-  const state = await openRun(options.backend, options.run, "sft");
   const batchSize = options.batchSize ?? 16;
   const learningRate = options.learningRate ?? 0.05;
+  const state = await openStage(options, "sft", { seed: options.seed, batchSize, learningRate });
   for (let epoch = state.start; epoch < options.epochs; epoch++) {
     if (options.signal?.aborted) throw new TrainingAbortedError(`stopped before epoch ${epoch} of ${options.epochs}`);
     const started = performance.now();
@@ -97,10 +98,8 @@ export async function trainSftStage<Prompt>(options: SftTrainingOptions<Prompt>)
       nll += (await options.backend.sftStep(batch, { learningRate })) * batchTokens;
       tokens += batchTokens;
     }
-    await record(
+    await state.record(
       { stage: "sft", epoch, loss: nll / tokens, seconds: (performance.now() - started) / 1000 },
-      state,
-      options,
       epoch === options.epochs - 1,
     );
   }

@@ -8,7 +8,8 @@ import { gymPrompt, gymReward, type GymPrompt } from "../gym-environment/environ
 import { RubricPolicy } from "../policy/rubric-policy.js";
 import { QUESTION_REPERTOIRE } from "../policy/vocabulary.js";
 import type { RolloutGroup } from "./backend.js";
-import { CheckpointError, TrainingInputError, TrainingLogError } from "../errors.js";
+import { RunFileError, RunSettingsError } from "@rubric/core/runs";
+import { CheckpointError, TrainingInputError } from "../errors.js";
 import { InProcessBackend } from "./in-process.js";
 import { advantagesFor, OBJECTIVES } from "./objective.js";
 import { trainGspo, TrainingAbortedError, type GspoTrainingOptions } from "./train.js";
@@ -222,7 +223,7 @@ describe("trainGspo", () => {
       ),
     ).rejects.toThrow(TrainingAbortedError);
     // By default only the latest checkpoint is kept, and resuming uses it.
-    expect(await checkpointsIn(dir)).toEqual(["gspo-00001", "latest.json"]);
+    expect(await checkpointsIn(dir)).toEqual(["gspo-00002", "latest.json"]);
     // A fresh process: a new backend from a differently initialised policy, resumed from disk.
     const second = new InProcessBackend(new RubricPolicy({ dim: 64, seed: 99 }));
     const resumed = await trainGspo(gymOptions(second, { ...options, run: { dir, resume: true } }));
@@ -232,13 +233,20 @@ describe("trainGspo", () => {
     );
     const strip = (log: typeof full) => log.map(({ seconds, rewardSeconds, policySeconds, ...rest }) => rest);
     expect(strip(resumed)).toEqual(strip(full));
-    const lines = (await readFile(join(dir, "training.jsonl"), "utf8")).trim().split("\n");
+    const lines = (await readFile(join(dir, "log.jsonl"), "utf8")).trim().split("\n");
     expect(lines.map((l) => JSON.parse(l).batch)).toEqual([0, 1, 2, 3]);
     expect(JSON.parse(await readFile(join(dir, "checkpoints", "latest.json"), "utf8"))).toMatchObject({
+      format: "rubric-run",
+      trainer: "gspo",
       stage: "gspo",
-      step: 3,
+      done: 4,
+      checkpoint: "checkpoints/gspo-00004",
     });
-    expect(await checkpointsIn(dir)).toEqual(["gspo-00003", "latest.json"]);
+    expect(await checkpointsIn(dir)).toEqual(["gspo-00004", "latest.json"]);
+    // The same directory resumed with other settings is refused before anything is loaded.
+    await expect(
+      trainGspo(gymOptions(second, { ...options, groupSize: 3, run: { dir, resume: true } })),
+    ).rejects.toBeInstanceOf(RunSettingsError);
   });
 
   it("keeps every checkpoint with keepCheckpoints: all, and only the stage's own when keeping the latest", async () => {
@@ -250,14 +258,14 @@ describe("trainGspo", () => {
         run: { dir: all, keepCheckpoints: "all" },
       }),
     );
-    expect(await checkpointsIn(all)).toEqual(["gspo-00000", "gspo-00001", "gspo-00002", "latest.json"]);
+    expect(await checkpointsIn(all)).toEqual(["gspo-00001", "gspo-00002", "gspo-00003", "latest.json"]);
     // A directory shared with another stage: keeping the latest GSPO checkpoint leaves the SFT one alone.
     const shared = await tempDir();
     await mkdir(join(shared, "checkpoints", "sft-00004"), { recursive: true });
     await trainGspo(
       gymOptions(new InProcessBackend(new RubricPolicy({ dim: 16, seed: 2 })), { ...options, run: { dir: shared } }),
     );
-    expect(await checkpointsIn(shared)).toEqual(["gspo-00002", "latest.json", "sft-00004"]);
+    expect(await checkpointsIn(shared)).toEqual(["gspo-00003", "latest.json", "sft-00004"]);
   });
 
   it("a crash while writing a checkpoint leaves the previous one whole, and resuming from it ends where an uninterrupted run does", async () => {
@@ -279,8 +287,8 @@ describe("trainGspo", () => {
     await expect(
       trainGspo(gymOptions(new CrashingBackend(new RubricPolicy({ dim: 16, seed: 3 })), { ...options, run: { dir } })),
     ).rejects.toThrow("disk full");
-    expect(JSON.parse(await readFile(join(dir, "checkpoints", "latest.json"), "utf8"))).toMatchObject({ step: 1 });
-    expect(await readdir(join(dir, "checkpoints", "gspo-00001"))).toEqual(["policy.json", "replay.json"]);
+    expect(JSON.parse(await readFile(join(dir, "checkpoints", "latest.json"), "utf8"))).toMatchObject({ done: 2 });
+    expect(await readdir(join(dir, "checkpoints", "gspo-00002"))).toEqual(["policy.json", "replay.json"]);
 
     const resumed = new InProcessBackend(new RubricPolicy({ dim: 16, seed: 99 }));
     await trainGspo(gymOptions(resumed, { ...options, run: { dir, resume: true } }));
@@ -288,7 +296,7 @@ describe("trainGspo", () => {
       expect(Array.from(p)).toEqual(Array.from(straight.policy.parameters[b]!)),
     );
     // The partial directory went with the other earlier ones once a newer checkpoint was written.
-    expect(await checkpointsIn(dir)).toEqual(["gspo-00003", "latest.json"]);
+    expect(await checkpointsIn(dir)).toEqual(["gspo-00004", "latest.json"]);
   });
 
   it("refuses an empty prompt list, and a run directory whose log does not read, each by its code", async () => {
@@ -300,10 +308,10 @@ describe("trainGspo", () => {
       message: "trainGspo: options.prompts must hold at least one prompt, got []",
     });
     const dir = await tempDir();
-    await writeFile(join(dir, "training.jsonl"), '{"stage":"gspo","batch":-1}\n');
+    await writeFile(join(dir, "log.jsonl"), '{"stage":"gspo","batch":-1}\n');
     const damaged = await trainGspo(gymOptions(backend, { batches: 1, run: { dir } })).catch((e: unknown) => e);
-    expect(damaged).toBeInstanceOf(TrainingLogError);
-    expect(damaged).toMatchObject({ code: "training.log", message: expect.stringContaining("training.jsonl") });
+    expect(damaged).toBeInstanceOf(RunFileError);
+    expect(damaged).toMatchObject({ code: "run.file", message: expect.stringContaining("log.jsonl:line 1: batch") });
   });
 
   it("reports a damaged or foreign checkpoint as a CheckpointError naming the file", async () => {

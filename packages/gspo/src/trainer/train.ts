@@ -1,14 +1,13 @@
-import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { createRng, formatRubricIssue, mean, readJsonLines, shuffle, toJsonLines } from "@rubric/core";
+import { createRng, mean, shuffle } from "@rubric/core";
+import { type RunDirectory, TrainingRun } from "@rubric/core/runs";
 import { z } from "zod";
-import { TrainingError, TrainingInputError, TrainingLogError } from "../errors.js";
+import { TrainingError, TrainingInputError } from "../errors.js";
 import type { RolloutGroup, TrainerBackend } from "./backend.js";
 import { advantagesFor, type Objective } from "./objective.js";
 import { ReplayBuffer } from "./replay-buffer.js";
 
-/** One line of a run's `training.jsonl`: a Stage I epoch or a Stage II batch. */
+/** One line of a run's `log.jsonl`: a Stage I epoch or a Stage II batch. */
 export const TrainingLogEntrySchema = z.discriminatedUnion("stage", [
   z.strictObject({ stage: z.literal("sft"), epoch: z.number().int().min(0), loss: z.number(), seconds: z.number() }),
   z.strictObject({
@@ -30,25 +29,10 @@ export const TrainingLogEntrySchema = z.discriminatedUnion("stage", [
 export type TrainingLogEntry = z.infer<typeof TrainingLogEntrySchema>;
 export type GspoLogEntry = Extract<TrainingLogEntry, { stage: "gspo" }>;
 
+export type { RunDirectory };
+
 /** How many of a stage's checkpoints a run directory keeps; see {@link RunDirectory.keepCheckpoints}. */
-export type KeepCheckpoints = "latest" | "all";
-
-const LatestSchema = z.strictObject({ stage: z.enum(["sft", "gspo"]), step: z.number().int().min(0), dir: z.string() });
-
-/** Where a run keeps its log and checkpoints: `<dir>/training.jsonl`, `<dir>/checkpoints/<stage>-<n>/`, `<dir>/checkpoints/latest.json`. */
-export interface RunDirectory {
-  readonly dir: string;
-  /** Checkpoint every this many batches (and always after the last). Default 1. */
-  readonly checkpointEvery?: number;
-  /**
-   * `"latest"` (default): once a new checkpoint is written and `latest.json` names it, the stage's
-   * earlier checkpoints in this directory are deleted — resume needs only the latest, and keeping
-   * every one is most of what a run writes. `"all"`: keep every checkpoint.
-   */
-  readonly keepCheckpoints?: KeepCheckpoints;
-  /** Continue from `latest.json` when it exists. Default false: start afresh (the log is rewritten). */
-  readonly resume?: boolean;
-}
+export type KeepCheckpoints = NonNullable<RunDirectory["keepCheckpoints"]>;
 
 export interface GspoTrainingOptions<Prompt> {
   readonly backend: TrainerBackend<Prompt>;
@@ -91,105 +75,75 @@ export class TrainingAbortedError extends TrainingError {
   readonly code = "training.aborted";
 }
 
-export interface Run {
+/** A stage's log so far and where it goes on, and the one call that records a finished unit. */
+export interface StageRun {
+  /** This stage's log entries, those a resume kept included. */
   readonly log: TrainingLogEntry[];
+  /** The first epoch or batch still to run: 0 afresh, the checkpoint's count on a resume. */
   readonly start: number;
   /** The checkpoint directory resumed from, if any. */
   readonly resumedFrom?: string;
-}
-
-/** Opens a run directory: afresh, or resumed from its latest checkpoint of `stage` (the log is cut back to it). */
-export async function openRun<P>(
-  backend: TrainerBackend<P>,
-  run: RunDirectory | undefined,
-  stage: "sft" | "gspo",
-): Promise<Run> {
-  if (!run) return { log: [], start: 0 };
-  await mkdir(join(run.dir, "checkpoints"), { recursive: true });
-  const logFile = join(run.dir, "training.jsonl");
-  const previous = await readLog(logFile);
-  const latest = run.resume ? await readLatest(run.dir) : undefined;
-  // Entries of other stages are kept; this stage's are kept up to the checkpoint resumed from.
-  const resumed = latest?.stage === stage ? latest : undefined;
-  if (resumed) await backend.load(join(run.dir, resumed.dir));
-  const log = previous.filter((e) => e.stage !== stage || (resumed !== undefined && stepOf(e) <= resumed.step));
-  await writeFile(logFile, toJsonLines(log));
-  return resumed ? { log, start: resumed.step + 1, resumedFrom: join(run.dir, resumed.dir) } : { log, start: 0 };
+  /**
+   * Appends a finished unit's entry (to the run's `log.jsonl` too) and checkpoints when it is due;
+   * `extra` writes what the stage keeps beside the backend's state into the checkpoint.
+   */
+  record(entry: TrainingLogEntry, last: boolean, extra?: (dir: string) => Promise<void>): Promise<void>;
 }
 
 function stepOf(entry: TrainingLogEntry): number {
   return entry.stage === "sft" ? entry.epoch : entry.batch;
 }
 
-async function readLog(file: string): Promise<TrainingLogEntry[]> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch {
-    return [];
-  }
-  const { records, issues } = readJsonLines(text, TrainingLogEntrySchema, { source: file });
-  if (issues.length > 0) throw new TrainingLogError(formatRubricIssue(issues[0]!));
-  return records.map((record) => record.value);
-}
-
-async function readLatest(dir: string): Promise<z.infer<typeof LatestSchema> | undefined> {
-  let text: string;
-  try {
-    text = await readFile(join(dir, "checkpoints", "latest.json"), "utf8");
-  } catch {
-    return undefined;
-  }
-  return LatestSchema.parse(JSON.parse(text));
-}
-
 /**
- * Saves a checkpoint, then points latest.json at it (written atomically: a crash leaves the previous
- * one), and only then — keeping the latest — deletes the stage's earlier checkpoints, so that at
- * every moment latest.json names a whole checkpoint.
+ * Opens a stage's run: in memory without a run directory; otherwise the shared run directory of
+ * `@rubric/core/runs` (the same layout and resume as ARCO's trainer), resumed from the stage's
+ * latest checkpoint with `run.resume`, the backend loaded from it. `settings` are kept in every
+ * checkpoint and a resume with other settings is refused (`RunSettingsError`).
  */
-async function checkpoint<P>(
-  backend: TrainerBackend<P>,
-  run: RunDirectory,
+export async function openStage<P>(
+  options: {
+    readonly backend: TrainerBackend<P>;
+    readonly run?: RunDirectory;
+    readonly onLog?: (entry: TrainingLogEntry) => void;
+  },
   stage: "sft" | "gspo",
-  step: number,
-  extra?: (dir: string) => Promise<void>,
-): Promise<void> {
-  const name = `${stage}-${String(step).padStart(5, "0")}`;
-  const dir = join("checkpoints", name);
-  await backend.save(join(run.dir, dir));
-  await extra?.(join(run.dir, dir));
-  const latest = join(run.dir, "checkpoints", "latest.json");
-  await writeFile(`${latest}.tmp`, JSON.stringify({ stage, step, dir }));
-  await rename(`${latest}.tmp`, latest);
-  if ((run.keepCheckpoints ?? "latest") === "latest") await removeEarlierCheckpoints(run.dir, stage, name);
-}
-
-/** Deletes `<dir>/checkpoints/<stage>-<n>/` but `keep`; another stage's checkpoints in the same directory are left alone. */
-async function removeEarlierCheckpoints(dir: string, stage: "sft" | "gspo", keep: string): Promise<void> {
-  const root = join(dir, "checkpoints");
-  const ofStage = new RegExp(`^${stage}-\\d+$`);
-  for (const entry of await readdir(root))
-    if (entry !== keep && ofStage.test(entry)) await rm(join(root, entry), { recursive: true, force: true });
-}
-
-/** Appends a stage's log entry (to the run's `training.jsonl` too) and checkpoints when it is due. */
-export async function record<P>(
-  entry: TrainingLogEntry,
-  state: Run,
-  options: { run?: RunDirectory; onLog?: (e: TrainingLogEntry) => void; backend: TrainerBackend<P> },
-  last: boolean,
-  /** Writes what the stage keeps beside the backend's state into a checkpoint's directory. */
-  extra?: (dir: string) => Promise<void>,
-): Promise<void> {
-  state.log.push(entry);
-  if (options.run) {
-    await appendFile(join(options.run.dir, "training.jsonl"), toJsonLines([entry]));
-    const every = options.run.checkpointEvery ?? 1;
-    if (last || (stepOf(entry) + 1) % every === 0)
-      await checkpoint(options.backend, options.run, entry.stage, stepOf(entry), extra);
+  settings: Record<string, unknown>,
+): Promise<StageRun> {
+  const { backend, onLog } = options;
+  if (options.run === undefined) {
+    const log: TrainingLogEntry[] = [];
+    return {
+      log,
+      start: 0,
+      async record(entry) {
+        log.push(entry);
+        onLog?.(entry);
+      },
+    };
   }
-  options.onLog?.(entry);
+  const run = await TrainingRun.open(options.run, {
+    trainer: "gspo",
+    stage,
+    logSchema: TrainingLogEntrySchema,
+    ownsLine: (entry) => entry.stage === stage,
+    settings,
+  });
+  if (run.resumed !== undefined) await backend.load(run.resumed.checkpoint);
+  const log = run.lines;
+  return {
+    log,
+    start: run.done,
+    ...(run.resumed === undefined ? {} : { resumedFrom: run.resumed.checkpoint }),
+    async record(entry, last, extra) {
+      log.push(entry);
+      await run.append(entry);
+      await run.commit(stepOf(entry) + 1, last, async (dir) => {
+        await backend.save(dir);
+        await extra?.(dir);
+      });
+      onLog?.(entry);
+    },
+  };
 }
 
 /**
@@ -197,7 +151,7 @@ export async function record<P>(
  * advantages (@rubric/core), prioritized replay of the worst groups of earlier batches from a
  * buffer (`replayPercentile`, `replayCapacity`, `replayPerBatch`), then `stepsPerBatch` clipped
  * policy-gradient steps in the backend. Writes a JSONL log line and a checkpoint per batch when
- * given a run directory, and resumes from its latest checkpoint with `resume`: a resumed run ends
+ * given a run directory (`@rubric/core/runs`), and resumes from its latest checkpoint with `resume`: a resumed run ends
  * with the same parameters and log as an uninterrupted one (every random choice is keyed by seed
  * and batch). Returns the whole log of the stage.
  */
@@ -214,7 +168,18 @@ export async function trainGspo<Prompt>(options: GspoTrainingOptions<Prompt>): P
     learningRate: options.learningRate ?? 0.05,
     klCoef: options.klCoef ?? 0,
   };
-  const state = await openRun(backend, options.run, "gspo");
+  // What a resume must share with the run it continues (the number of batches may grow).
+  const settings = {
+    seed: options.seed,
+    groupSize: K,
+    promptsPerBatch: options.promptsPerBatch ?? null,
+    stepsPerBatch: options.stepsPerBatch ?? 4,
+    ...step,
+    replayPercentile: options.replayPercentile ?? 20,
+    replayCapacity: options.replayCapacity ?? null,
+    replayPerBatch: options.replayPerBatch ?? null,
+  };
+  const state = await openStage(options, "gspo", settings);
   const perBatch = Math.min(options.promptsPerBatch ?? prompts.length, prompts.length);
   const percentile = options.replayPercentile ?? 20;
   const capacity = options.replayCapacity ?? 4 * perBatch;
@@ -292,7 +257,7 @@ export async function trainGspo<Prompt>(options: GspoTrainingOptions<Prompt>): P
       policySeconds: seconds - rewardMs / 1000,
       seconds,
     };
-    await record(entry, state, options, batch === options.batches - 1, (dir) => buffer.save(dir));
+    await state.record(entry, batch === options.batches - 1, (dir) => buffer.save(dir));
   }
   return state.log.filter((e): e is GspoLogEntry => e.stage === "gspo");
 }

@@ -46,13 +46,13 @@ describe("trainArcaneManagers", () => {
     expect(sftLoss(managers.sft, examples)).toBe(sftLoss(backend.policy, examples));
 
     // Each stage of the seed kept only its latest checkpoint, and the SFT stage no copy besides.
-    expect((await readdir(join(dir, `seed-${seed}`, "sft"))).sort()).toEqual(["checkpoints", "training.jsonl"]);
+    expect((await readdir(join(dir, `seed-${seed}`, "sft"))).sort()).toEqual(["checkpoints", "log.jsonl"]);
     expect((await readdir(join(dir, `seed-${seed}`, "sft", "checkpoints"))).sort()).toEqual([
       "latest.json",
-      "sft-00001",
+      "sft-00002",
     ]);
     expect((await readdir(join(dir, `seed-${seed}`, "gspo", "checkpoints"))).sort()).toEqual([
-      "gspo-00000",
+      "gspo-00001",
       "latest.json",
     ]);
 

@@ -393,7 +393,7 @@ async function sftPolicy(
     }
     losses.push(total / batches);
   }
-  await policy.checkpoint(dir);
+  await policy.save(dir);
   return { losses, examples: examples.length, learnable: usable.length };
 }
 
@@ -508,7 +508,7 @@ async function runMethod(
 ): Promise<MethodRun> {
   const started = performance.now();
   const { config, seed, environment, policy, client } = context;
-  if (context.piDir !== undefined && isTrainable(policy)) await policy.restore(context.piDir);
+  if (context.piDir !== undefined && isTrainable(policy)) await policy.load(context.piDir);
   let model: RubricModel | undefined;
   let critic: StepCritic | undefined;
   let mu: MuCritic | undefined;
@@ -549,7 +549,7 @@ async function runMethod(
       policy,
       ...(critic === undefined ? {} : { critic }),
       settings: { ...config.trainer, signal: setup.signal, outcomeAtTerminal: setup.outcomeAtTerminal === true, seed },
-      directory: context.dir,
+      run: { dir: context.dir },
       measure: hotpotMeasure,
       onEvent: context.onEvent,
     });

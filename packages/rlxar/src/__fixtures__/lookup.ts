@@ -206,7 +206,7 @@ export class TablePolicy implements TrainablePolicy {
     this.reference = new Map(this.logits);
   }
 
-  async checkpoint(directory: string): Promise<void> {
+  async save(directory: string): Promise<void> {
     mkdirSync(directory, { recursive: true });
     writeFileSync(
       join(directory, "table.json"),
@@ -214,7 +214,7 @@ export class TablePolicy implements TrainablePolicy {
     );
   }
 
-  async restore(directory: string): Promise<void> {
+  async load(directory: string): Promise<void> {
     const state = JSON.parse(readFileSync(join(directory, "table.json"), "utf8")) as {
       logits: [string, number][];
       reference: [string, number][];

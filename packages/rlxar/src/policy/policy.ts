@@ -1,3 +1,4 @@
+import type { Trainable } from "@rubric/core";
 import type { AgentView } from "../environment/environment.js";
 
 /** How a policy chooses: `temperature` 0 is greedy; row i of a batch samples from `createRng(seeds[i])`. */
@@ -59,10 +60,11 @@ export interface PolicySftExample {
 
 /**
  * A policy the co-evolution trainer can train: REINFORCE steps on (view, decision, advantage)
- * samples with a KL leash to a frozen reference, SFT for the warm-up, and its state as JSON for
- * checkpoints.
+ * samples with a KL leash to a frozen reference, and SFT for the warm-up. `setReference` (ARCO:
+ * the SFT policy), `save` and `load` (weights, optimiser and reference) are core's `Trainable`,
+ * the contract GSPO's backends share, so both trainers' run directories hold what `save` writes.
  */
-export interface TrainablePolicy extends Policy {
+export interface TrainablePolicy extends Policy, Trainable {
   /** One optimiser step on −(1/N) Σ A·log π + klCoef·KL(π_ref ‖ π). */
   update(samples: readonly PolicySample[], options: PolicyUpdateOptions): Promise<PolicyUpdateMetrics>;
   /**
@@ -76,9 +78,4 @@ export interface TrainablePolicy extends Policy {
     examples: readonly PolicySftExample[],
     options: { readonly learningRate: number },
   ): Promise<{ readonly loss: number }>;
-  /** Freezes the current weights as the KL reference (ARCO: the SFT policy). */
-  setReference(): Promise<void>;
-  /** The weights, optimiser and reference, as JSON (or a path the policy wrote them to). */
-  checkpoint(directory: string): Promise<void>;
-  restore(directory: string): Promise<void>;
 }

@@ -172,9 +172,9 @@ export async function servedPolicy(client: SidecarClient, options: ServedPolicyO
       return result;
     },
     setReference: () => trainer.setReference(),
-    checkpoint: (directory) => trainer.checkpoint(directory),
-    async restore(directory) {
-      await trainer.restore(directory);
+    save: (directory) => trainer.save(directory),
+    async load(directory) {
+      await trainer.load(directory);
       await publish();
     },
   };

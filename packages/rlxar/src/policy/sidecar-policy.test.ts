@@ -112,14 +112,14 @@ describe("sidecarPolicy: a causal LM on token ids in the Python sidecar", () => 
     "steps on the gradient of −A·Σ_t log π (not a per-token mean): L times the SFT gradient of the same tokens",
     async () => {
       const at = join(dir, "before-gradient");
-      await policy.checkpoint(at);
+      await policy.save(at);
       const [d] = await policy.act([later], { temperature: 1, seeds: ["g/3"] });
       const tokens = tokensOf(d!);
       const reinforce = await policy.update([{ view: later, decision: d!, advantage: 1 }], {
         learningRate: 1e-2,
         klCoef: 0,
       });
-      await policy.restore(at);
+      await policy.load(at);
       // SFT's loss is the mean NLL per token of the same ids, at the same weights.
       const sft = await client.request("policy.sft_step", {
         examples: [{ prompt: promptOf(later), tokens }],
@@ -127,7 +127,7 @@ describe("sidecarPolicy: a causal LM on token ids in the Python sidecar", () => 
       });
       expect(tokens.length).toBeGreaterThan(1);
       expect(reinforce.gradNorm).toBeCloseTo(tokens.length * sft.grad_norm, 4);
-      await policy.restore(at);
+      await policy.load(at);
     },
     TIMEOUT_MS,
   );
@@ -162,7 +162,7 @@ describe("sidecarPolicy: a causal LM on token ids in the Python sidecar", () => 
   it(
     "restores a checkpoint exactly: the same log-probs and the same decisions",
     async () => {
-      await policy.checkpoint(dir);
+      await policy.save(dir);
       expect(
         byteBpeTokenizer(JSON.parse(await readFile(join(dir, "tokenizer.json"), "utf8"))).encode("Search[x]"),
       ).toEqual(tokenizer.encode("Search[x]"));
@@ -170,7 +170,7 @@ describe("sidecarPolicy: a causal LM on token ids in the Python sidecar", () => 
       const savedLogProb = await logProbOf(view, tokensOf(saved!));
       await policy.update([{ view, decision: saved!, advantage: 1 }], { learningRate: 1e-2, klCoef: 0.05 });
       expect(await logProbOf(view, tokensOf(saved!))).not.toBeCloseTo(savedLogProb, 6);
-      await policy.restore(dir);
+      await policy.load(dir);
       expect(await logProbOf(view, tokensOf(saved!))).toBeCloseTo(savedLogProb, 10);
       expect((await policy.act([view], { temperature: 1, seeds: ["c"] }))[0]).toEqual(saved);
       // The reference came back with it: a KL step is still allowed.

@@ -230,13 +230,13 @@ export function sidecarTrainer(remote: RemotePolicy, options: SidecarPolicyOptio
     setReference: () => remote.setReference(),
 
     /** `dir/policy.pt` (weights, optimiser, reference) from the sidecar, and `dir/tokenizer.json` when the tokenizer has a file. */
-    async checkpoint(directory: string) {
+    async save(directory: string) {
       await remote.save(directory);
       if (options.tokenizer.toFile !== undefined)
         await writeFile(join(directory, "tokenizer.json"), `${JSON.stringify(options.tokenizer.toFile())}\n`);
     },
 
-    async restore(directory: string) {
+    async load(directory: string) {
       await remote.load(directory);
     },
   };

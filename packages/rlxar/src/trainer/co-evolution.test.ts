@@ -1,4 +1,4 @@
-import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readManifest, RubricModel } from "@rubric/arco-heads";
@@ -6,7 +6,8 @@ import { RemoteMu, SidecarClient } from "@rubric/sidecar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEYS, type LookupTask, lookupEnvironment, TablePolicy } from "../__fixtures__/lookup.js";
 import { episodeSteps, rollout } from "../rollout/rollout.js";
-import { RlxarFileError, RlxarInputError } from "../errors.js";
+import { RunExistsError, RunFileError } from "@rubric/core/runs";
+import { RlxarInputError } from "../errors.js";
 import { contrastScores } from "../diagnostics/step-scores.js";
 import { MuCritic } from "../critic/mu-critic.js";
 import { createMu } from "../mu/sidecar-mu.js";
@@ -264,7 +265,7 @@ describe("trainCoEvolution on a user's environment with a real μ", () => {
         policy: wholePolicy,
         critic: whole.critic,
         settings,
-        directory: wholeDir,
+        run: { dir: wholeDir },
       });
       await whole.model.close();
 
@@ -273,29 +274,41 @@ describe("trainCoEvolution on a user's environment with a real μ", () => {
       const crash = (event: TrainerEvent) => {
         if (event.type === "batch" && event.done === 2) throw new Error("power cut");
       };
-      const run = (policy: TablePolicy, more: Partial<Parameters<typeof trainCoEvolution<LookupTask>>[0]> = {}) =>
+      const run = (
+        policy: TablePolicy,
+        more: Partial<Parameters<typeof trainCoEvolution<LookupTask>>[0]> = {},
+        resume = false,
+      ) =>
         trainCoEvolution({
           environment,
           train: tasks,
           policy,
           critic: broken.critic,
           settings,
-          directory: dir,
+          run: { dir, resume },
           ...more,
         });
       await expect(run(new TablePolicy(), { onEvent: crash })).rejects.toThrow("power cut");
       // a run is there: resuming must be asked for
-      await expect(run(new TablePolicy())).rejects.toThrow(RlxarInputError);
+      await expect(run(new TablePolicy())).rejects.toThrow(RunExistsError);
+      // the same layout as GSPO's: the log, one checkpoint of π, the pointer naming it with μ's version
+      expect((await readdir(join(dir, "checkpoints"))).sort()).toEqual(["co-evolution-00002", "latest.json"]);
+      expect(JSON.parse(await readFile(join(dir, "checkpoints", "latest.json"), "utf8"))).toMatchObject({
+        trainer: "rlxar",
+        stage: "co-evolution",
+        done: 2,
+        state: { muVersion: expect.any(Number) },
+      });
       // a damaged log is refused by name and line, not trusted
       const logText = await readFile(join(dir, "log.jsonl"), "utf8");
       await writeFile(join(dir, "log.jsonl"), `${logText}{"type":"batch","epoch":"one"}\n`);
-      const damaged = run(new TablePolicy(), { resume: true });
-      await expect(damaged).rejects.toThrow(RlxarFileError);
+      const damaged = run(new TablePolicy(), {}, true);
+      await expect(damaged).rejects.toThrow(RunFileError);
       await expect(damaged).rejects.toThrow(/line 3.*epoch/);
       await writeFile(join(dir, "log.jsonl"), logText);
       const events: TrainerEvent[] = [];
       const resumedPolicy = new TablePolicy();
-      await run(resumedPolicy, { resume: true, onEvent: (event) => events.push(event) });
+      await run(resumedPolicy, { onEvent: (event) => events.push(event) }, true);
       expect(events[0]).toEqual({ type: "resumed", batches: 2 });
       const strip = (text: string) =>
         text

@@ -1,8 +1,9 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { createRng, formatRubricIssue, formatZodIssues, readJsonLines, shuffle } from "@rubric/core";
+import { createRng, formatZodIssues, shuffle } from "@rubric/core";
+import { RUN_CHECKPOINTS_DIR, RUN_LATEST_FILE, type RunDirectory, RunFileError, TrainingRun } from "@rubric/core/runs";
 import { z } from "zod";
-import { RlxarFileError, RlxarInputError } from "../errors.js";
+import { RlxarInputError } from "../errors.js";
 import type { Environment } from "../environment/environment.js";
 import { type Episode, type RolloutTiming, rollout } from "../rollout/rollout.js";
 import type { CriticUpdate, StepCritic, StepRating } from "../critic/step-critic.js";
@@ -50,7 +51,7 @@ export type TrainerLogLine =
 
 /**
  * A log line as read back on resume: every field checked, so a damaged or foreign log is an
- * `RlxarFileError` naming its line, never a record trusted by a cast.
+ * `RunFileError` naming its line, never a record trusted by a cast.
  */
 const TrainerLogLineSchema = z.discriminatedUnion("type", [
   z.object({
@@ -118,11 +119,12 @@ export interface CoEvolutionOptions<Task> {
   readonly critic?: StepCritic;
   readonly settings?: TrainerSettingsInput;
   /**
-   * Where `log.jsonl`, `state.json` and the policy's checkpoint go. With `resume`, a run found
-   * there continues after its last finished batch.
+   * The run directory (`@rubric/core/runs`, the same layout as GSPO's): `log.jsonl`, and after
+   * every batch a checkpoint of π with μ's version beside it. With `resume`, a run found there
+   * continues after its last checkpointed batch; without it, a run found there is refused
+   * (`RunExistsError`) rather than overwritten.
    */
-  readonly directory?: string;
-  readonly resume?: boolean;
+  readonly run?: RunDirectory;
   /** An episode's evaluation numbers (HotpotQA: EM, F1); the reward alone by default. */
   readonly measure?: (episode: Episode) => Readonly<Record<string, number>>;
   readonly onEvent?: (event: TrainerEvent) => void;
@@ -137,16 +139,12 @@ export interface CoEvolutionResult {
   readonly rollouts: number;
 }
 
+/** What the trainer keeps beside π in each checkpoint. */
 const StateSchema = z.strictObject({
-  format: z.literal("rlxar-trainer"),
-  settings: z.record(z.string(), z.unknown()),
-  /** Batches finished over the whole run (the plan is deterministic, so this says where to go on). */
-  batches: z.int().min(0),
+  /** μ's export version when the checkpoint was taken. */
   muVersion: z.int().optional(),
 });
-const STATE_FILE = "state.json";
-const LOG_FILE = "log.jsonl";
-const POLICY_DIR = "policy";
+const STAGE = "co-evolution";
 
 /** What one batch trained on. */
 export interface BatchDetail {
@@ -196,12 +194,12 @@ export function planBatches<Task>(train: readonly Task[], settings: TrainerSetti
  * dense phase on 0.5·(G_t − b(bucket)) with G_t the reward-to-go of μ's step scores and a KL
  * leash to the reference π — and μ, when it co-evolves, takes one step of its decomposition loss
  * on the same batch and is exported and hot-reloaded. The baselines are settings of the same loop
- * (`signal`, a frozen or ablated critic). Writes a JSONL log, the policy's checkpoint and a
- * state file after every batch when given a directory, and resumes from them.
+ * (`signal`, a frozen or ablated critic). Given a run directory (`@rubric/core/runs`), writes
+ * a JSONL log and a checkpoint of π after every batch, and resumes from the latest.
  *
  * @example
  * const result = await trainCoEvolution({ environment: hotpotQa(), train, evaluation: dev,
- *   policy, critic, settings: { sparseEpochs: 1, denseEpochs: 1 }, directory: "runs/arco" });
+ *   policy, critic, settings: { sparseEpochs: 1, denseEpochs: 1 }, run: { dir: "runs/arco" } });
  */
 export async function trainCoEvolution<Task>(options: CoEvolutionOptions<Task>): Promise<CoEvolutionResult> {
   const parsed = TrainerSettingsSchema.safeParse(options.settings ?? {});
@@ -209,7 +207,7 @@ export async function trainCoEvolution<Task>(options: CoEvolutionOptions<Task>):
     throw new RlxarInputError("settings", formatZodIssues(parsed.error, { separator: "; " }));
   }
   const settings = parsed.data;
-  const { environment, policy, critic, directory } = options;
+  const { environment, policy, critic } = options;
   if (options.train.length === 0) throw new RlxarInputError("train", "expected at least one training task");
   const needsCritic =
     settings.signal === "trajectory-rubric" || (settings.signal === "arco" && settings.denseEpochs > 0);
@@ -229,51 +227,40 @@ export async function trainCoEvolution<Task>(options: CoEvolutionOptions<Task>):
 
   let done = 0;
   let pendingEval: number | undefined;
-  if (directory !== undefined) {
-    mkdirSync(directory, { recursive: true });
-    const statePath = join(directory, STATE_FILE);
-    if (existsSync(statePath)) {
-      if (options.resume !== true) {
-        throw new RlxarInputError(
-          "directory",
-          `${directory} holds a run (${STATE_FILE}); pass resume to continue it or choose another directory`,
-        );
-      }
-      const state = readState(statePath);
-      if (JSON.stringify(state.settings) !== JSON.stringify(settings)) {
-        throw new RlxarFileError(statePath, [
-          "settings differ from this run's: resume with the settings it was started with",
-        ]);
-      }
-      done = state.batches;
-      if (done > plan.length) {
-        throw new RlxarFileError(statePath, [`batches: ${done} finished, but this run plans ${plan.length}`]);
-      }
-      // Read (and checked) before anything is restored: a damaged log changes nothing.
-      const previous = readLog(join(directory, LOG_FILE));
-      if (trainable !== undefined) await trainable.restore(join(directory, POLICY_DIR));
+  let run: TrainingRun<TrainerLogLine> | undefined;
+  if (options.run !== undefined) {
+    run = await TrainingRun.open(options.run, {
+      trainer: "rlxar",
+      stage: STAGE,
+      logSchema: TrainerLogLineSchema.transform(asLogLine),
+      ownsLine: () => true,
+      settings,
+      existing: "refuse",
+      // Lines written after the checkpoint died with the process: the batches it counts, and the
+      // evaluations of the epochs it finished.
+      vouchedFor: (lines, batches) => vouchedLines(lines, batches, plan),
+    });
+    if (run.resumed !== undefined) {
+      const pointer = join(options.run.dir, RUN_CHECKPOINTS_DIR, RUN_LATEST_FILE);
+      const state = StateSchema.safeParse(run.resumed.state ?? {});
+      if (!state.success)
+        throw new RunFileError(pointer, `state: ${formatZodIssues(state.error, { separator: "; " })}`);
+      done = run.resumed.done;
+      if (done > plan.length)
+        throw new RunFileError(pointer, `done: ${done} batches finished, but this run plans ${plan.length}`);
+      if (trainable !== undefined) await trainable.load(run.resumed.checkpoint);
       if (critic?.coEvolves === true) {
-        if (state.muVersion !== undefined && critic.version !== state.muVersion) {
-          // An export of an update whose batch never reached the state file: its μ is one step
+        if (state.data.muVersion !== undefined && critic.version !== state.data.muVersion) {
+          // An export of an update whose batch never reached a checkpoint: its μ is one step
           // ahead of the plan. Training on is sound; the log says so.
-          options.onEvent?.({ type: "mu-ahead", expected: state.muVersion, found: critic.version });
+          options.onEvent?.({ type: "mu-ahead", expected: state.data.muVersion, found: critic.version });
         }
         await critic.resume();
       }
-      // The log is appended before the state is written: lines of a batch that did not reach
-      // the state file are dropped, and the file rewritten to what the state vouches for.
-      const lastEpoch = done === 0 ? 0 : plan[done - 1]!.epoch;
-      const epochDone = done > 0 && plan[done]?.epoch !== lastEpoch;
-      let batches = 0;
-      for (const line of previous) {
-        if (
-          line.type === "batch" ? ++batches <= done : line.epoch < lastEpoch || (epochDone && line.epoch === lastEpoch)
-        ) {
-          log.push(line);
-        }
-      }
-      writeFileSync(join(directory, LOG_FILE), log.map((line) => `${JSON.stringify(line)}\n`).join(""));
+      log.push(...run.log);
       options.onEvent?.({ type: "resumed", batches: done });
+      const lastEpoch = plan[done - 1]!.epoch;
+      const epochDone = plan[done]?.epoch !== lastEpoch;
       const evaluated = log.some((line) => line.type === "eval" && line.epoch === lastEpoch);
       if (epochDone && !evaluated) pendingEval = lastEpoch;
     }
@@ -281,11 +268,10 @@ export async function trainCoEvolution<Task>(options: CoEvolutionOptions<Task>):
   if (done === 0) {
     await trainable?.setReference();
     await critic?.freezeReference();
-    if (directory !== undefined) writeFileSync(join(directory, LOG_FILE), "");
   }
-  const record = (line: TrainerLogLine) => {
+  const record = async (line: TrainerLogLine) => {
     log.push(line);
-    if (directory !== undefined) appendFileSync(join(directory, LOG_FILE), `${JSON.stringify(line)}\n`);
+    await run?.append(line);
   };
   const evaluate = async (epoch: number) => {
     if (options.evaluation === undefined || options.evaluation.length === 0) return;
@@ -299,7 +285,7 @@ export async function trainCoEvolution<Task>(options: CoEvolutionOptions<Task>):
       tasks: episodes.length,
       metrics: meanMetrics(episodes.map(measure)),
     };
-    record(line);
+    await record(line);
     options.onEvent?.({ type: "eval", line });
   };
 
@@ -308,16 +294,16 @@ export async function trainCoEvolution<Task>(options: CoEvolutionOptions<Task>):
   for (let b = done; b < plan.length; b++) {
     const batch = plan[b]!;
     const { line, detail } = await trainBatch(batch, b, settings, environment, policy, trainable, critic);
-    record(line);
-    if (directory !== undefined) {
-      await trainable?.checkpoint(join(directory, POLICY_DIR));
-      writeState(join(directory, STATE_FILE), {
-        format: "rlxar-trainer",
-        settings,
-        batches: b + 1,
-        ...(critic === undefined ? {} : { muVersion: critic.version }),
-      });
-    }
+    await record(line);
+    await run?.commit(
+      b + 1,
+      b === plan.length - 1,
+      async (dir) => {
+        await mkdir(dir, { recursive: true });
+        await trainable?.save(dir);
+      },
+      critic === undefined ? {} : { muVersion: critic.version },
+    );
     options.onEvent?.({ type: "batch", done: b + 1, total: plan.length, line, detail });
     if (plan[b + 1]?.epoch !== batch.epoch) await evaluate(batch.epoch);
   }
@@ -407,10 +393,10 @@ async function trainBatch<Task>(
   return { line, detail: { episodes, ...(ratings === undefined ? {} : { ratings }), advantages } };
 }
 
-/** Whether a policy can be trained (it has `update`, `sft`, `setReference`, `checkpoint`, `restore`). */
+/** Whether a policy can be trained (it has `update`, `sft`, `setReference`, `save`, `load`). */
 export function isTrainable(policy: Policy): policy is TrainablePolicy {
   const p = policy as Partial<TrainablePolicy>;
-  return [p.update, p.sft, p.setReference, p.checkpoint, p.restore].every((f) => typeof f === "function");
+  return [p.update, p.sft, p.setReference, p.save, p.load].every((f) => typeof f === "function");
 }
 
 /** The mean of each metric over episodes. */
@@ -420,27 +406,19 @@ export function meanMetrics(rows: readonly Readonly<Record<string, number>>[]): 
   return Object.fromEntries(Object.entries(sums).map(([key, sum]) => [key, sum / rows.length]));
 }
 
-function readState(path: string): z.infer<typeof StateSchema> {
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(path, "utf8"));
-  } catch (error) {
-    throw new RlxarFileError(path, [`not JSON: ${(error as Error).message}`]);
-  }
-  const parsed = StateSchema.safeParse(json);
-  if (!parsed.success) throw new RlxarFileError(path, formatZodIssues(parsed.error).split("\n"));
-  return parsed.data;
-}
-
-// Written beside and renamed, so a crash mid-write leaves the last whole state.
-function writeState(path: string, state: z.infer<typeof StateSchema>): void {
-  writeFileSync(`${path}.tmp`, `${JSON.stringify(state, null, 2)}\n`);
-  renameSync(`${path}.tmp`, path);
-}
-
-function readLog(path: string): TrainerLogLine[] {
-  if (!existsSync(path)) return [];
-  const { records, issues } = readJsonLines(readFileSync(path, "utf8"), TrainerLogLineSchema, { source: path });
-  if (issues.length > 0) throw new RlxarFileError(path, issues.map(formatRubricIssue));
-  return records.map((record) => asLogLine(record.value));
+/**
+ * The lines a checkpoint of `batches` finished batches vouches for: those batches' lines, and the
+ * evaluations of the epochs before the last one it reached, or of that one too once it is finished.
+ */
+function vouchedLines<Task>(
+  lines: readonly TrainerLogLine[],
+  batches: number,
+  plan: readonly PlannedBatch<Task>[],
+): TrainerLogLine[] {
+  const lastEpoch = plan[batches - 1]?.epoch ?? 0;
+  const epochDone = plan[batches]?.epoch !== lastEpoch;
+  let seen = 0;
+  return lines.filter((line) =>
+    line.type === "batch" ? ++seen <= batches : line.epoch < lastEpoch || (epochDone && line.epoch === lastEpoch),
+  );
 }

@@ -193,9 +193,9 @@ describe("ExtractivePolicy's checkpoints", () => {
     await policy.setReference();
     await policy.update(await samplesOf(policy, "ckpt-1"), { learningRate: 0.05, klCoef: 0.05 });
     const dir = await tempDir();
-    await policy.checkpoint(dir);
+    await policy.save(dir);
     const restored = extractivePolicy();
-    await restored.restore(dir);
+    await restored.load(dir);
     expect(Array.from(restored.weights)).toEqual(Array.from(policy.weights));
     for (const temperature of [0, 1]) {
       const options = { temperature, seeds: views.map((_, i) => `ckpt-act/${i}`) };
@@ -211,19 +211,19 @@ describe("ExtractivePolicy's checkpoints", () => {
 
   it("a checkpoint of another feature set or candidate options is a named error, a malformed one a file error", async () => {
     const dir = await tempDir();
-    await extractivePolicy().checkpoint(dir);
+    await extractivePolicy().save(dir);
     const file = join(dir, "extractive-policy.json");
     const written = JSON.parse(await readFile(file, "utf8"));
     await writeFile(file, JSON.stringify({ ...written, features: [...written.features.slice(1), "span:mystery"] }));
-    await expect(extractivePolicy().restore(dir)).rejects.toThrow(CheckpointMismatchError);
+    await expect(extractivePolicy().load(dir)).rejects.toThrow(CheckpointMismatchError);
     await writeFile(file, JSON.stringify(written));
-    await expect(extractivePolicy({ candidates: { maxAnswers: 10 } }).restore(dir)).rejects.toThrow(
+    await expect(extractivePolicy({ candidates: { maxAnswers: 10 } }).load(dir)).rejects.toThrow(
       /maxAnswers: 240 there, 10 here/u,
     );
     await writeFile(file, JSON.stringify({ ...written, weights: "heavy" }));
-    await expect(extractivePolicy().restore(dir)).rejects.toThrow(RlxarFileError);
+    await expect(extractivePolicy().load(dir)).rejects.toThrow(RlxarFileError);
     await writeFile(file, "{");
-    await expect(extractivePolicy().restore(dir)).rejects.toThrow(RlxarFileError);
+    await expect(extractivePolicy().load(dir)).rejects.toThrow(RlxarFileError);
   });
 });
 

@@ -329,7 +329,7 @@ export class ExtractivePolicy implements TrainablePolicy {
   }
 
   /** Writes `directory/extractive-policy.json`: weights, Adam's state, the reference, the feature names and candidate options. */
-  async checkpoint(directory: string): Promise<void> {
+  async save(directory: string): Promise<void> {
     await mkdir(directory, { recursive: true });
     const file = join(directory, CHECKPOINT_FILE);
     const checkpoint: z.infer<typeof CheckpointSchema> = {
@@ -345,7 +345,7 @@ export class ExtractivePolicy implements TrainablePolicy {
     await rename(`${file}.tmp`, file);
   }
 
-  async restore(directory: string): Promise<void> {
+  async load(directory: string): Promise<void> {
     const file = join(directory, CHECKPOINT_FILE);
     let raw: unknown;
     try {
