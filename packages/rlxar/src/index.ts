@@ -111,6 +111,7 @@ export {
 export {
   isTrainable,
   trainCoEvolution,
+  TrainerLogLineSchema,
   type BatchDetail,
   type BatchTiming,
   type CoEvolutionOptions,

@@ -73,6 +73,9 @@ const arcoFlags = {
     { min: 1 },
   ),
   threads: integerFlag("<n>", "torch threads of the sidecar (default: the cores)", { min: 1 }),
+  resume: switchFlag(
+    "continue the run in <dir>: finished methods kept, a stopped one from its latest checkpoint (replaces the tables)",
+  ),
   force: switchFlag("replace the tables of an earlier run in <dir> (default: refuse, before any training)"),
 };
 
@@ -88,7 +91,8 @@ trajectories, one warm-up μ per kind, then every method from the same start at 
 outcome-only RL, a frozen-judge trajectory rubric (RaR), frozen μ, a scalar PRM (K = 1), fixed
 criteria, criteria without the prefix, ARCO, and ours (ARCO keeping the outcome at the terminal step).
 Writes <dir>/table.json, <dir>/table.md, <dir>/curves.svg, and per seed and method the trainer's
-log.jsonl, checkpoints, and μ's traces on the eval set. Needs /usr/bin/python3 with torch and
+run directory (log.jsonl, checkpoints/, the same as repro arcane's), μ's traces on the eval set and
+result.json. --resume continues a stopped run with the same configuration. Needs /usr/bin/python3 with torch and
 onnxruntime-node.`,
   positional: {
     key: "experiment",
@@ -194,11 +198,13 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
       denseScale: args.denseScale,
     }),
   });
+  // A resumed run continues the one in <dir> (the same mechanism as `repro arcane --resume`: each
+  // method's run directory resumes from its latest checkpoint), so its tables are meant to be replaced.
   prepareResultFiles(
     TABLES.map((name) => ({ path: join(args.out, name), what: `a table of an earlier run (${name})` })),
-    args.force,
+    args.force || args.resume,
   );
-  clearEarlierSeeds(args.out, args.force);
+  if (!args.resume) clearEarlierSeeds(args.out, args.force);
   io.err(
     `ARCO on HotpotQA: ${config.seeds.length} seed(s), methods ${config.methods.join(", ")}${config.kSweep.length > 0 ? `, K sweep ${config.kSweep.join(", ")}` : ""}\n`,
   );
@@ -210,6 +216,7 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
     const table = await runArco(config, {
       out: args.out,
       client,
+      resume: args.resume,
       ...(model === undefined
         ? {}
         : { policy: () => llmPolicy(model, { environment: hotpotQa(), name: llm!, concurrency: 4 }) }),

@@ -12,6 +12,8 @@ export {
   type RunPointer,
   RunPointerSchema,
   type RunSpec,
+  readRunFile,
+  readRunJson,
   TrainingRun,
 } from "./training-run.js";
 export { RunError, RunExistsError, RunFileError, RunSettingsError } from "./errors.js";

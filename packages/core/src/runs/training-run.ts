@@ -208,8 +208,11 @@ function vouchedLines<Line>(spec: RunSpec<Line>, lines: Line[], done: number): L
   return spec.vouchedFor === undefined ? lines.slice(0, done) : spec.vouchedFor(lines, done);
 }
 
-/** A file of the run directory, refused unless it is a regular file (a symlink could point anywhere). */
-async function readRunFile(path: string): Promise<string | undefined> {
+/**
+ * A file of a run directory as text, undefined when it is not there; anything but a regular file
+ * (a symlink could point anywhere, a FIFO or device never ends) is a `RunFileError`.
+ */
+export async function readRunFile(path: string): Promise<string | undefined> {
   let stats: Awaited<ReturnType<typeof lstat>>;
   try {
     stats = await lstat(path);
@@ -221,6 +224,21 @@ async function readRunFile(path: string): Promise<string | undefined> {
   return readFile(path, "utf8");
 }
 
+/** A JSON file of a run directory read through `schema` (see {@link readRunFile}); undefined when it is not there. */
+export async function readRunJson<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S> | undefined> {
+  const text = await readRunFile(path);
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new RunFileError(path, `not JSON (${(error as Error).message})`);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new RunFileError(path, formatZodIssues(parsed.error, { separator: "; " }));
+  return parsed.data;
+}
+
 async function readLog<Line>(file: string, schema: z.ZodType<Line>): Promise<Line[]> {
   const text = await readRunFile(file);
   if (text === undefined) return [];
@@ -229,19 +247,8 @@ async function readLog<Line>(file: string, schema: z.ZodType<Line>): Promise<Lin
   return records.map((record) => record.value as Line);
 }
 
-async function readPointer(dir: string): Promise<RunPointer | undefined> {
-  const file = join(dir, RUN_CHECKPOINTS_DIR, RUN_LATEST_FILE);
-  const text = await readRunFile(file);
-  if (text === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new RunFileError(file, `not JSON (${(error as Error).message})`);
-  }
-  const parsed = RunPointerSchema.safeParse(value);
-  if (!parsed.success) throw new RunFileError(file, formatZodIssues(parsed.error, { separator: "; " }));
-  return parsed.data;
+function readPointer(dir: string): Promise<RunPointer | undefined> {
+  return readRunJson(join(dir, RUN_CHECKPOINTS_DIR, RUN_LATEST_FILE), RunPointerSchema);
 }
 
 /** Deletes `<dir>/checkpoints/<stage>-<n>/` but `keep`; other stages' checkpoints are left alone. */

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { RunSettingsError } from "@rubric/core/runs";
 import { SidecarClient } from "@rubric/sidecar";
 import { evaluateHotpotQa, readHotpotPredictions, readHotpotQa, type TrainerLogLine } from "@rubric/rlxar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -159,6 +160,68 @@ describe("runArco's predictions", () => {
       expect(scored.f1).toBeCloseTo(table.methods[method]!.f1.mean, 12);
     }
   });
+});
+
+describe("runArco --resume", () => {
+  it(
+    "a run stopped mid-method resumes to the uninterrupted run's results; a finished method is kept; other settings are refused",
+    async () => {
+      const resumedOut = await mkdtemp(join(tmpdir(), "rubric-arco-resume-"));
+      const only = { ...config, methods: ["outcome", "arco"] as typeof config.methods };
+      const power = new Error("power cut");
+      await expect(
+        runArco(only, {
+          out: resumedOut,
+          client,
+          onProgress: (p) => {
+            if (p.type === "trainer" && p.method === "arco" && p.event.type === "batch" && p.event.done === 2)
+              throw power;
+          },
+        }),
+      ).rejects.toBe(power);
+      expect(existsSync(join(resumedOut, "seed-1", "outcome", "result.json"))).toBe(true);
+      expect(existsSync(join(resumedOut, "seed-1", "arco", "result.json"))).toBe(false);
+      // A resume with another configuration would mix two experiments: refused before any work.
+      await expect(
+        runArco({ ...only, trainQuestions: 7 }, { out: resumedOut, client, resume: true }),
+      ).rejects.toBeInstanceOf(RunSettingsError);
+
+      const stages: string[] = [];
+      const resumed = await runArco(only, {
+        out: resumedOut,
+        client,
+        resume: true,
+        onProgress: (p) => {
+          if (p.type === "stage") stages.push(p.stage);
+          if (p.type === "trainer" && p.event.type === "resumed")
+            stages.push(`resumed ${p.method} at ${p.event.batches}`);
+        },
+      });
+      expect(stages).toContain("kept outcome (finished)");
+      expect(stages).toContain("resumed arco at 2");
+      for (const method of ["outcome", "arco"] as const) {
+        expect(resumed.methods[method]!.em).toEqual(table.methods[method]!.em);
+        expect(resumed.methods[method]!.f1).toEqual(table.methods[method]!.f1);
+        expect(resumed.curves[method]).toEqual(table.curves[method]);
+      }
+      const strip = (lines: TrainerLogLine[]) =>
+        lines.map((line) => {
+          if (line.type === "eval") return line;
+          const { ms: _ms, mu, ...rest } = line;
+          const { compute_ms: _compute, ...muRest } = (mu ?? {}) as Record<string, unknown>;
+          return { ...rest, mu: muRest };
+        });
+      const resumedLog = readFileSync(join(resumedOut, "seed-1", "arco", "log.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as TrainerLogLine);
+      expect(strip(resumedLog)).toEqual(strip(log("arco")));
+      // Finished: μ's exports kept for the resume are gone, the result stays.
+      expect(existsSync(join(resumedOut, "seed-1", "arco", "mu"))).toBe(false);
+      await rm(resumedOut, { recursive: true, force: true });
+    },
+    TIMEOUT_MS,
+  );
 });
 
 describe("hotpotContrasts", () => {

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -48,11 +48,11 @@ import {
   teacherCritic,
   type TrainablePolicy,
   type TrainerEvent,
-  type TrainerLogLine,
   type TrainerSettingsInput,
   trainCoEvolution,
   warmupData,
 } from "@rubric/rlxar";
+import { checkArcoConfig, type MethodRun, readMethodRun, writeMethodRun } from "./method-run.js";
 import { ARCO_METHODS, type ArcoMethod, type ArcoTable, arcoMarkdown, PAPER_ARCO } from "./table.js";
 import { arcoPlots } from "./plot.js";
 
@@ -211,6 +211,12 @@ export interface ArcoRunOptions {
   /** π for a seed; the extractive policy by default. A policy that is not trainable is rolled out only. */
   readonly policy?: (seed: number) => Policy;
   readonly onProgress?: (progress: ArcoProgress) => void;
+  /**
+   * Continue the run in `out` (the same configuration, refused otherwise): a method that finished
+   * is kept as it was, one that was stopped goes on from its latest checkpoint (π and μ), and one
+   * that never started starts.
+   */
+  readonly resume?: boolean;
 }
 
 /** The answer an episode finished with ("" when it ended without one). */
@@ -224,17 +230,6 @@ export function hotpotMeasure(episode: Episode): Record<string, number> {
   const info = episode.steps.at(-1)?.transition.info as { em?: unknown; arcoEm?: unknown; f1?: unknown } | undefined;
   const num = (value: unknown) => (typeof value === "number" ? value : 0);
   return { em: num(info?.em), arcoEm: num(info?.arcoEm), f1: num(info?.f1) };
-}
-
-interface MethodRun {
-  readonly metrics: Record<string, number>;
-  /** The final greedy evaluation per question, in the evaluation set's order. */
-  readonly perQuestion: readonly { readonly id: string; readonly em: number; readonly f1: number }[];
-  readonly curve: { epoch: number; em: number; f1: number }[];
-  readonly log: readonly TrainerLogLine[];
-  readonly rollouts: number;
-  readonly ms: number;
-  readonly diagnostics?: Record<string, unknown>;
 }
 
 /** The warm-up μ of one kind: the export every run of that kind starts from. */
@@ -261,6 +256,7 @@ export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Prom
     config.evalQuestions === undefined ? {} : { sample: { size: config.evalQuestions, seed: SELECTION_SEEDS.eval } },
   );
   await mkdir(options.out, { recursive: true });
+  await checkArcoConfig(options.out, config, options.resume === true);
   await writeFile(join(options.out, "eval-questions.jsonl"), rowsOf(config.evalPath, evaluation));
   const diagnosed =
     config.diagnosticQuestions === undefined || config.diagnosticQuestions >= evaluation.length
@@ -326,10 +322,16 @@ export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Prom
       ];
       for (const plan of plans) {
         const setup = SETUPS[plan.method];
+        const dir = join(seedDir, plan.name);
+        const finished = options.resume === true ? await readMethodRun(dir) : undefined;
+        if (finished !== undefined) {
+          progress(`kept ${plan.name} (finished)`);
+          (runs[plan.name] ??= []).push(finished);
+          continue;
+        }
+        const kind = setup.mu;
         const warmMu =
-          setup.mu === "none" || setup.mu === "teacher"
-            ? undefined
-            : await needMu(setup.mu, setup.mu === "prm" ? 1 : plan.k);
+          kind === "none" || kind === "teacher" ? undefined : () => needMu(kind, kind === "prm" ? 1 : plan.k);
         progress(`training ${plan.name}`);
         const run = await runMethod(plan.name, setup, warmMu, {
           config,
@@ -341,8 +343,8 @@ export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Prom
           policy: makePolicy(seed),
           piDir: isTrainable(base) ? piDir : undefined,
           client: options.client,
-          dir: join(seedDir, plan.name),
-          scratch: join(scratch, `seed-${seed}`, `run-${plan.name}`),
+          dir,
+          resume: options.resume === true,
           promptOptions,
           onEvent: (event) => options.onProgress?.({ type: "trainer", seed, method: plan.name, event }),
         });
@@ -495,7 +497,7 @@ interface MethodContext {
   readonly piDir: string | undefined;
   readonly client: SidecarClient;
   readonly dir: string;
-  readonly scratch: string;
+  readonly resume: boolean;
   readonly promptOptions: { maxObservationChars: number };
   readonly onEvent: (event: TrainerEvent) => void;
 }
@@ -503,7 +505,7 @@ interface MethodContext {
 async function runMethod(
   name: string,
   setup: MethodSetup,
-  warmMu: WarmMu | undefined,
+  warmMu: (() => Promise<WarmMu>) | undefined,
   context: MethodContext,
 ): Promise<MethodRun> {
   const started = performance.now();
@@ -514,10 +516,17 @@ async function runMethod(
   let mu: MuCritic | undefined;
   if (setup.mu === "teacher") critic = teacherCritic(config.k);
   if (warmMu !== undefined) {
-    // The copy keeps the export's own directory name: its manifest's exportVersion must match it.
-    const root = join(context.scratch, "mu");
-    const start = join(root, basename(warmMu.directory));
-    await cp(warmMu.directory, start, { recursive: true });
+    // μ's exports live beside the method's run, so a resume serves (and trains on from) the
+    // newest; a fresh start copies the warm-up μ in, keeping the export's own directory name
+    // (its manifest's exportVersion must match it).
+    const root = join(context.dir, "mu");
+    let start = context.resume ? await newestExportIn(root) : undefined;
+    if (start === undefined) {
+      const warm = await warmMu();
+      start = join(root, basename(warm.directory));
+      await rm(root, { recursive: true, force: true });
+      await cp(warm.directory, start, { recursive: true });
+    }
     const remote = await RemoteMu.load(client, start);
     model = await RubricModel.load(root, { threads: 1 });
     mu = await MuCritic.open({
@@ -541,6 +550,7 @@ async function runMethod(
     });
     critic = mu;
   }
+  let run: MethodRun;
   try {
     const result = await trainCoEvolution({
       environment,
@@ -549,7 +559,7 @@ async function runMethod(
       policy,
       ...(critic === undefined ? {} : { critic }),
       settings: { ...config.trainer, signal: setup.signal, outcomeAtTerminal: setup.outcomeAtTerminal === true, seed },
-      run: { dir: context.dir },
+      run: { dir: context.dir, resume: context.resume },
       measure: hotpotMeasure,
       onEvent: context.onEvent,
     });
@@ -576,7 +586,7 @@ async function runMethod(
         context,
       );
     }
-    return {
+    run = {
       metrics: result.final ?? {},
       perQuestion,
       curve,
@@ -588,6 +598,18 @@ async function runMethod(
   } finally {
     await model?.close();
   }
+  // Finished: μ's exports were kept for a resume (its traces and diagnostics are written), and
+  // result.json tells a resume to keep this run as it is.
+  await rm(join(context.dir, "mu"), { recursive: true, force: true });
+  await writeMethodRun(context.dir, run);
+  return run;
+}
+
+/** The newest `vNNNN` export under a μ root a stopped run left, if any. */
+async function newestExportIn(root: string): Promise<string | undefined> {
+  const names = await readdir(root).catch(() => [] as string[]);
+  const versions = names.filter((name) => /^v\d+$/.test(name)).sort((a, b) => Number(b.slice(1)) - Number(a.slice(1)));
+  return versions.length === 0 ? undefined : join(root, versions[0]!);
 }
 
 /** Query pairs on the eval set: the same prefix, a search for a gold paragraph against one for a distractor. */

@@ -50,10 +50,11 @@ export type TrainerLogLine =
     };
 
 /**
- * A log line as read back on resume: every field checked, so a damaged or foreign log is an
- * `RunFileError` naming its line, never a record trusted by a cast.
+ * A log line as read back on resume (or by anyone reading a run's `log.jsonl`): every field
+ * checked, so a damaged or foreign log is a `RunFileError` naming its line, never a record trusted
+ * by a cast.
  */
-const TrainerLogLineSchema = z.discriminatedUnion("type", [
+export const TrainerLogLineSchema = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("batch"),
     epoch: z.number().int(),
