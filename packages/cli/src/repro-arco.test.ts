@@ -85,6 +85,10 @@ describe("rubric repro arco with an LLM policy (stories260K through llama.cpp)",
         "1",
         "--rollouts-per-batch",
         "8",
+        "--gamma",
+        "0",
+        "--terminal-buckets",
+        "per-step",
         "--threads",
         "1",
         "--out",
@@ -94,7 +98,11 @@ describe("rubric repro arco with an LLM policy (stories260K through llama.cpp)",
       expect(run.stderr).toContain("seed 1: training arco");
       const table = ArcoTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));
       expect(Object.keys(table.methods)).toEqual(["outcome", "arco"]);
-      expect(table.config).toMatchObject({ trainQuestions: 2, evalQuestions: 2 });
+      expect(table.config).toMatchObject({
+        trainQuestions: 2,
+        evalQuestions: 2,
+        trainer: { gamma: 0, terminalBuckets: "per-step" }, // ours, reaching the trainer's settings
+      });
       // The LLM is rolled out, not trained: no π update in any batch, but μ co-evolves on its rollouts.
       const arco = readFileSync(join(out, "seed-1", "arco", "log.jsonl"), "utf8")
         .trim()

@@ -100,7 +100,13 @@ export {
 } from "./critic/mu-critic.js";
 export type { CriticUpdate, StepCritic, StepRating } from "./critic/step-critic.js";
 export { teacherCritic } from "./critic/teacher-critic.js";
-export { actionBuckets, denseAdvantages, sparseAdvantages, type DenseAdvantageOptions } from "./trainer/advantages.js";
+export {
+  actionBuckets,
+  denseAdvantages,
+  sparseAdvantages,
+  type DenseAdvantageOptions,
+  type TerminalBuckets,
+} from "./trainer/advantages.js";
 export {
   PolicySignalSchema,
   TrainerSettingsSchema,

@@ -8,7 +8,7 @@ import { hotpotQa, llmPolicy } from "@rubric/rlxar";
 import { ARCO_METHODS, type ArcoMethod, type ArcoProgress, arcoConfig, runArco } from "@rubric/repro";
 import { z } from "zod";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
-import { integerFlag, listFlag, numberFlag, switchFlag, textFlag, MAX_SEEDS } from "../flags/flag.js";
+import { choiceFlag, integerFlag, listFlag, numberFlag, switchFlag, textFlag, MAX_SEEDS } from "../flags/flag.js";
 import { type CliIO, findSharedData, InputFileError, UsageError } from "../io.js";
 import { progressBar } from "../progress.js";
 import { OutputExistsError, prepareResultFiles } from "../results/result-files.js";
@@ -63,6 +63,12 @@ const arcoFlags = {
     "a number ≥ 0",
   ),
   denseScale: numberFlag("<x>", "dense advantage scale (default 0.5, ARCO's)", (n) => n >= 0, "a number ≥ 0"),
+  gamma: fraction("<γ>", "discount of the dense reward-to-go (default 1, ARCO's; ours: 0 = immediate step rewards)"),
+  terminalBuckets: choiceFlag(
+    "<how>",
+    "shared (default, ARCO's: one baseline bucket for every terminal step) | per-step (ours: one per step index)",
+    z.enum(["shared", "per-step"]),
+  ),
   teacherNoise: fraction("<p>", "the warm-up teacher's mistake rate (default 0.25)"),
   teacherRollouts: integerFlag("<n>", "warm-up rollouts per question (default 3, ARCO's k)", { min: 1 }),
   muSftEpochs: integerFlag("<n>", "μ warm-up epochs (default 4)", { min: 1 }),
@@ -196,6 +202,8 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
       denseLearningRate: args.denseLr,
       denseKl: args.denseKl,
       denseScale: args.denseScale,
+      gamma: args.gamma,
+      terminalBuckets: args.terminalBuckets,
     }),
   });
   // A resumed run continues the one in <dir> (the same mechanism as `repro arcane --resume`: each

@@ -7,7 +7,7 @@ import type { Objective } from "./objective.js";
  * in the backend's own vocabulary; `Prompt` is whatever the backend conditions on (a gym task and its
  * dialogue for the in-process policy, prompt token ids for the sidecar's causal LM).
  *
- * `setReference`, `save` and `load` are the contract every trainable policy shares (core's
+ * `setReference`, `resetOptimizer`, `save` and `load` are the contract every trainable policy shares (core's
  * `Trainable`; ARCO's `TrainablePolicy` has the same), so both trainers' run directories hold
  * what `save` writes.
  *
@@ -32,8 +32,6 @@ export interface TrainerBackend<Prompt> extends Trainable {
     examples: readonly { readonly prompt: Prompt; readonly tokens: readonly number[] }[],
     options: { readonly learningRate: number },
   ): Promise<number>;
-  /** Starts the optimiser afresh (moments and step count), e.g. between Stage I and Stage II. */
-  resetOptimizer(): Promise<void>;
   /** Releases what the backend holds (processes, files). Safe to call twice. */
   close(): Promise<void>;
 }

@@ -206,6 +206,12 @@ export class TablePolicy implements TrainablePolicy {
     this.reference = new Map(this.logits);
   }
 
+  /** Plain SGD holds no optimiser state; the count lets a test see when a trainer starts one afresh. */
+  resets = 0;
+  async resetOptimizer(): Promise<void> {
+    this.resets++;
+  }
+
   async save(directory: string): Promise<void> {
     mkdirSync(directory, { recursive: true });
     writeFileSync(

@@ -172,6 +172,7 @@ export async function servedPolicy(client: SidecarClient, options: ServedPolicyO
       return result;
     },
     setReference: () => trainer.setReference(),
+    resetOptimizer: () => trainer.resetOptimizer(),
     save: (directory) => trainer.save(directory),
     async load(directory) {
       await trainer.load(directory);

@@ -228,6 +228,7 @@ export function sidecarTrainer(remote: RemotePolicy, options: SidecarPolicyOptio
     },
 
     setReference: () => remote.setReference(),
+    resetOptimizer: () => remote.resetOptimizer(),
 
     /** `dir/policy.pt` (weights, optimiser, reference) from the sidecar, and `dir/tokenizer.json` when the tokenizer has a file. */
     async save(directory: string) {

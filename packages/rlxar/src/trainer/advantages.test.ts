@@ -78,6 +78,39 @@ describe("actionBuckets", () => {
 });
 
 describe("denseAdvantages", () => {
+  it("per-step terminal buckets (ours): an immediate wrong Finish is no longer scored above the baseline (issue 30 item 1)", () => {
+    const batch = [
+      episode("q1", 0, ["finish"]), // a wrong Finish at step 0
+      episode("q2", 1, ["tool", "finish"]), // credited search, then the right answer
+      episode("q3", 0, ["tool", "finish"]), // a search, then a wrong answer
+    ];
+    const scores = [[0], [0.8, 0.2], [0.3, -0.3]];
+    expect(actionBuckets(batch[1]!, "per-step")).toEqual(["search_1", "terminal@1"]);
+    expect(actionBuckets(batch[0]!)).toEqual(["terminal"]);
+    // ARCO's shared terminal bucket: G = 0, 0.2, −0.3 → mean −1/30, so the wrong Finish gains.
+    const shared = denseAdvantages(batch, scores, { scale: 1 });
+    expect(shared[0]![0]).toBeCloseTo(1 / 30, 12);
+    // Per step: the step-0 Finish is alone in its bucket and falls back to the batch mean of G
+    // (0, 1, 0.2, 0, −0.3 → 0.18), which it falls below.
+    const perStep = denseAdvantages(batch, scores, { scale: 1, terminalBuckets: "per-step" });
+    expect(perStep[0]![0]).toBeCloseTo(-0.18, 12);
+    // The later Finishes share `terminal@1`: G 0.2 and −0.3, mean −0.05.
+    expect(perStep[1]![1]).toBeCloseTo(0.25, 12);
+    expect(perStep[2]![1]).toBeCloseTo(-0.25, 12);
+  });
+
+  it("γ = 0 (ours) gives each step its own score as the return: immediate step rewards", () => {
+    const batch = [episode("q1", 1, ["tool", "tool", "finish"]), episode("q2", 0, ["tool", "tool", "finish"])];
+    const scores = [
+      [0.5, 0.25, 0.25],
+      [-0.25, 0.5, -0.25],
+    ];
+    // Buckets search_1, search_2, terminal hold one step of each episode: A = s − the bucket's mean.
+    const immediate = denseAdvantages(batch, scores, { scale: 1, gamma: 0 });
+    expect(immediate[0]).toEqual([0.375, -0.125, 0.25]);
+    expect(immediate[1]).toEqual([-0.375, 0.125, -0.25]);
+  });
+
   const batch = [
     episode("a", 1, ["tool", "tool", "finish"]),
     episode("b", 0, ["tool", "invalid", "finish"]),

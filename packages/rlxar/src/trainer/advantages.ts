@@ -47,7 +47,17 @@ export interface DenseAdvantageOptions {
    * true outcome still reaches π in the dense phase and μ's scores only shape the earlier steps.
    */
   readonly outcomeAtTerminal?: boolean;
+  /**
+   * Ours, beyond the paper: `"per-step"` gives the terminal step a bucket per step index
+   * (`terminal@0`, `terminal@1`, …) instead of ARCO's one `terminal` bucket (`"shared"`, the
+   * default). With one bucket, after credited searches the terminal reward-to-go goes negative, so a
+   * wrong Finish at the first step scores above the baseline and π learns to skip searching.
+   */
+  readonly terminalBuckets?: TerminalBuckets;
 }
+
+/** How the dense phase buckets terminal steps: ARCO's one bucket, or ours, one per step index. */
+export type TerminalBuckets = "shared" | "per-step";
 
 /**
  * The dense phase's advantages: G_t = Σ_{k≥t} s_k from μ's step scores, A_t = scale·(G_t −
@@ -74,7 +84,7 @@ export function denseAdvantages(
         `expected ${episode.steps.length} scores (one per step of task ${JSON.stringify(episode.taskId)}), got ${scores.length}`,
       );
     }
-    return { stepScores: scores, buckets: actionBuckets(episode) };
+    return { stepScores: scores, buckets: actionBuckets(episode, options.terminalBuckets) };
   });
   const advantages = stepAdvantages(input, { scale: options.scale, gamma: options.gamma });
   if (options.outcomeAtTerminal === true) {
@@ -86,7 +96,11 @@ export function denseAdvantages(
   return advantages;
 }
 
-/** ARCO's bucket labels of an episode's steps: by what each step did (a tool call counts as a search). */
-export function actionBuckets(episode: Episode): string[] {
-  return arcoActionBuckets(episode.steps.map((step) => step.transition.kind === "tool"));
+/**
+ * ARCO's bucket labels of an episode's steps: by what each step did (a tool call counts as a
+ * search); with `"per-step"` terminal buckets, a terminal step's label carries its index.
+ */
+export function actionBuckets(episode: Episode, terminal: TerminalBuckets = "shared"): string[] {
+  const labels = arcoActionBuckets(episode.steps.map((step) => step.transition.kind === "tool"));
+  return terminal === "shared" ? labels : labels.map((label, t) => (label === "terminal" ? `terminal@${t}` : label));
 }

@@ -324,6 +324,10 @@ describe("trainCoEvolution on a user's environment with a real μ", () => {
         strip(await readFile(join(wholeDir, "log.jsonl"), "utf8")),
       );
       expect(resumedPolicy.logits).toEqual(wholePolicy.logits);
+      // RL starts with a fresh optimiser once, at the start, never again on a resume (the
+      // checkpoint carries the RL optimiser's own state).
+      expect(wholePolicy.resets).toBe(1);
+      expect(resumedPolicy.resets).toBe(0);
       await broken.model.close();
     },
     TIMEOUT_MS,

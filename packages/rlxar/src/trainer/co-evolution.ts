@@ -267,6 +267,10 @@ export async function trainCoEvolution<Task>(options: CoEvolutionOptions<Task>):
     }
   }
   if (done === 0) {
+    // RL starts from the supervised weights with a fresh optimiser, as ARCO's does: the SFT
+    // stage's Adam moments, carried over, moved π by themselves (re-running the schedule with
+    // every advantage 0 moved it the same way, cosine 0.95–0.998), drowning every critic's signal.
+    await trainable?.resetOptimizer();
     await trainable?.setReference();
     await critic?.freezeReference();
   }
@@ -353,6 +357,7 @@ async function trainBatch<Task>(
             scale: settings.denseScale,
             gamma: settings.gamma,
             outcomeAtTerminal: settings.outcomeAtTerminal,
+            terminalBuckets: settings.terminalBuckets,
           },
         )
       : sparseAdvantages(episodes, settings.signal === "trajectory-rubric" ? stepSums : undefined);
@@ -394,10 +399,10 @@ async function trainBatch<Task>(
   return { line, detail: { episodes, ...(ratings === undefined ? {} : { ratings }), advantages } };
 }
 
-/** Whether a policy can be trained (it has `update`, `sft`, `setReference`, `save`, `load`). */
+/** Whether a policy can be trained (it has `update`, `sft`, `setReference`, `resetOptimizer`, `save`, `load`). */
 export function isTrainable(policy: Policy): policy is TrainablePolicy {
   const p = policy as Partial<TrainablePolicy>;
-  return [p.update, p.sft, p.setReference, p.save, p.load].every((f) => typeof f === "function");
+  return [p.update, p.sft, p.setReference, p.resetOptimizer, p.save, p.load].every((f) => typeof f === "function");
 }
 
 /** The mean of each metric over episodes. */

@@ -15,7 +15,10 @@ const nonNegative = z.number().nonnegative();
  * The co-evolution trainer's settings, with ARCO's values as defaults (the released recipe: 3
  * sparse + 5 dense epochs, 64 rollouts per update, groups of 4, temperature 0.7, π learning rate
  * 1e-5 sparse and 3e-6 dense, KL to the SFT π 0 sparse and 0.05 dense, dense scale 0.5,
- * undiscounted reward-to-go). Every one is a flag of `rubric repro arco`.
+ * undiscounted reward-to-go, one terminal bucket). Every one is a flag of `rubric repro arco`.
+ * `gamma` below 1 (0: immediate step rewards) and `terminalBuckets: "per-step"` are ours: ARCO's
+ * γ = 1 makes the reward-to-go telescope to R − Σ_{k<t} s_k, outcome REINFORCE with a history
+ * baseline, and its shared terminal bucket rewards an early wrong Finish.
  */
 export const TrainerSettingsSchema = z.strictObject({
   signal: PolicySignalSchema.default("arco"),
@@ -32,6 +35,8 @@ export const TrainerSettingsSchema = z.strictObject({
   gamma: z.number().min(0).max(1).default(1),
   /** Ours: R − mean R added at the terminal step of the dense phase (see `denseAdvantages`). */
   outcomeAtTerminal: z.boolean().default(false),
+  /** Ours: `per-step` gives terminal steps a baseline bucket per step index; ARCO's `shared` one by default (see `denseAdvantages`). */
+  terminalBuckets: z.enum(["shared", "per-step"]).default("shared"),
   maxGradNorm: positive.default(1),
   seed: z.int().default(0),
 });

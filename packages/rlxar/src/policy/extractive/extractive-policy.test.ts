@@ -209,6 +209,23 @@ describe("ExtractivePolicy's checkpoints", () => {
     expect(Array.from(restored.weights)).toEqual(Array.from(policy.weights));
   });
 
+  it("resetOptimizer drops Adam's moments: after it, a step with every advantage 0 leaves θ where it is (issue 30 item 1)", async () => {
+    const policy = randomPolicy("reset", 0.3);
+    await policy.update(await samplesOf(policy, "reset-0"), { learningRate: 0.05, klCoef: 0 });
+    const zero = (await samplesOf(policy, "reset-1")).map((sample) => ({ ...sample, advantage: 0 }));
+    const dir = await tempDir();
+    await policy.save(dir);
+    // Carried momentum moves θ with no signal at all…
+    const before = Array.from(policy.weights);
+    await policy.update(zero, { learningRate: 0.05, klCoef: 0 });
+    expect(Array.from(policy.weights)).not.toEqual(before);
+    // …a fresh optimiser does not.
+    await policy.load(dir);
+    await policy.resetOptimizer();
+    await policy.update(zero, { learningRate: 0.05, klCoef: 0 });
+    expect(Array.from(policy.weights)).toEqual(before);
+  });
+
   it("a checkpoint of another feature set or candidate options is a named error, a malformed one a file error", async () => {
     const dir = await tempDir();
     await extractivePolicy().save(dir);

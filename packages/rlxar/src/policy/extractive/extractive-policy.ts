@@ -328,6 +328,11 @@ export class ExtractivePolicy implements TrainablePolicy {
     this.#reference = Float64Array.from(this.weights);
   }
 
+  /** Adam afresh: zero moments, step 0 (the weights stay). */
+  async resetOptimizer(): Promise<void> {
+    this.#adam = new Adam([this.weights], 0);
+  }
+
   /** Writes `directory/extractive-policy.json`: weights, Adam's state, the reference, the feature names and candidate options. */
   async save(directory: string): Promise<void> {
     await mkdir(directory, { recursive: true });
