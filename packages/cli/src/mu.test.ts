@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { criteriaTarget, muSftJsonLines, stepPrompt, type MuSftExample, type StepRecord } from "@rubric/arco-heads";
@@ -191,6 +191,25 @@ describe("rubric mu", () => {
       expect(run.code).toBe(1);
       expect(run.stderr).toMatch(/mu-pickle\/v0001\/mu\.pt: the loader refuses posix\.system/);
       expect(existsSync(marker), "the checkpoint's pickle ran a command").toBe(false);
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    "a graph onnxruntime cannot load, its hash recomputed, is a ModelCorruptError naming it, not a stack dump (issue 29 item 20)",
+    async () => {
+      const root = join(dir, "mu-truncated-source");
+      const init = await runRubric(["mu", "init", "--out", root]);
+      expect(init.code, init.stderr).toBe(0);
+      const forged = forge(root, join(dir, "mu-truncated"), (version) =>
+        truncateSync(join(version, "score.onnx"), 1000),
+      );
+      const run = await runRubric(["mu", "criteria", "--model", forged, "--steps", join(dir, "steps.jsonl")]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(
+        /^ModelCorruptError: model directory .*mu-truncated\/v0001: score\.onnx: onnxruntime cannot load it/,
+      );
+      expect(run.stderr).not.toMatch(/FiberFailure|\n\s+at /);
     },
     TIMEOUT_MS,
   );

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
+import { runEffect } from "@rubric/core/effect";
 import { Effect, Exit, Scope } from "effect";
 import type { InferenceSession, Tensor } from "onnxruntime-node";
 import { ModelCorruptError, ModelRunError } from "../errors.js";
@@ -66,7 +67,9 @@ export async function openOnnxVersion(directory: string, options: OnnxOptions = 
   };
   let sessions: Record<GraphName, InferenceSession>;
   try {
-    sessions = await Effect.runPromise(
+    // runEffect, not Effect.runPromise: a graph ORT cannot load rejects with its ModelCorruptError,
+    // not wrapped in Effect's FiberFailure (which callers cannot catch by class, and the CLI printed as a stack dump).
+    sessions = await runEffect(
       Scope.extend(
         Effect.all({ score: acquire("score"), prefill: acquire("prefill"), decode: acquire("decode") }),
         scope,
