@@ -213,4 +213,37 @@ describe("rubric mu", () => {
     },
     TIMEOUT_MS,
   );
+
+  it(
+    "a manifest edited to K 5 or K 1 is refused by name on both backends, never scored at the wrong offsets (issue 29 item 3)",
+    async () => {
+      const root = join(dir, "mu-k-source");
+      const init = await runRubric(["mu", "init", "--out", root]);
+      expect(init.code, init.stderr).toBe(0);
+      for (const k of [5, 1]) {
+        const forged = forge(root, join(dir, `mu-k${k}`), (_, manifest) => {
+          manifest.k = k;
+        });
+        for (const backend of ["onnx", "torch"]) {
+          const run = await runRubric([
+            "mu",
+            "criteria",
+            "--model",
+            forged,
+            "--steps",
+            join(dir, "steps.jsonl"),
+            "--backend",
+            backend,
+            "--json",
+          ]);
+          expect(run.code, `K ${k}, ${backend}: ${run.stdout}`).toBe(1);
+          expect(run.stdout).toBe("");
+          expect(run.stderr).toMatch(
+            new RegExp(`^ModelCorruptError: model directory .*mu-k${k}/v0001: manifest\\.json: k is ${k} but `),
+          );
+        }
+      }
+    },
+    TIMEOUT_MS,
+  );
 });

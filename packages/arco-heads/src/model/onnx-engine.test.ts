@@ -3,8 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SidecarClient } from "@rubric/sidecar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportTinyMu, forgeExport, moveWeightsOut } from "../__fixtures__/model-directory.js";
+import { exportTinyMu, forgeExport, moveWeightsOut, TINY_MU } from "../__fixtures__/model-directory.js";
 import { ModelCorruptError } from "../errors.js";
+import type { ModelManifest } from "./manifest.js";
+import { openOnnxVersion } from "./onnx-engine.js";
 import { RubricModel } from "./rubric-model.js";
 
 // Opening an export with graphs that pass the hash check but are not what the manifest says:
@@ -55,6 +57,59 @@ describe("openOnnxVersion: graphs onnxruntime cannot load (issue 29 item 20)", (
       const error = await refusal(await forge((dir) => moveWeightsOut(join(dir, "prefill.onnx"), "weights.bin")));
       expect(error.file).toBe("prefill.onnx");
       expect(error.message).toMatch(/prefill\.onnx: onnxruntime cannot load it: .*[Ee]xternal data/);
+    },
+    TIMEOUT_MS,
+  );
+});
+
+describe("openOnnxVersion: the manifest checked against the graphs it describes (issue 29 item 3)", () => {
+  const edits: [string, (m: ModelManifest) => void, RegExp][] = [
+    ["k 5", (m) => (m.k = 5), /k is 5 but score\.onnx's scores are float32 \[1,3\] for one row/],
+    ["k 1", (m) => (m.k = 1), /k is 1 but score\.onnx's scores are float32 \[1,3\] for one row/],
+    [
+      "vocabulary",
+      (m) => (m.model.vocabularySize += 7),
+      /model\.vocabularySize is \d+ but prefill\.onnx's logits are float32 \[1,\d+\]/,
+    ],
+    ["layers", (m) => (m.model.layers = 1), /model\.layers is 1 but prefill\.onnx returns 4 cache tensors/],
+    [
+      "heads",
+      (m) => (m.model.heads = 4),
+      /model\.heads is 4 and model\.headWidth \d+ but prefill\.onnx's present_key_0/,
+    ],
+    ["head width", (m) => (m.model.headWidth = 4), /model\.heads is 2 and model\.headWidth 4 but prefill\.onnx's/],
+    [
+      "positions",
+      (m) => (m.maxLengths.sequence = TINY_MU.sequence + 1),
+      /maxLengths\.sequence is 65 but score\.onnx cannot run a row that long: .*Gather/,
+    ],
+  ];
+  for (const [name, edit, message] of edits)
+    it(
+      `a manifest whose ${name} is not the graphs' is a ModelCorruptError naming manifest.json`,
+      async () => {
+        // Only the manifest changes: every file's hash still holds, so readManifest passes.
+        const error = await refusal(await forge((_, manifest) => edit(manifest)));
+        expect(error.file).toBe("manifest.json");
+        expect(error.message).toMatch(message);
+      },
+      TIMEOUT_MS,
+    );
+
+  it(
+    "the exporter's own manifest opens, and so does one promising fewer positions than the graphs hold",
+    async () => {
+      for (const directory of [
+        source,
+        await forge((_, manifest) => {
+          manifest.maxLengths.sequence = 32;
+        }),
+      ]) {
+        const engine = await openOnnxVersion(directory, { threads: 1 });
+        const scores = await engine.score([{ prompt: [1, 5, 6, 7], criteria: [8, 9] }]);
+        expect(scores[0]).toHaveLength(TINY_MU.k);
+        await engine.close();
+      }
     },
     TIMEOUT_MS,
   );
