@@ -13,13 +13,16 @@ export type GraphSessions = Readonly<Record<GraphName, InferenceSession>>;
  * only say the files are the ones the manifest lists; the manifest itself is not hashed, and the
  * engine reads scores and logits at the offsets it gives (`k`, `model.vocabularySize`). A
  * manifest edited to K = 5 over a K = 3 score graph gave exit 0 with every step's scores read
- * from the wrong rows, so the graphs are run on a probe and their outputs measured:
+ * from the wrong rows, so the graphs are run and their outputs measured:
  *
  * - names: every graph's inputs and outputs, in order, are the manifest's;
- * - a 3-position probe (blamed on the graph that fails it): `scores` is [1, k] float32, the
- *   logits [1, vocabularySize] float32, the cache 2 × `layers` tensors of [1, heads, T, headWidth];
- * - one row of `maxLengths.sequence` positions through each graph (blamed on the manifest): a
- *   longer sequence than the graphs hold would otherwise fail only on the first long prompt.
+ * - a 3-position probe through all three graphs (a failure is blamed on the graph): `scores` is
+ *   [1, k] float32, the logits [1, vocabularySize] float32, the cache 2 × `layers` tensors of
+ *   [1, heads, T, headWidth];
+ * - one decode step at the last position `maxLengths.sequence` allows, after a zero cache (a
+ *   failure is blamed on the manifest): a longer sequence than the backbone holds would otherwise
+ *   fail only on the first long prompt. A decode step costs memory linear in the positions, where
+ *   a full-length row through the score graph would cost their square.
  *
  * Any mismatch is a `ModelCorruptError` naming `manifest.json` and the two numbers. `pooling`
  * cannot be checked here (the pool mask is an input the engine builds); the torch backend checks
@@ -33,20 +36,8 @@ export async function checkGraphContract(
 ): Promise<void> {
   for (const name of GRAPHS) checkNames(directory, manifest, name, sessions[name]);
   const probe = new Probe(ort, directory, manifest, sessions);
-  await probe.run(
-    Math.min(3, manifest.maxLengths.sequence),
-    (name, detail) => new ModelCorruptError(directory, manifest.graphs[name].file, detail),
-  );
-  const { sequence } = manifest.maxLengths;
-  await probe.run(
-    sequence,
-    (name, detail) =>
-      new ModelCorruptError(
-        directory,
-        MANIFEST_FILE,
-        `maxLengths.sequence is ${sequence} but ${manifest.graphs[name].file} cannot run a row that long: ${detail}`,
-      ),
-  );
+  await probe.shapes(Math.min(3, manifest.maxLengths.sequence));
+  await probe.lastPosition();
 }
 
 function checkNames(directory: string, manifest: ModelManifest, name: GraphName, session: InferenceSession): void {
@@ -62,7 +53,7 @@ function checkNames(directory: string, manifest: ModelManifest, name: GraphName,
 
 type Blame = (graph: GraphName, detail: string) => ModelCorruptError;
 
-/** One row of `width` positions through the three graphs: the score graph whole, prefill on all but the last, decode on the last. */
+/** Rows of one step through the graphs, with tensors made on the caller's onnxruntime. */
 class Probe {
   constructor(
     private readonly ort: Ort,
@@ -71,8 +62,11 @@ class Probe {
     private readonly sessions: GraphSessions,
   ) {}
 
-  async run(width: number, blame: Blame): Promise<void> {
+  /** One row of `width` positions: the score graph whole, prefill on all but the last, decode on the last. */
+  async shapes(width: number): Promise<void> {
     const { graphs } = this.manifest;
+    const blame: Blame = (name, detail) =>
+      new ModelCorruptError(this.directory, graphs[name].file, `cannot run a ${width}-position probe: ${detail}`);
     const scores = await this.#run(
       "score",
       { input_ids: this.#ids(width), attention_mask: this.#ones(width), pool_mask: this.#ones(width) },
@@ -95,6 +89,31 @@ class Probe {
     });
     const decode = await this.#run("decode", feeds, blame);
     this.#checkStep(decode, graphs.decode.outputs[0]!, graphs.decode.outputs.slice(1), graphs.decode.file, width);
+  }
+
+  /** One decode step at position `maxLengths.sequence` − 1, after a cache of zeros (one buffer shared by every layer). */
+  async lastPosition(): Promise<void> {
+    const { graphs, model, maxLengths } = this.manifest;
+    const past = maxLengths.sequence - 1;
+    const zeros = new Float32Array(model.heads * past * model.headWidth);
+    const feeds: Record<string, Tensor> = {
+      input_ids: this.#ids(1),
+      attention_mask: this.#ones(maxLengths.sequence),
+    };
+    for (const name of graphs.decode.inputs.slice(2))
+      feeds[name] = new this.ort.Tensor("float32", zeros, [1, model.heads, past, model.headWidth]);
+    const decode = await this.#run("decode", feeds, (name, detail) =>
+      this.#mismatch(
+        `maxLengths.sequence is ${maxLengths.sequence} but ${graphs[name].file} cannot run its last position: ${detail}`,
+      ),
+    );
+    this.#checkStep(
+      decode,
+      graphs.decode.outputs[0]!,
+      graphs.decode.outputs.slice(1),
+      graphs.decode.file,
+      maxLengths.sequence,
+    );
   }
 
   /** Logits [1, V] and the cache, 2 × layers tensors of [1, heads, positions, headWidth]. */

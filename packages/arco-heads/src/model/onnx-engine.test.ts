@@ -81,8 +81,10 @@ describe("openOnnxVersion: the manifest checked against the graphs it describes 
     [
       "positions",
       (m) => (m.maxLengths.sequence = TINY_MU.sequence + 1),
-      /maxLengths\.sequence is 65 but score\.onnx cannot run a row that long: .*Gather/,
+      /maxLengths\.sequence is 65 but decode\.onnx cannot run its last position: .*Gather/,
     ],
+    // Refused by the schema before anything is allocated for a step at that position.
+    ["positions past the bound", (m) => (m.maxLengths.sequence = 2 ** 31), /maxLengths\.sequence: .*65536/],
   ];
   for (const [name, edit, message] of edits)
     it(
