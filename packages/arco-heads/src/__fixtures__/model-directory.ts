@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { cp, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { SidecarClient } from "@rubric/sidecar";
@@ -52,10 +52,13 @@ export async function forgeExport(
   await cp(source, target, { recursive: true });
   const manifest = JSON.parse(await readFile(join(target, "manifest.json"), "utf8")) as ModelManifest;
   await change(target, manifest);
-  for (const file of Object.keys(manifest.files)) {
-    if (!existsSync(join(target, file))) continue; // a change that removed a file leaves its entry as it was
+  // A change may have removed `files` or made it something else: then there is nothing to rehash.
+  const files = typeof manifest.files === "object" && manifest.files !== null ? manifest.files : {};
+  for (const file of Object.keys(files)) {
+    // A removed file (or a key that names none, such as "." or "../x") keeps the entry it had.
+    if (!statSync(join(target, file), { throwIfNoEntry: false })?.isFile()) continue;
     const bytes = await readFile(join(target, file));
-    manifest.files[file] = {
+    files[file] = {
       sha256: createHash("sha256").update(bytes).digest("hex"),
       bytes: (await stat(join(target, file))).size,
     };
