@@ -90,7 +90,10 @@ def read_checkpoint(path: Path, expected_format: str) -> dict:
         raise
     except RefusedGlobal as error:
         raise CheckpointFault(f"{path}: the loader refuses {error}: a checkpoint holds tensors and plain values only", {"path": str(path)}) from error
-    except pickle.UnpicklingError as error:  # torch ≥ 2's weights-only unpickler says why in its message
+    except pickle.UnpicklingError as error:
+        if "Weights only load failed" not in str(error):
+            raise CheckpointFault(f"{path}: cannot read it: {error}", {"path": str(path)}) from error
+        # torch ≥ 2's weights-only unpickler refused a global; its message names it.
         raise CheckpointFault(f"{path}: the loader refuses it: {error}", {"path": str(path)}) from error
     except Exception as error:  # a truncated or foreign file: whatever torch raises, the fault is the file's
         raise CheckpointFault(f"{path}: cannot read it: {error}", {"path": str(path)}) from error
