@@ -1,4 +1,6 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { criteriaTarget, muSftJsonLines, stepPrompt, type MuSftExample, type StepRecord } from "@rubric/arco-heads";
@@ -47,6 +49,28 @@ beforeAll(() => {
   }));
   writeFileSync(join(dir, "mu-sft.jsonl"), muSftJsonLines(examples));
 });
+
+/** The interpreter the sidecar runs on here (Debian's, where python3-torch lives), to write hostile checkpoints with. */
+const PYTHON = existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+
+type Manifest = { k: number; files: Record<string, { sha256: string; bytes: number }> } & Record<string, unknown>;
+
+/**
+ * A copy of the export root `from` at `to`, its `v0001` changed by `change`, with every file's hash
+ * and size recomputed in the manifest afterwards: a forged directory that passes the hash check.
+ */
+function forge(from: string, to: string, change: (version: string, manifest: Manifest) => void): string {
+  cpSync(from, to, { recursive: true });
+  const version = join(to, "v0001");
+  const manifest = JSON.parse(readFileSync(join(version, "manifest.json"), "utf8")) as Manifest;
+  change(version, manifest);
+  for (const file of readdirSync(version).filter((name) => name !== "manifest.json")) {
+    const bytes = readFileSync(join(version, file));
+    manifest.files[file] = { sha256: createHash("sha256").update(bytes).digest("hex"), bytes: bytes.length };
+  }
+  writeFileSync(join(version, "manifest.json"), JSON.stringify(manifest, null, 2));
+  return to;
+}
 
 const criteriaJson = (stdout: string) =>
   JSON.parse(stdout) as {
@@ -129,6 +153,97 @@ describe("rubric mu", () => {
       const unknown = await runRubric(["mu", "train"]);
       expect(unknown.code).toBe(2);
       expect(unknown.stderr).toMatch(/takes init or criteria; got "train"/);
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    "--backend torch: a mu.pt whose pickle would run a command is refused by name, and the command never runs (issue 29 item 1)",
+    async () => {
+      const root = join(dir, "mu-forged");
+      const init = await runRubric(["mu", "init", "--out", root]);
+      expect(init.code, init.stderr).toBe(0);
+      const marker = join(dir, "ran");
+      const forged = forge(root, join(dir, "mu-pickle"), (version) => {
+        // The issue's attack: a torch.saved object whose __reduce__ calls os.system, in the format μ's checkpoints use.
+        execFileSync(PYTHON, [
+          "-c",
+          [
+            "import os, sys, torch",
+            "class Command:",
+            "    def __reduce__(self): return (os.system, ('touch ' + sys.argv[2],))",
+            "torch.save({'format': 'rubric-trainer/mu/1', 'init': Command()}, sys.argv[1])",
+          ].join("\n"),
+          join(version, "mu.pt"),
+          marker,
+        ]);
+      });
+      const run = await runRubric([
+        "mu",
+        "criteria",
+        "--model",
+        forged,
+        "--steps",
+        join(dir, "steps.jsonl"),
+        "--backend",
+        "torch",
+      ]);
+      expect(run.code).toBe(1);
+      // torch 1.13: "refuses posix.system"; torch ≥ 2: "refuses it: Weights only load failed … posix.system".
+      expect(run.stderr).toMatch(/mu-pickle\/v0001\/mu\.pt: the loader refuses .*posix\.system/s);
+      expect(existsSync(marker), "the checkpoint's pickle ran a command").toBe(false);
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    "a graph onnxruntime cannot load, its hash recomputed, is a ModelCorruptError naming it, not a stack dump (issue 29 item 20)",
+    async () => {
+      const root = join(dir, "mu-truncated-source");
+      const init = await runRubric(["mu", "init", "--out", root]);
+      expect(init.code, init.stderr).toBe(0);
+      const forged = forge(root, join(dir, "mu-truncated"), (version) =>
+        truncateSync(join(version, "score.onnx"), 1000),
+      );
+      const run = await runRubric(["mu", "criteria", "--model", forged, "--steps", join(dir, "steps.jsonl")]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(
+        /^ModelCorruptError: model directory .*mu-truncated\/v0001: score\.onnx: onnxruntime cannot load it/,
+      );
+      expect(run.stderr).not.toMatch(/FiberFailure|\n\s+at /);
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    "a manifest edited to K 5 or K 1 is refused by name on both backends, never scored at the wrong offsets (issue 29 item 3)",
+    async () => {
+      const root = join(dir, "mu-k-source");
+      const init = await runRubric(["mu", "init", "--out", root]);
+      expect(init.code, init.stderr).toBe(0);
+      for (const k of [5, 1]) {
+        const forged = forge(root, join(dir, `mu-k${k}`), (_, manifest) => {
+          manifest.k = k;
+        });
+        for (const backend of ["onnx", "torch"]) {
+          const run = await runRubric([
+            "mu",
+            "criteria",
+            "--model",
+            forged,
+            "--steps",
+            join(dir, "steps.jsonl"),
+            "--backend",
+            backend,
+            "--json",
+          ]);
+          expect(run.code, `K ${k}, ${backend}: ${run.stdout}`).toBe(1);
+          expect(run.stdout).toBe("");
+          expect(run.stderr).toMatch(
+            new RegExp(`^ModelCorruptError: model directory .*mu-k${k}/v0001: manifest\\.json: k is ${k} but `),
+          );
+        }
+      }
     },
     TIMEOUT_MS,
   );

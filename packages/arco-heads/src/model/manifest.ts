@@ -13,6 +13,9 @@ export const MANIFEST_FILE = "manifest.json";
 /** The manifest format this version reads and the sidecar writes. */
 export const MANIFEST_FORMAT_VERSION = 1;
 
+/** The most positions (`maxLengths.sequence`) a manifest may claim: far beyond a μ that runs on a CPU. */
+export const MAX_SEQUENCE_POSITIONS = 65_536;
+
 const PATH_RULE =
   "expected a relative `/`-separated path inside the model directory (no `..`, `\\`, or manifest.json itself)";
 
@@ -66,8 +69,12 @@ export const ModelManifestSchema = z
       files: z.array(ModelFilePath).min(1),
     }),
     maxLengths: z.strictObject({
-      /** Positions the backbone holds: prompt + criteria together. */
-      sequence: z.int().min(2),
+      /**
+       * Positions the backbone holds: prompt + criteria together. Bounded because opening a
+       * version runs a step at the last position (`checkGraphContract`), whose mask and cache grow
+       * with it: a manifest claiming 2³¹ positions would otherwise exhaust memory before it is refused.
+       */
+      sequence: z.int().min(2).max(MAX_SEQUENCE_POSITIONS),
       /** New tokens the generation head may write for the criteria (EOS included). */
       criteria: z.int().min(1),
     }),

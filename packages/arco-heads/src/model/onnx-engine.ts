@@ -1,12 +1,14 @@
 import { readFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
+import { runEffect } from "@rubric/core/effect";
 import { Effect, Exit, Scope } from "effect";
 import type { InferenceSession, Tensor } from "onnxruntime-node";
 import { ModelCorruptError, ModelRunError } from "../errors.js";
 import { PAD_ID } from "../tokenizer/byte-bpe.js";
 import type { DecodingPlan } from "./decoding.js";
 import { decodeRows, type MuEngine } from "./engine.js";
+import { checkGraphContract, type GraphName } from "./graph-contract.js";
 import { type ModelManifest, readModel } from "./manifest.js";
 import { type Ort, onnxRuntime } from "./runtime.js";
 import type { StepIds } from "./sequence.js";
@@ -25,9 +27,6 @@ export interface OnnxOptions {
   readonly batchSize?: number;
 }
 
-const GRAPHS = ["score", "prefill", "decode"] as const;
-type GraphName = (typeof GRAPHS)[number];
-
 /** One loaded export: its manifest, tokenizer and three sessions, released together. */
 export interface OnnxVersion extends MuEngine {
   readonly directory: string;
@@ -38,8 +37,9 @@ export interface OnnxVersion extends MuEngine {
 /**
  * Opens the export in `directory`: verifies every file against the manifest, reads the tokenizer,
  * and creates one onnxruntime session per graph, owned by an Effect scope so that a failure
- * halfway releases what was created. A graph whose inputs or outputs are not the manifest's is a
- * `ModelCorruptError`, caught here rather than at the first call.
+ * halfway releases what was created. Graphs that are not what the manifest says (their names,
+ * K, the vocabulary, the cache's shape, the positions they hold: `checkGraphContract`) are a
+ * `ModelCorruptError`, caught here rather than read at the wrong offsets by every later call.
  */
 export async function openOnnxVersion(directory: string, options: OnnxOptions = {}): Promise<OnnxVersion> {
   const { manifest, tokenizer } = await readModel(directory);
@@ -66,13 +66,15 @@ export async function openOnnxVersion(directory: string, options: OnnxOptions = 
   };
   let sessions: Record<GraphName, InferenceSession>;
   try {
-    sessions = await Effect.runPromise(
+    // runEffect, not Effect.runPromise: a graph ORT cannot load rejects with its ModelCorruptError,
+    // not wrapped in Effect's FiberFailure (which callers cannot catch by class, and the CLI printed as a stack dump).
+    sessions = await runEffect(
       Scope.extend(
         Effect.all({ score: acquire("score"), prefill: acquire("prefill"), decode: acquire("decode") }),
         scope,
       ),
     );
-    for (const name of GRAPHS) checkNames(directory, manifest, name, sessions[name]);
+    await checkGraphContract(ort, directory, manifest, sessions);
   } catch (error) {
     await Effect.runPromise(Scope.close(scope, Exit.void));
     throw error;
@@ -97,17 +99,6 @@ export async function openOnnxVersion(directory: string, options: OnnxOptions = 
       await Effect.runPromise(Scope.close(scope, Exit.void));
     },
   };
-}
-
-function checkNames(directory: string, manifest: ModelManifest, name: GraphName, session: InferenceSession): void {
-  const graph = manifest.graphs[name];
-  const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
-  if (!same(session.inputNames, graph.inputs) || !same(session.outputNames, graph.outputs))
-    throw new ModelCorruptError(
-      directory,
-      graph.file,
-      `its inputs ${JSON.stringify(session.inputNames)} and outputs ${JSON.stringify(session.outputNames)} are not the manifest's`,
-    );
 }
 
 type Run = (name: GraphName, feeds: Record<string, Tensor>) => Promise<InferenceSession.OnnxValueMapType>;

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   ModelCorruptError,
+  type ModelManifest,
   type MuSftExample,
   RubricModel,
   criteriaTarget,
@@ -134,6 +135,45 @@ describe("μ through the sidecar (torch) and onnxruntime-node", () => {
       await writeFile(join(copy, "manifest.json"), JSON.stringify(manifest));
       await expect(sidecarMuEngine(client, copy)).rejects.toBeInstanceOf(ModelCorruptError);
       await rm(copy, { recursive: true });
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    "the torch backend refuses a manifest that does not describe its checkpoint: K, vocabulary, pooling, positions (issue 29 item 3)",
+    async () => {
+      const edits: [string, (m: ModelManifest) => void, RegExp][] = [
+        ["k 5", (m) => (m.k = 5), /manifest\.json: k is 5 but the μ in mu\.pt has 3/],
+        ["k 1", (m) => (m.k = 1), /manifest\.json: k is 1 but the μ in mu\.pt has 3/],
+        [
+          "vocabulary",
+          (m) => (m.model.vocabularySize += 7),
+          /manifest\.json: model\.vocabularySize is \d+ but the μ in mu\.pt has \d+/,
+        ],
+        [
+          "pooling",
+          (m) => (m.pooling = "criteria"),
+          /manifest\.json: pooling is "criteria" but the μ in mu\.pt has "prompt\+criteria"/,
+        ],
+        [
+          "positions",
+          (m) => (m.maxLengths.sequence = 513),
+          /manifest\.json: maxLengths\.sequence is 513 but mu\.pt holds a μ of 512 positions/,
+        ],
+      ];
+      for (const [name, edit, message] of edits) {
+        // The manifest is not hashed: an edited copy passes readManifest, and only this check stands in the way.
+        const copy = join(root, `v0009-${name.replace(" ", "")}`);
+        await cp(latest, copy, { recursive: true });
+        const manifest = JSON.parse(await readFile(join(copy, "manifest.json"), "utf8")) as ModelManifest;
+        edit(manifest);
+        await writeFile(join(copy, "manifest.json"), JSON.stringify(manifest));
+        const error = await sidecarMuEngine(client, copy).catch((e: unknown) => e);
+        expect(error, name).toBeInstanceOf(ModelCorruptError);
+        expect((error as ModelCorruptError).file, name).toBe("manifest.json");
+        expect((error as Error).message, name).toMatch(message);
+        await rm(copy, { recursive: true });
+      }
     },
     TIMEOUT_MS,
   );

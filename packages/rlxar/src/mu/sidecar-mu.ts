@@ -6,6 +6,7 @@ import {
   type MuSftExample,
   criteriaTarget,
   EOS_ID,
+  MANIFEST_FILE,
   type ModelManifest,
   ModelCorruptError,
   ModelFormatError,
@@ -18,7 +19,7 @@ import {
   type ByteBpeTokenizer,
   byteBpeTokenizer,
 } from "@rubric/arco-heads";
-import { RemoteMu, type SidecarClient } from "@rubric/sidecar";
+import { type MuSummary, RemoteMu, type SidecarClient } from "@rubric/sidecar";
 
 /** The backbone μ gets from `createMu`: a small causal transformer sized for a CPU. */
 export interface MuShape {
@@ -239,7 +240,8 @@ const BATCH = 8;
  * μ's torch backend: the export's checkpoint loaded into the sidecar (`mu.load`), behind the same
  * `MuEngine` seam as onnxruntime-node, so `generateCriteria`/`scoreSteps`/`rateSteps` give the
  * same criteria and scores from both. The sidecar's parameter fingerprint must match the
- * manifest's: a checkpoint of other weights is a `ModelCorruptError`.
+ * manifest's: a checkpoint of other weights is a `ModelCorruptError`; so is a manifest that does
+ * not describe the checkpoint it lists (`checkManifestFits`).
  */
 export async function sidecarMuEngine(client: SidecarClient, directory: string): Promise<MuEngine> {
   const { manifest, tokenizer } = await readModel(directory);
@@ -252,6 +254,7 @@ export async function sidecarMuEngine(client: SidecarClient, directory: string):
         : `checkpoint ${JSON.stringify(manifest.checkpoint)}; the sidecar loads "mu.pt"`,
     );
   const mu = await RemoteMu.load(client, directory);
+  checkManifestFits(directory, manifest, mu.summary);
   const { fingerprint } = await mu.fingerprint();
   if (fingerprint !== manifest.training.fingerprint)
     throw new ModelCorruptError(
@@ -260,6 +263,34 @@ export async function sidecarMuEngine(client: SidecarClient, directory: string):
       `holds weights with fingerprint ${fingerprint}, the manifest says ${manifest.training.fingerprint}`,
     );
   return engineOf(mu, manifest, tokenizer);
+}
+
+/**
+ * The manifest against the μ its checkpoint holds. The manifest is not hashed, and the engine
+ * reads K, the vocabulary and the positions from it: a manifest edited to K = 5 over a K = 3 μ gave
+ * exit 0 with wrong criteria counts. Any field that differs is a `ModelCorruptError` naming
+ * `manifest.json` and both values; the positions need only fit (a shorter limit is safe).
+ */
+function checkManifestFits(directory: string, manifest: ModelManifest, mu: MuSummary): void {
+  const checkpoint = manifest.checkpoint ?? "mu.pt";
+  const differs = (field: string, claimed: unknown, held: unknown) =>
+    new ModelCorruptError(
+      directory,
+      MANIFEST_FILE,
+      `${field} is ${JSON.stringify(claimed)} but the μ in ${checkpoint} has ${JSON.stringify(held)}`,
+    );
+  if (manifest.k !== mu.k) throw differs("k", manifest.k, mu.k);
+  if (manifest.model.vocabularySize !== mu.vocab_size)
+    throw differs("model.vocabularySize", manifest.model.vocabularySize, mu.vocab_size);
+  if (manifest.pooling !== mu.pooling) throw differs("pooling", manifest.pooling, mu.pooling);
+  if (manifest.model.parameters !== mu.parameters)
+    throw differs("model.parameters", manifest.model.parameters, mu.parameters);
+  if (manifest.maxLengths.sequence > mu.max_seq_len)
+    throw new ModelCorruptError(
+      directory,
+      MANIFEST_FILE,
+      `maxLengths.sequence is ${manifest.maxLengths.sequence} but ${checkpoint} holds a μ of ${mu.max_seq_len} positions`,
+    );
 }
 
 function engineOf(mu: RemoteMu, manifest: ModelManifest, tokenizer: ByteBpeTokenizer): MuEngine {
