@@ -20,7 +20,15 @@ export {
   type EpisodeResult,
   type PriceTable,
 } from "./dialogue/episode.js";
-export { QuestionBudgetExceededError, RoleOutputError, RoleTimeoutError, TurnLimitError } from "./dialogue/errors.js";
+export {
+  CorpusEpisodeError,
+  DialogueInputError,
+  ManagerPolicyFileError,
+  QuestionBudgetExceededError,
+  RoleOutputError,
+  RoleTimeoutError,
+  TurnLimitError,
+} from "./dialogue/errors.js";
 export {
   TranscriptError,
   TurnSchema,

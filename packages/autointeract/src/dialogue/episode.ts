@@ -1,7 +1,13 @@
 import { FlatRubricSchema, formatZodIssues, type FlatRubric } from "@rubric/core";
 import { runEffect } from "@rubric/core/effect";
 import { Duration, Effect } from "effect";
-import { QuestionBudgetExceededError, RoleOutputError, RoleTimeoutError, TurnLimitError } from "./errors.js";
+import {
+  DialogueInputError,
+  QuestionBudgetExceededError,
+  RoleOutputError,
+  RoleTimeoutError,
+  TurnLimitError,
+} from "./errors.js";
 import type { Manager } from "../roles/manager/manager.js";
 import type { Answer, Stakeholder } from "../roles/stakeholder/stakeholder.js";
 import type { Difficulty, DialogueState, Question, Spend, TaskBrief } from "./dialogue.js";
@@ -96,9 +102,9 @@ export async function runEpisode(options: EpisodeOptions): Promise<EpisodeResult
   const turnLimit = options.turnLimit ?? budget + 1;
   const timeoutMs = options.timeoutMs ?? 120_000;
   if (!Number.isInteger(budget) || budget < 0)
-    throw new RangeError(`questionBudget must be an integer ≥ 0, got ${budget}`);
+    throw new DialogueInputError(`questionBudget must be an integer ≥ 0, got ${budget}`);
   if (!Number.isInteger(turnLimit) || turnLimit < 1)
-    throw new RangeError(`turnLimit must be an integer ≥ 1, got ${turnLimit}`);
+    throw new DialogueInputError(`turnLimit must be an integer ≥ 1, got ${turnLimit}`);
   const transcript: Turn[] = [];
   const emit = (turn: Turn) => {
     transcript.push(turn);

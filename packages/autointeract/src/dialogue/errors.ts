@@ -18,6 +18,24 @@ export class RoleTimeoutError extends AutointeractError {
   readonly code = "dialogue.role-timeout";
 }
 
+/** An argument of an episode out of its range (a budget, a turn limit); the message names it and its value. */
+export class DialogueInputError extends AutointeractError {
+  override readonly name = "DialogueInputError";
+  readonly code = "dialogue.input";
+}
+
+/** A manager policy file that does not read or does not have the policy's shape; the message names the file and field. */
+export class ManagerPolicyFileError extends AutointeractError {
+  override readonly name = "ManagerPolicyFileError";
+  readonly code = "dialogue.policy-file";
+}
+
+/** An episode of an SFT corpus that ended in an error: the message names the task, `cause` is the episode's error. */
+export class CorpusEpisodeError extends AutointeractError {
+  override readonly name = "CorpusEpisodeError";
+  readonly code = "dialogue.corpus-episode";
+}
+
 /** A role returned something that is not a valid move, answer or rubric. */
 export class RoleOutputError extends AutointeractError {
   override readonly name = "RoleOutputError";

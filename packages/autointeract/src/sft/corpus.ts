@@ -1,6 +1,7 @@
 import { toJsonLines, type ChatMessage, type FlatRubric } from "@rubric/core";
 import { runEpisode } from "../dialogue/episode.js";
-import type { Turn } from "../dialogue/transcript.js";
+import { CorpusEpisodeError } from "../dialogue/errors.js";
+import { TranscriptError, type Turn } from "../dialogue/transcript.js";
 import type { GymTask } from "../gym/task.js";
 import { MANAGER_SYSTEM_PROMPT } from "../roles/manager/llm-manager.js";
 import type { Manager } from "../roles/manager/manager.js";
@@ -26,7 +27,7 @@ export interface SftExample {
  */
 export function sftExample(transcript: readonly Turn[], reference: FlatRubric, source: "gym" | "llm"): SftExample {
   const start = transcript.find((t) => t.type === "task");
-  if (!start || start.type !== "task") throw new Error("the transcript has no task turn");
+  if (!start || start.type !== "task") throw new TranscriptError("the transcript has no task turn");
   const messages: ChatMessage[] = [
     { role: "system", content: MANAGER_SYSTEM_PROMPT },
     { role: "user", content: `Task:\n${start.task.prompt}` },
@@ -66,7 +67,10 @@ export async function gymSftCorpus(
       stakeholder,
       questionBudget: options.questionBudget ?? 5,
     });
-    if (episode.error) throw new Error(`task ${task.id}: ${episode.error.name}: ${episode.error.message}`);
+    if (episode.error)
+      throw new CorpusEpisodeError(`task ${task.id}: ${episode.error.name}: ${episode.error.message}`, {
+        cause: episode.error,
+      });
     examples.push(
       sftExample(episode.transcript, options.reference === "elicited" ? episode.rubric! : stakeholder.utility, "gym"),
     );

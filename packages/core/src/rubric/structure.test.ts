@@ -81,6 +81,6 @@ describe("rubric structure", () => {
       stoppingGates: 1,
       rubricsWithStoppingGate: 1,
     });
-    expect(() => rubricSetStructure([])).toThrow(RangeError);
+    expect(() => rubricSetStructure([])).toThrow(expect.objectContaining({ code: "statistics.input" }));
   });
 });

@@ -1,3 +1,4 @@
+import { StatisticsInputError } from "../metrics/errors.js";
 import { mean, median } from "../metrics/summary.js";
 import type { FlatRubric } from "./flat.js";
 import type { StagedRubric } from "./staged.js";
@@ -78,7 +79,7 @@ export interface RubricSetStructure {
  * per rubric and 17–18 tokens per criterion for its learned rubrics).
  */
 export function rubricSetStructure(rubrics: readonly (FlatRubric | StagedRubric)[]): RubricSetStructure {
-  if (rubrics.length === 0) throw new RangeError("rubricSetStructure: no rubrics");
+  if (rubrics.length === 0) throw new StatisticsInputError("rubricSetStructure: no rubrics");
   const each = rubrics.map(rubricStructure);
   const counts = each.map((s) => s.criteria);
   const tokens = each.flatMap((s) => s.tokensPerCriterion);

@@ -1,6 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import { ProviderHttpError, ProviderNetworkError, ProviderResponseError } from "../errors.js";
+import { ProviderConfigError, ProviderHttpError, ProviderNetworkError, ProviderResponseError } from "../errors.js";
 
 /**
  * JSON POSTs over `node:http` / `node:https` with keep-alive connection pools: the transport of
@@ -103,7 +103,7 @@ export function jsonEndpoint(
 ): JsonEndpoint {
   const parsed = new URL(url);
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw new TypeError(`jsonEndpoint needs an http(s) URL, got ${JSON.stringify(url)}`);
+    throw new ProviderConfigError(`jsonEndpoint needs an http(s) URL, got ${JSON.stringify(url)}`);
   }
   const send = parsed.protocol === "https:" ? httpsRequest : httpRequest;
   const base: RequestOptions = {

@@ -9,6 +9,7 @@ import { bestOfN } from "../../gym/best-of-n.js";
 import { gymTask } from "../../gym/task.js";
 import { simulatedStakeholder } from "../stakeholder/simulated-stakeholder.js";
 import { simulatedWorker } from "../worker/simulated-worker.js";
+import { ManagerPolicyFileError } from "../../dialogue/errors.js";
 import { DEFAULT_POLICY, policyManager, readManagerPolicy } from "./policy-manager.js";
 
 const GDPVAL = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../../shared/", import.meta.url))}/data/gdpval`;
@@ -58,6 +59,10 @@ describe("policyManager in the gym", () => {
     });
     writeFileSync(join(dir, "bad.json"), JSON.stringify({ questions: [] }));
     expect(() => readManagerPolicy(join(dir, "bad.json"))).toThrow(/bad.json: questions: /);
+    expect(() => readManagerPolicy(join(dir, "bad.json"))).toThrow(
+      expect.objectContaining({ code: "dialogue.policy-file" }),
+    );
+    expect(() => readManagerPolicy(join(dir, "none.json"))).toThrow(ManagerPolicyFileError);
     expect(DEFAULT_POLICY.questions).toHaveLength(5);
   });
 });

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { formatZodIssues, type FlatRubric } from "@rubric/core";
 import { z } from "zod";
 import type { DialogueState } from "../../dialogue/dialogue.js";
+import { ManagerPolicyFileError } from "../../dialogue/errors.js";
 import { CRITERIA_BANK, briefCriterion, briefTerms, type BankCriterion } from "../../gym/bank.js";
 import type { Manager, ManagerMove } from "./manager.js";
 
@@ -37,16 +38,16 @@ export const DEFAULT_POLICY: ManagerPolicy = ManagerPolicySchema.parse({
   ],
 });
 
-/** Reads a policy file. @throws Error naming the file and the path of the fault. */
+/** Reads a policy file. @throws ManagerPolicyFileError naming the file and the path of the fault. */
 export function readManagerPolicy(path: string): ManagerPolicy {
   let value: unknown;
   try {
     value = JSON.parse(readFileSync(path, "utf8"));
   } catch (error) {
-    throw new Error(`${path}: ${(error as Error).message}`);
+    throw new ManagerPolicyFileError(`${path}: ${(error as Error).message}`);
   }
   const parsed = ManagerPolicySchema.safeParse(value);
-  if (!parsed.success) throw new Error(formatZodIssues(parsed.error, { source: path, limit: 1 }));
+  if (!parsed.success) throw new ManagerPolicyFileError(formatZodIssues(parsed.error, { source: path, limit: 1 }));
   return parsed.data;
 }
 

@@ -54,5 +54,14 @@ describe("terminalStakeholder", () => {
       role: "stakeholder",
       message: "the terminal closed before an answer was given",
     });
+    // Out-of-range arguments are named errors with a code, before any turn.
+    await expect(
+      runEpisode({
+        task,
+        manager: asking,
+        stakeholder: terminalStakeholder({ input: closed, output }),
+        questionBudget: -1,
+      }),
+    ).rejects.toMatchObject({ code: "dialogue.input", message: "questionBudget must be an integer ≥ 0, got -1" });
   });
 });

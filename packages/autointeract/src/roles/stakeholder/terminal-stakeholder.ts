@@ -1,6 +1,7 @@
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import type { Question } from "../../dialogue/dialogue.js";
+import { RoleOutputError } from "../../dialogue/errors.js";
 import type { Answer, Stakeholder } from "./stakeholder.js";
 
 /**
@@ -21,7 +22,7 @@ export function terminalStakeholder(
       asked++;
       io.output.write(`\nQuestion ${asked}: ${question.text}\n> `);
       const line = await lines.next();
-      if (line.done) throw new Error("the terminal closed before an answer was given");
+      if (line.done) throw new RoleOutputError("the terminal closed before an answer was given");
       return { text: String(line.value).trim() };
     },
   };

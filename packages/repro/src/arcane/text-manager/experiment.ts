@@ -2,7 +2,15 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { gymSftCorpus, gymTask, loadGdpval, simulatedWorker, type SftExample } from "@rubric/autointeract";
-import { QUESTION_REPERTOIRE, SidecarBackend, gymPrompt, trainGspo, trainSftStage, type GymPrompt } from "@rubric/gspo";
+import {
+  QUESTION_REPERTOIRE,
+  SidecarBackend,
+  TrainingInputError,
+  gymPrompt,
+  trainGspo,
+  trainSftStage,
+  type GymPrompt,
+} from "@rubric/gspo";
 import type { SidecarManagerConfig, SidecarManagerRunOptions } from "./config.js";
 import { baselineReturns, evaluate, meanOver } from "./evaluation.js";
 import { SidecarManager } from "./manager.js";
@@ -83,7 +91,7 @@ export async function runSidecarManager(options: SidecarManagerRunOptions): Prom
       );
     }
     if (longestTurn > backend.summary.max_seq_len)
-      throw new RangeError(
+      throw new TrainingInputError(
         `a teacher dialogue's turn takes ${longestTurn} tokens, more than the model's ${backend.summary.max_seq_len} positions: ${config.transformersModel === null ? "raise model.maxSequence or vocabularySize" : "use a model with more positions"}`,
       );
 

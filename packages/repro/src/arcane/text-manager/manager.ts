@@ -1,12 +1,13 @@
 import { simulatedStakeholder, type GymTask, type SftExample } from "@rubric/autointeract";
-import type {
-  GymPrompt,
-  RolloutGroup,
-  SampledSequence,
-  SidecarBackend,
-  StepMetrics,
-  StepOptions,
-  TrainerBackend,
+import {
+  type GymPrompt,
+  PolicySequenceError,
+  type RolloutGroup,
+  type SampledSequence,
+  type SidecarBackend,
+  type StepMetrics,
+  type StepOptions,
+  type TrainerBackend,
 } from "@rubric/gspo";
 import type { z } from "zod";
 import type { ManagerTokenizer } from "./tokenizer.js";
@@ -127,10 +128,10 @@ export class SidecarManager implements TrainerBackend<GymPrompt> {
     return found;
   }
 
-  /** A sequence's two turns. @throws RangeError when it has no {@link TURN_BREAK}. */
+  /** A sequence's two turns. @throws PolicySequenceError when it has no {@link TURN_BREAK}. */
   split(tokens: readonly number[]): { questions: number[]; rubric: number[] } {
     const at = tokens.indexOf(TURN_BREAK);
-    if (at < 0) throw new RangeError("a manager sequence needs its turn break (-1) between the two turns");
+    if (at < 0) throw new PolicySequenceError("a manager sequence needs its turn break (-1) between the two turns");
     return { questions: tokens.slice(0, at), rubric: tokens.slice(at + 1) };
   }
 

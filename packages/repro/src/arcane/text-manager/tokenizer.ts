@@ -1,6 +1,6 @@
 import { BOS_ID, EOS_ID, byteBpeTokenizer, trainByteBpe, type ByteBpeTokenizer } from "@rubric/arco-heads";
 import type { SftExample } from "@rubric/autointeract";
-import type { GymPrompt, SidecarBackend } from "@rubric/gspo";
+import { type GymPrompt, PolicyTemplateError, type SidecarBackend } from "@rubric/gspo";
 import { rubricPrompt, teacherTurns } from "./turns.js";
 
 /**
@@ -34,16 +34,16 @@ export function bpeManagerTokenizer(bpe: ByteBpeTokenizer): ManagerTokenizer {
 /**
  * A transformers model's own tokenizer, read through the sidecar (`policy.tokenize`): its start
  * token when it has one, its end token (required: a turn must be able to end).
- * @throws RangeError when the sidecar's policy has no tokenizer (the small transformer) or no end token.
+ * @throws PolicyTemplateError when the sidecar's policy has no tokenizer (the small transformer) or no end token.
  */
 export function sidecarManagerTokenizer(backend: SidecarBackend): ManagerTokenizer {
   const tokenizer = backend.summary.tokenizer;
   if (tokenizer === null)
-    throw new RangeError(
+    throw new PolicyTemplateError(
       "the sidecar's policy has no tokenizer of its own (the small transformer): use bpeManagerTokenizer",
     );
   if (tokenizer.eos_token_id === null)
-    throw new RangeError("the model's tokenizer has no end token: a manager's turn could never end");
+    throw new PolicyTemplateError("the model's tokenizer has no end token: a manager's turn could never end");
   return {
     vocabularySize: backend.summary.vocab_size,
     bos: tokenizer.bos_token_id,

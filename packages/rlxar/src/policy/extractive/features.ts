@@ -1,3 +1,4 @@
+import { RlxarInputError } from "../../errors.js";
 import type { Candidate, FinishCandidate, SearchCandidate, ViewReading } from "./candidates.js";
 import { SPAN_SHAPES } from "./candidates.js";
 import { ANSWER_TYPES } from "./question.js";
@@ -65,7 +66,7 @@ const INDEX = new Map(FEATURE_NAMES.map((name, i) => [name, i]));
 /** The position of a named feature in the weight vector. */
 export function featureIndex(name: string): number {
   const i = INDEX.get(name);
-  if (i === undefined) throw new RangeError(`no feature named ${JSON.stringify(name)}`);
+  if (i === undefined) throw new RlxarInputError("name", `no feature named ${JSON.stringify(name)}`);
   return i;
 }
 
