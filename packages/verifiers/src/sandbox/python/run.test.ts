@@ -565,6 +565,29 @@ describe.concurrent("runPythonRule: containment", () => {
     expect(outcomes).toEqual(Array(6).fill("Operation not permitted"));
   });
 
+  it("cannot park data in the kernel's keyrings (add_key, request_key, keyctl fail with EPERM)", async () => {
+    // Issue 29 item 17: a rule parked 6 MB under the host root's key quota with add_key; keys
+    // outlive the rule and count against no rlimit. The numbers are x86-64's and arm64's.
+    const code = rule(
+      [
+        "libc = ctypes.CDLL(None, use_errno=True)",
+        "libc.syscall.restype = ctypes.c_long",
+        "x86 = platform.machine() == 'x86_64'",
+        "ADD_KEY, REQUEST_KEY, KEYCTL = (248, 249, 250) if x86 else (217, 218, 219)",
+        "payload = b'x' * 4096",
+        "outcomes = []",
+        "def outcome(result):",
+        "    outcomes.append('ok' if result >= 0 else os.strerror(ctypes.get_errno()))",
+        "outcome(libc.syscall(ADD_KEY, b'user', b'parked', payload, ctypes.c_size_t(len(payload)), ctypes.c_int(-4)))",
+        "outcome(libc.syscall(REQUEST_KEY, b'user', b'parked', None, ctypes.c_int(0)))",
+        "outcome(libc.syscall(KEYCTL, ctypes.c_int(0), ctypes.c_int(-4), ctypes.c_int(1)))",
+        "return 1, json.dumps(outcomes)",
+      ].join("\n"),
+      "import ctypes, os, platform",
+    );
+    expect(JSON.parse(ok(await runPythonRule({ code })).feedback!)).toEqual(Array(3).fill("Operation not permitted"));
+  });
+
   it("shows the rule no host command line, environment or mount table through /proc", async () => {
     const code = rule(
       [
