@@ -1,4 +1,4 @@
-import type { RegExpEngine } from "ajv";
+import type { RegExpEngine } from "ajv/dist/types/index.js";
 import { compileRulePattern } from "./regex-engine.js";
 import { RegexUnsupportedError } from "./re2-syntax.js";
 
