@@ -7,8 +7,8 @@
  * shmget fail with EPERM: their pages count against no rlimit), and it parks nothing in the
  * kernel's keyrings (add_key, request_key and keyctl fail with EPERM: keys outlive the sandbox,
  * and as the sandbox's uid maps to the host's, they fill that user's key quota on the host). A kernel filter is used rather
- * than RLIMIT_NPROC because that limit is per real uid: a host running as root is exempt from it,
- * and for any other uid it counts every process the uid has on the host, other sandboxes included.
+ * than RLIMIT_NPROC because a host running as root is exempt from that limit (the sandbox's uid
+ * maps to the host's). Threads, which a filter cannot count, are capped in `task-limit.ts`.
  *
  * clone3 answers ENOSYS, so glibc falls back to clone, whose flags the filter can read (clone3
  * passes them in memory a filter cannot see). A syscall from any other ABI (i386 `int 0x80`, x32)
