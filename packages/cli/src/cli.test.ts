@@ -109,6 +109,40 @@ describe("rubric validate", () => {
     expect(rubric("validate", "--schema-only", path).stderr).not.toContain("verifier");
   });
 
+  // Issue 29 item 5: a JSON Schema's patterns run on RE2 like regex rules, so one RE2 cannot run is
+  // refused here, at its path in the file, instead of running on a backtracking engine at score time.
+  it("refuses a JSON Schema pattern RE2 cannot run, naming its path in the rubric", () => {
+    const schema = {
+      type: "object",
+      properties: { id: { type: "string", pattern: "(a)\\1" } },
+      patternProperties: { "(?=a)": { type: "number" } },
+    };
+    const path = file("schema-patterns.json", {
+      id: "r",
+      criteria: [
+        { id: "j", text: "JSON", weight: 1, verifier: { kind: "json-schema", schema } },
+        { id: "k", text: "JSON", weight: 1, verifier: { kind: "json-schema", schema: { pattern: "^(a+)+$" } } },
+      ],
+    });
+    const run = rubric("validate", path);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split("\n")).toEqual([
+      `error: ${path}: criteria[0].verifier.schema.properties.id.pattern: invalid json-schema spec: RE2 cannot run /(a)\\1/: backreference \\1 at offset 3. JSON Schema patterns run on RE2 alone (linear time); rewrite it without that`,
+    ]);
+    // One finding per criterion: the first; the lookahead is the next one to fix.
+    const fixed = { ...schema, properties: {} };
+    writeFileSync(
+      path,
+      JSON.stringify({
+        id: "r",
+        criteria: [{ id: "j", text: "JSON", weight: 1, verifier: { kind: "json-schema", schema: fixed } }],
+      }),
+    );
+    expect(rubric("validate", path).stderr).toContain(
+      "criteria[0].verifier.schema.patternProperties.(?=a): invalid json-schema spec: RE2 cannot run /(?=a)/: lookahead (?= at offset 0.",
+    );
+  });
+
   it("warns, without failing, on ids that read alike", () => {
     const path = file("confusable.json", {
       id: "r",

@@ -27,6 +27,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { median, parseFlatRubric, readJsonLines } from "@rubric/core";
+import { outputs, patterns, rubric, terms } from "./rule-rubric.js";
 import { z } from "zod";
 import {
   VerifierRegistry,
@@ -175,56 +176,6 @@ child.kill();
 say();
 
 // --- 1. rule verifiers vs promptfoo ------------------------------------------------------------
-const terms = ["revenue", "margin", "forecast", "risk"];
-const patterns = ["\\bQ[1-4]\\b", "\\d+(?:\\.\\d+)?%", "\\$\\d", "\\b20\\d\\d\\b"];
-const rubric = parseFlatRubric({
-  id: "bench-rules",
-  criteria: [
-    ...terms.map((t, i) => ({
-      id: `has-${t}`,
-      text: `Mentions ${t}`,
-      weight: 1 + (i % 2),
-      verifier: { kind: "includes", terms: [t] },
-    })),
-    ...patterns.map((p, i) => ({
-      id: `re-${i}`,
-      text: `Matches ${p}`,
-      weight: 1,
-      verifier: { kind: "regex", pattern: p },
-    })),
-    { id: "max-words", text: "At most 60 words", weight: 1, verifier: { kind: "length", unit: "words", max: 60 } },
-    {
-      id: "min-chars",
-      text: "At least 80 characters",
-      weight: 1,
-      verifier: { kind: "length", unit: "chars", min: 80 },
-    },
-    { id: "cites", text: "Cites a source", weight: 1, verifier: { kind: "regex", pattern: "\\[\\d+\\]" } },
-    { id: "no-hype", text: "Never says guaranteed", weight: 2, verifier: { kind: "excludes", terms: ["guaranteed"] } },
-  ],
-});
-const words = [
-  "the",
-  "revenue",
-  "grew",
-  "margin",
-  "in",
-  "Q3",
-  "by",
-  "4.2%",
-  "to",
-  "$12M",
-  "forecast",
-  "2026",
-  "risk",
-  "[1]",
-  "guaranteed",
-  "steady",
-];
-const outputs = Array.from({ length: 1000 }, (_, i) => ({
-  id: `o${i}`,
-  output: Array.from({ length: 20 + (i % 50) }, (_, j) => words[(i * 7 + j * 3) % words.length]).join(" "),
-}));
 const registry = createVerifierRegistry({ python: false });
 // The per-verdict path (what scoreOutputs did for rules before the batched path): the same
 // verifiers without their synchronous `check`.

@@ -83,8 +83,10 @@ export {
 export { VerificationSetupError } from "./engine/errors.js";
 export { VerificationError } from "./errors.js";
 export {
+  DEFAULT_MAX_OUTPUT_FILE_BYTES,
   OutputFileNotFoundError,
   OutputFileOutsideRootError,
+  OutputFileTooLargeError,
   OutputFileUnreadableError,
   confineOutputFiles,
 } from "./engine/output-files.js";

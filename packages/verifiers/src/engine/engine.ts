@@ -58,6 +58,12 @@ export interface ScoreOutputsOptions {
    * come from someone else (the CLI sets it to the outputs file's directory).
    */
   readonly filesRoot?: string;
+  /**
+   * The largest output file taken, in bytes (default 1 GiB). Each file is hashed for the cache key
+   * before any verifier runs; a larger one is refused by its size, unread, as that output's error
+   * verdicts (`OutputFileTooLargeError`).
+   */
+  readonly maxFileBytes?: number;
 }
 
 export interface ScoredOutput {
@@ -103,13 +109,14 @@ export function prepareCriteria(rubric: FlatRubric | StagedRubric, registry: Ver
 }
 
 /**
- * Each output file's digest, for the cache key. Streamed, so a file of any size costs no memory
- * (reading a file over 2 GiB whole fails in Node); a file that is missing, a directory or
- * unreadable is that output's fault, reported as `OutputFileUnreadableError`.
+ * Each output file's digest, for the cache key. Streamed, so a file costs no memory (reading a
+ * file over 2 GiB whole fails in Node), and capped at `maxFileBytes`, so it costs bounded time; a
+ * file that is missing, a directory, unreadable or over the cap is that output's fault, reported
+ * as `OutputFileNotFoundError`, `OutputFileUnreadableError` or `OutputFileTooLargeError`.
  */
-async function digestFiles(input: VerificationInput) {
+async function digestFiles(input: VerificationInput, maxFileBytes: number | undefined) {
   if (!input.files || input.files.length === 0) return undefined;
-  return Promise.all(input.files.map(async (f) => ({ name: f.name, sha256: await fileDigest(f.path) })));
+  return Promise.all(input.files.map(async (f) => ({ name: f.name, sha256: await fileDigest(f.path, maxFileBytes) })));
 }
 
 /**
@@ -132,6 +139,8 @@ export async function scoreOutputs(
   const concurrency = options.concurrency ?? 8;
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new RangeError(`concurrency must be an integer ≥ 1, got ${concurrency}`);
+  if (options.maxFileBytes !== undefined && !(Number.isSafeInteger(options.maxFileBytes) && options.maxFileBytes >= 0))
+    throw new RangeError(`maxFileBytes must be an integer ≥ 0, got ${options.maxFileBytes}`);
   const stages = stageGroups(rubric, prepared);
   // Every criterion a synchronous check and no file to confine or read: the batched rule path,
   // the same verdicts with none of the per-verdict promises, permits and fibers.
@@ -290,7 +299,7 @@ async function scoreOne(
   let files: Awaited<ReturnType<typeof digestFiles>>;
   try {
     output = await confineOutput(given, options.filesRoot);
-    files = await digestFiles(output);
+    files = await digestFiles(output, options.maxFileBytes);
   } catch (error) {
     // The output's fault, not the run's: every criterion of this output is an error verdict.
     const draft = errorDraft(`${(error as Error).name}: ${(error as Error).message}`);

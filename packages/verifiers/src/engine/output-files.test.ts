@@ -1,11 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseFlatRubric } from "@rubric/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createVerifierRegistry } from "../registry/registry.js";
 import { scoreOutputs } from "./engine.js";
-import { OutputFileOutsideRootError, confineOutputFiles, fileDigest } from "./output-files.js";
+import { OutputFileOutsideRootError, OutputFileTooLargeError, confineOutputFiles, fileDigest } from "./output-files.js";
 
 // The python verifier reads each file back into its rationale: had a file outside the root been
 // mounted, its contents would show up there. Real bubblewrap, as in run.test.ts.
@@ -92,6 +92,64 @@ describe("fileDigest", () => {
     const expected = createHash("sha256").update("a,b\n1,2\n").digest("hex");
     expect(await fileDigest(join(root, "run-1", "report.csv"))).toBe(expected);
   });
+
+  it("refuses a file over the cap by its size, before reading a byte; one at the cap is hashed", async () => {
+    const path = join(root, "run-1", "report.csv"); // 8 bytes
+    const error = await fileDigest(path, 7).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OutputFileTooLargeError);
+    expect(error).toMatchObject({ path, bytes: 8, maxBytes: 7, code: "verification.output-file-too-large" });
+    expect(await fileDigest(path, 8)).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+// Issue 29 item 7: a sparse 20 GB file named by one output was hashed for 80 s before a 5 s rule
+// started (1 TB: about 70 minutes); the 2 GiB cap covered reading a file, not hashing it. A sparse
+// file costs no disk, so the test makes one of 3 GiB.
+describe("scoreOutputs with a file over the size cap", () => {
+  let huge: string;
+  beforeAll(() => {
+    huge = join(root, "run-1", "huge.bin");
+    writeFileSync(huge, "");
+    truncateSync(huge, 3 * 1024 ** 3);
+  });
+  afterAll(() => rmSync(huge, { force: true }));
+
+  it("refuses it by name, before hashing it or running a rule; the other outputs score", async () => {
+    const outputs = [
+      { id: "huge", output: "", files: [{ name: "huge.bin", path: huge }] },
+      { id: "fine", output: "", files: [{ name: "report.csv", path: join(root, "run-1", "report.csv") }] },
+    ];
+    const results = await scoreOutputs(echoFile, outputs, {
+      registry: createVerifierRegistry({ python: { timeoutMs: 30_000 } }),
+      filesRoot: root,
+    });
+    expect(results[0]!.verdicts[0]).toMatchObject({ status: "error", score: null });
+    expect(results[0]!.verdicts[0]!.error).toBe(
+      `OutputFileTooLargeError: output file ${huge} is 3221225472 bytes, above the 1073741824-byte cap on output files (maxFileBytes); it was neither hashed nor given to a verifier`,
+    );
+    expect(results[0]!.score).toBeNull();
+    expect(results[1]!.verdicts[0]).toMatchObject({ status: "ok", score: 1 });
+    // The cap is the operator's (maxFileBytes): a file at the cap is taken.
+    const [raised] = await scoreOutputs(
+      parseFlatRubric({
+        id: "size",
+        criteria: [
+          {
+            id: "size",
+            text: "Reports its file's size",
+            weight: 1,
+            verifier: {
+              kind: "python",
+              code: "import os\ndef evaluate(workflow, context):\n    return 1, str(os.path.getsize(context.get_all_outputs()[0].file_path))\n",
+            },
+          },
+        ],
+      }),
+      [{ id: "small-cap", output: "", files: [{ name: "report.csv", path: join(root, "run-1", "report.csv") }] }],
+      { registry: createVerifierRegistry({ python: { timeoutMs: 30_000 } }), maxFileBytes: 8 },
+    );
+    expect(raised!.verdicts[0]).toMatchObject({ status: "ok", rationale: "8" });
+  }, 10_000);
 });
 
 describe("confineOutputFiles", () => {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { realpath, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { type FileHandle, open, realpath } from "node:fs/promises";
 import { isAbsolute, relative, sep } from "node:path";
 import { VerificationError } from "../errors.js";
 import type { OutputFile } from "../verifier/verifier.js";
@@ -54,22 +54,68 @@ export class OutputFileUnreadableError extends VerificationError {
 }
 
 /**
- * sha256 of a file's bytes, streamed. @throws OutputFileNotFoundError when it is missing,
- * OutputFileUnreadableError when it is not a regular file or cannot be read.
+ * An output's file is larger than the operator's cap (`maxFileBytes`). Hashing it for the cache key
+ * would take time in proportion to its size before any verifier ran (a sparse 20 GB file cost
+ * 80 s, and a sparse file costs its author nothing), so it is refused by its size alone.
  */
-export async function fileDigest(path: string): Promise<string> {
-  const info = await stat(path).catch((cause: unknown) => {
-    throw new OutputFileNotFoundError(path, cause);
-  });
-  if (!info.isFile())
-    throw new OutputFileUnreadableError(path, info.isDirectory() ? "it is a directory" : "it is not a regular file");
-  const hash = createHash("sha256");
-  try {
-    for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  } catch (cause) {
-    throw new OutputFileUnreadableError(path, (cause as NodeJS.ErrnoException).code ?? (cause as Error).message);
+export class OutputFileTooLargeError extends VerificationError {
+  override readonly name = "OutputFileTooLargeError";
+  readonly code = "verification.output-file-too-large";
+  constructor(
+    readonly path: string,
+    /** Its size as the file system reports it (a sparse file's apparent size). */
+    readonly bytes: number,
+    readonly maxBytes: number,
+  ) {
+    super(
+      `output file ${path} is ${bytes} bytes, above the ${maxBytes}-byte cap on output files (maxFileBytes); it was neither hashed nor given to a verifier`,
+    );
   }
-  return hash.digest("hex");
+}
+
+/** The default cap on one output file: 1 GiB, a few seconds of hashing. */
+export const DEFAULT_MAX_OUTPUT_FILE_BYTES = 1024 ** 3;
+
+// Path lookups that mean "there is no such file" rather than "it cannot be read".
+const NOT_FOUND = new Set(["ENOENT", "ENOTDIR", "ELOOP"]);
+
+/**
+ * sha256 of a file's bytes, streamed. The file is opened once and its size taken from that open
+ * file (fstat), so what is measured is what is read; O_NONBLOCK keeps a FIFO from blocking the open.
+ * @throws OutputFileNotFoundError when it is missing, OutputFileUnreadableError when it is not a
+ * regular file or cannot be read, OutputFileTooLargeError when it is over `maxBytes` (before a
+ * byte of it is read).
+ */
+export async function fileDigest(path: string, maxBytes: number = DEFAULT_MAX_OUTPUT_FILE_BYTES): Promise<string> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (code !== undefined && NOT_FOUND.has(code)) throw new OutputFileNotFoundError(path, cause);
+    throw new OutputFileUnreadableError(path, code ?? (cause as Error).message);
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile())
+      throw new OutputFileUnreadableError(path, info.isDirectory() ? "it is a directory" : "it is not a regular file");
+    if (info.size > maxBytes) throw new OutputFileTooLargeError(path, info.size, maxBytes);
+    const hash = createHash("sha256");
+    let read = 0;
+    try {
+      // One byte past the cap is enough to see a file that grew after it was measured.
+      for await (const chunk of handle.createReadStream({ start: 0, end: maxBytes, autoClose: false })) {
+        read += (chunk as Buffer).length;
+        hash.update(chunk as Buffer);
+      }
+    } catch (cause) {
+      throw new OutputFileUnreadableError(path, (cause as NodeJS.ErrnoException).code ?? (cause as Error).message);
+    }
+    if (read > maxBytes) throw new OutputFileTooLargeError(path, read, maxBytes);
+    return hash.digest("hex");
+  } finally {
+    await handle.close();
+  }
 }
 
 /**

@@ -4,7 +4,7 @@ import { VerificationError } from "../errors.js";
  * Thrown when a rule's pattern is valid JavaScript but RE2 cannot run it: a backreference, a
  * lookahead, a flag with no RE2 meaning, or any other construct RE2 refuses. Such a pattern needs
  * backtracking, which is what makes a regex's time exponential in its input, so it runs only
- * with `engine: "js"`, under a time limit.
+ * with `engine: "js"` (regex rules), under a time limit, or not at all (JSON Schema patterns).
  */
 export class RegexUnsupportedError extends VerificationError {
   override readonly name = "RegexUnsupportedError";
@@ -13,11 +13,10 @@ export class RegexUnsupportedError extends VerificationError {
     readonly pattern: string,
     /** What RE2 cannot do, e.g. `backreference \1`. */
     readonly feature: string,
+    /** What the author can do instead; where the pattern sits decides it (a JSON Schema has no `engine`). */
+    remedy = 'Rewrite it without that, or set "engine": "js" to run it with JavaScript\'s backtracking engine under a time limit',
   ) {
-    super(
-      `RE2 cannot run /${pattern}/: ${feature}. Rewrite it without that, or set "engine": "js" to run it ` +
-        "with JavaScript's backtracking engine under a time limit",
-    );
+    super(`RE2 cannot run /${pattern}/: ${feature}. ${remedy}`);
   }
 }
 

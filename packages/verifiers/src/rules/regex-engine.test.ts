@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { backtrackingBound } from "./linear-regexp.js";
 import { RegexUnsupportedError } from "./re2-syntax.js";
 import { compileRulePattern, RegexTimeLimitError } from "./regex-engine.js";
 
@@ -131,6 +132,80 @@ describe("compileRulePattern, RE2 engine", () => {
   it("still refuses what JavaScript refuses, whichever the engine", () => {
     expect(() => compileRulePattern("(", "")).toThrow(SyntaxError);
     expect(() => compileRulePattern("(", "", { engine: "js" })).toThrow(SyntaxError);
+  });
+});
+
+describe("compileRulePattern, RE2 engine: V8's RegExp for patterns proven linear", () => {
+  it("runs a pattern without unbounded repeats on RegExp, and one with them on re2js", () => {
+    expect(compileRulePattern("\\bQ[1-4]\\b", "").runsOn).toBe("RegExp");
+    expect(compileRulePattern("colou?r", "i").runsOn).toBe("RegExp");
+    expect(compileRulePattern("\\d+(?:\\.\\d+)?%", "").runsOn).toBe("re2js");
+    expect(compileRulePattern("^(\\w+\\s?)*$", "").runsOn).toBe("re2js");
+    // Valid JavaScript, but not with the `u` flag the RE2 path's meaning follows: re2js runs it.
+    expect(compileRulePattern("\\-", "").runsOn).toBe("re2js");
+    expect(compileRulePattern("\\bQ[1-4]\\b", "", { regExpWhenLinear: false }).runsOn).toBe("re2js");
+    expect(compileRulePattern("\\bQ[1-4]\\b", "", { engine: "js" }).runsOn).toBe("RegExp");
+  });
+
+  it("accepts and refuses exactly what RE2 does, whichever engine then runs the pattern", () => {
+    // a{1001} would be linear on RegExp; RE2's repeat bound still refuses it, as before.
+    expect(() => compileRulePattern("a{1001}", "")).toThrow(RegexUnsupportedError);
+    expect(() => compileRulePattern("Q(?=3)", "")).toThrow(RegexUnsupportedError);
+  });
+
+  it("counts and groups what re2js does, on every pattern × text of the table", () => {
+    const differences: string[] = [];
+    for (const [pattern, flags] of PATTERNS) {
+      const fast = compileRulePattern(pattern, flags);
+      const re2 = compileRulePattern(pattern, flags, { regExpWhenLinear: false });
+      for (const text of TEXTS) {
+        const [a, b] = [fast.count(text), re2.count(text)];
+        if (a !== b)
+          differences.push(`/${pattern}/${flags} on ${JSON.stringify(text)}: ${fast.runsOn} ${a}, re2js ${b}`);
+        if (JSON.stringify(fast.firstGroups(text)) !== JSON.stringify(re2.firstGroups(text)))
+          differences.push(`/${pattern}/${flags} on ${JSON.stringify(text)}: groups differ`);
+      }
+    }
+    expect(differences).toEqual([]);
+  });
+
+  it("counts what re2js counts for random bounded patterns on random texts (property)", () => {
+    const atom = fc.constantFrom(
+      "a",
+      "b",
+      "\\d",
+      "[ab]",
+      "[^a]",
+      ".",
+      "\\w",
+      "\\s",
+      "(?:a|b1)",
+      "(a)",
+      "\\b",
+      "^",
+      "$",
+    );
+    const quantifier = fc.constantFrom("", "", "?", "{2}", "{0,2}", "{1,3}?");
+    const assertion = new Set(["\\b", "^", "$"]);
+    const piece = fc.tuple(atom, quantifier).map(([a, q]) => (assertion.has(a) ? a : a + q));
+    const alphabet = fc.constantFrom(..."aab1 \n😀".split(/(?:)/u));
+    fc.assert(
+      fc.property(
+        fc.array(piece, { minLength: 1, maxLength: 5 }),
+        fc.constantFrom("", "i", "m", "s"),
+        fc.array(alphabet, { maxLength: 30 }),
+        (pieces, flags, chars) => {
+          const pattern = pieces.join("");
+          const text = chars.join("");
+          const fast = compileRulePattern(pattern, flags);
+          // Past the bound's limit (five optional pieces can pass it) re2js runs it.
+          expect(fast.runsOn).toBe(backtrackingBound(pattern) === undefined ? "re2js" : "RegExp");
+          expect(fast.count(text)).toBe(compileRulePattern(pattern, flags, { regExpWhenLinear: false }).count(text));
+          expect(fast.count(text, 1)).toBe(Math.min(1, fast.count(text)));
+        },
+      ),
+      { seed: 20261204, numRuns: 500 },
+    );
   });
 });
 

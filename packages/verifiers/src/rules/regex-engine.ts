@@ -1,18 +1,25 @@
 import vm from "node:vm";
 import { VerificationError } from "../errors.js";
 import { RE2JS } from "re2js";
+import { backtrackingBound } from "./linear-regexp.js";
 import { RegexUnsupportedError, toRe2Syntax } from "./re2-syntax.js";
 
 /**
  * Which engine runs a rule's pattern. `re2` (the default) matches in time linear in the text, so
  * an output written by a policy under training cannot stall the scorer with a pattern such as
- * `^(\w+\s?)*$`; `js` is JavaScript's backtracking engine, for the patterns RE2 cannot run
- * (backreferences, lookahead), and runs under a time limit.
+ * `^(\w+\s?)*$`: re2js runs it, or V8's own RegExp when the pattern is proven to run in linear
+ * time there too (`linear-regexp.ts`). `js` is JavaScript's backtracking engine, for the patterns
+ * RE2 cannot run (backreferences, lookahead), and runs under a time limit.
  */
 export type RegexEngine = "re2" | "js";
 
 /** A compiled rule pattern. Both methods throw RegexTimeLimitError when the `js` engine runs past its limit. */
 export interface RulePattern {
+  /**
+   * What runs it: `re2js`, or `RegExp` (V8's engine: the `js` engine, or an `re2` pattern proven
+   * linear on it, which re2js runs tens to hundreds of times slower).
+   */
+  readonly runsOn: "re2js" | "RegExp";
   /**
    * The non-overlapping matches in `text`, counted as `text.match(/…/g).length` counts them, up
    * to `atMost` (default: all): a rule that needs one match stops at the first, which on RE2 is
@@ -45,6 +52,11 @@ export interface CompileRulePatternOptions {
   readonly engine?: RegexEngine;
   /** The `js` engine's limit per text, in ms. Default {@link DEFAULT_JS_REGEX_LIMIT_MS}. */
   readonly jsLimitMs?: number;
+  /**
+   * `re2` engine: run a pattern proven linear on V8's RegExp there (default true). `false` runs
+   * every `re2` pattern on re2js, as before, e.g. to compare the two.
+   */
+  readonly regExpWhenLinear?: boolean;
 }
 
 /**
@@ -63,7 +75,26 @@ export function compileRulePattern(
   // Validity is JavaScript's: a pattern must mean the same thing whichever engine runs it.
   const regex = new RegExp(pattern, flags.includes("g") ? flags : `${flags}g`);
   if (options.engine === "js") return jsPattern(pattern, regex, options.jsLimitMs ?? DEFAULT_JS_REGEX_LIMIT_MS);
-  return re2Pattern(pattern, flags);
+  // RE2 compiles every `re2` pattern, so what is accepted does not depend on which engine runs it.
+  const re2 = re2Pattern(pattern, flags);
+  if (options.regExpWhenLinear === false) return re2;
+  return linearRegExpPattern(pattern, flags) ?? re2;
+}
+
+/**
+ * The pattern on V8's RegExp when its backtracking is proven bounded (`backtrackingBound`), with
+ * the `u` flag that the RE2 path's meaning follows (code points, JavaScript's `u` semantics).
+ */
+function linearRegExpPattern(pattern: string, flags: string): RulePattern | undefined {
+  if (backtrackingBound(pattern) === undefined) return undefined;
+  let regex: RegExp;
+  try {
+    regex = new RegExp(pattern, `${flags.replace(/[gud]/g, "")}gu`);
+  } catch {
+    // Valid without `u` but not with it (`\-`, a lone `{`): RE2 runs it.
+    return undefined;
+  }
+  return regExpPattern(regex);
 }
 
 const RE2_FLAGS: Readonly<Record<string, number>> = {
@@ -97,6 +128,7 @@ function re2Pattern(pattern: string, flags: string): RulePattern {
   }
   const hasGroup = compiled.groupCount() > 0;
   return {
+    runsOn: "re2js",
     count(text, atMost = Number.POSITIVE_INFINITY) {
       // A matcher's successive finds skip building the match arrays that matchAll yields.
       const matcher = compiled.matcher(text);
@@ -138,19 +170,29 @@ function jsPattern(pattern: string, regex: RegExp, limitMs: number): RulePattern
       context["work"] = undefined;
     }
   };
+  const unlimited = regExpPattern(regex);
+  return {
+    runsOn: "RegExp",
+    count: (text, atMost) => limited(() => unlimited.count(text, atMost)),
+    firstGroups: (text) => limited(() => unlimited.firstGroups(text)),
+  };
+}
+
+/** A global RegExp as a RulePattern, with no limit: for the `js` engine inside its limit, or a proven-linear pattern. */
+function regExpPattern(regex: RegExp): RulePattern {
   const unicode = regex.flags.includes("u") || regex.flags.includes("v");
   return {
-    count: (text, atMost = Number.POSITIVE_INFINITY) =>
-      limited(() => {
-        if (atMost === Number.POSITIVE_INFINITY) return text.match(regex)?.length ?? 0;
-        // String.prototype.match's loop, stopped early: an empty match moves on by one character.
-        regex.lastIndex = 0;
-        let n = 0;
-        for (let m = regex.exec(text); m !== null && ++n < atMost; m = regex.exec(text))
-          if (m[0] === "") regex.lastIndex = nextIndex(text, regex.lastIndex, unicode);
-        return n;
-      }),
-    firstGroups: (text) => limited(() => [...text.matchAll(regex)].map((m) => m[1] ?? m[0])),
+    runsOn: "RegExp",
+    count(text, atMost = Number.POSITIVE_INFINITY) {
+      if (atMost === Number.POSITIVE_INFINITY) return text.match(regex)?.length ?? 0;
+      // String.prototype.match's loop, stopped early: an empty match moves on by one character.
+      regex.lastIndex = 0;
+      let n = 0;
+      for (let m = regex.exec(text); m !== null && ++n < atMost; m = regex.exec(text))
+        if (m[0] === "") regex.lastIndex = nextIndex(text, regex.lastIndex, unicode);
+      return n;
+    },
+    firstGroups: (text) => [...text.matchAll(regex)].map((m) => m[1] ?? m[0]),
   };
 }
 
@@ -183,14 +225,14 @@ export function rulePatternIssue(
  * Compiled patterns by (engine, flags, pattern), for a verifier that sees the same few specs on
  * every output. Bounded: a stream of distinct patterns empties it rather than growing it.
  */
-export function rulePatternCache(options: { readonly jsLimitMs?: number } = {}) {
+export function rulePatternCache(options: Pick<CompileRulePatternOptions, "jsLimitMs" | "regExpWhenLinear"> = {}) {
   const compiled = new Map<string, RulePattern>();
   return (pattern: string, flags: string, engine: RegexEngine): RulePattern => {
     const key = `${engine}/${flags}/${pattern}`;
     let hit = compiled.get(key);
     if (!hit) {
       if (compiled.size >= 256) compiled.clear();
-      hit = compileRulePattern(pattern, flags, { engine, jsLimitMs: options.jsLimitMs });
+      hit = compileRulePattern(pattern, flags, { ...options, engine });
       compiled.set(key, hit);
     }
     return hit;

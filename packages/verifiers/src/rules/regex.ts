@@ -6,7 +6,7 @@ import { rule } from "./rule.js";
 export const RegexSpecSchema = z
   .strictObject({
     kind: z.literal("regex"),
-    /** JavaScript syntax; run by RE2 unless `engine` is `js` (see `compileRulePattern`). */
+    /** JavaScript syntax; run in linear time (RE2) unless `engine` is `js` (see `compileRulePattern`). */
     pattern: z.string().min(1),
     flags: z
       .string()
@@ -31,6 +31,11 @@ export type RegexSpec = z.output<typeof RegexSpecSchema>;
 export interface RegexVerifierOptions {
   /** The most one match of an `engine: "js"` pattern may take, in ms. Default 200. */
   readonly jsLimitMs?: number;
+  /**
+   * Run an `re2` pattern proven linear on V8's RegExp (default true; see `compileRulePattern`).
+   * `false` runs every `re2` pattern on re2js.
+   */
+  readonly regExpWhenLinear?: boolean;
 }
 
 /**

@@ -236,12 +236,97 @@ describe("json-schema", () => {
       rationale: expect.stringContaining("/total must be number"),
     });
   });
-  it("a broken schema is an error verdict, not a 0", async () => {
-    const draft = await judge(jsonSchemaVerifier, { kind: "json-schema", schema: { type: "nonsense" } }, "{}");
+  it("a broken schema is refused at spec time, and is an error verdict, not a 0, past it", async () => {
+    const spec = { kind: "json-schema", schema: { type: "nonsense" }, extract: "embedded" } as const;
+    expect(jsonSchemaVerifier.specSchema.safeParse(spec).error!.issues[0]).toMatchObject({
+      path: ["schema"],
+      message: expect.stringContaining("invalid JSON Schema: schema is invalid"),
+    });
+    const draft = await jsonSchemaVerifier.verify({ id: "c", text: "t", verifier: spec }, spec, { output: "{}" }, {});
     expect(draft).toMatchObject({
       status: "error",
       score: null,
       error: expect.stringContaining("invalid JSON Schema"),
+    });
+  });
+  // Issue 29 item 5: regex rules ran on RE2 but a schema's `pattern` and `patternProperties` ran on
+  // JavaScript's backtracking engine; this output took over 60 s. The tests assert completion and the
+  // verdict, with a generous timeout, not a time bound: a backtracking engine never returns at all.
+  const bomb = `"${"a".repeat(34)}!"`;
+  it("runs a schema's pattern in linear time: a catastrophic pattern finishes with its verdict", async () => {
+    const spec = { kind: "json-schema", extract: "whole", schema: { type: "string", pattern: "^(a+)+$" } };
+    expect(await judge(jsonSchemaVerifier, spec, bomb)).toMatchObject({
+      status: "ok",
+      score: 0,
+      rationale: expect.stringContaining('must match pattern "^(a+)+$"'),
+    });
+    expect(await score(jsonSchemaVerifier, spec, `"${"a".repeat(34)}"`)).toBe(1);
+    const words = { kind: "json-schema", extract: "whole", schema: { type: "string", pattern: "^(\\w+\\s?)*$" } };
+    expect(await score(jsonSchemaVerifier, words, `"${"a".repeat(40)}!"`)).toBe(0);
+    expect(await score(jsonSchemaVerifier, words, '"two words"')).toBe(1);
+  }, 10_000);
+  it("runs patternProperties in linear time, each key against its own pattern", async () => {
+    const schema = {
+      type: "object",
+      patternProperties: { "^(a+)+$": { type: "number" }, "^x\\d$": { type: "string" } },
+    };
+    const spec = { kind: "json-schema", extract: "whole", schema };
+    const key = `${"a".repeat(34)}!`;
+    // The key does not match, so its string value is not checked against `number`.
+    expect(await score(jsonSchemaVerifier, spec, JSON.stringify({ [key]: "text", x1: "one" }))).toBe(1);
+    expect(await score(jsonSchemaVerifier, spec, JSON.stringify({ aaaa: "text" }))).toBe(0);
+    expect(await score(jsonSchemaVerifier, spec, JSON.stringify({ aaaa: 4, x1: 1 }))).toBe(0);
+    expect(await score(jsonSchemaVerifier, spec, JSON.stringify({ aaaa: 4, x1: "one" }))).toBe(1);
+  }, 10_000);
+  it("keeps JavaScript's meaning of a pattern (unanchored, \\s and . as JavaScript reads them)", async () => {
+    const spec = (pattern: string) => ({ kind: "json-schema", extract: "whole", schema: { type: "string", pattern } });
+    expect(await score(jsonSchemaVerifier, spec("b"), '"abc"')).toBe(1);
+    expect(await score(jsonSchemaVerifier, spec("^a\\sb$"), '"a\\u00a0b"')).toBe(1);
+    expect(await score(jsonSchemaVerifier, spec("^a.b$"), '"a\\nb"')).toBe(0);
+    expect(await score(jsonSchemaVerifier, spec("^\\p{Lu}$"), '"Δ"')).toBe(1);
+  });
+  it("compiles a schema with an $id on every parse (each parse is a new object; ajv refused a second id)", async () => {
+    const spec = {
+      kind: "json-schema",
+      schema: { $id: "https://example.com/total", type: "object", required: ["total"] },
+    };
+    for (let i = 0; i < 3; i++) expect(await score(jsonSchemaVerifier, spec, '{"total": 3}')).toBe(1);
+  });
+  it("refuses at spec time a pattern RE2 cannot run, naming where it is in the schema", () => {
+    const parsed = jsonSchemaVerifier.specSchema.safeParse({
+      kind: "json-schema",
+      schema: {
+        type: "object",
+        properties: { pattern: { type: "string" }, id: { type: "string", pattern: "(a)\\1" } },
+        patternProperties: { "^(?=x)": true },
+        const: { pattern: "(a)\\1" },
+      },
+    });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error!.issues.map((i) => [i.path.join("."), i.message])).toEqual([
+      [
+        "schema.properties.id.pattern",
+        expect.stringMatching(/^RE2 cannot run \/\(a\)\\1\/: backreference \\1 at offset 3\. /),
+      ],
+      [
+        "schema.patternProperties.^(?=x)",
+        expect.stringMatching(/^RE2 cannot run \/\^\(\?=x\)\/: lookahead \(\?= at offset 1\. /),
+      ],
+    ]);
+    // A pattern reached only through a `$ref` into a corner the walk does not enter: ajv's compile,
+    // on the same RE2 engine, still refuses it when the spec is read.
+    const referenced = jsonSchemaVerifier.specSchema.safeParse({
+      kind: "json-schema",
+      schema: { $ref: "#/x/y", x: { y: { type: "string", pattern: "(?!a)" } } },
+    });
+    expect(referenced.error!.issues[0]).toMatchObject({
+      path: ["schema"],
+      message: expect.stringContaining("RE2 cannot run /(?!a)/: lookahead (?! at offset 0"),
+    });
+    const invalid = jsonSchemaVerifier.specSchema.safeParse({ kind: "json-schema", schema: { pattern: "(" } });
+    expect(invalid.error!.issues[0]).toMatchObject({
+      path: ["schema", "pattern"],
+      message: expect.stringContaining("invalid regular expression"),
     });
   });
 });

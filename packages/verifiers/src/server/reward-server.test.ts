@@ -105,6 +105,34 @@ const slowRubric = parseFlatRubric({
 });
 
 describe("serveRewards under load and abuse", () => {
+  // Issue 29 item 5: one 40-character completion against this schema left /health unanswered for
+  // over 22 s, the schema's pattern running on JavaScript's backtracking engine.
+  it("stays responsive while scoring a completion against a schema with a catastrophic pattern", async () => {
+    const words = parseFlatRubric({
+      id: "words",
+      criteria: [
+        {
+          id: "w",
+          text: "Is words",
+          weight: 1,
+          verifier: { kind: "json-schema", extract: "whole", schema: { type: "string", pattern: "^(\\w+\\s?)*$" } },
+        },
+      ],
+    });
+    const guarded = await serveRewards(rubricScorer(words, { registry: rulesRegistry() }));
+    try {
+      const body = JSON.stringify({ prompts: ["", ""], completions: [`"${"a".repeat(40)}!"`, '"two words"'] });
+      const [scored, health] = await Promise.all([
+        fetch(`${guarded.url}/score`, { method: "POST", headers: { "content-type": "application/json" }, body }),
+        fetch(`${guarded.url}/health`),
+      ]);
+      expect(health.status).toBe(200);
+      expect(((await scored.json()) as { rewards: number[] }).rewards).toEqual([0, 1]);
+    } finally {
+      await guarded.close();
+    }
+  }, 10_000);
+
   it("bounds verifier calls across requests, not per request", async () => {
     const { stats, registry } = slowKind(40);
     const limited = await serveRewards(rubricScorer(slowRubric, { registry, concurrency: 2 }));

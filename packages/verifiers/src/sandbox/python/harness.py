@@ -2,7 +2,7 @@
 
 Protocol (one request, one answer):
   stdin:  {"code", "files": [{"id", "name", "path", "mime_type"}], "input", "output",
-           "max_score", "limits": {"cpu_seconds", "memory_bytes", "file_size_bytes", "open_files"}}
+           "max_score", "limits": {"cpu_seconds", "memory_bytes", "file_size_bytes", "open_files", "threads"}}
   stdout: ONE JSON line, either
           {"ok": true, "score": <raw points>, "feedback": <str|null>}
           {"ok": false, "kind": "exception"|"memory"|"invalid-result", "error_type", "message", "traceback"}
@@ -75,6 +75,12 @@ def _apply_limits(limits):
     cap(resource.RLIMIT_FSIZE, limits.get("file_size_bytes"))
     cap(resource.RLIMIT_CORE, 0)
     cap(resource.RLIMIT_NOFILE, limits.get("open_files"))
+    threads = limits.get("threads")
+    if threads is not None:
+        # Set here, not by prlimit on the host: inside the sandbox's user namespace the kernel counts
+        # the tasks of this namespace's uid alone. bwrap's pid 1 shares that uid, hence the one more.
+        # (A root host is exempt from this limit; the runner's pids cgroup holds there.)
+        cap(resource.RLIMIT_NPROC, int(threads) + 1)
     cpu = limits.get("cpu_seconds")
     if cpu is not None:
         # Soft limit sends SIGXCPU (the runner reports a timeout); the hard one is a backstop.

@@ -5,7 +5,7 @@ import { z } from "zod";
  * Bumped whenever harness.py changes what a rule sees or how its answer is read, so cached
  * verdicts computed by an older harness are not reused.
  */
-export const PYTHON_HARNESS_VERSION = 2;
+export const PYTHON_HARNESS_VERSION = 3;
 
 /**
  * Where `harness.py` is on disk. It is resolved next to the running module: in the source tree
@@ -39,6 +39,8 @@ export interface HarnessRequest {
     readonly memory_bytes: number;
     readonly file_size_bytes: number;
     readonly open_files: number;
+    /** Tasks the interpreter may run (RLIMIT_NPROC, counted per user namespace), its main thread included. */
+    readonly threads: number;
   };
 }
 

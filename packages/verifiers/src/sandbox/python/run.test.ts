@@ -1,8 +1,9 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pythonHarnessPath } from "./harness.js";
 import {
@@ -517,6 +518,81 @@ describe.concurrent("runPythonRule: containment", () => {
     expect(ok(await runPythonRule({ code })).feedback).toBe("285");
   });
 
+  // Issue 29 item 6: 28,000 clone(CLONE_VM|CLONE_THREAD|…) calls with 256-byte stacks took the host
+  // from 92 tasks to 28,106 in 2.5 s (pid_max is 32,768), and their kernel stacks, 650 MB, counted
+  // against no rlimit. The same here behind Python's back: pthread_create through ctypes with
+  // 64 KiB stacks (2000 of them fit the default 512 MiB address space), each thread in pause().
+  const THREAD_BOMB = rule(
+    [
+      "libc = ctypes.CDLL(None, use_errno=True)",
+      "attr = ctypes.create_string_buffer(128)",
+      "libc.pthread_attr_init(attr)",
+      "libc.pthread_attr_setstacksize(attr, ctypes.c_size_t(65536))",
+      "pause = ctypes.cast(libc.pause, ctypes.c_void_p)",
+      "thread = ctypes.c_ulong()",
+      "started, error = 0, 0",
+      "for _ in range(2000):",
+      "    error = libc.pthread_create(ctypes.byref(thread), attr, pause, None)",
+      "    if error != 0:",
+      "        break",
+      "    started += 1",
+      "return 1, json.dumps([started, os.strerror(error)])",
+    ].join("\n"),
+    "import ctypes, os",
+  );
+  // Python's own threads, as a rule would start them (each reserves an 8 MiB stack, so RLIMIT_AS
+  // stops them after about twenty: the thread limit is shown with a lower maxThreads).
+  const THREADS = rule(
+    [
+      "release = threading.Event()",
+      "started, refused = 0, None",
+      "try:",
+      "    for _ in range(2000):",
+      "        threading.Thread(target=release.wait).start()",
+      "        started += 1",
+      "except RuntimeError as e:",
+      "    refused = str(e)",
+      "release.set()",
+      "return 1, json.dumps([started, refused])",
+    ].join("\n"),
+    "import threading",
+  );
+
+  it("stops a rule starting 2000 threads at its thread limit", async () => {
+    // 64 tasks for the interpreter, its main thread included (PYTHON_SANDBOX_DEFAULTS.maxThreads).
+    expect(JSON.parse(ok(await runPythonRule({ code: THREAD_BOMB })).feedback!)).toEqual([
+      63,
+      "Resource temporarily unavailable",
+    ]);
+  });
+
+  it("stops Python threads at the thread limit; a handful of threads still run", async () => {
+    const few = await runPythonRule({ code: THREADS }, { maxThreads: 8 });
+    expect(JSON.parse(ok(few).feedback!)).toEqual([7, "can't start new thread"]);
+    const pool = rule(
+      "from concurrent.futures import ThreadPoolExecutor\nwith ThreadPoolExecutor(6) as pool:\n    return 1, str(sum(pool.map(lambda x: x * x, range(10))))",
+    );
+    expect(ok(await runPythonRule({ code: pool }, { maxThreads: 8 })).feedback).toBe("285");
+  });
+
+  // On a root host the pids cgroup holds (the kernel exempts root from RLIMIT_NPROC); as any other
+  // user it is RLIMIT_NPROC, counted per user namespace, alone. This runs that path for real: the
+  // built package in a Node started as uid 65534.
+  it.runIf(process.getuid?.() === 0)("as a host user other than root, RLIMIT_NPROC alone stops the thread bomb", () => {
+    const dist = fileURLToPath(new URL("../../../dist/index.js", import.meta.url));
+    const script = `import(${JSON.stringify(dist)}).then(async (m) => { const r = await m.runPythonRule({ code: ${JSON.stringify(THREAD_BOMB)} }, { timeoutMs: 30000 }); process.stdout.write(JSON.stringify(r)); });`;
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      uid: 65534,
+      gid: 65534,
+      cwd: "/",
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(run.stderr).toBe("");
+    const result = JSON.parse(run.stdout) as PythonRuleResult;
+    expect(JSON.parse(ok(result).feedback!)).toEqual([63, "Resource temporarily unavailable"]);
+  });
+
   it("has a read-only /dev with no writable /dev/shm", async () => {
     const code = rule(
       [
@@ -563,6 +639,29 @@ describe.concurrent("runPythonRule: containment", () => {
     );
     const outcomes = JSON.parse(ok(await runPythonRule({ code }, { memoryMb: 64 })).feedback!) as string[];
     expect(outcomes).toEqual(Array(6).fill("Operation not permitted"));
+  });
+
+  it("cannot park data in the kernel's keyrings (add_key, request_key, keyctl fail with EPERM)", async () => {
+    // Issue 29 item 17: a rule parked 6 MB under the host root's key quota with add_key; keys
+    // outlive the rule and count against no rlimit. The numbers are x86-64's and arm64's.
+    const code = rule(
+      [
+        "libc = ctypes.CDLL(None, use_errno=True)",
+        "libc.syscall.restype = ctypes.c_long",
+        "x86 = platform.machine() == 'x86_64'",
+        "ADD_KEY, REQUEST_KEY, KEYCTL = (248, 249, 250) if x86 else (217, 218, 219)",
+        "payload = b'x' * 4096",
+        "outcomes = []",
+        "def outcome(result):",
+        "    outcomes.append('ok' if result >= 0 else os.strerror(ctypes.get_errno()))",
+        "outcome(libc.syscall(ADD_KEY, b'user', b'parked', payload, ctypes.c_size_t(len(payload)), ctypes.c_int(-4)))",
+        "outcome(libc.syscall(REQUEST_KEY, b'user', b'parked', None, ctypes.c_int(0)))",
+        "outcome(libc.syscall(KEYCTL, ctypes.c_int(0), ctypes.c_int(-4), ctypes.c_int(1)))",
+        "return 1, json.dumps(outcomes)",
+      ].join("\n"),
+      "import ctypes, os, platform",
+    );
+    expect(JSON.parse(ok(await runPythonRule({ code })).feedback!)).toEqual(Array(3).fill("Operation not permitted"));
   });
 
   it("shows the rule no host command line, environment or mount table through /proc", async () => {

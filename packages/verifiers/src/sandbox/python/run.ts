@@ -29,6 +29,7 @@ import {
   sandboxFileName,
 } from "./sandbox.js";
 import { SECCOMP_ARCHITECTURES, processFilter } from "./seccomp.js";
+import { inTaskCgroup, makeTaskCgroup, removeTaskCgroup } from "./task-limit.js";
 
 /** One code rule to run against one output. */
 export interface PythonRuleRequest {
@@ -65,6 +66,13 @@ export interface PythonSandboxOptions {
   readonly readOnlyPaths?: readonly string[];
   /** Cap on what the sandbox may write to stdout; more is an invalid result. Default 1 MiB. */
   readonly maxOutputBytes?: number;
+  /**
+   * Threads the rule's interpreter may run, its main thread included; one more fails to start
+   * (`RuntimeError: can't start new thread`, EAGAIN from pthread_create). Default 64. Enforced
+   * by RLIMIT_NPROC in the sandbox, and on a root host, which the kernel exempts from that, by
+   * a pids cgroup of the run's own (see `task-limit.ts`).
+   */
+  readonly maxThreads?: number;
 }
 
 export interface PythonRuleRunOptions extends PythonSandboxOptions {
@@ -99,6 +107,7 @@ export const PYTHON_SANDBOX_DEFAULTS = {
   python: "/usr/bin/python3",
   bwrap: "bwrap",
   maxOutputBytes: 1 << 20,
+  maxThreads: 64,
 } as const;
 
 const STDERR_TAIL_BYTES = 16 * 1024;
@@ -136,6 +145,11 @@ export function runPythonRuleEffect(
       });
     if (!(Number.isFinite(memoryMb) && memoryMb >= 32))
       return yield* new InvalidPythonRuleRequestError({ message: `memoryMb must be at least 32, got ${memoryMb}` });
+    const maxThreads = options.maxThreads ?? PYTHON_SANDBOX_DEFAULTS.maxThreads;
+    if (!(Number.isInteger(maxThreads) && maxThreads >= 1))
+      return yield* new InvalidPythonRuleRequestError({
+        message: `maxThreads must be an integer ≥ 1, got ${maxThreads}`,
+      });
 
     const tools = yield* locateTools(options);
     const files = yield* mountFiles(request.files ?? []);
@@ -145,6 +159,7 @@ export function runPythonRuleEffect(
       memory_bytes: memoryMb * 1024 * 1024,
       file_size_bytes: TMP_BYTES,
       open_files: MAX_OPEN_FILES,
+      threads: maxThreads,
     };
     const harnessRequest: HarnessRequest = {
       code: request.code,
@@ -163,7 +178,9 @@ export function runPythonRuleEffect(
       seccompFd: BWRAP_SECCOMP_FD,
     });
     const bwrapCommand = [tools.bwrap, "--args", String(BWRAP_ARGS_FD), "--", ...sandboxArgs.command];
-    const [command, args] = tools.prlimit
+    // Not RLIMIT_NPROC here: prlimit would set it on bwrap in the host's user namespace, where it
+    // counts every task of the host uid. harness.py sets it inside, where it counts the sandbox's.
+    const [limited, limitedArgs] = tools.prlimit
       ? [
           tools.prlimit,
           [
@@ -177,6 +194,11 @@ export function runPythonRuleEffect(
           ],
         ]
       : [tools.bwrap, bwrapCommand.slice(1)];
+    // The kernel exempts a root host's tasks from RLIMIT_NPROC, so there a pids cgroup holds the cap.
+    const cgroup = runsAsRoot()
+      ? yield* Effect.acquireRelease(makeTaskCgroup(maxThreads), removeTaskCgroup)
+      : undefined;
+    const [command, args] = cgroup ? inTaskCgroup(cgroup, limited, limitedArgs) : [limited, limitedArgs];
 
     const started = performance.now();
     const finished = yield* runProcess(
@@ -198,7 +220,11 @@ export function runPythonRuleEffect(
         message: `the rule did not finish within ${timeoutMs} ms; the sandbox was killed`,
       });
     return yield* interpretOutcome(finished.value, { maxScore, cpuSeconds, memoryMb, durationMs });
-  });
+  }).pipe(Effect.scoped);
+}
+
+function runsAsRoot(): boolean {
+  return process.getuid?.() === 0;
 }
 
 /**

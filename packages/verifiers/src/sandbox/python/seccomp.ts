@@ -4,9 +4,11 @@
  * It enforces, in the kernel, what the audit hook in harness.py only asks: a rule starts no
  * process (fork, vfork, and clone without CLONE_THREAD fail with EPERM; threads still work), and
  * it holds no memory outside its address-space limit (memfd_create, memfd_secret and System V
- * shmget fail with EPERM: their pages count against no rlimit). A kernel filter is used rather
- * than RLIMIT_NPROC because that limit is per real uid: a host running as root is exempt from it,
- * and for any other uid it counts every process the uid has on the host, other sandboxes included.
+ * shmget fail with EPERM: their pages count against no rlimit), and it parks nothing in the
+ * kernel's keyrings (add_key, request_key and keyctl fail with EPERM: keys outlive the sandbox,
+ * and as the sandbox's uid maps to the host's, they fill that user's key quota on the host). A kernel filter is used rather
+ * than RLIMIT_NPROC because a host running as root is exempt from that limit (the sandbox's uid
+ * maps to the host's). Threads, which a filter cannot count, are capped in `task-limit.ts`.
  *
  * clone3 answers ENOSYS, so glibc falls back to clone, whose flags the filter can read (clone3
  * passes them in memory a filter cannot see). A syscall from any other ABI (i386 `int 0x80`, x32)
@@ -33,7 +35,7 @@ const ARG0_LOW_OFFSET = 16;
 interface SyscallTable {
   /** AUDIT_ARCH_* of the ABI the interpreter uses. */
   readonly auditArch: number;
-  /** Syscalls that would start a process or hold unaccounted memory. */
+  /** Syscalls that would start a process, hold unaccounted memory or reach the keyrings. */
   readonly denied: readonly number[];
   readonly clone: number;
   readonly clone3: number;
@@ -42,16 +44,18 @@ interface SyscallTable {
 }
 
 const TABLES: Readonly<Record<string, SyscallTable>> = {
-  // arch/x86/entry/syscalls/syscall_64.tbl: fork 57, vfork 58, shmget 29, memfd_create 319, memfd_secret 447.
+  // arch/x86/entry/syscalls/syscall_64.tbl: fork 57, vfork 58, shmget 29, memfd_create 319, memfd_secret 447,
+  // add_key 248, request_key 249, keyctl 250.
   x64: {
     auditArch: 0xc000003e,
-    denied: [57, 58, 29, 319, 447],
+    denied: [57, 58, 29, 319, 447, 248, 249, 250],
     clone: 56,
     clone3: 435,
     foreignAbove: 0x40000000,
   },
-  // include/uapi/asm-generic/unistd.h (no fork/vfork there): shmget 194, memfd_create 279, memfd_secret 447.
-  arm64: { auditArch: 0xc00000b7, denied: [194, 279, 447], clone: 220, clone3: 435 },
+  // include/uapi/asm-generic/unistd.h (no fork/vfork there): shmget 194, memfd_create 279, memfd_secret 447,
+  // add_key 217, request_key 218, keyctl 219.
+  arm64: { auditArch: 0xc00000b7, denied: [194, 279, 447, 217, 218, 219], clone: 220, clone3: 435 },
 };
 
 /** The architectures {@link processFilter} has syscall numbers for (Node's `process.arch` names). */

@@ -83,10 +83,11 @@ describe.concurrent("pythonVerifier", () => {
 
   it("names its harness and interpreter in the cache identity", () => {
     expect(verifier.cacheIdentity?.(PythonVerifierSpecSchema.parse({ kind: "python", code: "x" }))).toEqual({
-      harness: 2,
+      harness: 3,
       python: "/usr/bin/python3",
       timeoutMs: 30_000,
       memoryMb: 512,
+      maxThreads: 64,
     });
   });
 

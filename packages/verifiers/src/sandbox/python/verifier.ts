@@ -74,6 +74,7 @@ export function pythonVerifier(options: PythonVerifierOptions = {}): Verifier<Py
         python: options.python ?? PYTHON_SANDBOX_DEFAULTS.python,
         timeoutMs: options.timeoutMs ?? PYTHON_SANDBOX_DEFAULTS.timeoutMs,
         memoryMb: options.memoryMb ?? PYTHON_SANDBOX_DEFAULTS.memoryMb,
+        maxThreads: options.maxThreads ?? PYTHON_SANDBOX_DEFAULTS.maxThreads,
       };
     },
     async verify(_criterion, spec, input, verifyOptions) {
