@@ -87,9 +87,8 @@ export {
 
 // model: ids in and out, decoding, the MuEngine seam and RubricModel on onnxruntime-node
 export { criteriaIds, fitPrompt, promptText, type PromptFit, type StepIds } from "./model/sequence.js";
-export { DEFAULT_TEMPERATURE, decodingPlan, pickToken, type Decoding, type DecodingPlan } from "./model/decoding.js";
+export { DEFAULT_TEMPERATURE, pickToken, type Decoding, type DecodingPlan } from "./model/decoding.js";
 export {
-  decodeRows,
   generateCriteria,
   rateSteps,
   scoreSteps,

@@ -71,7 +71,6 @@ export {
   formatRubricIssue,
   type RubricIssue,
 } from "./rubric/errors.js";
-export { pythonRound } from "./rubric/python-round.js";
 
 // records: JSON Lines read and written line by line, zod issues as readable paths
 export {

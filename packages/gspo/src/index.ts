@@ -21,9 +21,7 @@ export {
   beamSearch,
   bestOfK,
   importanceResample,
-  resampleIndex,
   scoreCandidates,
-  splitSegments,
   type GuidanceOptions,
   type ScoredCandidate,
 } from "./guidance/guidance.js";

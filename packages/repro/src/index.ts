@@ -15,13 +15,10 @@ export { trainArcaneManagers, type TrainedManagers } from "./arcane/training.js"
 export { evalRubrics, type EvalRubric } from "./arcane/evaluation.js";
 export { runArcane, writeArcaneOutputs } from "./arcane/experiment.js";
 export {
-  bestOfNReturn,
   chooseFixedRubric,
-  describeFixedCriterion,
   fixedRubric,
   guidedReturns,
   uninformativePrompt,
-  UNINFORMATIVE_REPLY,
   type FixedCriterion,
   type FixedRubricChoice,
 } from "./arcane/controls.js";
@@ -46,7 +43,6 @@ export {
 export {
   QuestionsTurnSchema,
   RubricTurnSchema,
-  TURN_BREAK,
   episodeTokens,
   questionsPrompt,
   readRubricTurn,
@@ -70,10 +66,9 @@ export {
   type SidecarManagerProgress,
   type SidecarManagerRunOptions,
 } from "./arcane/text-manager/config.js";
-export { UNPARSEABLE_UTILITY, readEpisode, sidecarManagerReward } from "./arcane/text-manager/reward.js";
+export { UNPARSEABLE_UTILITY, readEpisode } from "./arcane/text-manager/reward.js";
 export {
   SidecarManagerTableSchema,
-  emptyCounts,
   sidecarManagerMarkdown,
   type SidecarManagerCounts,
   type SidecarManagerTable,
@@ -96,7 +91,6 @@ export {
   arcoConfig,
   FIXED_CRITERIA,
   finalAnswer,
-  hotpotContrasts,
   hotpotMeasure,
   runArco,
   writeArcoOutputs,
