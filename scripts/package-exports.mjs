@@ -3,11 +3,12 @@
 // with an ESM and a CommonJS door, each with its own declarations; a bin entry is ESM only.
 //
 //   node scripts/package-exports.mjs --check   fails naming each package.json field that differs,
-//                                              then prints how many names each package's door exports
+//                                              and each door (src/index.ts) whose groups its README
+//                                              does not list, then prints how many names each door exports
 //   node scripts/package-exports.mjs --write   rewrites those fields (exports, main, module, types)
 //
 // Exports that do not point into dist/ (data files such as `./schemas/*.json`) are kept as written.
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { isDeepStrictEqual } from "node:util";
@@ -101,6 +102,87 @@ export function exportedNames(source) {
   return { values: [...values], types: [...types] };
 }
 
+/** A door's group line: `// <group>: <what it holds>`, the group one lowercase word (hyphens allowed). */
+const GROUP_LINE = /^\/\/ ([a-z][a-z0-9-]*): \S/;
+
+/**
+ * A door's exports by group: each `export` statement belongs to the nearest `// <group>: …` line
+ * above it. Statements above the first group line are `ungrouped`, as `{ line, names }`.
+ */
+export function doorGroups(source) {
+  const groups = new Map();
+  const ungrouped = [];
+  const lines = source.split("\n");
+  let group;
+  for (let i = 0; i < lines.length; i++) {
+    const found = GROUP_LINE.exec(lines[i]);
+    if (found) {
+      group = found[1];
+      if (!groups.has(group)) groups.set(group, { values: [], types: [] });
+      continue;
+    }
+    if (!/^export\b/.test(lines[i])) continue;
+    const start = i;
+    // An `export { … } from` list runs to the line that closes it.
+    if (/^export\s+(type\s+)?\{/.test(lines[i])) while (!lines[i].includes("}") && i < lines.length - 1) i++;
+    const names = exportedNames(lines.slice(start, i + 1).join("\n"));
+    if (group === undefined) ungrouped.push({ line: start + 1, names: [...names.values, ...names.types] });
+    else {
+      groups.get(group).values.push(...names.values);
+      groups.get(group).types.push(...names.types);
+    }
+  }
+  return { groups, ungrouped };
+}
+
+/** The first cells of the table under a README's `## What the door holds`, or undefined without that section. */
+export function readmeDoorRows(readme) {
+  const lines = readme.split("\n");
+  const start = lines.findIndex((l) => /^## What the door holds\s*$/.test(l));
+  if (start < 0) return undefined;
+  const rows = [];
+  for (const line of lines.slice(start + 1)) {
+    if (/^#{1,2} /.test(line)) break;
+    const cell = /^\|([^|]*)\|/.exec(line)?.[1].trim().replaceAll("`", "");
+    if (cell === undefined || cell === "group" || /^:?-+:?$/.test(cell)) continue;
+    rows.push(cell);
+  }
+  return rows;
+}
+
+/** How a door and its README disagree: an export under no group, a group the README's table lacks, a row for no group. */
+export function doorProblems(name, dir) {
+  const relative = (file) => path.relative(process.cwd(), path.join(dir, file));
+  const { groups, ungrouped } = doorGroups(readFileSync(path.join(dir, "src", "index.ts"), "utf8"));
+  const out = ungrouped.map(
+    (u) =>
+      `${relative("src/index.ts")}:${u.line} (${name}): ${u.names.join(", ")} under no "// <group>: <what it holds>" line`,
+  );
+  const readme = path.join(dir, "README.md");
+  const rows = existsSync(readme) ? readmeDoorRows(readFileSync(readme, "utf8")) : undefined;
+  if (rows === undefined) {
+    out.push(
+      `${relative("README.md")} (${name}): no "## What the door holds" section, a table | group | names | with a row for each group: ${[...groups.keys()].join(", ")}`,
+    );
+    return out;
+  }
+  for (const group of groups.keys()) {
+    if (!rows.includes(group)) {
+      out.push(
+        `${relative("README.md")} (${name}): the door's table has no row for the group "${group}" of src/index.ts`,
+      );
+    }
+  }
+  for (const row of rows) {
+    if (!groups.has(row)) {
+      out.push(
+        `${relative("README.md")} (${name}): the door's table has a row "${row}", a group src/index.ts does not have`,
+      );
+    }
+  }
+  return out;
+}
+
 /** JSON with non-ASCII characters escaped, as the package.json files are written. */
 function asciiJson(value) {
   return JSON.stringify(value, null, 2).replace(
@@ -143,6 +225,13 @@ async function main() {
     process.exit(1);
   }
   if (mode === "--check") {
+    const doors = [...publishedPackages()].flatMap(([name, dir]) => doorProblems(name, dir));
+    if (doors.length > 0) {
+      console.error(
+        `package doors and their READMEs disagree (each export under a "// <group>: …" line of src/index.ts, each group a row of the README's "## What the door holds"):\n${doors.join("\n")}`,
+      );
+      process.exit(1);
+    }
     const rows = [...publishedPackages()].map(([name, dir]) => {
       const { values, types } = exportedNames(readFileSync(path.join(dir, "src", "index.ts"), "utf8"));
       return `${String(values.length + types.length).padStart(5)} ${String(values.length).padStart(7)} ${String(types.length).padStart(6)}  ${name}`;

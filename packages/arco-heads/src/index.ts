@@ -3,6 +3,8 @@
  * the criteria it writes, the teacher annotation that warms it up, the traces it leaves, and the
  * contract of a model directory (see the README).
  */
+
+// errors: the base of every error arco-heads throws, with a stable `arco.*` code
 export {
   AnnotationReplyError,
   ArcoError,
@@ -15,6 +17,8 @@ export {
   ModelRunError,
   OnnxRuntimeMissingError,
 } from "./errors.js";
+
+// step: what μ reads (the step, its prompt, step files, observations) and the criteria it writes
 export {
   StepSchema,
   TrajectorySchema,
@@ -28,6 +32,8 @@ export { stepPrompt, type StepPromptOptions } from "./step/prompt.js";
 export { StepRecordSchema, readSteps, type StepRecord } from "./step/step-file.js";
 export { DEFAULT_MAX_OBSERVATION_CHARS, renderObservation } from "./step/observation.js";
 export { CriteriaTargetSchema, criteriaTarget, parseCriteria, type ParsedCriteria } from "./step/criteria.js";
+
+// annotation: the teacher's annotation that warms μ up, and the SFT examples made from it
 export {
   DEFAULT_DECOMPOSITION_TOLERANCE,
   decomposesOutcome,
@@ -50,7 +56,11 @@ export {
   type MuSftOptions,
   type MuSftSelection,
 } from "./annotation/sft.js";
+
+// trace: the traces μ leaves, one line per step
 export { StepTraceSchema, readTraces, stepTrace, traceJsonLines, type StepTrace } from "./trace/trace.js";
+
+// manifest: the contract of a model directory (format 1), verified file by file
 export {
   MANIFEST_FILE,
   MANIFEST_FORMAT_VERSION,
@@ -61,6 +71,8 @@ export {
   type OpenedModel,
   type VerifiedModel,
 } from "./model/manifest.js";
+
+// tokenizer: the byte-level BPE both backends share
 export {
   BOS_ID,
   ByteBpeFileSchema,
@@ -72,10 +84,11 @@ export {
   type ByteBpeFile,
   type ByteBpeTokenizer,
 } from "./tokenizer/byte-bpe.js";
+
+// model: ids in and out, decoding, the MuEngine seam and RubricModel on onnxruntime-node
 export { criteriaIds, fitPrompt, promptText, type PromptFit, type StepIds } from "./model/sequence.js";
-export { DEFAULT_TEMPERATURE, decodingPlan, pickToken, type Decoding, type DecodingPlan } from "./model/decoding.js";
+export { DEFAULT_TEMPERATURE, pickToken, type Decoding, type DecodingPlan } from "./model/decoding.js";
 export {
-  decodeRows,
   generateCriteria,
   rateSteps,
   scoreSteps,

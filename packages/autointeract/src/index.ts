@@ -6,7 +6,11 @@
  * (each role's interface beside the models, people, policies and simulations that play it), `gym/` (the
  * criteria bank, documents, gym tasks, best-of-N), `gdpval/` and `sft/`.
  */
+
+// errors: the base of every error autointeract throws, with a stable code
 export { AutointeractError } from "./errors.js";
+
+// gdpval: GDPval's tasks, the dataset and finding a task by id prefix
 export { GdpvalDataError, GdpvalTaskSchema, parseGdpvalTasks, type GdpvalTask } from "./gdpval/tasks.js";
 export { loadGdpval, type GdpvalDataset, type GdpvalExample } from "./gdpval/dataset.js";
 export { findGdpvalTask, GdpvalTaskAmbiguousError, GdpvalTaskNotFoundError } from "./gdpval/find-task.js";

@@ -71,7 +71,8 @@ export {
   formatRubricIssue,
   type RubricIssue,
 } from "./rubric/errors.js";
-export { pythonRound } from "./rubric/python-round.js";
+
+// records: JSON Lines read and written line by line, zod issues as readable paths
 export {
   jsonLinesReader,
   readJsonLines,
@@ -82,6 +83,8 @@ export {
   type JsonLinesReader,
 } from "./records/json-lines.js";
 export { formatZodIssues, formatZodPath, type ZodIssueFormat } from "./records/zod-issues.js";
+
+// lint: id problems, confusable ids, unreachable scores, and a rubric's size
 export { lintRubricIds, lintStagedRubric } from "./rubric/lint.js";
 export { RESERVED_IDS, confusableIdWarnings, idProblem } from "./rubric/ids.js";
 export {
@@ -199,7 +202,7 @@ export {
   type RngState,
 } from "./random/index.js";
 
-// model: the provider-neutral LanguageModel interface (providers live in @rubric/verifiers)
+// model: the provider-neutral LanguageModel interface and JSON out of its replies (providers live in @rubric/providers)
 export {
   ChatMessageSchema,
   TokenUsageSchema,
@@ -216,5 +219,9 @@ export { choiceJson, extractJson } from "./model/json-reply.js";
 
 // errors: the root every package's errors share, with a stable code
 export { RubricError, isRubricError } from "./errors/rubric-error.js";
+
+// suggestion: the one "did you mean …?" rule
 export { editDistance, nearestName, type NearestNameOptions } from "./suggestion/nearest-name.js";
+
+// options: caller options without their undefined fields, to merge over defaults
 export { definedFields } from "./options/defined-fields.js";

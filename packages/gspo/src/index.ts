@@ -6,6 +6,8 @@
  * Python sidecar), Stage I/II training loops with checkpoints, and the rubric gym as a training
  * environment. Experiments built on these (the ARCANE reproduction) live in `@rubric/repro`.
  */
+
+// errors: the base TrainingError and the errors of guidance and training, each with a stable code
 export {
   GuidanceInputError,
   GuidanceScoringError,
@@ -13,13 +15,13 @@ export {
   TrainingError,
   TrainingInputError,
 } from "./errors.js";
+
+// guidance: test-time guidance of a worker by a fixed rubric (no gradients)
 export {
   beamSearch,
   bestOfK,
   importanceResample,
-  resampleIndex,
   scoreCandidates,
-  splitSegments,
   type GuidanceOptions,
   type ScoredCandidate,
 } from "./guidance/guidance.js";
@@ -56,7 +58,7 @@ export {
   type TrainingLogEntry,
 } from "./trainer/train.js";
 
-// the rubric gym as a training environment: prompts, Stage I targets, Stage II reward, U* and û
+// gym-environment: the rubric gym as a training environment: prompts, Stage I targets, Stage II reward, U* and û
 export {
   gymPrompt,
   gymReward,

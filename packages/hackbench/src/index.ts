@@ -15,7 +15,6 @@ export { PROBES, PROBE_IDS, UnknownProbeError, resolveProbes } from "./probes/ca
 export { appended, insertionProbe, type Probe, type ProbeContext, type ProbeEdit } from "./probes/probe.js";
 export { neutralize, type NeutralizeOptions } from "./probes/neutral.js";
 export { regexLiterals, rubricSurface, type RequiredStructure, type RubricSurface } from "./probes/surface.js";
-export { toTagCharacters } from "./probes/injection-probes.js";
 
 // measure: paired gains, exploits, attribution, true utility
 export { hackbench, runHackbench, type HackbenchFailure, type HackbenchOptions } from "./measure/run.js";

@@ -6,6 +6,7 @@
  * the package's only public door; `@rubric/providers/testing` holds a local test server.
  */
 
+// errors: every failure a provider raises, under ProviderError with a stable code
 export {
   ProviderConfigError,
   ProviderError,
@@ -17,9 +18,15 @@ export {
   ProviderTimeoutError,
   ProviderDeadlineError,
 } from "./errors.js";
+
+// retry: retries with backoff for the failures worth retrying
 export { isRetryableProviderError, withRetries, type RetryOptions } from "./retry/retry.js";
+
+// deprecated: runEffect moved to @rubric/core/effect; re-exported here for one release
 /** @deprecated moved to `@rubric/core/effect`; re-exported here for one release. */
 export { runEffect } from "@rubric/core/effect";
+
+// models: one LanguageModel per provider: OpenAI-compatible servers, Hugging Face, local GGUF (node-llama-cpp)
 export type { RemoteModelOptions } from "./transport/chat-completion-model.js";
 export { openAICompatible, type OpenAICompatibleOptions } from "./openai-compatible/openai-compatible.js";
 export {
@@ -29,6 +36,8 @@ export {
   type HuggingFaceOptions,
 } from "./hugging-face/hugging-face.js";
 export { defaultLlamaThreads, llamaCpp, type LlamaCppModel, type LlamaCppOptions } from "./llama-cpp/llama-cpp.js";
+
+// spec: provider spec strings (`hf:<model>`, `openai-compatible:<url>#<model>`, `llama-cpp:<path>`) to a model
 export {
   parseProviderSpec,
   providerFromSpec,

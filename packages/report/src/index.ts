@@ -5,7 +5,11 @@
  * @rubric/core's own `scoreRubric` bundled into the page; "Export weights" saves the file
  * `rubric score --weights` reads.
  */
+
+// page: the one self-contained HTML page and the sections it is built from
 export { buildReport, type ReportData, type ReportSection } from "./html/build.js";
+
+// sections: score results, and documents (a reproduction's tables, an integrity card) with figures
 export {
   ScoreResultsFileSchema,
   scoresSection,
@@ -15,4 +19,6 @@ export {
 } from "./scores/scores.js";
 export { documentSection, type DocumentSection, type Figure } from "./document/document.js";
 export { markdownBlocks, type Block } from "./document/markdown.js";
+
+// errors: the base of every error report throws, with a stable code
 export { ReportError, ReportInputError, ReportPageMissingError } from "./errors.js";

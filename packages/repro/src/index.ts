@@ -9,19 +9,16 @@
  * `src/arco/` (`rubric repro arco`) beside it, on `@rubric/rlxar` and `@rubric/arco-heads`.
  */
 
-// ARCANE in the rubric gym: SFT then GSPO of the in-process manager, best-of-N evaluation
+// arcane: ARCANE in the rubric gym: SFT then GSPO of the in-process manager, best-of-N evaluation
 export { arcaneConfig, type ArcaneConfig, type ArcaneProgress, type ArcaneRunOptions } from "./arcane/config.js";
 export { trainArcaneManagers, type TrainedManagers } from "./arcane/training.js";
 export { evalRubrics, type EvalRubric } from "./arcane/evaluation.js";
 export { runArcane, writeArcaneOutputs } from "./arcane/experiment.js";
 export {
-  bestOfNReturn,
   chooseFixedRubric,
-  describeFixedCriterion,
   fixedRubric,
   guidedReturns,
   uninformativePrompt,
-  UNINFORMATIVE_REPLY,
   type FixedCriterion,
   type FixedRubricChoice,
 } from "./arcane/controls.js";
@@ -42,11 +39,10 @@ export {
   type MeanStd,
 } from "./arcane/table.js";
 
-// ARCANE's manager as an LLM trained end to end in the sidecar (`rubric repro arcane --manager sidecar`)
+// text-manager: ARCANE's manager as an LLM trained end to end in the sidecar (`rubric repro arcane --manager sidecar`)
 export {
   QuestionsTurnSchema,
   RubricTurnSchema,
-  TURN_BREAK,
   episodeTokens,
   questionsPrompt,
   readRubricTurn,
@@ -70,17 +66,16 @@ export {
   type SidecarManagerProgress,
   type SidecarManagerRunOptions,
 } from "./arcane/text-manager/config.js";
-export { UNPARSEABLE_UTILITY, readEpisode, sidecarManagerReward } from "./arcane/text-manager/reward.js";
+export { UNPARSEABLE_UTILITY, readEpisode } from "./arcane/text-manager/reward.js";
 export {
   SidecarManagerTableSchema,
-  emptyCounts,
   sidecarManagerMarkdown,
   type SidecarManagerCounts,
   type SidecarManagerTable,
 } from "./arcane/text-manager/table.js";
 export { runSidecarManager, sidecarManagerData, writeSidecarManagerRun } from "./arcane/text-manager/experiment.js";
 
-// ARCANE with LLM roles on real GDPval eval tasks (`rubric repro arcane --provider`)
+// llm-roles: ARCANE with LLM roles on real GDPval eval tasks (`rubric repro arcane --provider`)
 export { runArcaneWithModel, type ArcaneLlmOptions } from "./arcane/llm-roles/run.js";
 export {
   ARCANE_LLM_METHODS,
@@ -91,12 +86,11 @@ export {
   type ArcaneLlmTable,
 } from "./arcane/llm-roles/table.js";
 
-// ARCO on HotpotQA (`rubric repro arco`): the warm-up, every baseline and ablation, the diagnostics
+// arco: ARCO on HotpotQA (`rubric repro arco`): the warm-up, every baseline and ablation, the diagnostics
 export {
   arcoConfig,
   FIXED_CRITERIA,
   finalAnswer,
-  hotpotContrasts,
   hotpotMeasure,
   runArco,
   writeArcoOutputs,

@@ -8,6 +8,8 @@
  * policy); the warm-up teacher; the co-evolution trainer with its critics (`MuCritic`,
  * `teacherCritic`, any `StepCritic`); and μ's diagnostics.
  */
+
+// mu: μ created, trained, exported and served through the Python sidecar
 export {
   createMu,
   exportMu,
@@ -21,6 +23,8 @@ export {
   type SftEpoch,
   type SftMuOptions,
 } from "./mu/sidecar-mu.js";
+
+// hotpotqa: ARCO's HotpotQA environment with its data, retrieval, grammar, metrics and official evaluation
 export { arcoExactMatch, exactMatch, f1Score, normalizeAnswer } from "./hotpotqa/metrics.js";
 export {
   HotpotRowSchema,
@@ -53,6 +57,8 @@ export {
   type HotpotPredictions,
   type HotpotQuestionScore,
 } from "./hotpotqa/evaluation.js";
+
+// errors: the base of every error rlxar throws, with a stable `rlxar.*` code
 export {
   AdapterLoadError,
   CheckpointMismatchError,
@@ -63,6 +69,8 @@ export {
   RlxarFileError,
   RlxarInputError,
 } from "./errors.js";
+
+// environment: the environment and policy interfaces, and the batched rollout
 export type {
   ActionGrammar,
   AgentView,
@@ -91,6 +99,8 @@ export type {
   PolicyUpdateOptions,
   TrainablePolicy,
 } from "./policy/policy.js";
+
+// critics: μ as a critic, any StepCritic, and the teacher critic
 export {
   MuCritic,
   type CriteriaSource,
@@ -100,6 +110,8 @@ export {
 } from "./critic/mu-critic.js";
 export type { CriticUpdate, StepCritic, StepRating } from "./critic/step-critic.js";
 export { teacherCritic } from "./critic/teacher-critic.js";
+
+// trainer: advantages, settings and the co-evolution trainer
 export {
   actionBuckets,
   denseAdvantages,
@@ -126,6 +138,8 @@ export {
   type TrainerEvent,
   type TrainerLogLine,
 } from "./trainer/co-evolution.js";
+
+// diagnostics: μ's step scores by bucket, contrasts and evidence AUC
 export {
   bucketScores,
   contrastScores,
@@ -169,6 +183,8 @@ export {
   type ServedPolicy,
   type ServedPolicyOptions,
 } from "./policy/served-policy.js";
+
+// warmup: the gold teacher and the warm-up data
 export {
   goldTeacher,
   teacherAnnotation,
@@ -178,7 +194,7 @@ export {
   type WarmupData,
 } from "./warmup/teacher.js";
 
-// an in-process trainable policy over extractive candidate actions (HotpotQA)
+// extractive: an in-process trainable policy over extractive candidate actions (HotpotQA)
 export {
   extractiveCandidates,
   DEFAULT_CANDIDATE_OPTIONS,

@@ -18,6 +18,8 @@ export {
   type CallOptions,
   type SidecarOptions,
 } from "./client/client.js";
+
+// errors: one tagged error per failure, each with its `sidecar.*` code
 export {
   SidecarClosedError,
   SidecarCrashedError,

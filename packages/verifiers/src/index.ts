@@ -61,6 +61,7 @@ export { NumericSpecSchema, extractNumbers, numericVerifier, type NumericSpec } 
 export { ReadabilitySpecSchema, readability, readabilityVerifier, type ReadabilitySpec } from "./rules/readability.js";
 export { JsonSchemaSpecSchema, jsonSchemaVerifier, type JsonSchemaSpec } from "./rules/json-schema.js";
 
+// checks: every criterion's verifier kind and spec checked against a registry before any work
 export {
   checkVerifierSpecs,
   type VerifierSpecCheck,
@@ -101,7 +102,7 @@ export {
   type RewardServerOptions,
 } from "./server/reward-server.js";
 
-// Reading JSON out of a model's reply moved to @rubric/core (the model providers, to
+// deprecated: reading JSON out of a model's reply moved to @rubric/core (the model providers, to
 // @rubric/providers); re-exported here for one release.
 export { choiceJson, extractJson } from "@rubric/core";
 
