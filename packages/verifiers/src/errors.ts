@@ -9,3 +9,13 @@ import { RubricError } from "@rubric/core";
 export abstract class VerificationError extends RubricError {
   abstract override readonly code: `verification.${string}` | `sandbox.${string}`;
 }
+
+/**
+ * An option of a verifier, the engine or a sandbox out of its range (a concurrency of 0, a judge
+ * asked for 0 samples, a default above its own maximum): a caller's configuration mistake, thrown
+ * when the option is given, before anything runs. The message names the option and its value.
+ */
+export class VerifierOptionsError extends VerificationError {
+  override readonly name = "VerifierOptionsError";
+  readonly code = "verification.options";
+}

@@ -82,7 +82,7 @@ export {
   type ScoredOutputJson,
 } from "./engine/engine.js";
 export { VerificationSetupError } from "./engine/errors.js";
-export { VerificationError } from "./errors.js";
+export { VerificationError, VerifierOptionsError } from "./errors.js";
 export {
   DEFAULT_MAX_OUTPUT_FILE_BYTES,
   OutputFileNotFoundError,

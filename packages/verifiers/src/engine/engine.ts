@@ -24,6 +24,7 @@ import {
 import { VerificationSetupError } from "./errors.js";
 import { confineOutputFiles } from "./output-files.js";
 import { PermitPool } from "./permits.js";
+import { VerifierOptionsError } from "../errors.js";
 
 /** One output to score: an id of the caller's choosing, plus what verifiers judge. */
 export interface OutputToScore extends VerificationInput {
@@ -138,9 +139,9 @@ export async function scoreOutputs(
   const prepared = prepareCriteria(rubric, options.registry ?? createVerifierRegistry());
   const concurrency = options.concurrency ?? 8;
   if (!Number.isInteger(concurrency) || concurrency < 1)
-    throw new RangeError(`concurrency must be an integer ≥ 1, got ${concurrency}`);
+    throw new VerifierOptionsError(`concurrency must be an integer ≥ 1, got ${concurrency}`);
   if (options.maxFileBytes !== undefined && !(Number.isSafeInteger(options.maxFileBytes) && options.maxFileBytes >= 0))
-    throw new RangeError(`maxFileBytes must be an integer ≥ 0, got ${options.maxFileBytes}`);
+    throw new VerifierOptionsError(`maxFileBytes must be an integer ≥ 0, got ${options.maxFileBytes}`);
   const stages = stageGroups(rubric, prepared);
   // Every criterion a synchronous check and no file to confine or read: the batched rule path,
   // the same verdicts with none of the per-verdict promises, permits and fibers.

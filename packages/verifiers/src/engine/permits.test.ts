@@ -23,6 +23,6 @@ describe("PermitPool", () => {
     expect(results.filter((r) => r.status === "rejected")).toHaveLength(286);
     // FIFO: runs start in submission order, so they finish within a window of `size`.
     order.forEach((i, k) => expect(Math.abs(i - k)).toBeLessThan(3));
-    expect(() => new PermitPool(0)).toThrow(RangeError);
+    expect(() => new PermitPool(0)).toThrow(expect.objectContaining({ code: "verification.options" }));
   });
 });

@@ -1,3 +1,4 @@
+import { VerifierOptionsError } from "../errors.js";
 /**
  * A FIFO pool of permits bounding verifier calls in flight. Effect's semaphore did this first,
  * but its cost per call grew with the number of waiters (measured here: ~50 µs with 64 waiting,
@@ -10,7 +11,8 @@ export class PermitPool {
   #head = 0;
 
   constructor(readonly size: number) {
-    if (!Number.isInteger(size) || size < 1) throw new RangeError(`permits must be an integer ≥ 1, got ${size}`);
+    if (!Number.isInteger(size) || size < 1)
+      throw new VerifierOptionsError(`permits must be an integer ≥ 1, got ${size}`);
     this.#free = size;
   }
 

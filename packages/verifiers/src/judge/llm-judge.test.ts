@@ -157,7 +157,9 @@ describe("llmJudge, batched (one call per output)", () => {
       { type: "string", maxLength: 80 },
     ]);
     expect(rationales(1)).toEqual([{ type: "string" }, { type: "string" }]);
-    expect(() => llmJudge(model(), { rationaleMaxLength: 0 })).toThrow(RangeError);
+    expect(() => llmJudge(model(), { rationaleMaxLength: 0 })).toThrow(
+      expect.objectContaining({ code: "verification.options" }),
+    );
   });
 
   it("a cached rerun makes no requests", async () => {

@@ -19,6 +19,7 @@ import {
   type JudgedCriterion,
 } from "./prompts.js";
 import { DEFAULT_SCALE, ScaleSchema, scaleValues, toFraction, type Scale } from "./scale.js";
+import { VerifierOptionsError } from "../errors.js";
 
 export const LlmJudgeSpecSchema = z.strictObject({
   kind: z.literal("llm-judge"),
@@ -137,7 +138,8 @@ function costOf(response: GenerateResponse, options: LlmJudgeOptions): number | 
  */
 export function llmJudge(model: LanguageModel, options: LlmJudgeOptions = {}): Verifier<LlmJudgeSpec> {
   const samples = options.samples ?? 1;
-  if (!Number.isInteger(samples) || samples < 1) throw new RangeError(`samples must be an integer ≥ 1, got ${samples}`);
+  if (!Number.isInteger(samples) || samples < 1)
+    throw new VerifierOptionsError(`samples must be an integer ≥ 1, got ${samples}`);
   const mode = options.mode ?? "batched";
   const aggregate = options.aggregate ?? "mean";
   const temperature = options.temperature ?? (samples > 1 ? 0.7 : 0);
@@ -148,7 +150,7 @@ export function llmJudge(model: LanguageModel, options: LlmJudgeOptions = {}): V
     options.rationaleMaxLength !== undefined &&
     !(Number.isInteger(options.rationaleMaxLength) && options.rationaleMaxLength >= 1)
   )
-    throw new RangeError(`rationaleMaxLength must be an integer ≥ 1, got ${options.rationaleMaxLength}`);
+    throw new VerifierOptionsError(`rationaleMaxLength must be an integer ≥ 1, got ${options.rationaleMaxLength}`);
 
   async function ask(
     userPrompt: string,

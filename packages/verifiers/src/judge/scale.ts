@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { VerifierOptionsError } from "../errors.js";
 
 /** The scores a judge may give: min..max in steps, offered to the model as a JSON-schema enum. */
 export const ScaleSchema = z
@@ -39,7 +40,9 @@ function computeScaleValues(scale: Scale): number[] {
   const step = scale.step ?? NICE_STEPS.find((s) => isWhole(range / s) && range / s >= 8) ?? range / 10;
   const levels = Math.round(range / step);
   if (!isWhole(range / step) || levels > 1000)
-    throw new RangeError(`scale step ${step} does not divide ${scale.min}–${scale.max} into at most 1000 levels`);
+    throw new VerifierOptionsError(
+      `scale step ${step} does not divide ${scale.min}–${scale.max} into at most 1000 levels`,
+    );
   return Array.from({ length: levels + 1 }, (_, k) => Number((scale.min + k * step).toFixed(10)));
 }
 

@@ -3,6 +3,7 @@ import { VerificationError } from "../errors.js";
 import { RE2JS } from "re2js";
 import { backtrackingBound } from "./linear-regexp.js";
 import { RegexUnsupportedError, toRe2Syntax } from "./re2-syntax.js";
+import { VerifierOptionsError } from "../errors.js";
 
 /**
  * Which engine runs a rule's pattern. `re2` (the default) matches in time linear in the text, so
@@ -157,7 +158,7 @@ const runWork = new vm.Script("work()");
 
 function jsPattern(pattern: string, regex: RegExp, limitMs: number): RulePattern {
   if (!Number.isInteger(limitMs) || limitMs < 1)
-    throw new RangeError(`jsLimitMs must be an integer ≥ 1, got ${String(limitMs)}`);
+    throw new VerifierOptionsError(`jsLimitMs must be an integer ≥ 1, got ${String(limitMs)}`);
   const limited = <T>(work: () => T): T => {
     context["work"] = work;
     try {

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { VerifierOptionsError } from "../errors.js";
 
 /**
  * The operator's ceilings on what one rule's spec may ask for. A rubric may lower its own limits
@@ -59,5 +60,7 @@ export function withLimitMaxima<S extends z.ZodType>(schema: S, checksOf: (spec:
 /** Throws when the operator's own default is above the operator's own maximum: a configuration mistake. */
 export function assertDefaultWithinMaximum(name: string, value: number | undefined, maxName: string, maximum: number) {
   if (value !== undefined && value > maximum)
-    throw new RangeError(`${name} ${value} is above ${maxName} ${maximum}; raise ${maxName} or lower ${name}`);
+    throw new VerifierOptionsError(
+      `${name} ${value} is above ${maxName} ${maximum}; raise ${maxName} or lower ${name}`,
+    );
 }

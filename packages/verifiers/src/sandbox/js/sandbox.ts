@@ -6,6 +6,7 @@ import { formatZodIssues } from "@rubric/core";
 import { JsSandboxUnavailableError } from "./errors.js";
 import { QUICKJS_WORKER_SOURCE } from "./worker-source.js";
 import { WorkerReplySchema, type SandboxJob, type WorkerOutcome } from "./worker-protocol.js";
+import { VerifierOptionsError } from "../../errors.js";
 
 const MIB = 1024 * 1024;
 
@@ -90,7 +91,7 @@ export class JsSandbox {
   constructor(options: JsSandboxOptions = {}) {
     const maxWorkers = options.maxWorkers ?? Math.min(4, availableParallelism());
     if (!Number.isInteger(maxWorkers) || maxWorkers < 1)
-      throw new RangeError(`maxWorkers must be an integer ≥ 1, got ${maxWorkers}`);
+      throw new VerifierOptionsError(`maxWorkers must be an integer ≥ 1, got ${maxWorkers}`);
     this.maxWorkers = maxWorkers;
     this.#tokens = Effect.runSync(Queue.unbounded<Token>());
     Effect.runSync(this.#tokens.offerAll(Array.from({ length: maxWorkers }, () => null)));
