@@ -1,8 +1,10 @@
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { arcoMarkdown } from "@rubric/repro";
 import { describe, expect, it } from "vitest";
+import { arcoTable } from "../../repro/src/arco/__fixtures__/table.js";
 import { RUBRIC_BIN } from "./__fixtures__/run-cli.js";
 import { runCli } from "./cli.js";
 
@@ -172,4 +174,78 @@ describe("score --outputs: one line too long (issue 29 item 15)", () => {
       `InputLineTooLongError: ${long}:line 1: longer than 64 MiB, the most one line may hold; nothing was read past it\n`,
     );
   }, 30_000);
+});
+
+describe("report on a run directory (issue 29 items 2, 10 and 14)", () => {
+  /** An ARCO run directory as `repro arco` writes it: its table.json and table.md. */
+  function runDirectory(name: string): string {
+    const run = join(dir, name);
+    mkdirSync(run);
+    writeFileSync(join(run, "table.json"), JSON.stringify(arcoTable));
+    writeFileSync(join(run, "table.md"), arcoMarkdown(arcoTable));
+    return run;
+  }
+  const SECRET = "sk-issue-29-secret";
+
+  it("never puts a linked file's contents into the page: table.md is not read, table.json not followed", async () => {
+    const run = runDirectory("linked-md");
+    execFileSync("ln", ["-sf", "/proc/self/environ", join(run, "table.md")]);
+    const page = join(dir, "linked-md.html");
+    const written = await rubricWithin(["report", run, "--out", page], { env: { OPENAI_API_KEY: SECRET } });
+    expect(written.code, written.stderr).toBe(0);
+    expect(readFileSync(page, "utf8")).not.toContain(SECRET);
+
+    for (const target of ["/proc/self/environ", "/etc/passwd"]) {
+      const linked = runDirectory(`linked-json-${target.replaceAll("/", "-")}`);
+      execFileSync("ln", ["-sf", target, join(linked, "table.json")]);
+      const out = join(dir, `linked-json${target.replaceAll("/", "-")}.html`);
+      const refused = await rubricWithin(["report", linked, "--out", out], { env: { OPENAI_API_KEY: SECRET } });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(
+        `InputFileSymlinkError: ${join(linked, "table.json")}: is a symbolic link (to ${target})`,
+      );
+      expect(refused.stderr).not.toContain(SECRET);
+      expect(refused.stderr).not.toContain("root:");
+      expect(existsSync(out)).toBe(false);
+    }
+  }, 60_000);
+
+  it("draws the tables from table.json, so an edited table.md cannot contradict the plots", async () => {
+    const run = runDirectory("edited");
+    writeFileSync(join(run, "table.md"), "# Edited\n\n| method | EM |\n| --- | --- |\n| rar | 99.9 (edited) |\n");
+    const page = join(dir, "edited.html");
+    const written = await inProcess(["report", run, "--out", page]);
+    expect(written.code, written.err).toBe(0);
+    const html = readFileSync(page, "utf8");
+    expect(html).not.toContain("99.9 (edited)");
+    // A line of the table as table.json gives it: its first table row.
+    const firstRow = arcoMarkdown(arcoTable)
+      .split("\n")
+      .find((line) => line.startsWith("| ") && !line.startsWith("| ---"))!;
+    const firstCell = firstRow.split("|")[1]!.trim();
+    expect(html).toContain(JSON.stringify(firstCell).slice(1, -1));
+  });
+
+  it("is not hung by a FIFO or /dev/zero in a run directory: refused by name, or not read at all", async () => {
+    const mdFifo = runDirectory("fifo-md");
+    execFileSync("rm", [join(mdFifo, "table.md")]);
+    fifo(join(mdFifo, "table.md"));
+    const md = await rubricWithin(["report", mdFifo, "--out", join(dir, "fifo-md.html")], { ms: 15_000 });
+    expect(md.timedOut).toBe(false);
+    expect(md.code, md.stderr).toBe(0);
+
+    const jsonFifo = runDirectory("fifo-json");
+    execFileSync("rm", [join(jsonFifo, "table.json")]);
+    fifo(join(jsonFifo, "table.json"));
+    const json = await rubricWithin(["report", jsonFifo, "--out", join(dir, "fifo-json.html")], { ms: 15_000 });
+    expect(json.timedOut).toBe(false);
+    expect(json.code).toBe(1);
+    expect(json.stderr).toContain(`${join(jsonFifo, "table.json")}: is a FIFO (named pipe), not a regular file`);
+
+    const zero = runDirectory("zero-json");
+    execFileSync("ln", ["-sf", "/dev/zero", join(zero, "table.json")]);
+    const refused = await inProcess(["report", zero, "--out", join(dir, "zero.html")]);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain(`${join(zero, "table.json")}: is a symbolic link (to /dev/zero)`);
+  }, 60_000);
 });
