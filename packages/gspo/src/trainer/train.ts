@@ -1,7 +1,9 @@
-import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { lstatSync } from "node:fs";
+import { appendFile, mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createRng, formatRubricIssue, mean, readJsonLines, shuffle, toJsonLines } from "@rubric/core";
+import { readInputText } from "@rubric/core/files";
 import { z } from "zod";
 import { TrainingError, TrainingInputError, TrainingLogError } from "../errors.js";
 import type { RolloutGroup, TrainerBackend } from "./backend.js";
@@ -121,25 +123,27 @@ function stepOf(entry: TrainingLogEntry): number {
   return entry.stage === "sft" ? entry.epoch : entry.batch;
 }
 
+/**
+ * A file of the run directory, or undefined when there is none. Read by core's reader with links
+ * refused: a resumed run directory may come from elsewhere, and a link or FIFO in it must not stand
+ * for another file of this machine or hang the resume. Any other fault is an error, not "none".
+ */
+function readRunFile(file: string): string | undefined {
+  if (lstatSync(file, { throwIfNoEntry: false, bigint: true }) === undefined) return undefined;
+  return readInputText(file, { symlinks: "refuse" });
+}
+
 async function readLog(file: string): Promise<TrainingLogEntry[]> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch {
-    return [];
-  }
+  const text = readRunFile(file);
+  if (text === undefined) return [];
   const { records, issues } = readJsonLines(text, TrainingLogEntrySchema, { source: file });
   if (issues.length > 0) throw new TrainingLogError(formatRubricIssue(issues[0]!));
   return records.map((record) => record.value);
 }
 
 async function readLatest(dir: string): Promise<z.infer<typeof LatestSchema> | undefined> {
-  let text: string;
-  try {
-    text = await readFile(join(dir, "checkpoints", "latest.json"), "utf8");
-  } catch {
-    return undefined;
-  }
+  const text = readRunFile(join(dir, "checkpoints", "latest.json"));
+  if (text === undefined) return undefined;
   return LatestSchema.parse(JSON.parse(text));
 }
 

@@ -1,6 +1,7 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, lstatSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRng, formatRubricIssue, formatZodIssues, readJsonLines, shuffle } from "@rubric/core";
+import { readInputText } from "@rubric/core/files";
 import { z } from "zod";
 import { RlxarFileError, RlxarInputError } from "../errors.js";
 import type { Environment } from "../environment/environment.js";
@@ -420,10 +421,13 @@ export function meanMetrics(rows: readonly Readonly<Record<string, number>>[]): 
   return Object.fromEntries(Object.entries(sums).map(([key, sum]) => [key, sum / rows.length]));
 }
 
+// A run directory's files are read by core's reader, links refused: a resumed directory may be
+// someone else's, and a link or FIFO in it must not stand for another file or hang the resume.
 function readState(path: string): z.infer<typeof StateSchema> {
+  const text = readInputText(path, { symlinks: "refuse" });
   let json: unknown;
   try {
-    json = JSON.parse(readFileSync(path, "utf8"));
+    json = JSON.parse(text);
   } catch (error) {
     throw new RlxarFileError(path, [`not JSON: ${(error as Error).message}`]);
   }
@@ -439,8 +443,10 @@ function writeState(path: string, state: z.infer<typeof StateSchema>): void {
 }
 
 function readLog(path: string): TrainerLogLine[] {
-  if (!existsSync(path)) return [];
-  const { records, issues } = readJsonLines(readFileSync(path, "utf8"), TrainerLogLineSchema, { source: path });
+  if (lstatSync(path, { throwIfNoEntry: false, bigint: true }) === undefined) return [];
+  const { records, issues } = readJsonLines(readInputText(path, { symlinks: "refuse" }), TrainerLogLineSchema, {
+    source: path,
+  });
   if (issues.length > 0) throw new RlxarFileError(path, issues.map(formatRubricIssue));
   return records.map((record) => asLogLine(record.value));
 }

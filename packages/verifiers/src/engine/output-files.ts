@@ -1,7 +1,12 @@
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { realpath, stat } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
 import { isAbsolute, relative, sep } from "node:path";
+import {
+  InputFileNotRegularError,
+  InputFileUnreadableError,
+  isInputFileError,
+  readInputChunks,
+} from "@rubric/core/files";
 import { VerificationError } from "../errors.js";
 import type { OutputFile } from "../verifier/verifier.js";
 
@@ -58,16 +63,17 @@ export class OutputFileUnreadableError extends VerificationError {
  * OutputFileUnreadableError when it is not a regular file or cannot be read.
  */
 export async function fileDigest(path: string): Promise<string> {
-  const info = await stat(path).catch((cause: unknown) => {
-    throw new OutputFileNotFoundError(path, cause);
-  });
-  if (!info.isFile())
-    throw new OutputFileUnreadableError(path, info.isDirectory() ? "it is a directory" : "it is not a regular file");
   const hash = createHash("sha256");
   try {
-    for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+    // Core's reader: what is opened is checked to be a regular file (a FIFO swapped in after a
+    // stat() would otherwise hang the hash), and nothing is read before that check.
+    for await (const chunk of readInputChunks(path)) hash.update(chunk);
   } catch (cause) {
-    throw new OutputFileUnreadableError(path, (cause as NodeJS.ErrnoException).code ?? (cause as Error).message);
+    if (cause instanceof InputFileUnreadableError && cause.systemCode === "ENOENT")
+      throw new OutputFileNotFoundError(path, cause);
+    if (cause instanceof InputFileNotRegularError) throw new OutputFileUnreadableError(path, `it is ${cause.kind}`);
+    if (isInputFileError(cause)) throw new OutputFileUnreadableError(path, cause.detail);
+    throw cause;
   }
   return hash.digest("hex");
 }
