@@ -1,6 +1,7 @@
 import * as arcoHeads from "@rubric/arco-heads";
 import * as autointeract from "@rubric/autointeract";
 import * as core from "@rubric/core";
+import * as coreFiles from "@rubric/core/files";
 import * as gspo from "@rubric/gspo";
 import * as hackbench from "@rubric/hackbench";
 import * as providers from "@rubric/providers";
@@ -30,6 +31,8 @@ const PACKAGES: readonly {
   readonly taggedArea?: string;
 }[] = [
   { name: "core", door: core, base: core.RubricError },
+  // Core's Node-only door: reading the files users name.
+  { name: "core/files", door: coreFiles, base: core.RubricError },
   { name: "providers", door: providers, base: providers.ProviderError },
   { name: "verifiers", door: verifiers, base: verifiers.VerificationError, taggedArea: "sandbox." },
   { name: "autointeract", door: autointeract, base: autointeract.AutointeractError },
@@ -95,6 +98,11 @@ const ARGS: Readonly<Record<string, readonly unknown[]>> = {
     "the decision was made among 12 candidates; the view has 14 now",
   ],
   CheckpointMismatchError: ["ckpt/extractive-policy.json", "written for 62 features, this policy has 63"],
+  InputFileNotRegularError: ["/dev/zero", "a character device"],
+  InputFileSymlinkError: ["runs/arco/table.json", "/proc/self/environ"],
+  InputFileTooLargeError: ["outputs.json", 2 ** 28 + 1, 2 ** 28],
+  InputLineTooLongError: ["outputs.jsonl", 3, 2 ** 26],
+  InputFileUnreadableError: ["none.json", "no such file"],
 };
 
 /** The codes the exit table relied on by class name before every error carried one: they must not move. */

@@ -47,6 +47,8 @@ export const EXIT_CODES: readonly ExitRule[] = [
       "provider.config",
       "gdpval.",
       "checkpoint.",
+      // A file that cannot be read as input (@rubric/core/files): missing, a FIFO, a link refused, too large.
+      "file.",
     ],
   },
   { exit: EXIT.invalidInput, when: "any other error of the toolkit (it carries a code)", codes: ["*"] },

@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync, truncateSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { InputFileError, MAX_WHOLE_FILE_BYTES, readJsonLinesFile, readText } from "./io.js";
+import { InputFileSymlinkError, InputFileTooLargeError, InputLineTooLongError } from "@rubric/core/files";
+import { MAX_WHOLE_FILE_BYTES, readJsonLinesFile, readText, readTextInside } from "./io.js";
 
 const dir = mkdtempSync(join(tmpdir(), "rubric-io-"));
 
@@ -14,17 +15,29 @@ describe("readText", () => {
     expect(readText(path)).toBe("{}");
   });
 
-  it("refuses a file too large to hold as a string, and a directory, naming them", () => {
+  it("refuses a file too large to hold as a string, a directory and a device, naming them", () => {
     const big = join(dir, "big.jsonl");
     writeFileSync(big, "");
     truncateSync(big, MAX_WHOLE_FILE_BYTES + 1); // sparse: no disk is spent
-    expect(() => readText(big)).toThrow(InputFileError);
+    expect(() => readText(big)).toThrow(InputFileTooLargeError);
     expect(() => readText(big)).toThrow(`${big}: 257 MiB is too large to read whole (the limit is 256 MiB)`);
-    expect(() => readText(dir)).toThrow(`${dir}: cannot read (it is a directory)`);
+    expect(() => readText(dir)).toThrow(`${dir}: is a directory, not a regular file`);
     expect(() => readText(join(dir, "nope"))).toThrow("cannot read (no such file)");
-    // A device has no size to check first: the bound holds while reading (it read many GB before).
+    // A device is refused before a byte is read (it read many GB before, then 256 MiB).
     if (existsSync("/dev/zero"))
-      expect(() => readText("/dev/zero")).toThrow("/dev/zero: gives more than 256 MiB, the most read whole");
+      expect(() => readText("/dev/zero")).toThrow(
+        "/dev/zero: is a character device, not a regular file; name a regular file, or - to read standard input",
+      );
+  });
+
+  it("follows the user's own link, but readTextInside (a run directory's files) refuses one", () => {
+    const target = join(dir, "target.json");
+    writeFileSync(target, "{}");
+    const link = join(dir, "link.json");
+    symlinkSync(target, link);
+    expect(readText(link)).toBe("{}");
+    expect(() => readTextInside(link)).toThrow(InputFileSymlinkError);
+    expect(readTextInside(target)).toBe("{}");
   });
 });
 
@@ -41,6 +54,18 @@ describe("readJsonLinesFile", () => {
       [4, "id"],
     ]);
     expect(issues[1]!.message).toBe('duplicate id "a" (first on line 1)');
-    await expect(readJsonLinesFile(dir, z.object({}))).rejects.toThrow("cannot read (it is a directory)");
+    await expect(readJsonLinesFile(dir, z.object({}))).rejects.toThrow(`${dir}: is a directory, not a regular file`);
+  });
+
+  it("names the file and line of a line over the bound, whatever the bound", async () => {
+    const path = join(dir, "long.jsonl");
+    writeFileSync(path, `{"id":"a"}\n{"id":"${"b".repeat(100)}"}\n{"id":"c"}\n`);
+    const schema = z.strictObject({ id: z.string() });
+    expect((await readJsonLinesFile(path, schema, { maxLineBytes: 200 })).records).toHaveLength(3);
+    const error = await readJsonLinesFile(path, schema, { maxLineBytes: 50 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputLineTooLongError);
+    expect((error as Error).message).toBe(
+      `${path}:line 2: longer than 50 bytes, the most one line may hold; nothing was read past it`,
+    );
   });
 });

@@ -1,7 +1,14 @@
-import { closeSync, createReadStream, existsSync, openSync, readSync, statSync } from "node:fs";
-import { createInterface } from "node:readline";
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { RubricError, jsonLinesReader, withoutBom, type JsonLinesOptions, type JsonLinesReader } from "@rubric/core";
+import { RubricError, jsonLinesReader, type JsonLinesOptions, type JsonLinesReader } from "@rubric/core";
+import {
+  MAX_INPUT_FILE_BYTES,
+  boundedLines,
+  readInputLines,
+  readInputText,
+  readStandardInputText,
+  type InputLinesOptions,
+} from "@rubric/core/files";
 import type { z } from "zod";
 import {
   findGdpvalTask,
@@ -22,102 +29,70 @@ export class UsageError extends RubricError {
   readonly code = "cli.usage";
 }
 
-/** A file the user named could not be read or parsed: exit code 1 with the file's name. */
+/**
+ * A file the user named was read but is not what the command reads (invalid JSON, no outputs, …):
+ * exit code 1 with the file's name. A file that cannot be read at all is one of core's `file.*`
+ * errors (`@rubric/core/files`).
+ */
 export class InputFileError extends RubricError {
   override readonly name = "InputFileError";
   readonly code = "cli.input-file";
 }
 
+/** The most read whole; core's bound (`MAX_INPUT_FILE_BYTES` of `@rubric/core/files`), by its older name. */
+export const MAX_WHOLE_FILE_BYTES = MAX_INPUT_FILE_BYTES;
+
 /**
- * The largest file read whole, as one string. Node cannot hold a string much over 512 MiB (a
- * larger read fails with a bare ERR_STRING_TOO_LONG); JSON-lines inputs that can grow that large
- * (`score --outputs`) are streamed instead, by {@link readJsonLinesFile}.
+ * The names of standard input among input files. `-` is the usual one; `/dev/stdin` is taken the
+ * same way on purpose, because it is what people type and from a pipe it is a FIFO, which the
+ * file reader refuses (a FIFO in a run directory hung `report`, issue 29 items 14 and 18).
+ * Standard input is read once; a second input naming it reads nothing.
  */
-export const MAX_WHOLE_FILE_BYTES = 256 * 1024 * 1024;
+const STANDARD_INPUT = new Set(["-", "/dev/stdin"]);
 
-function cannotRead(path: string, error: unknown): InputFileError {
-  const code = (error as NodeJS.ErrnoException).code;
-  const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : (code ?? String(error));
-  return new InputFileError(`${path}: cannot read (${why})`);
-}
+/** What to do instead, at the end of "is a FIFO, not a regular file" for a file named on the command line. */
+const NOT_REGULAR_HINT = "name a regular file, or - to read standard input";
 
+/**
+ * A file named on the command line, as text: a regular file of at most 256 MiB (a link the user
+ * made is followed), or standard input for `-` / `/dev/stdin`. Anything else is a named error of
+ * core's (`file.*`): a FIFO, a device or a directory is refused before anything is read.
+ */
 export function readText(path: string): string {
-  let size: number;
-  try {
-    const info = statSync(path);
-    if (info.isDirectory()) throw Object.assign(new Error("directory"), { code: "EISDIR" });
-    size = info.size;
-  } catch (error) {
-    throw cannotRead(path, error);
-  }
-  if (size > MAX_WHOLE_FILE_BYTES)
-    throw new InputFileError(
-      `${path}: ${Math.ceil(size / 2 ** 20)} MiB is too large to read whole (the limit is ${MAX_WHOLE_FILE_BYTES / 2 ** 20} MiB); split it into smaller files`,
-    );
-  return withoutBom(readBounded(path).toString("utf8"));
+  if (STANDARD_INPUT.has(path)) return readStandardInputText({ label: path });
+  return readInputText(path, { notRegularHint: NOT_REGULAR_HINT });
 }
 
 /**
- * The file's bytes, never more than {@link MAX_WHOLE_FILE_BYTES}: a device or a pipe has no size
- * to check beforehand (`/dev/zero` has none, and reading it whole ran to many GB), so the bound
- * is kept while reading.
+ * A file found inside a directory the user named (a run directory): as {@link readText}, but a
+ * symbolic link is refused, since it could stand for any file of this machine (issue 29 item 2).
  */
-function readBounded(path: string): Buffer {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (error) {
-    throw cannotRead(path, error);
-  }
-  try {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const chunk = Buffer.allocUnsafe(1 << 20);
-    for (;;) {
-      let n: number;
-      try {
-        n = readSync(fd, chunk, 0, chunk.length, null);
-      } catch (error) {
-        throw cannotRead(path, error);
-      }
-      if (n === 0) return Buffer.concat(chunks, total);
-      total += n;
-      if (total > MAX_WHOLE_FILE_BYTES)
-        throw new InputFileError(
-          `${path}: gives more than ${MAX_WHOLE_FILE_BYTES / 2 ** 20} MiB, the most read whole; name a regular file of that size or less`,
-        );
-      chunks.push(Buffer.from(chunk.subarray(0, n)));
-    }
-  } finally {
-    closeSync(fd);
-  }
+export function readTextInside(path: string): string {
+  return readInputText(path, { symlinks: "refuse" });
 }
 
 /**
  * A JSON-lines file read line by line, never whole, against `schema`: records and
- * line-numbered issues as core's `readJsonLines` gives them, for a file of any size.
+ * line-numbered issues as core's `readJsonLines` gives them, for a file of any size. A line longer
+ * than `maxLineBytes` (64 MiB by default) is an `InputLineTooLongError` naming the file and line.
  */
 export async function readJsonLinesFile<S extends z.ZodType>(
   path: string,
   schema: S,
-  options: Omit<JsonLinesOptions<z.output<S>>, "source"> = {},
+  options: Omit<JsonLinesOptions<z.output<S>>, "source"> & InputLinesOptions = {},
 ): Promise<ReturnType<JsonLinesReader<z.output<S>>["result"]>> {
-  const reader = jsonLinesReader(schema, { ...options, source: path });
-  try {
-    if (statSync(path).isDirectory()) throw Object.assign(new Error("directory"), { code: "EISDIR" });
-    const lines = createInterface({
-      input: createReadStream(path, { encoding: "utf8" }),
-      crlfDelay: Number.POSITIVE_INFINITY,
-    });
-    for await (const line of lines) reader.push(line);
-  } catch (error) {
-    throw cannotRead(path, error);
-  }
+  const { maxLineBytes, ...readerOptions } = options;
+  const reader = jsonLinesReader(schema, { ...readerOptions, source: path });
+  const lines = STANDARD_INPUT.has(path)
+    ? boundedLines(process.stdin, path, { maxLineBytes })
+    : readInputLines(path, { maxLineBytes, notRegularHint: NOT_REGULAR_HINT });
+  for await (const line of lines) reader.push(line);
   return reader.result();
 }
 
-export function readJson(path: string): unknown {
-  const text = readText(path);
+/** {@link readText} parsed as JSON; text that is not JSON is an {@link InputFileError} naming the file. */
+export function readJson(path: string, read: (path: string) => string = readText): unknown {
+  const text = read(path);
   try {
     return JSON.parse(text);
   } catch (error) {

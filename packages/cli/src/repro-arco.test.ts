@@ -40,7 +40,7 @@ describe("rubric repro arco: input checked before any work", () => {
     expect(refused.stderr).toContain(`${join(out, "seed-1")}: an earlier run's seed directory; pass --force`);
     const missing = await runRubric(["repro", "arco", "--out", join(dir, "y"), "--eval-data", join(dir, "none.jsonl")]);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain(`--eval-data ${join(dir, "none.jsonl")}: no such file`);
+    expect(missing.stderr).toContain(`--eval-data ${join(dir, "none.jsonl")}: cannot read (no such file)`);
   });
 
   it("documents itself under --help and `rubric help repro arco`", async () => {

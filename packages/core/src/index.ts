@@ -1,6 +1,7 @@
 /**
  * @rubric/core — the rubric model, exact scoring, statistics and policy-gradient math.
- * Pure functions over plain data; no I/O. This file is the package's only public door.
+ * Pure functions over plain data; no I/O. This file is the package's main door; `@rubric/core/effect` (the
+ * Effect bridge) and `@rubric/core/files` (the Node-only reader of input files) are the other two.
  */
 
 // rubric: schemas, loading, conversion, JSON Schema

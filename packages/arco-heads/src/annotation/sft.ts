@@ -109,7 +109,7 @@ export function muSftJsonLines(examples: readonly MuSftExample[]): string {
  * The examples of a μ-SFT JSON-lines file; an `ArcoFileError` lists every bad line and repeated id.
  *
  * @example
- * const examples = readMuSftExamples(readFileSync("mu-sft.jsonl", "utf8"), "mu-sft.jsonl");
+ * const examples = readMuSftExamples(readInputText("mu-sft.jsonl"), "mu-sft.jsonl");
  */
 export function readMuSftExamples(text: string, source: string): MuSftExample[] {
   return readRecords(text, MuSftExampleSchema, source, (example) => example.id);

@@ -1,5 +1,6 @@
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -72,8 +73,38 @@ describe("readManifest", () => {
     rmSync(join(directory, "score.onnx"));
     const error = await refusal(directory);
     expect(error.file).toBe("score.onnx");
-    expect(error.message).toMatch(/score\.onnx: is missing \(ENOENT\)/);
+    expect(error.message).toMatch(/score\.onnx: cannot read \(no such file\)/);
   });
+
+  it("refuses a listed file that is a link or not a regular file, before hashing it (a FIFO hung the hash)", async () => {
+    const linked = await modelDirectory();
+    const elsewhere = join(mkdtempSync(join(tmpdir(), "arco-elsewhere-")), "score.onnx");
+    directories.push(dirname(elsewhere));
+    writeFileSync(elsewhere, FILES["score.onnx"]!); // the very bytes the manifest lists
+    rmSync(join(linked, "score.onnx"));
+    symlinkSync(elsewhere, join(linked, "score.onnx"));
+    const link = await refusal(linked);
+    expect(link.file).toBe("score.onnx");
+    expect(link.message).toContain(`score.onnx: is a symbolic link (to ${elsewhere})`);
+
+    // A listed file of 0 bytes passes the size check; a FIFO of that name must not reach the hash.
+    const empty = await modelDirectory((m) => ({
+      ...m,
+      files: { ...m.files, "notes.txt": { sha256: createHash("sha256").digest("hex"), bytes: 0 } },
+    }));
+    execFileSync("mkfifo", [join(empty, "notes.txt")]);
+    const fifo = await refusal(empty);
+    expect(fifo.file).toBe("notes.txt");
+    expect(fifo.message).toContain("notes.txt: is a FIFO (named pipe), not a regular file");
+
+    const manifestLink = await modelDirectory();
+    writeFileSync(join(dirname(elsewhere), "secret"), "OPENAI_API_KEY=sk-x");
+    rmSync(join(manifestLink, MANIFEST_FILE));
+    symlinkSync(join(dirname(elsewhere), "secret"), join(manifestLink, MANIFEST_FILE));
+    const secret = await refusal(manifestLink);
+    expect(secret.message).not.toContain("sk-x");
+    expect(secret.message).toContain("manifest.json: is a symbolic link");
+  }, 10_000);
 
   it("refuses a truncated file by its size and a damaged one of the same size by its hash", async () => {
     const truncated = await modelDirectory();

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
+import { closeSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { formatZodIssues } from "@rubric/core";
+import { isInputFileError, openInputFileSync, readInputChunks, readInputText } from "@rubric/core/files";
 import { z } from "zod";
 import { ModelCorruptError, ModelFormatError } from "../errors.js";
 import { type ByteBpeTokenizer, byteBpeTokenizer } from "../tokenizer/byte-bpe.js";
@@ -143,12 +143,9 @@ export interface VerifiedModel {
  */
 export async function readManifest(directory: string): Promise<VerifiedModel> {
   const corrupt = (file: string, detail: string) => new ModelCorruptError(directory, file, detail);
-  let text: string;
-  try {
-    text = await readFile(join(directory, MANIFEST_FILE), "utf8");
-  } catch (error) {
-    throw corrupt(MANIFEST_FILE, `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-  }
+  const text = await asCorrupt(directory, MANIFEST_FILE, async () =>
+    readInputText(join(directory, MANIFEST_FILE), MODEL_FILE),
+  );
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -165,16 +162,15 @@ export async function readManifest(directory: string): Promise<VerifiedModel> {
 
   const entries = Object.entries(manifest.files);
   for (const [path, entry] of entries) {
-    let bytes: number;
-    try {
-      bytes = (await stat(join(directory, path))).size;
-    } catch (error) {
-      throw corrupt(path, `is missing (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-    }
+    const bytes = await asCorrupt(directory, path, async () => {
+      const { fd, size } = openInputFileSync(join(directory, path), MODEL_FILE);
+      closeSync(fd);
+      return size;
+    });
     if (bytes !== entry.bytes) throw corrupt(path, `has ${bytes} bytes, the manifest says ${entry.bytes}`);
   }
   for (const [path, entry] of entries) {
-    const digest = await sha256Of(join(directory, path));
+    const digest = await asCorrupt(directory, path, () => sha256Of(join(directory, path)));
     if (digest !== entry.sha256) throw corrupt(path, `has SHA-256 ${digest}, the manifest says ${entry.sha256}`);
   }
   return { directory, manifest };
@@ -183,8 +179,25 @@ export async function readManifest(directory: string): Promise<VerifiedModel> {
 /** SHA-256 of a file, streamed: ONNX graphs run to hundreds of megabytes. */
 async function sha256Of(path: string): Promise<string> {
   const hash = createHash("sha256");
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  for await (const chunk of readInputChunks(path, MODEL_FILE)) hash.update(chunk);
   return hash.digest("hex");
+}
+
+/**
+ * How a model directory's files are read (core's reader): regular files only, links refused. A
+ * model directory may come from elsewhere; a link in it could stand for any file of this machine,
+ * and a FIFO would hang the hash. The manifest's hashes vouch for contents, not for what a path is.
+ */
+const MODEL_FILE = { symlinks: "refuse" } as const;
+
+/** `read()`, its input-file faults (missing, a link, a FIFO, too large) reported as the model's corruption. */
+async function asCorrupt<T>(directory: string, file: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (isInputFileError(error)) throw new ModelCorruptError(directory, file, error.detail);
+    throw error;
+  }
 }
 
 /** A verified model directory with its tokenizer loaded: everything a backend needs besides its graphs or weights. */
@@ -206,9 +219,10 @@ export async function readModel(directory: string): Promise<OpenedModel> {
       `tokenizer.kind ${JSON.stringify(manifest.tokenizer.kind)}; this version reads "byte-bpe"`,
     );
   const file = manifest.tokenizer.files[0]!;
+  const text = await asCorrupt(directory, file, async () => readInputText(join(directory, file), MODEL_FILE));
   let tokenizer: ByteBpeTokenizer;
   try {
-    tokenizer = byteBpeTokenizer(JSON.parse(await readFile(join(directory, file), "utf8")));
+    tokenizer = byteBpeTokenizer(JSON.parse(text));
   } catch (error) {
     throw new ModelCorruptError(directory, file, `is not a byte-bpe tokenizer file: ${(error as Error).message}`);
   }

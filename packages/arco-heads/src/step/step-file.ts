@@ -11,7 +11,7 @@ export type StepRecord = z.infer<typeof StepRecordSchema>;
  * bad line (and any repeated id) is listed, numbered, in one `ArcoFileError` naming `source`.
  *
  * @example
- * const steps = readSteps(readFileSync("steps.jsonl", "utf8"), "steps.jsonl");
+ * const steps = readSteps(readInputText("steps.jsonl"), "steps.jsonl");
  */
 export function readSteps(text: string, source: string): StepRecord[] {
   return readRecords(text, StepRecordSchema, source, (step) => step.id);

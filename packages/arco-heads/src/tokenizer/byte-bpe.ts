@@ -67,7 +67,7 @@ const pairKey = (a: number, b: number) => a * ID_LIMIT + b;
  * The tokenizer of a parsed tokenizer file; an `ArcoInputError` names the faulty field.
  *
  * @example
- * const tokenizer = byteBpeTokenizer(JSON.parse(readFileSync("models/mu/v1/tokenizer.json", "utf8")));
+ * const tokenizer = byteBpeTokenizer(JSON.parse(readInputText("models/mu/v1/tokenizer.json")));
  * tokenizer.decode(tokenizer.encode("Search[Lyon]")); // "Search[Lyon]"
  */
 export function byteBpeTokenizer(file: unknown): ByteBpeTokenizer {

@@ -77,7 +77,7 @@ export function traceJsonLines(traces: readonly StepTrace[]): string {
  * field) and every repeated id.
  *
  * @example
- * const traces = readTraces(readFileSync("traces/epoch_1.jsonl", "utf8"), "traces/epoch_1.jsonl");
+ * const traces = readTraces(readInputText("traces/epoch_1.jsonl"), "traces/epoch_1.jsonl");
  */
 export function readTraces(text: string, source: string): StepTrace[] {
   return readRecords(text, StepTraceSchema, source, (trace) => trace.id);

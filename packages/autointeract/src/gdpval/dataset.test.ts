@@ -1,11 +1,13 @@
-import { cpSync, mkdtempSync, writeFileSync, readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { rubricSetStructure } from "@rubric/core";
+import { InputFileNotRegularError, InputFileUnreadableError } from "@rubric/core/files";
 import { describe, expect, it } from "vitest";
 import { loadGdpval } from "./dataset.js";
-import { GdpvalDataError, parseGdpvalTasks } from "./tasks.js";
+import { parseGdpvalTasks } from "./tasks.js";
 
 const GDPVAL = join(
   process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url)),
@@ -53,8 +55,18 @@ describe("loadGdpval", () => {
       readFileSync(join(GDPVAL, "rubrics-eval.jsonl"), "utf8").split("\n").slice(1).join("\n"),
     );
     await expect(loadGdpval(dir)).rejects.toThrow("rubrics-eval.jsonl holds 43 rubrics; split_metadata.json says 44");
-    await expect(loadGdpval(join(dir, "nope"))).rejects.toThrow(GdpvalDataError);
+    await expect(loadGdpval(join(dir, "nope"))).rejects.toThrow(InputFileUnreadableError);
+    await expect(loadGdpval(join(dir, "nope"))).rejects.toThrow(`${join(dir, "nope", "tasks.jsonl")}: cannot read`);
   });
+
+  it("refuses a data file that is not a regular file before reading it (a FIFO hung, /dev/zero ran to GBs)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gdpval-fifo-"));
+    execFileSync("mkfifo", [join(dir, "tasks.jsonl")]);
+    await expect(loadGdpval(dir)).rejects.toThrow(InputFileNotRegularError);
+    rmSync(join(dir, "tasks.jsonl"));
+    symlinkSync("/dev/zero", join(dir, "tasks.jsonl"));
+    await expect(loadGdpval(dir)).rejects.toThrow(`${join(dir, "tasks.jsonl")}: is a character device`);
+  }, 10_000);
 });
 
 describe("parseGdpvalTasks", () => {

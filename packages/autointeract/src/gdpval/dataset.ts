@@ -1,6 +1,6 @@
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { formatRubricIssue, formatZodIssues, readRubricJsonl, type StagedRubric } from "@rubric/core";
+import { readInputText } from "@rubric/core/files";
 import { z } from "zod";
 import { GdpvalDataError, parseGdpvalTasks, type GdpvalTask } from "./tasks.js";
 
@@ -36,27 +36,21 @@ export interface GdpvalDataset {
  * @example
  * const gdpval = await loadGdpval("../shared/data/gdpval");
  * gdpval.eval.length; // 44
- * @throws GdpvalDataError when a file is malformed, a rubric names an unknown task, or the split sizes disagree with split_metadata.json.
+ * @throws a `file.*` error of `@rubric/core/files` when a file cannot be read; GdpvalDataError when a file is malformed, a rubric names an unknown task, or the split sizes disagree with split_metadata.json.
  */
 export async function loadGdpval(dir: string): Promise<GdpvalDataset> {
-  const read = async (name: string) => {
-    try {
-      return await readFile(join(dir, name), "utf8");
-    } catch (error) {
-      throw new GdpvalDataError(
-        `${join(dir, name)}: cannot read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
-      );
-    }
-  };
-  const tasks = parseGdpvalTasks(await read("tasks.jsonl"), join(dir, "tasks.jsonl"));
+  // Core's reader: a regular file of at most 256 MiB, else a `file.*` error naming it (a FIFO or
+  // `/dev/zero` named as one of the files is refused before anything is read).
+  const read = (name: string) => readInputText(join(dir, name));
+  const tasks = parseGdpvalTasks(read("tasks.jsonl"), join(dir, "tasks.jsonl"));
   const byId = new Map(tasks.map((t) => [t.task_id, t]));
-  const metadata = SplitMetadataSchema.safeParse(JSON.parse(await read("split_metadata.json")));
+  const metadata = SplitMetadataSchema.safeParse(JSON.parse(read("split_metadata.json")));
   if (!metadata.success)
     throw new GdpvalDataError(formatZodIssues(metadata.error, { source: join(dir, "split_metadata.json"), limit: 1 }));
   const splits = { train: [] as GdpvalExample[], eval: [] as GdpvalExample[] };
   for (const split of ["train", "eval"] as const) {
     const file = join(dir, `rubrics-${split}.jsonl`);
-    const document = readRubricJsonl(await read(`rubrics-${split}.jsonl`), { source: file });
+    const document = readRubricJsonl(read(`rubrics-${split}.jsonl`), { source: file });
     if (document.issues.length > 0)
       throw new GdpvalDataError(
         `${file}: ${document.issues.length} invalid rubric(s), first: ${formatRubricIssue(document.issues[0]!)}`,

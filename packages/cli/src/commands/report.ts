@@ -1,4 +1,4 @@
-import { existsSync, statSync } from "node:fs";
+import { lstatSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { formatZodIssues } from "@rubric/core";
 import { cardToMarkdown, parseIntegrityCard } from "@rubric/hackbench";
@@ -7,16 +7,22 @@ import {
   ArcaneTableSchema,
   ArcoTableSchema,
   SidecarManagerTableSchema,
+  arcaneLlmMarkdown,
+  arcaneMarkdown,
+  arcoMarkdown,
   arcoPlots,
   scalingSvg,
+  sidecarManagerMarkdown,
+  type ArcaneLlmTable,
   type ArcaneTable,
   type ArcoTable,
+  type SidecarManagerTable,
 } from "@rubric/repro";
 import { buildReport, documentSection, scoresSection, type ReportSection } from "@rubric/report";
 import { z } from "zod";
 import { defineCommand } from "../flags/command.js";
 import { switchFlag, textFlag } from "../flags/flag.js";
-import { InputFileError, UsageError, readJson, readText, type CliIO } from "../io.js";
+import { InputFileError, UsageError, readJson, readText, readTextInside, type CliIO } from "../io.js";
 import { prepareResultFiles, writeResultFile } from "../results/result-files.js";
 
 export const reportCommand = defineCommand({
@@ -32,7 +38,8 @@ Each output is rescored with the rubric when the report is written and must matc
 total, so a report never shows results under a rubric they were not scored with.
 
 Also reads a \`rubric repro arcane\` / \`repro arco\` run directory (its tables with the paper's
-column, and its plot) and a \`rubric hackbench\` card (probes, gains with intervals, exploits,
+column, and its plots, all drawn from its table.json; a symbolic link or anything but a regular
+file there is refused) and a \`rubric hackbench\` card (probes, gains with intervals, exploits,
 controls), each checked against its schema first.`,
   positional: {
     key: "inputs",
@@ -74,55 +81,72 @@ export async function report(
 }
 
 /**
- * The reproductions' run directories the report reads, by their table.json's `kind`; each run's
- * plots are drawn from its (checked) table by the same Vega-Lite specs the run's SVG files come from.
+ * The reproductions' run directories the report reads, by their table.json's `kind`. Each run's
+ * tables and plots are drawn from its checked table.json by the same functions that wrote its
+ * table.md and SVG files, so the page has one source: an edited table.md cannot contradict the
+ * plots beside it (issue 29 item 10), and no other file of the directory is read.
  */
 const RUNS = {
   "arcane-gym": {
     title: "ARCANE in the rubric gym",
     schema: ArcaneTableSchema,
+    markdown: (t: unknown) => arcaneMarkdown(t as ArcaneTable),
     figures: async (t: unknown) => [{ caption: "Best-of-N scaling", svg: await scalingSvg(t as ArcaneTable) }],
   },
-  "arcane-llm": { title: "ARCANE with LLM roles", schema: ArcaneLlmTableSchema, figures: async () => [] },
+  "arcane-llm": {
+    title: "ARCANE with LLM roles",
+    schema: ArcaneLlmTableSchema,
+    markdown: (t: unknown) => arcaneLlmMarkdown(t as ArcaneLlmTable),
+    figures: async () => [],
+  },
   "arcane-sidecar-manager": {
     title: "ARCANE with an LLM manager (sidecar)",
     schema: SidecarManagerTableSchema,
+    markdown: (t: unknown) => sidecarManagerMarkdown(t as SidecarManagerTable),
     figures: async () => [],
   },
   "arco-hotpotqa": {
     title: "ARCO on HotpotQA",
     schema: ArcoTableSchema,
+    markdown: (t: unknown) => arcoMarkdown(t as ArcoTable),
     figures: async (t: unknown) => arcoPlots(t as ArcoTable),
   },
 } as const;
 
 /**
  * One input as a report section: a reproduction's run directory (its table.json checked against
- * its package's schema, then its table.md and plot), a hackbench card (checked, then drawn as its
- * Markdown), or score results (rescored against their rubric).
+ * its package's schema, its tables and plots drawn from it), a hackbench card (checked, then drawn
+ * as its Markdown), or score results (rescored against their rubric).
+ *
+ * A run directory is untrusted input (it may come from someone else): its table.json is read only
+ * as a regular file, never through a symbolic link, so that a link to `/proc/self/environ` or
+ * `/etc/passwd` cannot put this machine's secrets into the page, and a FIFO or `/dev/zero` there
+ * is refused at once instead of hanging the report (issue 29 items 2 and 14).
  */
 async function readSection(
   input: string,
   rubric: { readonly text: string; readonly source: string; readonly task?: string } | undefined,
 ): Promise<ReportSection> {
-  if (statSync(input, { throwIfNoEntry: false })?.isDirectory()) {
+  // A bigint stat: a number stat of a FIFO confuses Node 20's module resolution (see @rubric/core/files).
+  if (statSync(input, { throwIfNoEntry: false, bigint: true })?.isDirectory()) {
     const tableFile = join(input, "table.json");
-    if (!existsSync(tableFile))
+    if (lstatSync(tableFile, { throwIfNoEntry: false, bigint: true }) === undefined)
       throw new InputFileError(
         `${input}: a directory without table.json; the report reads a \`rubric repro\` run directory`,
       );
-    const table = readJson(tableFile) as { kind?: unknown };
-    const run = RUNS[table.kind as keyof typeof RUNS];
+    const table = readJson(tableFile, readTextInside);
+    const kind = typeof table === "object" && table !== null ? (table as { kind?: unknown }).kind : undefined;
+    const run = Object.hasOwn(RUNS, String(kind)) ? RUNS[kind as keyof typeof RUNS] : undefined;
     if (run === undefined)
       throw new InputFileError(
-        `${tableFile}: "kind" is ${JSON.stringify(table.kind)}; expected one of ${Object.keys(RUNS).join(", ")}`,
+        `${tableFile}: "kind" is ${JSON.stringify(kind)}; expected one of ${Object.keys(RUNS).join(", ")}`,
       );
     const checked = run.schema.safeParse(table);
     if (!checked.success) throw new InputFileError(`${tableFile}: ${formatZodIssues(checked.error, { limit: 3 })}`);
     return documentSection({
       title: run.title,
       source: input,
-      markdown: readText(join(input, "table.md")),
+      markdown: run.markdown(checked.data),
       figures: await run.figures(checked.data),
     });
   }

@@ -1,7 +1,8 @@
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { closeSync, existsSync, readdirSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { definedFields } from "@rubric/core";
+import { isInputFileError, openInputFileSync } from "@rubric/core/files";
 import { SidecarClient } from "@rubric/sidecar";
 import { parseProviderSpec, providerFromSpec } from "@rubric/providers";
 import { hotpotQa, llmPolicy } from "@rubric/rlxar";
@@ -118,10 +119,20 @@ onnxruntime-node.`,
   run: (args, { io, isTTY }) => reproArco(args, io, isTTY),
 });
 
-/** A HotpotQA file: the flag, else `hotpotqa/<name>` of the shared data (see `findSharedData`). */
+/**
+ * A HotpotQA file: the flag, else `hotpotqa/<name>` of the shared data (see `findSharedData`).
+ * A given file is checked here, before the sidecar starts, by core's reader: a regular file that
+ * can be opened (`--eval-data /dev/zero` was read to many GB, issue 29 item 24); the run reads it
+ * through the same reader.
+ */
 function hotpotFile(given: string | undefined, name: string, flag: string): string {
   if (given !== undefined) {
-    if (!existsSync(given)) throw new InputFileError(`${flag} ${given}: no such file`);
+    try {
+      closeSync(openInputFileSync(given).fd);
+    } catch (error) {
+      if (isInputFileError(error)) throw new InputFileError(`${flag} ${given}: ${error.detail}`);
+      throw error;
+    }
     return given;
   }
   const found = findSharedData(join("hotpotqa", name));

@@ -132,8 +132,9 @@ describe("TrainingRun", () => {
     await writeFile(join(dir, "log.jsonl.bak"), log);
     await rm(join(dir, "log.jsonl"));
     await symlink(secret, join(dir, "log.jsonl"));
-    await expect(TrainingRun.open({ dir, resume: true }, spec("train"))).rejects.toThrow(
-      /log\.jsonl: expected a regular file/,
-    );
+    await expect(TrainingRun.open({ dir, resume: true }, spec("train"))).rejects.toMatchObject({
+      code: "file.symlink",
+      message: expect.stringContaining("log.jsonl"),
+    });
   });
 });

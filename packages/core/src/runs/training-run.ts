@@ -1,6 +1,7 @@
-import { appendFile, lstat, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { appendFile, lstat, mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
+import { readInputText } from "../files/read.js";
 import { readJsonLines, toJsonLines } from "../records/json-lines.js";
 import { formatRubricIssue } from "../rubric/errors.js";
 import { formatZodIssues } from "../records/zod-issues.js";
@@ -209,19 +210,15 @@ function vouchedLines<Line>(spec: RunSpec<Line>, lines: Line[], done: number): L
 }
 
 /**
- * A file of a run directory as text, undefined when it is not there; anything but a regular file
- * (a symlink could point anywhere, a FIFO or device never ends) is a `RunFileError`.
+ * A file of a run directory as text, undefined when it is not there. Read by core's one reader
+ * (`@rubric/core/files`) with links refused: a resumed run directory may come from elsewhere, and a
+ * link or FIFO in it must not stand for another file of this machine or hang the resume (a
+ * `file.*` error naming the path).
  */
 export async function readRunFile(path: string): Promise<string | undefined> {
-  let stats: Awaited<ReturnType<typeof lstat>>;
-  try {
-    stats = await lstat(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw new RunFileError(path, `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-  }
-  if (!stats.isFile()) throw new RunFileError(path, "expected a regular file (a symlink or device is refused)");
-  return readFile(path, "utf8");
+  // bigint: Node's module loader reuses the last plain stat, and a FIFO's breaks later imports.
+  if ((await lstat(path, { bigint: true }).catch(() => undefined)) === undefined) return undefined;
+  return readInputText(path, { symlinks: "refuse" });
 }
 
 /** A JSON file of a run directory read through `schema` (see {@link readRunFile}); undefined when it is not there. */

@@ -1,6 +1,8 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { mkdtemp, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { InputFileNotRegularError, InputFileSymlinkError } from "@rubric/core/files";
 import { afterAll, describe, expect, it } from "vitest";
 import { CheckpointError, TrainingInputError } from "../errors.js";
 import { REPLAY_FILE, ReplayBuffer, type ReplayEntry } from "./replay-buffer.js";
@@ -58,4 +60,19 @@ describe("ReplayBuffer", () => {
     await writeFile(join(dir, REPLAY_FILE), "{");
     await expect(ReplayBuffer.load(dir, 4, 3)).rejects.toThrow(/replay\.json: .*JSON/);
   });
+
+  it("reads a checkpoint's file only as a regular file, never through a link or from a FIFO", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "replay-"));
+    dirs.push(dir);
+    const buffer = new ReplayBuffer(4);
+    buffer.add([entry(0, 1, 0.25)]);
+    await buffer.save(dir);
+    // A checkpoint directory may come from elsewhere: a link there could stand for any file here.
+    await rename(join(dir, REPLAY_FILE), join(dir, "elsewhere.json"));
+    await symlink(join(dir, "elsewhere.json"), join(dir, REPLAY_FILE));
+    await expect(ReplayBuffer.load(dir, 4, 3)).rejects.toThrow(InputFileSymlinkError);
+    await rm(join(dir, REPLAY_FILE));
+    execFileSync("mkfifo", [join(dir, REPLAY_FILE)]);
+    await expect(ReplayBuffer.load(dir, 4, 3)).rejects.toThrow(InputFileNotRegularError);
+  }, 10_000);
 });

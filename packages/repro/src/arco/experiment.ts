@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { cp, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -22,6 +21,7 @@ import {
   shuffle,
   wilcoxonSignedRank,
 } from "@rubric/core";
+import { readInputText } from "@rubric/core/files";
 import { RemoteMu, type SidecarClient } from "@rubric/sidecar";
 import {
   bucketScores,
@@ -754,7 +754,7 @@ function tableOf(
  */
 function rowsOf(path: string, questions: readonly HotpotQuestion[]): string {
   const ids = new Set(questions.map((question) => question.id));
-  const lines = readFileSync(path, "utf8")
+  const lines = readInputText(path)
     .split("\n")
     .filter((line) => line.trim() !== "" && ids.has((JSON.parse(line) as { _id: string })._id));
   return `${lines.join("\n")}\n`;

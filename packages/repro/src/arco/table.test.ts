@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { bucketScorePoints, bucketScoresSvg, learningCurvePoints, learningCurvesSvg } from "./plot.js";
 import { arcoTable } from "./__fixtures__/table.js";
-import { ARCO_METHOD_LABELS, arcoMarkdown } from "./table.js";
+import { ARCO_METHOD_LABELS, ArcoTableSchema, arcoMarkdown } from "./table.js";
 
 const table = arcoTable;
 
@@ -24,6 +24,22 @@ describe("arcoMarkdown", () => {
     expect(markdown).not.toContain("done so far");
     // Written after the first seed, while the second still runs:
     expect(arcoMarkdown({ ...table, warmup: [{ seed: 1 }] })).toContain("2 seeds (1 of 2 seeds done so far)");
+  });
+
+  it("reads back only diagnostics it can lay out: a field of another type is refused with its path", () => {
+    // `rubric report` draws the table from a run's table.json; `meanDelta: []` threw a bare TypeError there.
+    const [seed] = (table.diagnostics["arco"] ?? []) as Record<string, unknown>[];
+    const damaged = {
+      ...table,
+      diagnostics: { arco: [{ ...seed, contrast: { pairs: 200, meanDelta: [], preferred: 0.5 } }] },
+    };
+    const parsed = ArcoTableSchema.safeParse(JSON.parse(JSON.stringify(damaged)));
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues[0]?.path).toEqual(["diagnostics", "arco", 0, "contrast", "meanDelta"]);
+    // As the run writes them: a mean that could not be taken is null in JSON, and reads back.
+    const written = { ...table, diagnostics: { arco: [{ ...seed, contrast: { pairs: 0, meanDelta: null } }, null] } };
+    const back = ArcoTableSchema.parse(JSON.parse(JSON.stringify(written)));
+    expect(arcoMarkdown(back)).toContain("0 % of 0 pairs, mean Δs 0.000");
   });
 });
 

@@ -56,6 +56,21 @@ const MethodResultSchema = z.strictObject({
     .optional(),
 });
 
+const count = z.int().nullable().optional();
+const share = z.number().nullable().optional();
+/**
+ * μ's diagnostics of one seed as the run writes them, checked where the table shows them: a
+ * table.json is read back by `rubric report`, and a field of another type there (an array for a
+ * mean) ended the report with a bare TypeError. Fields the table does not show are kept as they are.
+ */
+const DiagnosticsSchema = z.looseObject({
+  evidence: z.looseObject({ auc: share, positives: count, negatives: count }).optional(),
+  outcomeAuc: share,
+  contrast: z.looseObject({ pairs: count, meanDelta: share, preferred: share }).optional(),
+  unparsed: count,
+  steps: count,
+});
+
 export const ArcoTableSchema = z.strictObject({
   kind: z.literal("arco-hotpotqa"),
   config: z.record(z.string(), z.unknown()),
@@ -63,7 +78,7 @@ export const ArcoTableSchema = z.strictObject({
   ablations: z.record(z.string(), MethodResultSchema),
   /** [method][seed] → greedy eval after each epoch (epoch 0: before RL). */
   curves: z.record(z.string(), z.array(z.array(z.strictObject({ epoch: z.int(), em: z.number(), f1: z.number() })))),
-  diagnostics: z.record(z.string(), z.array(z.unknown())),
+  diagnostics: z.record(z.string(), z.array(DiagnosticsSchema.nullable())),
   /** One per finished seed: a table written while later seeds still run has fewer than `config.seeds`. */
   warmup: z.array(z.record(z.string(), z.unknown())),
   timing: z.strictObject({
@@ -79,18 +94,10 @@ export type ArcoTable = z.infer<typeof ArcoTableSchema>;
 
 const pct = (x: number) => (100 * x).toFixed(1);
 
-interface DiagnosticsSummary {
-  readonly evidence?: { auc?: number | null; positives?: number; negatives?: number };
-  readonly outcomeAuc?: number | null;
-  readonly contrast?: { pairs?: number; meanDelta?: number; preferred?: number };
-  readonly unparsed?: number;
-  readonly steps?: number;
-}
-
 /** μ's diagnostics per method as a table: does s_t single out good steps? */
 function diagnosticsMarkdown(table: ArcoTable): string[] {
   const rows = Object.entries(table.diagnostics).flatMap(([name, perSeed]) =>
-    (perSeed as (DiagnosticsSummary | null)[]).flatMap((d, i) => {
+    perSeed.flatMap((d, i) => {
       if (d === null) return [];
       const auc = (x: number | null | undefined) => (typeof x === "number" ? x.toFixed(3) : "n/a");
       const contrast = d.contrast;

@@ -1,4 +1,8 @@
-import { readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { InputFileNotRegularError, InputFileUnreadableError } from "@rubric/core/files";
 import { describe, expect, it } from "vitest";
 import { RlxarFileError, RlxarInputError } from "../errors.js";
 import { HOTPOT_DEV, HOTPOT_TRAIN } from "./__fixtures__/shared-data.js";
@@ -110,9 +114,14 @@ describe("readHotpotQa on bad lines", () => {
     expect(error.message).toMatch(/^bad\.jsonl: 6 problems:/);
   });
 
-  it("names an unreadable file", () => {
-    const error = fileError(() => loadHotpotQa("/no/such/dev.jsonl"));
-    expect(error.message).toBe("/no/such/dev.jsonl: cannot read (no such file)");
+  it("names an unreadable file, and refuses what is not a regular file before reading it", () => {
+    expect(() => loadHotpotQa("/no/such/dev.jsonl")).toThrow(InputFileUnreadableError);
+    expect(() => loadHotpotQa("/no/such/dev.jsonl")).toThrow("/no/such/dev.jsonl: cannot read (no such file)");
+    // `repro arco --eval-data /dev/zero` read it to many GB (issue 29 item 24); a FIFO would hang.
+    expect(() => loadHotpotQa("/dev/zero")).toThrow("/dev/zero: is a character device, not a regular file");
+    const fifo = join(mkdtempSync(join(tmpdir(), "rubric-hotpot-")), "dev.jsonl");
+    execFileSync("mkfifo", [fifo]);
+    expect(() => loadHotpotQa(fifo)).toThrow(InputFileNotRegularError);
   });
 
   it("concatenates a row's sentences when they carry their own spacing, and joins them with a space when none does", () => {

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readInputText } from "@rubric/core/files";
 import { createRng, formatRubricIssue, readJsonLines } from "@rubric/core";
 import { z } from "zod";
 import { RlxarFileError, RlxarInputError } from "../errors.js";
@@ -160,7 +160,7 @@ function select(questions: HotpotQuestion[], selection: HotpotQaSelection): Hotp
  * a gold title that names no paragraph of its pool among them, and so is a repeated `_id`.
  *
  * @example
- * const questions = readHotpotQa(readFileSync("dev.jsonl", "utf8"), "dev.jsonl", { sample: { size: 50, seed: 1 } });
+ * const questions = readHotpotQa(readInputText("dev.jsonl"), "dev.jsonl", { sample: { size: 50, seed: 1 } });
  */
 export function readHotpotQa(text: string, source: string, selection: HotpotQaSelection = {}): HotpotQuestion[] {
   const { records, issues } = readJsonLines(text, HotpotRowSchema, { source, idOf: (row) => row._id, idPath: "_id" });
@@ -182,20 +182,13 @@ export function readHotpotQa(text: string, source: string, selection: HotpotQaSe
 }
 
 /**
- * {@link readHotpotQa} on a file; an unreadable file is an `RlxarFileError` naming it.
+ * {@link readHotpotQa} on a file, read by core's input-file reader: a regular file of at most
+ * 256 MiB, else one of its `file.*` errors naming the file (`/dev/zero` given as `--eval-data`
+ * was read to many GB, issue 29 item 24).
  *
  * @example
  * const dev = loadHotpotQa("../shared/data/hotpotqa/dev.jsonl");
  */
 export function loadHotpotQa(path: string, selection: HotpotQaSelection = {}): HotpotQuestion[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new RlxarFileError(path, [
-      `cannot read (${code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : (code ?? String(error))})`,
-    ]);
-  }
-  return readHotpotQa(text, path, selection);
+  return readHotpotQa(readInputText(path), path, selection);
 }

@@ -1,7 +1,8 @@
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readManifest, RubricModel } from "@rubric/arco-heads";
+import { InputFileSymlinkError } from "@rubric/core/files";
 import { RemoteMu, SidecarClient } from "@rubric/sidecar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEYS, type LookupTask, lookupEnvironment, TablePolicy } from "../__fixtures__/lookup.js";
@@ -305,6 +306,13 @@ describe("trainCoEvolution on a user's environment with a real μ", () => {
       const damaged = run(new TablePolicy(), {}, true);
       await expect(damaged).rejects.toThrow(RunFileError);
       await expect(damaged).rejects.toThrow(/line 3.*epoch/);
+      // a log that is a link is refused, even to the very same lines: a run directory may come
+      // from elsewhere, and its files must not stand for other files of this machine
+      await writeFile(join(dir, "elsewhere.jsonl"), logText);
+      await rm(join(dir, "log.jsonl"));
+      await symlink(join(dir, "elsewhere.jsonl"), join(dir, "log.jsonl"));
+      await expect(run(new TablePolicy(), {}, true)).rejects.toThrow(InputFileSymlinkError);
+      await rm(join(dir, "log.jsonl"));
       await writeFile(join(dir, "log.jsonl"), logText);
       const events: TrainerEvent[] = [];
       const resumedPolicy = new TablePolicy();

@@ -1,6 +1,8 @@
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { InputFileNotRegularError } from "@rubric/core/files";
 import { describe, expect, it } from "vitest";
 import { VerdictCacheError, fileCache } from "./cache.js";
 
@@ -31,6 +33,15 @@ describe("fileCache", () => {
     await cache.set(key(2), { status: "ok", score: 0 });
     expect(await fileCache(dir).stats()).toEqual({ entries: 2, corruptLines: 0 });
   });
+
+  it("refuses a FIFO or device at the cache file's name by name, instead of hanging on it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "rubric-cache-"));
+    execFileSync("mkfifo", [join(dir, "verdicts.jsonl")]);
+    await expect(fileCache(dir).get(key(1))).rejects.toThrow(InputFileNotRegularError);
+    const zero = mkdtempSync(join(tmpdir(), "rubric-cache-"));
+    symlinkSync("/dev/zero", join(zero, "verdicts.jsonl"));
+    await expect(fileCache(zero).stats()).rejects.toThrow("verdicts.jsonl: is a character device");
+  }, 10_000);
 
   it("refuses, when made, a file where the directory should be, and a directory it cannot write", () => {
     const dir = mkdtempSync(join(tmpdir(), "rubric-cache-"));

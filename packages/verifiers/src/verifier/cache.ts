@@ -1,7 +1,8 @@
-import { accessSync, constants, statSync } from "node:fs";
-import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { type BigIntStats, accessSync, constants, lstatSync, statSync } from "node:fs";
+import { appendFile, mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { readJsonLines, toJsonLines } from "@rubric/core";
+import { jsonLinesReader, toJsonLines } from "@rubric/core";
+import { boundedLines, readInputChunks } from "@rubric/core/files";
 import { z } from "zod";
 import { VerificationError } from "../errors.js";
 import type { VerdictDraft } from "./verifier.js";
@@ -27,9 +28,10 @@ function checkCacheDir(dir: string): void {
   let probe = dir;
   // The nearest part of the path that exists must be a directory we may write in.
   for (;;) {
-    let stat: ReturnType<typeof statSync> | undefined;
+    let stat: BigIntStats | undefined;
     try {
-      stat = statSync(probe);
+      // A bigint stat: a number stat of a FIFO confuses Node 20's module resolution (see @rubric/core/files).
+      stat = statSync(probe, { bigint: true });
     } catch {
       const parent = dirname(probe);
       if (parent === probe) return;
@@ -126,14 +128,21 @@ export function fileCache(
   const load = () =>
     (loaded ??= (async () => {
       const entries = new Map<string, VerdictDraft>();
-      let text = "";
-      try {
-        text = await readFile(path, "utf8");
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      const reader = jsonLinesReader(CachedLineSchema);
+      if (lstatSync(path, { throwIfNoEntry: false, bigint: true }) !== undefined) {
+        // Line by line through core's reader: the cache only grows (one string could not hold it
+        // past ~512 MiB), and a FIFO or device at its name is refused instead of hanging the run.
+        let lastByte: number | undefined;
+        const chunks = async function* () {
+          for await (const chunk of readInputChunks(path)) {
+            lastByte = chunk.at(-1);
+            yield chunk;
+          }
+        };
+        for await (const line of boundedLines(chunks(), path)) reader.push(line);
+        tornTail = lastByte !== undefined && lastByte !== 0x0a;
       }
-      tornTail = text.length > 0 && !text.endsWith("\n");
-      const { records, issues } = readJsonLines(text, CachedLineSchema);
+      const { records, issues } = reader.result();
       for (const { value } of records) entries.set(value.key, value.draft as VerdictDraft);
       // A line can fail in several places; it is one corrupt line.
       return { entries, corruptLines: new Set(issues.map((issue) => issue.line)).size };

@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { formatZodIssues, type FlatRubric } from "@rubric/core";
+import { readInputText } from "@rubric/core/files";
 import { z } from "zod";
 import type { DialogueState } from "../../dialogue/dialogue.js";
 import { ManagerPolicyFileError } from "../../dialogue/errors.js";
@@ -40,9 +40,10 @@ export const DEFAULT_POLICY: ManagerPolicy = ManagerPolicySchema.parse({
 
 /** Reads a policy file. @throws ManagerPolicyFileError naming the file and the path of the fault. */
 export function readManagerPolicy(path: string): ManagerPolicy {
+  const text = readInputText(path);
   let value: unknown;
   try {
-    value = JSON.parse(readFileSync(path, "utf8"));
+    value = JSON.parse(text);
   } catch (error) {
     throw new ManagerPolicyFileError(`${path}: ${(error as Error).message}`);
   }

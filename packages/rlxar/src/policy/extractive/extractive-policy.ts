@@ -1,6 +1,7 @@
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Adam, AdamStateSchema, createRng, formatZodIssues, logSoftmax, sampleCategorical } from "@rubric/core";
+import { readInputText } from "@rubric/core/files";
 import { z } from "zod";
 import type { AgentView } from "../../environment/environment.js";
 import { CheckpointMismatchError, DecisionTraceError, RlxarFileError, RlxarInputError } from "../../errors.js";
@@ -352,9 +353,11 @@ export class ExtractivePolicy implements TrainablePolicy {
 
   async load(directory: string): Promise<void> {
     const file = join(directory, CHECKPOINT_FILE);
+    // Core's reader: a checkpoint directory is read like a run directory (a regular file, no link).
+    const text = readInputText(file, { symlinks: "refuse" });
     let raw: unknown;
     try {
-      raw = JSON.parse(await readFile(file, "utf8"));
+      raw = JSON.parse(text);
     } catch (error) {
       throw new RlxarFileError(file, [(error as Error).message]);
     }
