@@ -87,17 +87,10 @@ export {
 } from "./arcane/llm-roles/table.js";
 
 // arco: ARCO on HotpotQA (`rubric repro arco`): the warm-up, every baseline and ablation, the diagnostics
-export {
-  arcoConfig,
-  FIXED_CRITERIA,
-  finalAnswer,
-  hotpotMeasure,
-  runArco,
-  writeArcoOutputs,
-  type ArcoConfig,
-  type ArcoProgress,
-  type ArcoRunOptions,
-} from "./arco/experiment.js";
+export { arcoConfig, FIXED_CRITERIA, type ArcoConfig } from "./arco/config.js";
+export { runArco, type ArcoProgress, type ArcoRunOptions } from "./arco/experiment.js";
+export { finalAnswer, hotpotMeasure } from "./arco/method.js";
+export { writeArcoOutputs } from "./arco/summary.js";
 export {
   arcoPlots,
   bucketScorePoints,

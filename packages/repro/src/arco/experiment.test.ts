@@ -7,7 +7,9 @@ import { RunSettingsError } from "@rubric/core/runs";
 import { SidecarClient } from "@rubric/sidecar";
 import { evaluateHotpotQa, readHotpotPredictions, readHotpotQa, type TrainerLogLine } from "@rubric/rlxar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { arcoConfig, hotpotContrasts, runArco } from "./experiment.js";
+import { arcoConfig } from "./config.js";
+import { runArco } from "./experiment.js";
+import { hotpotContrasts } from "./method.js";
 import { ARCO_METHOD_LABELS, type ArcoTable, ArcoTableSchema, arcoMarkdown } from "./table.js";
 
 /** The whole reproduction on a handful of real HotpotQA questions: the real sidecar and onnxruntime-node. */

@@ -4,7 +4,7 @@ import { formatRubricIssue, readJsonLines } from "@rubric/core";
 import { RUN_LOG_FILE, RunFileError, RunSettingsError, readRunFile, readRunJson } from "@rubric/core/runs";
 import { type TrainerLogLine, TrainerLogLineSchema } from "@rubric/rlxar";
 import { z } from "zod";
-import type { ArcoConfig } from "./experiment.js";
+import type { ArcoConfig } from "./config.js";
 
 /** What one method's run on one seed gave: the table is built from these. */
 export interface MethodRun {

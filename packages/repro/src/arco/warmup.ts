@@ -1,0 +1,135 @@
+// ARCO on HotpotQA, the warm-up: π SFT on the teacher's trajectories, and one warm-up μ per kind.
+import { criteriaTarget, type MuSftExample, stepPrompt, type Step } from "@rubric/arco-heads";
+import { createRng, mean, shuffle } from "@rubric/core";
+import type { SidecarClient } from "@rubric/sidecar";
+import {
+  createMu,
+  type Episode,
+  episodeSteps,
+  type PolicySftExample,
+  teacherAnnotation,
+  type TrainablePolicy,
+  warmupData,
+} from "@rubric/rlxar";
+import { type ArcoConfig, FIXED_CRITERIA, type MethodSetup } from "./config.js";
+
+/** The warm-up μ of one kind: the export every run of that kind starts from. */
+export interface WarmMu {
+  readonly directory: string;
+  readonly k: number;
+}
+
+export async function sftPolicy(
+  policy: TrainablePolicy,
+  examples: readonly PolicySftExample[],
+  config: ArcoConfig,
+  seed: number,
+  dir: string,
+): Promise<{ losses: number[]; examples: number; learnable: number }> {
+  // A policy that cannot express every target (the extractive one) keeps those it can before
+  // batching, so a shuffled batch is never left with nothing to learn.
+  const usable = examples.filter((example) => policy.learnable?.(example) ?? true);
+  const losses: number[] = [];
+  const rng = createRng(seed).fork("pi-sft");
+  for (let epoch = 1; epoch <= config.policySft.epochs && usable.length > 0; epoch++) {
+    const order = shuffle(usable, rng.fork(`epoch:${epoch}`));
+    let total = 0;
+    let batches = 0;
+    for (let start = 0; start < order.length; start += config.policySft.batchSize) {
+      const { loss } = await policy.sft(order.slice(start, start + config.policySft.batchSize), {
+        learningRate: config.policySft.learningRate,
+      });
+      total += loss;
+      batches++;
+    }
+    losses.push(total / batches);
+  }
+  await policy.save(dir);
+  return { losses, examples: examples.length, learnable: usable.length };
+}
+
+/** μ-SFT examples of one kind: as warmed (ARCO), with the fixed criteria, or without the prefix. */
+function muExamples(
+  kind: WarmMuKind,
+  k: number,
+  teacherEpisodes: readonly Episode[],
+  promptOptions: { maxObservationChars: number },
+): MuSftExample[] {
+  const warm = warmupData(
+    teacherEpisodes,
+    teacherEpisodes.map((episode) => teacherAnnotation(episode, k)),
+    promptOptions,
+  );
+  if (kind === "generated") return warm.mu;
+  if (kind === "fixed") {
+    return warm.mu.map((example) => ({
+      ...example,
+      criteria: [...FIXED_CRITERIA],
+      target: criteriaTarget([...FIXED_CRITERIA]),
+    }));
+  }
+  const byId = new Map(teacherEpisodes.map((episode) => [`${episode.taskId}#${episode.replica}`, episode]));
+  const stepOf = (example: MuSftExample) => episodeSteps(byId.get(example.trajectory)!)[example.step]!;
+  if (kind === "prm") {
+    // The scalar process reward ("w/o rubric", ARCO's `--rubric_mode direct`): K = 1 and no
+    // criteria text, the score head regressed on the mean of the teacher's K projected scores.
+    // The prompt is the K = 1 one, as μ's scoring writes it for a K = 1 export.
+    return warm.mu.map((example) => ({
+      ...example,
+      messages: stepPrompt(stepOf(example), { ...promptOptions, k: 1 }),
+      criteria: [],
+      target: "",
+      scores: [mean(example.scores)],
+    }));
+  }
+  // Without the prefix: the same targets, the prompt of the question and the action alone.
+  return warm.mu.map((example) => ({
+    ...example,
+    messages: stepPrompt({ ...stepOf(example), history: [] }, { ...promptOptions, k }),
+  }));
+}
+
+export type WarmMuKind = Exclude<MethodSetup["mu"], "none" | "teacher">;
+
+export async function warmUpMu(
+  client: SidecarClient,
+  root: string,
+  kind: WarmMuKind,
+  k: number,
+  context: {
+    config: ArcoConfig;
+    seed: number;
+    teacherEpisodes: readonly Episode[];
+    promptOptions: { maxObservationChars: number };
+  },
+): Promise<WarmMu> {
+  const { config, seed, teacherEpisodes, promptOptions } = context;
+  const corpus: Step[] = teacherEpisodes.flatMap((episode) => episodeSteps(episode));
+  const shape = {
+    dModel: config.mu.dModel,
+    heads: config.mu.heads,
+    layers: config.mu.layers,
+    maxSequence: config.mu.maxSequence,
+  };
+  const sftOptions = {
+    epochs: config.mu.sftEpochs,
+    learningRate: config.mu.sftLearningRate,
+    headLearningRate: config.mu.sftHeadLearningRate,
+    batchSize: 8,
+    seed,
+  };
+  const sample = <T>(items: readonly T[]) =>
+    shuffle(items, createRng(seed).fork(`mu-sft:${kind}`)).slice(0, config.mu.sftExamples);
+  // The scalar reward averages the teacher's scores over the experiment's K criteria.
+  const examples = muExamples(kind, kind === "prm" ? config.k : k, teacherEpisodes, promptOptions);
+  const exported = await createMu(client, root, {
+    k,
+    seed,
+    shape,
+    vocabularySize: config.mu.vocabularySize,
+    maxCriteriaTokens: config.mu.maxCriteriaTokens,
+    corpus: sample(corpus),
+    sft: { examples: sample(examples), ...sftOptions },
+  });
+  return { directory: exported.directory, k };
+}
