@@ -6,7 +6,8 @@
  * LLM over any `LanguageModel` with ARCO's prompts, the sidecar's trainable causal LM, rollouts
  * served by an OpenAI-compatible server with runtime adapter loading, an in-process extractive
  * policy); the warm-up teacher; the co-evolution trainer with its critics (`MuCritic`,
- * `teacherCritic`, any `StepCritic`); and μ's diagnostics.
+ * `teacherCritic`, any `StepCritic`); μ's diagnostics; and the ARCO gym, a simulation with
+ * ground-truth step credit (`generateGymTasks`, `arcoGym`, `gymPolicy`, `trueStepAdvantages`).
  */
 
 // mu: μ created, trained, exported and served through the Python sidecar
@@ -220,3 +221,49 @@ export {
   type ExtractiveSftResult,
   type ExtractiveTrace,
 } from "./policy/extractive/extractive-policy.js";
+
+// gym: the ARCO gym, a simulation — procedurally generated multi-hop worlds of fictional entities,
+// ARCO's environment over them, a policy whose features can express the optimal one, the oracle
+// and noisy teachers, imitation, and Monte-Carlo ground-truth step credit
+export {
+  GYM_MAX_HOPS,
+  generateGymTasks,
+  type GymHop,
+  type GymLure,
+  type GymSplit,
+  type GymTask,
+  type GymTaskOptions,
+} from "./gym/world.js";
+export {
+  GYM_RELATIONS,
+  chainQuestion,
+  namesIn,
+  questionHops,
+  readStatedRelation,
+  type EntityType,
+  type Relation,
+  type RelationKey,
+  type StatedRelation,
+} from "./gym/relations.js";
+export { arcoGym, type ArcoGymOptions } from "./gym/environment.js";
+export {
+  gymCandidates,
+  readChain,
+  type ChainReading,
+  type GymCandidate,
+  type GymFinishCandidate,
+  type GymSearchCandidate,
+  type NameRoles,
+  type QueryForm,
+} from "./gym/candidates.js";
+export { GYM_FEATURE_NAMES } from "./gym/features.js";
+export {
+  GymPolicy,
+  GymTraceSchema,
+  gymPolicy,
+  type GymPolicyOptions,
+  type GymTrace,
+} from "./gym/policy.js";
+export { CARELESS_NOISE, gymNoisyTeacher, gymOracle, type GymTeacherOptions } from "./gym/teachers.js";
+export { imitate, type ImitationOptions, type ImitationResult } from "./gym/imitation.js";
+export { trueStepAdvantages, type StepAdvantage, type TrueAdvantageOptions } from "./gym/credit.js";

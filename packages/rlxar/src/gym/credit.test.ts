@@ -1,0 +1,104 @@
+import { describe, expect, it } from "vitest";
+import type { Policy } from "../policy/policy.js";
+import { type Episode, rollout } from "../rollout/rollout.js";
+import { trueStepAdvantages } from "./credit.js";
+import { arcoGym } from "./environment.js";
+import { gymPolicy } from "./policy.js";
+import { gymOracle } from "./teachers.js";
+import { type GymTask, generateGymTasks } from "./world.js";
+
+const env = arcoGym();
+// A two-hop task whose look-alike wins the search for the shared first word: that search is a lure.
+const task: GymTask = generateGymTasks({ hops: 2, count: 40, seed: 71 }).find(
+  (t) => env.reset(t).step(`Search[${t.lures[0]!.sharedWord}]`).info.paragraph === t.lures[0]!.paragraph,
+)!;
+const gold = `Search[${task.chain[0]!.subject}]`;
+const lure = `Search[${task.lures[0]!.sharedWord}]`;
+
+/** A mediocre policy: it follows the chain, but searches by the first word alone about half the time. */
+const mediocre = gymPolicy({
+  initialWeights: {
+    "search:expected": 5,
+    "search:first-word": 2,
+    "search:full": 2,
+    "search:chainComplete": -5,
+    "finish:chainComplete": 10,
+    "finish:expected": 3,
+  },
+});
+
+/** An episode whose first action is `first`, the oracle's after it. */
+async function episodeStarting(first: string): Promise<Episode> {
+  const oracle = gymOracle([task]);
+  const scripted: Policy = {
+    name: "scripted",
+    act: async (views, options) => (views[0]!.history.length === 0 ? [{ text: first }] : oracle.act(views, options)),
+  };
+  const [episode] = await rollout(env, [task], scripted, { temperature: 0, seed: 1 });
+  return episode!;
+}
+
+describe("trueStepAdvantages", () => {
+  it("credits the gold search above π's average and the lure search below it", async () => {
+    const options = { rollouts: 400, seed: "truth" };
+    const [onGold] = await trueStepAdvantages(env, task, mediocre, await episodeStarting(gold), options);
+    const [onLure] = await trueStepAdvantages(env, task, mediocre, await episodeStarting(lure), options);
+    console.log(
+      `V(h₀) ${onGold!.v.toFixed(3)}; gold search Q ${onGold!.q.toFixed(3)}, A ${onGold!.advantage.toFixed(3)} ± ${onGold!.standardError.toFixed(3)}; ` +
+        `lure search Q ${onLure!.q.toFixed(3)}, A ${onLure!.advantage.toFixed(3)} ± ${onLure!.standardError.toFixed(3)}`,
+    );
+    expect(onGold!.advantage).toBeGreaterThan(3 * onGold!.standardError);
+    expect(onLure!.advantage).toBeLessThan(-3 * onLure!.standardError);
+    // V(h₀) is one value, estimated with the same seeds for both episodes.
+    expect(onLure!.v).toBe(onGold!.v);
+  });
+
+  it("is consistent: V(h) ≈ Σ_a π(a | h) Q(h, a) over the candidates at h", async () => {
+    const view = env.reset(task).view();
+    const { candidates, logProbs } = mediocre.distribution(view);
+    const options = { rollouts: 300, seed: "consistency" };
+    let expected = 0;
+    let v = 0;
+    let se = 0;
+    for (const [c, candidate] of candidates.entries()) {
+      const [step] = await trueStepAdvantages(env, task, mediocre, await episodeStarting(candidate.text), options);
+      expected += Math.exp(logProbs[c]!) * step!.q;
+      v = step!.v;
+      se = Math.max(se, step!.standardError);
+    }
+    console.log(
+      `V(h₀) ${v.toFixed(3)}, Σ_a π(a | h₀) Q(h₀, a) ${expected.toFixed(3)}, standard error ≤ ${se.toFixed(3)}`,
+    );
+    expect(Math.abs(expected - v)).toBeLessThan(3 * se);
+  });
+
+  it("is exact for a deterministic policy: its own actions have advantage 0, and a finish earns its reward", async () => {
+    const episode = await episodeStarting(lure);
+    const credit = await trueStepAdvantages(env, task, gymOracle([task]), episode, { rollouts: 3, seed: 2 });
+    // The oracle recovers from the lure with its spare search: nothing is lost, so no credit moves.
+    expect(credit.map((c) => [c.q, c.v, c.advantage, c.standardError])).toEqual(episode.steps.map(() => [1, 1, 0, 0]));
+    const wrongFinish = await episodeStarting(`Finish[${task.chain[0]!.object}]`);
+    const [finish] = await trueStepAdvantages(env, task, gymOracle([task]), wrongFinish, { rollouts: 3, seed: 2 });
+    expect(finish).toMatchObject({ q: 0, v: 1, advantage: -1 });
+  });
+
+  it("refuses another task's episode, a replay that differs, and a bad rollout count", async () => {
+    const episode = await episodeStarting(gold);
+    const [other] = generateGymTasks({ hops: 2, count: 1, seed: 72 });
+    await expect(trueStepAdvantages(env, other!, mediocre, episode, { rollouts: 2, seed: 1 })).rejects.toThrow(
+      /taskId/u,
+    );
+    const forged: Episode = {
+      ...episode,
+      steps: episode.steps.map((s, i) =>
+        i === 0 ? { ...s, transition: { ...s.transition, observation: "forged" } } : s,
+      ),
+    };
+    await expect(trueStepAdvantages(env, task, mediocre, forged, { rollouts: 2, seed: 1 })).rejects.toThrow(
+      /steps\[0\].*deterministic/u,
+    );
+    await expect(trueStepAdvantages(env, task, mediocre, episode, { rollouts: 0, seed: 1 })).rejects.toThrow(
+      /options\.rollouts/u,
+    );
+  });
+});
