@@ -62,7 +62,11 @@ describe("policyManager in the gym", () => {
     expect(() => readManagerPolicy(join(dir, "bad.json"))).toThrow(
       expect.objectContaining({ code: "dialogue.policy-file" }),
     );
-    expect(() => readManagerPolicy(join(dir, "none.json"))).toThrow(ManagerPolicyFileError);
+    expect(() => readManagerPolicy(join(dir, "bad.json"))).toThrow(ManagerPolicyFileError);
+    // A file that cannot be read is core's input-file fault, named by its own code.
+    expect(() => readManagerPolicy(join(dir, "none.json"))).toThrow(
+      expect.objectContaining({ code: "file.unreadable" }),
+    );
     expect(DEFAULT_POLICY.questions).toHaveLength(5);
   });
 });

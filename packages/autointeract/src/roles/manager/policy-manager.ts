@@ -38,7 +38,10 @@ export const DEFAULT_POLICY: ManagerPolicy = ManagerPolicySchema.parse({
   ],
 });
 
-/** Reads a policy file. @throws ManagerPolicyFileError naming the file and the path of the fault. */
+/**
+ * Reads a policy file. @throws ManagerPolicyFileError naming the file and the path of the fault, or
+ * core's input-file fault (`file.*`) when the file cannot be read.
+ */
 export function readManagerPolicy(path: string): ManagerPolicy {
   const text = readInputText(path);
   let value: unknown;
