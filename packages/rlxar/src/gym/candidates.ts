@@ -1,5 +1,6 @@
 import type { AgentView } from "../environment/environment.js";
 import { namesIn, questionHops, readStatedRelation, type StatedRelation } from "./relations.js";
+import { queryKey } from "../policy/log-linear/query-key.js";
 
 /**
  * A view of the gym read as a chain, from the view alone (no gold): how many relations the
@@ -32,9 +33,6 @@ export interface ChainReading {
 }
 
 const SEARCH = /^Search\[([\s\S]*)\]$/u;
-
-/** A search query's identity: the same query in another case or spacing finds the same paragraph. */
-export const queryKey = (query: string) => query.trim().replace(/\s+/gu, " ").toLowerCase();
 
 /** Reads a view as a chain (see {@link ChainReading}). */
 export function readChain(view: AgentView): ChainReading {

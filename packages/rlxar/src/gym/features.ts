@@ -39,11 +39,6 @@ export const GYM_FEATURE_NAMES: readonly string[] = [
 
 const INDEX = new Map(GYM_FEATURE_NAMES.map((name, i) => [name, i]));
 
-/** The position of a named feature in the weight vector, or −1. */
-export function gymFeatureIndex(name: string): number {
-  return INDEX.get(name) ?? -1;
-}
-
 const at = (name: string) => INDEX.get(name)!;
 
 /** φ of every candidate, row-major: `candidates.length` rows of `GYM_FEATURE_NAMES.length` values. */

@@ -1,5 +1,6 @@
 import type { AgentView } from "../../environment/environment.js";
 import { normalizeAnswer } from "../../hotpotqa/metrics.js";
+import { queryKey } from "../log-linear/query-key.js";
 import { contentKey, contentKeys, questionCues, type QuestionCues } from "./question.js";
 import {
   capitalisedRuns,
@@ -148,10 +149,7 @@ function paragraphSpans(p: RetrievedParagraph, maxSpanWords: number): ParagraphS
   }));
 }
 
-/** A query as repeats are recognised: lower-case, spaces collapsed. */
-export function queryKey(query: string): string {
-  return query.toLowerCase().replace(/\s+/gu, " ").trim();
-}
+export { queryKey };
 
 /**
  * Reads a view: a turn counts as retrieval when its action is a `Search[…]` whose observation is

@@ -1,28 +1,19 @@
-import { mkdir, rename, writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { Adam, AdamStateSchema, createRng, formatZodIssues, logSoftmax, sampleCategorical } from "@rubric/core";
-import { readInputText } from "@rubric/core/files";
 import { z } from "zod";
-import type { AgentView } from "../../environment/environment.js";
-import { CheckpointMismatchError, DecisionTraceError, RlxarFileError, RlxarInputError } from "../../errors.js";
-import { normalizeAnswer } from "../../hotpotqa/metrics.js";
-import type {
-  ActOptions,
-  PolicyDecision,
-  PolicySample,
-  PolicySftExample,
-  PolicyUpdateMetrics,
-  PolicyUpdateOptions,
-  TrainablePolicy,
-} from "../policy.js";
+import { CheckpointMismatchError } from "../../errors.js";
+import {
+  CandidateTraceSchema,
+  type CandidateTrace,
+  type LogLinearObjective,
+  LogLinearPolicy,
+  type LogLinearSftResult,
+} from "../log-linear/log-linear-policy.js";
 import {
   type Candidate,
   DEFAULT_CANDIDATE_OPTIONS,
   type ExtractiveCandidateOptions,
   extractiveCandidates,
-  queryKey,
 } from "./candidates.js";
-import { FEATURE_NAMES, featureIndex, featureMatrix } from "./features.js";
+import { FEATURE_NAMES, featureMatrix } from "./features.js";
 
 export interface ExtractivePolicyOptions {
   /** Default `"extractive"`. */
@@ -32,63 +23,28 @@ export interface ExtractivePolicyOptions {
   readonly initialWeights?: Readonly<Record<string, number>>;
 }
 
-/** What `act` records so `update` can find the choice again: checked, not trusted. */
-export const ExtractiveTraceSchema = z.strictObject({
-  /** Index of the chosen candidate. */
-  candidate: z.int().min(0),
-  /** How many candidates the view had: a different count at update time is a `DecisionTraceError`. */
-  candidates: z.int().min(1),
-  /** The temperature it was drawn at (0: greedy). */
-  temperature: z.number().min(0),
-  /** log-probability under the distribution it was drawn from (softmax(θ·φ / T)); 0 when greedy. */
-  sampleLogProb: z.number(),
-});
-export type ExtractiveTrace = z.infer<typeof ExtractiveTraceSchema>;
+/** What `act` records so `update` can find the choice again (the log-linear policies' one trace). */
+export const ExtractiveTraceSchema = CandidateTraceSchema;
+export type ExtractiveTrace = CandidateTrace;
+/** `sft`'s result: the mean loss before the step, over the examples whose target was a candidate. */
+export type ExtractiveSftResult = LogLinearSftResult;
+/** The loss of `update` and its exact gradient, at the current weights. */
+export type ExtractiveObjective = LogLinearObjective;
 
-const CHECKPOINT_FILE = "extractive-policy.json";
-
-const CheckpointSchema = z.strictObject({
-  format: z.literal("extractive-policy/1"),
-  features: z.array(z.string()),
+/** Beside the weights, a checkpoint keeps the candidate options its traces were made with. */
+const CandidateOptionsShape = {
   candidates: z.strictObject({
     maxQuestionQueries: z.int().min(0),
     maxParagraphQueries: z.int().min(0),
     maxAnswers: z.int().min(0),
     maxSpanWords: z.int().min(1),
   }),
-  weights: z.array(z.number()),
-  reference: z.array(z.number()).nullable(),
-  optimizer: AdamStateSchema,
-});
-
-/** `sft`'s result: the mean loss before the step, over the examples whose target was a candidate. */
-export interface ExtractiveSftResult {
-  readonly loss: number;
-  /** Examples trained on. */
-  readonly used: number;
-  /** Examples whose target text is not among their view's candidates (left out of the step). */
-  readonly missing: number;
-}
-
-/** The loss of `update` and its exact gradient, at the current weights. */
-export interface ExtractiveObjective {
-  /** −(1/N) Σ A·log π(a | view). */
-  readonly policyLoss: number;
-  /** (1/N) Σ KL(π_ref ‖ π)(view), over each sample's view; 0 without a reference. */
-  readonly kl: number;
-  /** ∇θ (policyLoss + klCoef·kl). */
-  readonly gradient: Float64Array;
-}
-
-interface Scored {
-  readonly candidates: readonly Candidate[];
-  readonly features: Float64Array;
-}
+};
 
 /**
  * A log-linear policy over extractive candidate actions: π(a | view) = softmax(θ·φ(a, view)) over
  * the view's candidates (`extractiveCandidates`), with named, interpretable features
- * (`FEATURE_NAMES`). Log-probabilities are exact; `act` at temperature T draws from
+ * (`FEATURE_NAMES`); its learning is `LogLinearPolicy`'s, shared with the ARCO gym's policy. Log-probabilities are exact; `act` at temperature T draws from
  * softmax(θ·φ / T) and reports `logProb` under π itself (T = 1), the distribution `update`
  * differentiates, with the sampling distribution's log-probability in the trace. It trains on a
  * CPU in seconds.
@@ -98,324 +54,41 @@ interface Scored {
  * await policy.setReference(); // the KL leash's anchor, e.g. after SFT
  * const metrics = await policy.update(samples, { learningRate: 0.05, klCoef: 0.05, maxGradNorm: 1 });
  */
-export class ExtractivePolicy implements TrainablePolicy {
-  readonly name: string;
-  /** θ, one weight per `FEATURE_NAMES` entry; Adam updates it in place. */
-  readonly weights: Float64Array;
+export class ExtractivePolicy extends LogLinearPolicy<Candidate, typeof CandidateOptionsShape> {
   readonly candidateOptions: Required<ExtractiveCandidateOptions>;
-  #adam: Adam;
-  #reference: Float64Array | undefined;
-  // A view's candidates and features depend on the view alone, and the trainer hands `update` the
-  // very view objects `act` saw: reading them once halves a round's cost.
-  #scored = new WeakMap<AgentView, Scored>();
 
   constructor(options: ExtractivePolicyOptions = {}) {
-    this.name = options.name ?? "extractive";
-    this.candidateOptions = { ...DEFAULT_CANDIDATE_OPTIONS, ...options.candidates };
-    this.weights = new Float64Array(FEATURE_NAMES.length);
-    for (const [name, value] of Object.entries(options.initialWeights ?? {})) {
-      if (!FEATURE_NAMES.includes(name))
-        throw new RlxarInputError(`options.initialWeights.${name}`, "no feature of that name");
-      if (!Number.isFinite(value))
-        throw new RlxarInputError(`options.initialWeights.${name}`, `expected a finite number, got ${value}`);
-      this.weights[featureIndex(name)] = value;
-    }
-    this.#adam = new Adam([this.weights], 0);
+    const candidateOptions = { ...DEFAULT_CANDIDATE_OPTIONS, ...options.candidates };
+    super(
+      {
+        name: options.name ?? "extractive",
+        features: FEATURE_NAMES,
+        score(view) {
+          const { reading, candidates } = extractiveCandidates(view, candidateOptions);
+          return { candidates, features: featureMatrix(candidates, reading) };
+        },
+        checkpoint: {
+          file: "extractive-policy.json",
+          format: "extractive-policy/1",
+          extra: {
+            shape: CandidateOptionsShape,
+            value: () => ({ candidates: candidateOptions }),
+            check(saved, file) {
+              const keys = Object.keys(saved.candidates) as (keyof typeof saved.candidates)[];
+              const changed = keys.filter((key) => saved.candidates[key] !== candidateOptions[key]);
+              if (changed.length > 0)
+                throw new CheckpointMismatchError(
+                  file,
+                  `candidate options differ (${changed.map((k) => `${k}: ${saved.candidates[k]} there, ${candidateOptions[k]} here`).join("; ")}), so its traces would name other candidates`,
+                );
+            },
+          },
+        },
+      },
+      options.initialWeights,
+    );
+    this.candidateOptions = candidateOptions;
   }
-
-  /** The weights by feature name, for reading what the policy learnt. */
-  featureWeights(): Record<string, number> {
-    return Object.fromEntries(FEATURE_NAMES.map((name, i) => [name, this.weights[i]!]));
-  }
-
-  #score(view: AgentView): Scored {
-    let scored = this.#scored.get(view);
-    if (scored === undefined) {
-      const { reading, candidates } = extractiveCandidates(view, this.candidateOptions);
-      scored = { candidates, features: featureMatrix(candidates, reading) };
-      this.#scored.set(view, scored);
-    }
-    return scored;
-  }
-
-  #logProbs(scored: Scored, weights: Float64Array): Float64Array {
-    const width = FEATURE_NAMES.length;
-    const n = scored.candidates.length;
-    const logits = new Float64Array(n);
-    for (let c = 0; c < n; c++) {
-      let z = 0;
-      const base = c * width;
-      for (let f = 0; f < width; f++) z += scored.features[base + f]! * weights[f]!;
-      logits[c] = z;
-    }
-    return logSoftmax(logits);
-  }
-
-  /** The view's candidates and log π over them, at the current weights. */
-  distribution(view: AgentView): { readonly candidates: readonly Candidate[]; readonly logProbs: Float64Array } {
-    const scored = this.#score(view);
-    return { candidates: scored.candidates, logProbs: this.#logProbs(scored, this.weights) };
-  }
-
-  async act(views: readonly AgentView[], options: ActOptions): Promise<PolicyDecision[]> {
-    if (options.seeds.length !== views.length)
-      throw new RlxarInputError(
-        "options.seeds",
-        `expected one seed per view (${views.length}), got ${options.seeds.length}`,
-      );
-    if (!(options.temperature >= 0))
-      throw new RlxarInputError("options.temperature", `expected a number ≥ 0, got ${options.temperature}`);
-    const t = options.temperature;
-    return views.map((view, i) => {
-      const { candidates, logProbs } = this.distribution(view);
-      let choice = 0;
-      let sampleLogProb = 0;
-      if (t === 0) {
-        // Greedy: the first of the most probable, so ties go by candidate order.
-        for (let c = 1; c < logProbs.length; c++) if (logProbs[c]! > logProbs[choice]!) choice = c;
-      } else {
-        choice = sampleCategorical(logProbs, createRng(options.seeds[i]!), t);
-        sampleLogProb = logSoftmax(Array.from(logProbs, (l) => l / t))[choice]!;
-      }
-      const trace: ExtractiveTrace = {
-        candidate: choice,
-        candidates: candidates.length,
-        temperature: t,
-        sampleLogProb,
-      };
-      return { text: candidates[choice]!.text, logProb: logProbs[choice]!, trace };
-    });
-  }
-
-  /** The chosen candidate of a decision, checked against the view's candidates now. */
-  #chosen(view: AgentView, decision: PolicyDecision, path: string): number {
-    const parsed = ExtractiveTraceSchema.safeParse(decision.trace);
-    if (!parsed.success)
-      throw new DecisionTraceError(
-        `${path}.trace`,
-        `not a trace of this policy: ${formatZodIssues(parsed.error, { limit: 1 })}`,
-      );
-    const { candidates } = this.#score(view);
-    const trace = parsed.data;
-    if (trace.candidates !== candidates.length)
-      throw new DecisionTraceError(
-        `${path}.trace.candidates`,
-        `the decision was made among ${trace.candidates} candidates; the view has ${candidates.length} now`,
-      );
-    const text = candidates[trace.candidate]?.text;
-    if (text !== decision.text)
-      throw new DecisionTraceError(
-        `${path}.trace.candidate`,
-        `candidate ${trace.candidate} is ${JSON.stringify(text)}, the decision says ${JSON.stringify(decision.text)}`,
-      );
-    return trace.candidate;
-  }
-
-  /**
-   * The update's loss and its gradient at the current weights. Both terms are exact over each
-   * view's whole candidate distribution: ∇ log π(a) = φ(a) − E_π[φ], and
-   * ∇ KL(π_ref ‖ π) = E_π[φ] − E_ref[φ]. (ARCO estimates the KL per token from the sampled
-   * sequence; with a few hundred candidates there is no need to.)
-   */
-  objective(samples: readonly PolicySample[], klCoef: number): ExtractiveObjective {
-    const width = FEATURE_NAMES.length;
-    const n = samples.length;
-    const gradient = new Float64Array(width);
-    const expected = new Float64Array(width);
-    const expectedRef = new Float64Array(width);
-    let policyLoss = 0;
-    let kl = 0;
-    samples.forEach((sample, s) => {
-      const chosen = this.#chosen(sample.view, sample.decision, `samples[${s}].decision`);
-      const scored = this.#score(sample.view);
-      const logp = this.#logProbs(scored, this.weights);
-      const x = scored.features;
-      expected.fill(0);
-      for (let c = 0; c < logp.length; c++) {
-        const p = Math.exp(logp[c]!);
-        if (p === 0) continue;
-        for (let f = 0; f < width; f++) expected[f]! += p * x[c * width + f]!;
-      }
-      const a = sample.advantage / n;
-      policyLoss -= a * logp[chosen]!;
-      if (a !== 0) for (let f = 0; f < width; f++) gradient[f]! -= a * (x[chosen * width + f]! - expected[f]!);
-      if (this.#reference === undefined) return;
-      const logq = this.#logProbs(scored, this.#reference);
-      expectedRef.fill(0);
-      let viewKl = 0;
-      for (let c = 0; c < logq.length; c++) {
-        const q = Math.exp(logq[c]!);
-        if (q === 0) continue;
-        viewKl += q * (logq[c]! - logp[c]!);
-        for (let f = 0; f < width; f++) expectedRef[f]! += q * x[c * width + f]!;
-      }
-      kl += viewKl / n;
-      if (klCoef !== 0) for (let f = 0; f < width; f++) gradient[f]! += (klCoef / n) * (expected[f]! - expectedRef[f]!);
-    });
-    return { policyLoss, kl, gradient };
-  }
-
-  async update(samples: readonly PolicySample[], options: PolicyUpdateOptions): Promise<PolicyUpdateMetrics> {
-    if (samples.length === 0) throw new RlxarInputError("samples", "expected at least one sample");
-    checkRate(options.learningRate);
-    if (!(options.klCoef >= 0))
-      throw new RlxarInputError("options.klCoef", `expected a number ≥ 0, got ${options.klCoef}`);
-    if (options.klCoef > 0 && this.#reference === undefined)
-      throw new RlxarInputError(
-        "options.klCoef",
-        `is ${options.klCoef} but there is no reference: call setReference() first`,
-      );
-    if (options.maxGradNorm !== undefined && !(options.maxGradNorm > 0))
-      throw new RlxarInputError("options.maxGradNorm", `expected a number > 0, got ${options.maxGradNorm}`);
-    samples.forEach((s, i) => {
-      if (!Number.isFinite(s.advantage))
-        throw new RlxarInputError(`samples[${i}].advantage`, `expected a finite number, got ${s.advantage}`);
-    });
-    const { policyLoss, kl, gradient } = this.objective(samples, options.klCoef);
-    const gradNorm = this.#descend(gradient, options.learningRate, options.maxGradNorm);
-    return { policyLoss, kl, gradNorm, samples: samples.length };
-  }
-
-  /** One Adam step down `gradient`, clipped to `maxGradNorm`; returns the norm before clipping. */
-  #descend(gradient: Float64Array, learningRate: number, maxGradNorm: number | undefined): number {
-    const norm = Math.hypot(...gradient);
-    const scale = maxGradNorm !== undefined && norm > maxGradNorm ? maxGradNorm / norm : 1;
-    // gspo's Adam ascends: hand it the negative gradient of the loss.
-    this.#adam.ascend([gradient.map((g) => -g * scale)], learningRate);
-    return norm;
-  }
-
-  /**
-   * Whether `sft` can learn `example`: its target is among its view's candidates (by the rule
-   * `sft` matches with). Filter a data set with it before batching, so that no batch is left with
-   * nothing to learn (which `sft` refuses).
-   */
-  learnable(example: PolicySftExample): boolean {
-    return targetIndex(this.#score(example.view).candidates, example.text) >= 0;
-  }
-
-  /**
-   * One Adam step of cross-entropy −(1/M) Σ log π(target | view) over the examples whose target is
-   * a candidate (the action text exactly, else the same answer under HotpotQA's normalisation or
-   * the same query ignoring case and spacing). The others are counted in `missing`, not trained on.
-   */
-  async sft(
-    examples: readonly PolicySftExample[],
-    options: { readonly learningRate: number },
-  ): Promise<ExtractiveSftResult> {
-    checkRate(options.learningRate);
-    const width = FEATURE_NAMES.length;
-    const gradient = new Float64Array(width);
-    const targets = examples.map((e) => ({ example: e, index: targetIndex(this.#score(e.view).candidates, e.text) }));
-    const used = targets.filter((t) => t.index >= 0);
-    if (used.length === 0)
-      throw new RlxarInputError("examples", `none of the ${examples.length} targets is among its view's candidates`);
-    let loss = 0;
-    for (const { example, index } of used) {
-      const scored = this.#score(example.view);
-      const logp = this.#logProbs(scored, this.weights);
-      loss -= logp[index]! / used.length;
-      for (let c = 0; c < logp.length; c++) {
-        const weight = (Math.exp(logp[c]!) - (c === index ? 1 : 0)) / used.length;
-        if (weight === 0) continue;
-        for (let f = 0; f < width; f++) gradient[f]! += weight * scored.features[c * width + f]!;
-      }
-    }
-    this.#descend(gradient, options.learningRate, undefined);
-    return { loss, used: used.length, missing: examples.length - used.length };
-  }
-
-  async setReference(): Promise<void> {
-    this.#reference = Float64Array.from(this.weights);
-  }
-
-  /** Adam afresh: zero moments, step 0 (the weights stay). */
-  async resetOptimizer(): Promise<void> {
-    this.#adam = new Adam([this.weights], 0);
-  }
-
-  /** Writes `directory/extractive-policy.json`: weights, Adam's state, the reference, the feature names and candidate options. */
-  async save(directory: string): Promise<void> {
-    await mkdir(directory, { recursive: true });
-    const file = join(directory, CHECKPOINT_FILE);
-    const checkpoint: z.infer<typeof CheckpointSchema> = {
-      format: "extractive-policy/1",
-      features: [...FEATURE_NAMES],
-      candidates: this.candidateOptions,
-      weights: Array.from(this.weights),
-      reference: this.#reference === undefined ? null : Array.from(this.#reference),
-      optimizer: this.#adam.state(),
-    };
-    // Written aside and renamed: a crash mid-write leaves the previous checkpoint whole.
-    await writeFile(`${file}.tmp`, JSON.stringify(checkpoint));
-    await rename(`${file}.tmp`, file);
-  }
-
-  async load(directory: string): Promise<void> {
-    const file = join(directory, CHECKPOINT_FILE);
-    // Core's reader: a checkpoint directory is read like a run directory (a regular file, no link).
-    const text = readInputText(file, { symlinks: "refuse" });
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch (error) {
-      throw new RlxarFileError(file, [(error as Error).message]);
-    }
-    const parsed = CheckpointSchema.safeParse(raw);
-    if (!parsed.success) throw new RlxarFileError(file, formatZodIssues(parsed.error, { limit: 5 }).split("\n"));
-    const c = parsed.data;
-    const different = c.features.findIndex((name, i) => name !== FEATURE_NAMES[i]);
-    if (different >= 0 || c.features.length !== FEATURE_NAMES.length)
-      throw new CheckpointMismatchError(
-        file,
-        `written for ${c.features.length} features, this policy has ${FEATURE_NAMES.length}` +
-          (different >= 0
-            ? `; feature ${different} is ${JSON.stringify(c.features[different])} there, ${JSON.stringify(FEATURE_NAMES[different] ?? null)} here`
-            : ""),
-      );
-    const options = Object.keys(c.candidates) as (keyof typeof c.candidates)[];
-    const changed = options.filter((key) => c.candidates[key] !== this.candidateOptions[key]);
-    if (changed.length > 0)
-      throw new CheckpointMismatchError(
-        file,
-        `candidate options differ (${changed.map((k) => `${k}: ${c.candidates[k]} there, ${this.candidateOptions[k]} here`).join("; ")}), so its traces would name other candidates`,
-      );
-    const length = (values: readonly number[], field: string) => {
-      if (values.length !== FEATURE_NAMES.length)
-        throw new RlxarFileError(file, [`${field}: expected ${FEATURE_NAMES.length} values, got ${values.length}`]);
-    };
-    length(c.weights, "weights");
-    if (c.reference !== null) length(c.reference, "reference");
-    try {
-      this.#adam.restore(c.optimizer);
-    } catch (error) {
-      throw new RlxarFileError(file, [`optimizer: ${(error as Error).message}`]);
-    }
-    this.weights.set(c.weights);
-    this.#reference = c.reference === null ? undefined : Float64Array.from(c.reference);
-  }
-}
-
-function checkRate(learningRate: number): void {
-  if (!(learningRate > 0 && Number.isFinite(learningRate)))
-    throw new RlxarInputError("options.learningRate", `expected a finite number > 0, got ${learningRate}`);
-}
-
-const ACTION = /^(Search|Finish)\[([\s\S]*)\]$/u;
-
-/** Where a target action is among the candidates, or −1. */
-function targetIndex(candidates: readonly Candidate[], text: string): number {
-  const exact = candidates.findIndex((c) => c.text === text);
-  if (exact >= 0) return exact;
-  const action = ACTION.exec(text.trim());
-  if (action === null) return -1;
-  const argument = action[2]!;
-  if (action[1] === "Finish") {
-    const answer = normalizeAnswer(argument);
-    return candidates.findIndex((c) => c.kind === "finish" && normalizeAnswer(c.answer) === answer);
-  }
-  const query = queryKey(argument);
-  return candidates.findIndex((c) => c.kind === "search" && queryKey(c.query) === query);
 }
 
 /**
