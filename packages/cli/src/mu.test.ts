@@ -55,6 +55,18 @@ const PYTHON = existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
 
 type Manifest = { k: number; files: Record<string, { sha256: string; bytes: number }> } & Record<string, unknown>;
 
+let plain: Promise<string> | undefined;
+/** One plain `mu init` export, made once: the forging tests each copy it and damage their copy. */
+function plainMu(): Promise<string> {
+  plain ??= (async () => {
+    const root = join(dir, "mu-plain");
+    const init = await runRubric(["mu", "init", "--out", root]);
+    expect(init.code, init.stderr).toBe(0);
+    return root;
+  })();
+  return plain;
+}
+
 /**
  * A copy of the export root `from` at `to`, its `v0001` changed by `change`, with every file's hash
  * and size recomputed in the manifest afterwards: a forged directory that passes the hash check.
@@ -160,9 +172,7 @@ describe("rubric mu", () => {
   it(
     "--backend torch: a mu.pt whose pickle would run a command is refused by name, and the command never runs (issue 29 item 1)",
     async () => {
-      const root = join(dir, "mu-forged");
-      const init = await runRubric(["mu", "init", "--out", root]);
-      expect(init.code, init.stderr).toBe(0);
+      const root = await plainMu();
       const marker = join(dir, "ran");
       const forged = forge(root, join(dir, "mu-pickle"), (version) => {
         // The issue's attack: a torch.saved object whose __reduce__ calls os.system, in the format μ's checkpoints use.
@@ -199,9 +209,7 @@ describe("rubric mu", () => {
   it(
     "a graph onnxruntime cannot load, its hash recomputed, is a ModelCorruptError naming it, not a stack dump (issue 29 item 20)",
     async () => {
-      const root = join(dir, "mu-truncated-source");
-      const init = await runRubric(["mu", "init", "--out", root]);
-      expect(init.code, init.stderr).toBe(0);
+      const root = await plainMu();
       const forged = forge(root, join(dir, "mu-truncated"), (version) =>
         truncateSync(join(version, "score.onnx"), 1000),
       );
@@ -218,9 +226,7 @@ describe("rubric mu", () => {
   it(
     "a manifest edited to K 5 or K 1 is refused by name on both backends, never scored at the wrong offsets (issue 29 item 3)",
     async () => {
-      const root = join(dir, "mu-k-source");
-      const init = await runRubric(["mu", "init", "--out", root]);
-      expect(init.code, init.stderr).toBe(0);
+      const root = await plainMu();
       for (const k of [5, 1]) {
         const forged = forge(root, join(dir, `mu-k${k}`), (_, manifest) => {
           manifest.k = k;

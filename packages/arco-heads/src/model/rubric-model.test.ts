@@ -191,20 +191,30 @@ describe("RubricModel", () => {
     TIMEOUT_MS,
   );
 
+  /** The root served with a watch, and every event it reports. */
+  const watching = async () => {
+    const events: ModelEvent[] = [];
+    const model = await RubricModel.load(root, {
+      threads: 1,
+      watch: true,
+      watchDebounceMs: 50,
+      onEvent: (event) => events.push(event),
+    });
+    return { model, events };
+  };
+  /** Waits (30 s at most) until the model serves a version after `from`. */
+  const servingAfter = async (model: RubricModel, from: number) => {
+    for (let waited = 0; model.version === from && waited < 30_000; waited += 50)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+  };
+
   it(
     "watching the root swaps in a new export as it appears",
     async () => {
-      const events: ModelEvent[] = [];
-      const model = await RubricModel.load(root, {
-        threads: 1,
-        watch: true,
-        watchDebounceMs: 50,
-        onEvent: (event) => events.push(event),
-      });
+      const { model, events } = await watching();
       const from = model.version;
       await exportNext();
-      for (let waited = 0; model.version === from && waited < 30_000; waited += 50)
-        await new Promise((resolve) => setTimeout(resolve, 50));
+      await servingAfter(model, from);
       expect(model.version).toBe(from + 1);
       expect(events).toMatchObject([{ type: "reloaded", from, to: from + 1 }]);
       await model.close();
@@ -215,13 +225,7 @@ describe("RubricModel", () => {
   it(
     "watching the root loads an export copied in file by file once its last file lands (issue 29 item 13)",
     async () => {
-      const events: ModelEvent[] = [];
-      const model = await RubricModel.load(root, {
-        threads: 1,
-        watch: true,
-        watchDebounceMs: 50,
-        onEvent: (event) => events.push(event),
-      });
+      const { model, events } = await watching();
       const from = model.version;
       // Made beside the root, then copied in one file at a time, the manifest first, each after
       // more than the quiet time: every try before the last file sees a partial export.
@@ -237,8 +241,7 @@ describe("RubricModel", () => {
         await new Promise((resolve) => setTimeout(resolve, 250));
         await copyFile(join(staging, "export", file), join(made, file));
       }
-      for (let waited = 0; model.version === from && waited < 30_000; waited += 50)
-        await new Promise((resolve) => setTimeout(resolve, 50));
+      await servingAfter(model, from);
       expect(model.version).toBe(from + 1);
       expect(events.at(-1)).toMatchObject({ type: "reloaded", from, to: from + 1 });
       expect(events.filter((e) => e.type === "reload-failed").length).toBeGreaterThan(0); // it did try the partial export
