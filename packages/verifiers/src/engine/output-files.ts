@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { constants } from "node:fs";
-import { type FileHandle, open, realpath } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
 import { isAbsolute, relative, sep } from "node:path";
+import { InputFileNotRegularError, InputFileUnreadableError, openInputFile } from "@rubric/core/files";
 import { VerificationError } from "../errors.js";
 import type { OutputFile } from "../verifier/verifier.js";
 
@@ -79,27 +80,31 @@ export const DEFAULT_MAX_OUTPUT_FILE_BYTES = 1024 ** 3;
 // Path lookups that mean "there is no such file" rather than "it cannot be read".
 const NOT_FOUND = new Set(["ENOENT", "ENOTDIR", "ELOOP"]);
 
+/** Core's reader opened it, or said why not: in this module's errors, which name the output file. */
+async function openOutputFile(path: string): Promise<{ handle: FileHandle; size: number }> {
+  try {
+    return await openInputFile(path);
+  } catch (cause) {
+    if (cause instanceof InputFileUnreadableError && NOT_FOUND.has(cause.systemCode ?? ""))
+      throw new OutputFileNotFoundError(path, cause);
+    if (cause instanceof InputFileNotRegularError) throw new OutputFileUnreadableError(path, `it is ${cause.kind}`);
+    if (cause instanceof InputFileUnreadableError) throw new OutputFileUnreadableError(path, cause.reason);
+    throw cause;
+  }
+}
+
 /**
- * sha256 of a file's bytes, streamed. The file is opened once and its size taken from that open
- * file (fstat), so what is measured is what is read; O_NONBLOCK keeps a FIFO from blocking the open.
+ * sha256 of a file's bytes, streamed. The file is opened once by core's reader (a regular file
+ * only; a FIFO cannot block the open) and its size taken from that open file, so what is measured
+ * is what is read.
  * @throws OutputFileNotFoundError when it is missing, OutputFileUnreadableError when it is not a
  * regular file or cannot be read, OutputFileTooLargeError when it is over `maxBytes` (before a
  * byte of it is read).
  */
 export async function fileDigest(path: string, maxBytes: number = DEFAULT_MAX_OUTPUT_FILE_BYTES): Promise<string> {
-  let handle: FileHandle;
+  const { handle, size } = await openOutputFile(path);
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (cause) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    if (code !== undefined && NOT_FOUND.has(code)) throw new OutputFileNotFoundError(path, cause);
-    throw new OutputFileUnreadableError(path, code ?? (cause as Error).message);
-  }
-  try {
-    const info = await handle.stat();
-    if (!info.isFile())
-      throw new OutputFileUnreadableError(path, info.isDirectory() ? "it is a directory" : "it is not a regular file");
-    if (info.size > maxBytes) throw new OutputFileTooLargeError(path, info.size, maxBytes);
+    if (size > maxBytes) throw new OutputFileTooLargeError(path, size, maxBytes);
     const hash = createHash("sha256");
     let read = 0;
     try {
