@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -41,6 +41,16 @@ describe("rubric repro arco: input checked before any work", () => {
     const missing = await runRubric(["repro", "arco", "--out", join(dir, "y"), "--eval-data", join(dir, "none.jsonl")]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain(`--eval-data ${join(dir, "none.jsonl")}: cannot read (no such file)`);
+  });
+
+  it("--resume continues the run in <dir> rather than refusing its seeds, and refuses another configuration before training", async () => {
+    const out = join(dir, "resumed");
+    mkdirSync(join(out, "seed-1"), { recursive: true });
+    writeFileSync(join(out, "arco-config.json"), "{}\n"); // what another configuration's run recorded
+    const resumed = await runRubric(["repro", "arco", "--quick", "--resume", "--out", out, "--threads", "1", ...data]);
+    expect(resumed.code).toBe(1);
+    expect(resumed.stderr).toContain(`${join(out, "arco-config.json")}: settings differ from this run's`);
+    expect(resumed.stderr).not.toContain("an earlier run's seed directory");
   });
 
   it("documents itself under --help and `rubric help repro arco`", async () => {
