@@ -193,8 +193,8 @@ export class TrainingRun<Line> {
       stage: this.spec.stage,
       done,
       checkpoint: relative,
-      ...(this.spec.settings === undefined ? {} : { settings: this.spec.settings }),
-      ...(state === undefined ? {} : { state }),
+      settings: this.spec.settings,
+      state,
     };
     const latest = join(this.directory.dir, RUN_CHECKPOINTS_DIR, RUN_LATEST_FILE);
     await writeFile(`${latest}.tmp`, `${JSON.stringify(pointer, null, 2)}\n`);

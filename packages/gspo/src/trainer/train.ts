@@ -133,7 +133,7 @@ export async function openStage<P>(
   return {
     log,
     start: run.done,
-    ...(run.resumed === undefined ? {} : { resumedFrom: run.resumed.checkpoint }),
+    resumedFrom: run.resumed?.checkpoint,
     async record(entry, last, extra) {
       log.push(entry);
       await run.append(entry);

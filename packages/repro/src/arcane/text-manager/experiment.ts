@@ -110,7 +110,7 @@ export async function runSidecarManager(options: SidecarManagerRunOptions): Prom
           total: config.sftEpochs,
           entry,
         }),
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      signal: options.signal,
     });
     const sftSeconds = (performance.now() - sftStarted) / 1000;
 
@@ -157,7 +157,7 @@ export async function runSidecarManager(options: SidecarManagerRunOptions): Prom
         before = { ...counts };
         options.onProgress?.({ phase: "gspo", done: entry.batch + 1, total: config.gspoBatches, entry });
       },
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      signal: options.signal,
     });
     const gspoSeconds = (performance.now() - gspoStarted) / 1000;
 
@@ -224,7 +224,7 @@ async function startManagerModel(
 ): Promise<{ backend: SidecarBackend; tokenizer: ManagerTokenizer }> {
   const common = {
     threads: config.threads,
-    ...(config.python === undefined ? {} : { python: config.python }),
+    python: config.python,
     ...(signal === undefined ? {} : { call: { signal } }),
   };
   const policy = {
