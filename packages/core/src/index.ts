@@ -136,6 +136,7 @@ export {
   median,
   ndcgAtK,
   normalCdf,
+  pairedTTest,
   normalSurvival,
   pearson,
   populationStd,
@@ -152,6 +153,7 @@ export {
   type CorrelationResult,
   type KendallTauResult,
   type McNemarResult,
+  type PairedTTestResult,
   type WilcoxonResult,
 } from "./metrics/index.js";
 

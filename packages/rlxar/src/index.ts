@@ -224,7 +224,7 @@ export {
 
 // gym: the ARCO gym, a simulation — procedurally generated multi-hop worlds of fictional entities,
 // ARCO's environment over them, a policy whose features can express the optimal one, the oracle
-// and noisy teachers, imitation, and Monte-Carlo ground-truth step credit
+// and noisy teachers, imitation, Monte-Carlo ground-truth step credit and the critic that hands it to the trainer (a control)
 export {
   GYM_MAX_HOPS,
   generateGymTasks,
@@ -266,4 +266,9 @@ export {
 } from "./gym/policy.js";
 export { CARELESS_NOISE, gymNoisyTeacher, gymOracle, type GymTeacherOptions } from "./gym/teachers.js";
 export { imitate, type ImitationOptions, type ImitationResult } from "./gym/imitation.js";
-export { trueStepAdvantages, type StepAdvantage, type TrueAdvantageOptions } from "./gym/credit.js";
+export { trueStepAdvantages, type StepAdvantage, type TrueAdvantageOptions } from "./credit/true-advantage.js";
+export {
+  TRUE_ADVANTAGE_CRITERION,
+  trueAdvantageCritic,
+  type TrueAdvantageCriticOptions,
+} from "./credit/true-advantage-critic.js";

@@ -14,3 +14,5 @@ export { mcnemarExact } from "./mcnemar.js";
 export type { McNemarResult } from "./mcnemar.js";
 export { wilcoxonSignedRank } from "./wilcoxon.js";
 export type { WilcoxonResult } from "./wilcoxon.js";
+export { pairedTTest } from "./t-test.js";
+export type { PairedTTestResult } from "./t-test.js";

@@ -37,18 +37,21 @@ describe("arcoGym", () => {
       for (const l of task.lures) {
         // The look-alike's whole name always finds it.
         expect(retrieve(task, l.name)).toBe(l.paragraph);
-        // The shared first word alone finds the look-alike or the gold paragraph, nothing else.
-        const got = retrieve(task, l.sharedWord);
-        if (got === l.paragraph) lure++;
-        else if (got === task.chain[l.hop]!.paragraph) gold++;
-        else throw new Error(`task ${task.id}: ${l.sharedWord} retrieved paragraph ${got}`);
+      }
+      for (const hop of task.chain.keys()) {
+        // The shared first word alone finds a look-alike of the hop or its gold paragraph, nothing else.
+        const group = task.lures.filter((l) => l.hop === hop);
+        const got = retrieve(task, group[0]!.sharedWord);
+        if (group.some((l) => got === l.paragraph)) lure++;
+        else if (got === task.chain[hop]!.paragraph) gold++;
+        else throw new Error(`task ${task.id}: ${group[0]!.sharedWord} retrieved paragraph ${got}`);
       }
     }
-    const share = lure / (lure + gold);
-    console.log(`a search for the shared first word found the look-alike in ${lure} of ${lure + gold} searches`);
-    // Measured when written: 0.49, a coin flip.
-    expect(share).toBeGreaterThan(0.35);
-    expect(share).toBeLessThan(0.65);
+    const share = gold / (lure + gold);
+    console.log(`a search for the shared first word found the gold paragraph in ${gold} of ${lure + gold} searches`);
+    // Two look-alikes a hop: the gold paragraph one time in three (measured when written: 0.34).
+    expect(share).toBeGreaterThan(0.25);
+    expect(share).toBeLessThan(0.42);
   });
 
   it("gives H + 1 searches: the oracle's path with one spare, then only Finish", () => {

@@ -74,12 +74,17 @@ export class NameBook {
 
   /**
    * A look-alike of `name`: the same first word, another second word (a fresh family name, or
-   * another suffix of the kind), so a search for the shared first word matches both.
+   * another suffix of the kind, none of `taken`), so a search for the shared first word matches both.
    */
-  lookalike(name: string, type: EntityType, rng: Rng): string {
+  lookalike(name: string, type: EntityType, rng: Rng, taken: ReadonlySet<string> = new Set()): string {
     const [first, second] = name.split(" ") as [string, string];
     if (type === "person") return `${first} ${this.freshWord(rng)}`;
-    const others = NAME_SUFFIXES[type].filter((suffix) => suffix !== second);
+    const others = NAME_SUFFIXES[type].filter((suffix) => suffix !== second && !taken.has(`${first} ${suffix}`));
+    if (others.length === 0)
+      throw new RlxarInputError(
+        "names",
+        `no look-alike of ${JSON.stringify(name)} is left: every ${type} suffix is taken`,
+      );
     return `${first} ${others[rng.int(others.length)]!}`;
   }
 }

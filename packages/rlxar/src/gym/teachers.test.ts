@@ -56,8 +56,10 @@ describe("gymNoisyTeacher", () => {
     expect(Math.abs(rate - CARELESS_NOISE)).toBeLessThan(0.05);
     const success = episodes.reduce((n, e) => n + e.reward, 0) / episodes.length;
     console.log(`noisy teacher's own success: ${success.toFixed(3)}`);
-    expect(success).toBeGreaterThan(0.2);
-    expect(success).toBeLessThan(0.8);
+    // A hop is found by a careful search or by a careless one's one-in-three luck: 0.1 + 0.9 / 3 =
+    // 0.4 a hop, about 0.08 over H = 2, 3, 4 (measured when written: 0.103).
+    expect(success).toBeGreaterThan(0.05);
+    expect(success).toBeLessThan(0.2);
   });
 
   it("is the oracle at noise 0 and refuses a noise outside [0, 1]", async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RlxarInputError } from "../errors.js";
 import { namesIn, questionHops, GYM_RELATIONS, readStatedRelation } from "./relations.js";
-import { generateGymTasks, GYM_MAX_HOPS } from "./world.js";
+import { generateGymTasks, GYM_LOOKALIKES, GYM_MAX_HOPS } from "./world.js";
 
 const tasks = generateGymTasks({ hops: [2, 3, 4], count: 300, seed: 11 });
 
@@ -76,13 +76,18 @@ describe("generateGymTasks", () => {
     expect(Math.min(...sizes)).toBe(10);
     expect(Math.max(...sizes)).toBe(20);
     const small = generateGymTasks({ hops: 4, count: 20, seed: 3, paragraphs: { min: 2, max: 3 } });
-    expect(small.every((task) => task.paragraphs.length === 8)).toBe(true); // never fewer than 2·H
+    // Never fewer than (1 + look-alikes)·H: 12 with the default two, 8 with one.
+    expect(small.every((task) => task.paragraphs.length === 12)).toBe(true);
+    const single = generateGymTasks({ hops: 4, count: 20, seed: 3, paragraphs: { min: 2, max: 3 }, lookalikes: 1 });
+    expect(single.every((task) => task.paragraphs.length === 8)).toBe(true);
   });
 
-  it("puts a look-alike of every searched chain entity in the pool: same first word, same next relation, another object", () => {
+  it("puts look-alikes of every searched chain entity in the pool: same first word, same next relation, another object", () => {
     for (const task of tasks) {
-      expect(task.lures).toHaveLength(task.hops);
-      task.lures.forEach((lure, hop) => {
+      expect(task.lures).toHaveLength(GYM_LOOKALIKES * task.hops);
+      expect(task.lures.map((l) => l.hop)).toEqual(task.chain.flatMap((_, hop) => [hop, hop]));
+      task.lures.forEach((lure) => {
+        const hop = lure.hop;
         const gold = task.chain[hop]!;
         expect(lure.of).toBe(gold.subject);
         expect(lure.name).not.toBe(gold.subject);
@@ -92,9 +97,14 @@ describe("generateGymTasks", () => {
         expect(stated.subject).toBe(lure.name);
         expect(stated.relation).toBe(gold.relation);
         expect(stated.object).not.toBe(gold.object);
-        // Nothing else in the pool is titled with the shared word.
+        // Nothing else in the pool is titled with the shared word, and the group's members all
+        // hold it equally often, so BM25 favours none of them.
+        const group = [gold.subject, ...task.lures.filter((l) => l.hop === hop).map((l) => l.name)];
+        expect(new Set(group).size).toBe(1 + GYM_LOOKALIKES);
         const titled = task.paragraphs.filter((p) => p.title.split(" ")[0] === lure.sharedWord);
-        expect(titled.map((p) => p.title).sort()).toEqual([gold.subject, lure.name].sort());
+        expect(titled.map((p) => p.title).sort()).toEqual([...group].sort());
+        const counts = titled.map((p) => p.text.split(lure.sharedWord).length);
+        expect(new Set(counts).size).toBe(1);
       });
     }
   });
@@ -108,6 +118,7 @@ describe("generateGymTasks", () => {
       /options\.paragraphs\.max/u,
     );
     expect(() => generateGymTasks({ hops: 2, count: 1, seed: 1, split: "test" as "eval" })).toThrow(/options\.split/u);
+    expect(() => generateGymTasks({ hops: 2, count: 1, seed: 1, lookalikes: 0 })).toThrow(/options\.lookalikes/u);
   });
 });
 

@@ -15,6 +15,15 @@ import {
 /** The most relations a gym question chains (and the longest walk the relation graph is sure to hold). */
 export const GYM_MAX_HOPS = 4;
 
+/**
+ * Look-alikes per chain entity by default: 2, so a careless search (the shared first word) finds
+ * the gold paragraph about one time in three. With one look-alike (a coin flip per hop) outcome-only
+ * RL and the true-advantage control both learned the careful search within four updates at every H:
+ * successes were common enough that every batch told outcome RL the right direction, and the gym
+ * could not show what step credit is worth (see packages/repro/README.md, "The ARCO gym").
+ */
+export const GYM_LOOKALIKES = 2;
+
 /** Which seed stream a task comes from: training and evaluation tasks never share one. */
 export type GymSplit = "train" | "eval";
 
@@ -71,7 +80,9 @@ export interface GymTaskOptions {
   readonly seed: number | string;
   /** Default `"train"`. The split is the first fork of the seed, so the two streams are disjoint. */
   readonly split?: GymSplit;
-  /** Paragraphs per pool, drawn uniformly in [min, max] (default 10 and 20), never fewer than 2·H. */
+  /** Look-alikes of each chain entity but the last (default {@link GYM_LOOKALIKES}; at most 4). */
+  readonly lookalikes?: number;
+  /** Paragraphs per pool, drawn uniformly in [min, max] (default 10 and 20), never fewer than (1 + lookalikes)·H. */
   readonly paragraphs?: { readonly min?: number; readonly max?: number };
 }
 
@@ -142,9 +153,9 @@ interface Entity {
 }
 
 /** A paragraph stating `relation`(subject) = object, titled by its subject, with 1–3 filler sentences. */
-function paragraph(subject: Entity, relation: Relation, object: Entity, rng: Rng, extra?: string): HotpotParagraph {
+function paragraph(subject: Entity, relation: Relation, object: Entity, rng: Rng, ...extra: string[]): HotpotParagraph {
   const fillers = shuffle(FILLERS[subject.type], rng).slice(0, 1 + rng.int(3));
-  if (extra !== undefined) fillers.splice(rng.int(fillers.length + 1), 0, extra);
+  for (const sentence of extra) fillers.splice(rng.int(fillers.length + 1), 0, sentence);
   const sentences = [fillSentence(relation, subject.name, object.name), ...fillers];
   return { title: subject.name, sentences, text: sentences.join(" ") };
 }
@@ -173,7 +184,7 @@ interface Placed {
   readonly hop?: number;
 }
 
-function generateTask(hops: number, size: number, rng: Rng, id: string, split: GymSplit): GymTask {
+function generateTask(hops: number, lookalikes: number, size: number, rng: Rng, id: string, split: GymSplit): GymTask {
   const book = new NameBook(RESERVED);
   const relations = relationWalk(hops, rng.fork("walk"));
   const names = rng.fork("names");
@@ -181,40 +192,48 @@ function generateTask(hops: number, size: number, rng: Rng, id: string, split: G
   const entities: Entity[] = [{ name: book.name(relations[0]!.subject, names), type: relations[0]!.subject }];
   for (const relation of relations) entities.push({ name: book.name(relation.object, names), type: relation.object });
   const placed: Placed[] = [];
-  const lureNames: string[] = [];
-  const lureObjects: Entity[] = [];
+  const lures: { of: string; hop: number; name: string }[] = [];
+  const lureObjects: Entity[][] = [];
   relations.forEach((relation, hop) => {
     const subject = entities[hop]!;
-    const lure: Entity = { name: book.lookalike(subject.name, subject.type, names), type: subject.type };
-    const lureObject: Entity = { name: book.name(relation.object, names), type: relation.object };
-    // Half the pairs say they are not to be confused, both ways, so the shared word's count stays even.
+    const taken = new Set([subject.name]);
+    const group: Entity[] = [subject];
+    for (let l = 0; l < lookalikes; l++) {
+      const lure: Entity = { name: book.lookalike(subject.name, subject.type, names, taken), type: subject.type };
+      taken.add(lure.name);
+      group.push(lure);
+    }
+    const objects = group
+      .slice(1)
+      .map((): Entity => ({ name: book.name(relation.object, names), type: relation.object }));
+    // Half the groups say their members are not to be confused, each naming the next in a ring,
+    // so every paragraph of the group holds the shared word equally often and BM25 favours none.
     const confused = text.next() < 0.5;
-    placed.push({
-      paragraph: paragraph(subject, relation, entities[hop + 1]!, text, confused ? confusion(lure.name) : undefined),
-      role: "gold",
-      hop,
+    const aside = (i: number) => (confused ? [confusion(group[(i + 1) % group.length]!.name)] : []);
+    placed.push({ paragraph: paragraph(subject, relation, entities[hop + 1]!, text, ...aside(0)), role: "gold", hop });
+    objects.forEach((object, l) => {
+      const lure = group[l + 1]!;
+      placed.push({ paragraph: paragraph(lure, relation, object, text, ...aside(l + 1)), role: "lure", hop });
+      lures.push({ of: subject.name, hop, name: lure.name });
     });
-    placed.push({
-      paragraph: paragraph(lure, relation, lureObject, text, confused ? confusion(subject.name) : undefined),
-      role: "lure",
-      hop,
-    });
-    lureNames.push(lure.name);
-    lureObjects.push(lureObject);
+    lureObjects.push(objects);
   });
   // Where a look-alike's object has a next relation in the chain, its paragraph continues the wrong
   // chain as plausibly as the gold one goes on; then other entities under the chain's relations.
-  for (let hop = 0; hop + 1 < hops && placed.length < size; hop++) {
+  for (let hop = 0; hop + 1 < hops; hop++) {
     const relation = relations[hop + 1]!;
-    placed.push({
-      paragraph: paragraph(
-        lureObjects[hop]!,
-        relation,
-        { name: book.name(relation.object, names), type: relation.object },
-        text,
-      ),
-      role: "other",
-    });
+    for (const object of lureObjects[hop]!) {
+      if (placed.length >= size) break;
+      placed.push({
+        paragraph: paragraph(
+          object,
+          relation,
+          { name: book.name(relation.object, names), type: relation.object },
+          text,
+        ),
+        role: "other",
+      });
+    }
   }
   while (placed.length < size) {
     const relation = relations[text.int(relations.length)]!;
@@ -224,6 +243,7 @@ function generateTask(hops: number, size: number, rng: Rng, id: string, split: G
   }
   const pool = shuffle(placed, rng.fork("pool"));
   const at = (role: Placed["role"], hop: number) => pool.findIndex((p) => p.role === role && p.hop === hop);
+  const lureAt = (name: string) => pool.findIndex((p) => p.role === "lure" && p.paragraph.title === name);
   const chain: GymHop[] = relations.map((relation, hop) => ({
     subject: entities[hop]!.name,
     subjectType: entities[hop]!.type,
@@ -232,12 +252,10 @@ function generateTask(hops: number, size: number, rng: Rng, id: string, split: G
     objectType: entities[hop + 1]!.type,
     paragraph: at("gold", hop),
   }));
-  const lures: GymLure[] = lureNames.map((name, hop) => ({
-    of: entities[hop]!.name,
-    hop,
-    name,
-    sharedWord: name.split(" ")[0]!,
-    paragraph: at("lure", hop),
+  const gymLures: GymLure[] = lures.map((lure) => ({
+    ...lure,
+    sharedWord: lure.name.split(" ")[0]!,
+    paragraph: lureAt(lure.name),
   }));
   return {
     id,
@@ -248,7 +266,7 @@ function generateTask(hops: number, size: number, rng: Rng, id: string, split: G
     paragraphs: pool.map((p) => p.paragraph),
     supportingTitles: chain.map((hop) => hop.subject),
     chain,
-    lures,
+    lures: gymLures,
   };
 }
 
@@ -285,11 +303,13 @@ export function generateGymTasks(options: GymTaskOptions): GymTask[] {
   const max = options.paragraphs?.max ?? 20;
   checkInteger(min, "options.paragraphs.min", 1);
   checkInteger(max, "options.paragraphs.max", min);
+  const lookalikes = options.lookalikes ?? GYM_LOOKALIKES;
+  checkInteger(lookalikes, "options.lookalikes", 1, 4);
   const stream = createRng(options.seed).fork(split);
   return Array.from({ length: options.count }, (_, i) => {
     const rng = stream.fork(`task-${i}`);
     const hops = hopsList[i % hopsList.length]!;
-    const size = Math.max(2 * hops, min + rng.fork("size").int(max - min + 1));
-    return generateTask(hops, size, rng, `gym-${split}-${options.seed}-${i}`, split);
+    const size = Math.max((1 + lookalikes) * hops, min + rng.fork("size").int(max - min + 1));
+    return generateTask(hops, lookalikes, size, rng, `gym-${split}-${options.seed}-${i}`, split);
   });
 }

@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { Policy } from "../policy/policy.js";
 import { type Episode, rollout } from "../rollout/rollout.js";
-import { trueStepAdvantages } from "./credit.js";
-import { arcoGym } from "./environment.js";
-import { gymPolicy } from "./policy.js";
-import { gymOracle } from "./teachers.js";
-import { type GymTask, generateGymTasks } from "./world.js";
+import { RlxarInputError } from "../errors.js";
+import { TRUE_ADVANTAGE_CRITERION, trueAdvantageCritic } from "./true-advantage-critic.js";
+import { trueStepAdvantages } from "./true-advantage.js";
+import { arcoGym } from "../gym/environment.js";
+import { gymPolicy } from "../gym/policy.js";
+import { gymOracle } from "../gym/teachers.js";
+import { type GymTask, generateGymTasks } from "../gym/world.js";
 
 const env = arcoGym();
 // A two-hop task whose look-alike wins the search for the shared first word: that search is a lure.
@@ -26,6 +28,16 @@ const mediocre = gymPolicy({
     "finish:expected": 3,
   },
 });
+
+/** Weights that follow the chain by whole names and finish at its end: every task succeeds. */
+const optimalWeights = {
+  "search:expected": 5,
+  "search:full": 2,
+  "search:repeat": -3,
+  "search:chainComplete": -5,
+  "finish:chainComplete": 10,
+  "finish:expected": 3,
+};
 
 /** An episode whose first action is `first`, the oracle's after it. */
 async function episodeStarting(first: string): Promise<Episode> {
@@ -100,5 +112,38 @@ describe("trueStepAdvantages", () => {
     await expect(trueStepAdvantages(env, task, mediocre, episode, { rollouts: 0, seed: 1 })).rejects.toThrow(
       /options\.rollouts/u,
     );
+  });
+});
+
+describe("trueAdvantageCritic", () => {
+  it("rates each step by its true advantage under the live policy, the same way every time", async () => {
+    const policy = gymPolicy({ initialWeights: { ...mediocre.featureWeights() } });
+    const critic = trueAdvantageCritic(env, policy, { tasks: [task], rollouts: 200, temperature: 1, seed: "c" });
+    const episodes = [await episodeStarting(gold), await episodeStarting(lure)];
+    const ratings = await critic.rate(episodes);
+    expect(ratings.map((r) => r.length)).toEqual(episodes.map((e) => e.steps.length));
+    expect(ratings[0]![0]!.s).toBeGreaterThan(0.05);
+    expect(ratings[1]![0]!.s).toBeLessThan(-0.05);
+    for (const rating of ratings.flat()) {
+      expect(rating.criteria).toEqual([TRUE_ADVANTAGE_CRITERION]);
+      expect(rating.scores).toEqual([rating.s]);
+    }
+    expect(await critic.rate(episodes)).toEqual(ratings);
+    // The live policy: once it follows the chain by whole names, the gold search is nearly always
+    // its own choice and earns next to no advantage.
+    policy.weights.set(gymPolicy({ initialWeights: optimalWeights }).weights);
+    const afterGold = (await critic.rate([episodes[0]!]))[0]![0];
+    console.log(
+      `gold search's advantage: ${ratings[0]![0]!.s.toFixed(3)} under π, ${afterGold!.s.toFixed(3)} once π is optimal`,
+    );
+    expect(Math.abs(afterGold!.s)).toBeLessThan(0.05);
+  });
+
+  it("refuses an episode of a task it was not given, and does not co-evolve", async () => {
+    const [other] = generateGymTasks({ hops: 2, count: 1, seed: 72 });
+    const critic = trueAdvantageCritic(env, mediocre, { tasks: [other!], temperature: 1, seed: 1 });
+    await expect(critic.rate([await episodeStarting(gold)])).rejects.toThrow(/episodes\[0\]\.taskId/u);
+    expect(critic.coEvolves).toBe(false);
+    await expect(critic.update([], [])).rejects.toThrow(RlxarInputError);
   });
 });
