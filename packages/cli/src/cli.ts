@@ -48,11 +48,14 @@ const COMMANDS: Readonly<
     load: () => declaration(import("./commands/elicit.js"), "elicitCommand"),
   },
   repro: {
-    summary: "reproduce the papers: ARCANE (in the gym, or with --provider), ARCO on HotpotQA (repro arco)",
+    summary:
+      "reproduce the papers: ARCANE (in the gym, or with --provider), ARCO on HotpotQA (repro arco) and in its gym (repro arco-gym)",
     load: (rest) =>
       rest[0] === "arco"
         ? declaration(import("./commands/repro-arco.js"), "reproArcoCommand")
-        : declaration(import("./commands/repro.js"), "reproCommand"),
+        : rest[0] === "arco-gym"
+          ? declaration(import("./commands/repro-arco-gym.js"), "reproArcoGymCommand")
+          : declaration(import("./commands/repro.js"), "reproCommand"),
   },
   hackbench: {
     summary: "probe a rubric reward for hacks",

@@ -110,3 +110,18 @@ export {
   type ArcoMethod,
   type ArcoTable,
 } from "./arco/table.js";
+
+// arco-gym: ARCO in the gym, a simulation (`rubric repro arco-gym`): the value of dense credit per
+// chain length, outcome-only RL against the true-advantage control, with paired tests
+export { arcoGymConfig, type ArcoGymConfig, type ArcoGymConfigOptions } from "./arco-gym/config.js";
+export { runArcoGym, type ArcoGymProgress, type ArcoGymRunOptions } from "./arco-gym/experiment.js";
+export { arcoGymPlots, gymCurvesSpec, gymSuccessSpec, writeArcoGymOutputs } from "./arco-gym/plot.js";
+export {
+  ARCO_GYM_METHOD_LABELS,
+  ARCO_GYM_METHODS,
+  ArcoGymTableSchema,
+  arcoGymMarkdown,
+  type ArcoGymMethod,
+  type ArcoGymTable,
+} from "./arco-gym/table.js";
+export { ReproInputError } from "./errors.js";

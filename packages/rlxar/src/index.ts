@@ -226,6 +226,7 @@ export {
 // ARCO's environment over them, a policy whose features can express the optimal one, the oracle
 // and noisy teachers, imitation, Monte-Carlo ground-truth step credit and the critic that hands it to the trainer (a control)
 export {
+  GYM_LOOKALIKES,
   GYM_MAX_HOPS,
   generateGymTasks,
   type GymHop,

@@ -5,16 +5,20 @@ import { cardToMarkdown, parseIntegrityCard } from "@rubric/hackbench";
 import {
   ArcaneLlmTableSchema,
   ArcaneTableSchema,
+  ArcoGymTableSchema,
   ArcoTableSchema,
   SidecarManagerTableSchema,
   arcaneLlmMarkdown,
   arcaneMarkdown,
+  arcoGymMarkdown,
+  arcoGymPlots,
   arcoMarkdown,
   arcoPlots,
   scalingSvg,
   sidecarManagerMarkdown,
   type ArcaneLlmTable,
   type ArcaneTable,
+  type ArcoGymTable,
   type ArcoTable,
   type SidecarManagerTable,
 } from "@rubric/repro";
@@ -37,7 +41,7 @@ total and the ranking in the page with @rubric/core's scoreRubric, no verifier c
 Each output is rescored with the rubric when the report is written and must match its recorded
 total, so a report never shows results under a rubric they were not scored with.
 
-Also reads a \`rubric repro arcane\` / \`repro arco\` run directory (its tables with the paper's
+Also reads a \`rubric repro arcane\` / \`repro arco\` / \`repro arco-gym\` run directory (its tables with the paper's
 column, and its plots, all drawn from its table.json; a symbolic link or anything but a regular
 file there is refused) and a \`rubric hackbench\` card (probes, gains with intervals, exploits,
 controls), each checked against its schema first.`,
@@ -110,6 +114,12 @@ const RUNS = {
     schema: ArcoTableSchema,
     markdown: (t: unknown) => arcoMarkdown(t as ArcoTable),
     figures: async (t: unknown) => arcoPlots(t as ArcoTable),
+  },
+  "arco-gym": {
+    title: "ARCO in its gym (a simulation)",
+    schema: ArcoGymTableSchema,
+    markdown: (t: unknown) => arcoGymMarkdown(t as ArcoGymTable),
+    figures: async (t: unknown) => arcoGymPlots(t as ArcoGymTable),
   },
 } as const;
 

@@ -90,7 +90,7 @@ export type ReproArcoArgs = CommandArgs<typeof arcoFlags, "experiment", "arco">;
 
 export const reproArcoCommand = defineCommand({
   name: "repro arco",
-  usage: "arco --out <dir> [--quick] [--seeds n] [--eval-data <jsonl>] [options]",
+  usage: "--out <dir> [--quick] [--seeds n] [--eval-data <jsonl>] [options]",
   description: `Reproduces ARCO (arXiv 2606.21262) on HotpotQA: trains on the train file, evaluates greedily on the
 dev file (or --eval-data), nothing selected on it. Per seed: the gold teacher's warm-up (rollouts with
 noise, per-step criteria and scores projected onto Σ = K·R), π SFT on its successful multi-step

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Policy } from "../policy/policy.js";
 import { type Episode, rollout } from "../rollout/rollout.js";
 import { RlxarInputError } from "../errors.js";
+import { OPTIMAL_GYM_WEIGHTS } from "../gym/__fixtures__/optimal-weights.js";
 import { TRUE_ADVANTAGE_CRITERION, trueAdvantageCritic } from "./true-advantage-critic.js";
 import { trueStepAdvantages } from "./true-advantage.js";
 import { arcoGym } from "../gym/environment.js";
@@ -28,16 +29,6 @@ const mediocre = gymPolicy({
     "finish:expected": 3,
   },
 });
-
-/** Weights that follow the chain by whole names and finish at its end: every task succeeds. */
-const optimalWeights = {
-  "search:expected": 5,
-  "search:full": 2,
-  "search:repeat": -3,
-  "search:chainComplete": -5,
-  "finish:chainComplete": 10,
-  "finish:expected": 3,
-};
 
 /** An episode whose first action is `first`, the oracle's after it. */
 async function episodeStarting(first: string): Promise<Episode> {
@@ -131,7 +122,7 @@ describe("trueAdvantageCritic", () => {
     expect(await critic.rate(episodes)).toEqual(ratings);
     // The live policy: once it follows the chain by whole names, the gold search is nearly always
     // its own choice and earns next to no advantage.
-    policy.weights.set(gymPolicy({ initialWeights: optimalWeights }).weights);
+    policy.weights.set(gymPolicy({ initialWeights: OPTIMAL_GYM_WEIGHTS }).weights);
     const afterGold = (await critic.rate([episodes[0]!]))[0]![0];
     console.log(
       `gold search's advantage: ${ratings[0]![0]!.s.toFixed(3)} under π, ${afterGold!.s.toFixed(3)} once π is optimal`,

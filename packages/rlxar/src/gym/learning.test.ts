@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Policy } from "../policy/policy.js";
 import { rollout } from "../rollout/rollout.js";
+import { OPTIMAL_GYM_WEIGHTS } from "./__fixtures__/optimal-weights.js";
 import { arcoGym } from "./environment.js";
 import { imitate } from "./imitation.js";
 import { gymPolicy } from "./policy.js";
@@ -37,16 +38,7 @@ const show = (s: { all: number; byHops: Record<number, number> }) =>
 
 describe("the gym policy on held-out tasks", () => {
   it("can express the optimal policy: hand-set weights succeed on every task", async () => {
-    const optimal = gymPolicy({
-      initialWeights: {
-        "search:expected": 5,
-        "search:full": 2,
-        "search:repeat": -3,
-        "search:chainComplete": -5,
-        "finish:chainComplete": 10,
-        "finish:expected": 3,
-      },
-    });
+    const optimal = gymPolicy({ initialWeights: OPTIMAL_GYM_WEIGHTS });
     expect((await success(optimal, evaluation, 0)).all).toBe(1);
   });
 

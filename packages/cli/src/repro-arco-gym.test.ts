@@ -1,0 +1,83 @@
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ArcoGymTableSchema } from "@rubric/repro";
+import { beforeAll, describe, expect, it } from "vitest";
+import { runRubric } from "./__fixtures__/run-cli.js";
+
+/** `rubric repro arco-gym` as a user runs it: the built binary. */
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "rubric-repro-arco-gym-"));
+});
+
+const small = [
+  "--hops",
+  "2",
+  "--seeds",
+  "2",
+  "--train-tasks",
+  "8",
+  "--eval-tasks",
+  "20",
+  "--budget",
+  "64",
+  "--mc-rollouts",
+  "2",
+];
+
+describe("rubric repro arco-gym", () => {
+  it("names a setting it cannot honour by its flag, before any work", async () => {
+    const budget = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--budget", "100"]);
+    expect(budget.code).toBe(2);
+    expect(budget.stderr).toContain("--budget: expected a multiple of 128 rollouts");
+    const hops = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--hops", "2,5"]);
+    expect(hops.code).toBe(2);
+    expect(hops.stderr).toContain('--hops: expected integers in [1, 4], got "5"');
+    const twice = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--hops", "3,3"]);
+    expect(twice.stderr).toContain("--hops: lists a hop count twice: 3,3");
+    const tasks = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--train-tasks", "6"]);
+    expect(tasks.stderr).toContain("--budget: expected a multiple of 24 rollouts");
+  });
+
+  it("documents itself, with a usage line that names the command once", async () => {
+    const help = await runRubric(["help", "repro", "arco-gym"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("Usage: rubric repro arco-gym --out <dir>");
+    expect(help.stdout).toContain("a simulation");
+    expect(help.stdout).toContain("--mc-rollouts <n>");
+  });
+
+  it("writes table.json, table.md and the plots, which `rubric report` renders; refuses to overwrite them without --force", async () => {
+    const out = join(dir, "run");
+    const run = await runRubric(["repro", "arco-gym", "--out", out, ...small]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain("run 4 of 4: H = 2, seed 2, trueAdvantage");
+    expect(run.stdout).toMatch(
+      /value of dense credit \(a simulation; .*\): H=2 outcome [\d.]+ vs true advantage [\d.]+/u,
+    );
+    const table = ArcoGymTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));
+    expect(table.config).toMatchObject({ hops: [2], trainTasks: 8, evalTasks: 20, rl: { budget: 64 } });
+    expect(readFileSync(join(out, "table.md"), "utf8")).toContain("## The value of dense credit");
+    for (const svg of ["success.svg", "curves.svg"]) expect(readFileSync(join(out, svg), "utf8")).toContain("<svg");
+
+    const report = await runRubric(["report", out, "--out", join(dir, "report.html")]);
+    expect(report.code, report.stderr).toBe(0);
+    const html = readFileSync(join(dir, "report.html"), "utf8");
+    expect(html).toContain("ARCO in its gym (a simulation)");
+    expect(html).toContain("The value of dense credit");
+
+    const again = await runRubric(["repro", "arco-gym", "--out", out, ...small]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(join(out, "table.json"));
+  });
+
+  it("the report refuses a gym table that does not match its schema, naming the field", async () => {
+    const out = join(dir, "forged");
+    mkdirSync(out);
+    writeFileSync(join(out, "table.json"), JSON.stringify({ kind: "arco-gym", simulation: false }));
+    const report = await runRubric(["report", out, "--out", join(dir, "forged.html")]);
+    expect(report.code).toBe(1);
+    expect(report.stderr).toContain("simulation");
+  });
+});

@@ -1,0 +1,137 @@
+// The ARCO gym run (a simulation), its configuration: which worlds, how the warm-up is made, and
+// the one rollout budget every method trains for.
+import { CARELESS_NOISE, GYM_LOOKALIKES, GYM_MAX_HOPS } from "@rubric/rlxar";
+import { ReproInputError } from "../errors.js";
+import { ARCO_GYM_METHODS, type ArcoGymMethod } from "./table.js";
+
+/** Everything an ARCO gym run is configured by; `arcoGymConfig` fills the defaults. */
+export interface ArcoGymConfig {
+  readonly quick: boolean;
+  /** Hop counts H, each run on its own: training and evaluation tasks of exactly H hops. */
+  readonly hops: readonly number[];
+  /** Training seeds 1..n: each draws its own training tasks, warm-up and rollouts. */
+  readonly seeds: readonly number[];
+  /**
+   * The generator's seed: evaluation tasks are its `eval` stream (the same for every training
+   * seed, so results pair by question); seed s trains on the `train` stream of `${seed}/${s}`,
+   * which never holds an evaluation task.
+   */
+  readonly seed: number;
+  /**
+   * Where the evaluation tasks come from: `eval`, the generator's evaluation stream (every
+   * reported run), or `train`, held-out tasks of its training stream (`${seed}`, which no seed
+   * trains on): what `tools/arco-gym-budget.ts` fixes the budget on, so no setting is chosen on
+   * evaluation tasks.
+   */
+  readonly evaluationSplit: "eval" | "train";
+  readonly methods: readonly ArcoGymMethod[];
+  readonly trainTasks: number;
+  readonly evalTasks: number;
+  readonly lookalikes: number;
+  /** The warm-up: the noisy teacher's rollouts (`replicas` a task, temperature 1), imitated. */
+  readonly teacher: { readonly noise: number; readonly replicas: number };
+  readonly sft: { readonly epochs: number; readonly learningRate: number };
+  /**
+   * RL from the warm-up, the same for every method: `budget` training rollouts in updates of
+   * `rolloutsPerBatch` (outcome: groups of `groupSize`), Adam at `learningRate`, no KL.
+   */
+  readonly rl: {
+    readonly budget: number;
+    readonly rolloutsPerBatch: number;
+    readonly groupSize: number;
+    readonly temperature: number;
+    readonly learningRate: number;
+  };
+  /** The true-advantage control's Monte-Carlo continuations per Q and per V estimate. */
+  readonly trueAdvantage: { readonly rollouts: number };
+}
+
+/** What a caller may set; the rest comes from the defaults. */
+export interface ArcoGymConfigOptions {
+  readonly quick?: boolean;
+  readonly hops?: readonly number[];
+  readonly seeds?: number;
+  readonly seed?: number;
+  readonly evaluationSplit?: "eval" | "train";
+  readonly methods?: readonly ArcoGymMethod[];
+  readonly trainTasks?: number;
+  readonly evalTasks?: number;
+  readonly budget?: number;
+  readonly learningRate?: number;
+  readonly trueAdvantageRollouts?: number;
+}
+
+/**
+ * Defaults of a gym run. The warm-up imitates the noisy teacher (`CARELESS_NOISE`) on 32 training
+ * tasks; RL then runs ARCO's rollout settings (temperature 0.7, groups of 4, 32 rollouts an
+ * update) with π's learning rate of `repro arco` (0.1) for 512 rollouts (16 updates). The
+ * budget was fixed by a rule on outcome-only RL alone, on training-stream tasks, before any
+ * evaluation task was run: the rollouts it needs for a mean greedy success ≥ 90 % on 2-hop tasks
+ * (`tools/arco-gym-budget.ts`, 5 seeds: 512), so the baseline has what it needs on the easy
+ * chains. 16 seeds, because a seed's policy either has learnt the careful search by the budget
+ * or has not, and the paired test over seeds needs enough of them. The quick run keeps every
+ * setting but runs H = 2 and 4 with 6 seeds and 100 evaluation tasks.
+ */
+export function arcoGymConfig(options: ArcoGymConfigOptions = {}): ArcoGymConfig {
+  const quick = options.quick ?? false;
+  const count = options.seeds ?? (quick ? 6 : 16);
+  const config: ArcoGymConfig = {
+    quick,
+    hops: options.hops ?? (quick ? [2, 4] : [2, 3, 4]),
+    seeds: Array.from({ length: count }, (_, i) => i + 1),
+    seed: options.seed ?? 1,
+    evaluationSplit: options.evaluationSplit ?? "eval",
+    methods: options.methods ?? ARCO_GYM_METHODS,
+    trainTasks: options.trainTasks ?? 32,
+    evalTasks: options.evalTasks ?? (quick ? 100 : 200),
+    lookalikes: GYM_LOOKALIKES,
+    teacher: { noise: CARELESS_NOISE, replicas: 2 },
+    sft: { epochs: 30, learningRate: 0.05 },
+    rl: {
+      budget: options.budget ?? 512,
+      rolloutsPerBatch: 32,
+      groupSize: 4,
+      temperature: 0.7,
+      learningRate: options.learningRate ?? 0.1,
+    },
+    trueAdvantage: { rollouts: options.trueAdvantageRollouts ?? 8 },
+  };
+  checkConfig(config);
+  return config;
+}
+
+/** Refuses a configuration the run cannot honour, naming the setting. */
+function checkConfig(config: ArcoGymConfig): void {
+  const { rl, trainTasks } = config;
+  if (config.hops.length === 0) throw new ReproInputError("hops", "expected at least one hop count");
+  for (const [i, h] of config.hops.entries())
+    if (!Number.isInteger(h) || h < 1 || h > GYM_MAX_HOPS)
+      throw new ReproInputError(`hops[${i}]`, `expected an integer in [1, ${GYM_MAX_HOPS}], got ${h}`);
+  if (new Set(config.hops).size !== config.hops.length)
+    throw new ReproInputError("hops", `lists a hop count twice: ${config.hops.join(",")}`);
+  if (config.methods.length === 0) throw new ReproInputError("methods", "expected at least one method");
+  for (const [i, m] of config.methods.entries())
+    if (!(ARCO_GYM_METHODS as readonly string[]).includes(m))
+      throw new ReproInputError(
+        `methods[${i}]`,
+        `unknown method ${JSON.stringify(m)}; known: ${ARCO_GYM_METHODS.join(", ")}`,
+      );
+  if (config.seeds.length < 1) throw new ReproInputError("seeds", "expected at least one seed");
+  for (const [name, value] of [
+    ["trainTasks", trainTasks],
+    ["evalTasks", config.evalTasks],
+    ["budget", rl.budget],
+    ["trueAdvantage.rollouts", config.trueAdvantage.rollouts],
+  ] as const)
+    if (!Number.isInteger(value) || value < 1) throw new ReproInputError(name, `expected an integer ≥ 1, got ${value}`);
+  if (!(rl.learningRate > 0))
+    throw new ReproInputError("learningRate", `expected a number > 0, got ${rl.learningRate}`);
+  // Both methods take whole epochs: outcome RL's of trainTasks · groupSize rollouts, the dense
+  // phase's of trainTasks; a budget of whole outcome epochs is whole dense ones too.
+  const epoch = trainTasks * rl.groupSize;
+  if (rl.budget % epoch !== 0)
+    throw new ReproInputError(
+      "budget",
+      `expected a multiple of ${epoch} rollouts (one outcome epoch: ${trainTasks} tasks × groups of ${rl.groupSize}), got ${rl.budget}`,
+    );
+}

@@ -1,0 +1,97 @@
+import { describe, expect, it } from "vitest";
+import { ReproInputError } from "../errors.js";
+import { arcoGymConfig } from "./config.js";
+import { runArcoGym } from "./experiment.js";
+import { arcoGymPlots } from "./plot.js";
+import { ArcoGymTableSchema, arcoGymMarkdown } from "./table.js";
+
+// A small run: one hop count, two seeds, 8 training tasks, two outcome epochs' budget.
+const small = arcoGymConfig({
+  hops: [3],
+  seeds: 2,
+  trainTasks: 8,
+  evalTasks: 30,
+  budget: 64,
+  trueAdvantageRollouts: 2,
+});
+
+describe("runArcoGym", () => {
+  it("runs every method from one warm-up per seed and writes a checked table, the same for the same seeds", async () => {
+    const events: string[] = [];
+    const table = await runArcoGym(small, {
+      onProgress: (e) => {
+        if (e.type === "run") events.push(`${e.index}/${e.total} H${e.hops} s${e.seed} ${e.method}`);
+      },
+    });
+    expect(ArcoGymTableSchema.parse(table)).toEqual(table);
+    expect(events).toEqual([
+      "1/4 H3 s1 outcome",
+      "2/4 H3 s1 trueAdvantage",
+      "3/4 H3 s2 outcome",
+      "4/4 H3 s2 trueAdvantage",
+    ]);
+    expect(table).toMatchObject({ kind: "arco-gym", simulation: true, credit: {} });
+    // Curves: before RL, then after every epoch, up to the budget (outcome: 32 rollouts an
+    // epoch of 8 tasks in groups of 4; the control: 8).
+    const outcome = table.curves["outcome"]!["3"]!;
+    const control = table.curves["trueAdvantage"]!["3"]!;
+    expect(outcome.map((c) => c.map((p) => p.rollouts))).toEqual([
+      [0, 32, 64],
+      [0, 32, 64],
+    ]);
+    expect(control[0]!.map((p) => p.rollouts)).toEqual([0, 8, 16, 24, 32, 40, 48, 56, 64]);
+    // Both methods start from the seed's warm-up: the same success before RL.
+    expect(outcome.map((c) => c[0]!.success)).toEqual(control.map((c) => c[0]!.success));
+    expect(table.warmup.map((w) => w.success)).toEqual(outcome.map((c) => c[0]!.success));
+    // The table's numbers are the runs' own: the last curve point is the greedy success after the budget.
+    const [row] = table.valueOfDenseCredit;
+    expect(row!.hops).toBe(3);
+    expect(row!.outcome.mean).toBeCloseTo((outcome[0]!.at(-1)!.success + outcome[1]!.at(-1)!.success) / 2, 12);
+    expect(row!.trueAdvantage.mean).toBeCloseTo((control[0]!.at(-1)!.success + control[1]!.at(-1)!.success) / 2, 12);
+    expect(row!.gap).toBeCloseTo(row!.trueAdvantage.mean - row!.outcome.mean, 12);
+    expect(table.methods.trueAdvantage!.vsOutcome!.gap).toBeCloseTo(row!.gap, 12);
+    expect(table.methods.outcome!.vsOutcome).toBeUndefined();
+    const md = arcoGymMarkdown(table);
+    expect(md).toContain("a simulation");
+    expect(md).toContain("| 3 |");
+    const plots = await arcoGymPlots(table);
+    expect(plots.map((p) => p.file)).toEqual(["success.svg", "curves.svg"]);
+    for (const plot of plots) expect(plot.svg).toContain("<svg");
+
+    const again = await runArcoGym(small);
+    expect({ ...again, timing: null }).toEqual({ ...table, timing: null });
+  });
+
+  it("runs a subset of methods on held-out training-stream tasks (the budget tool's run)", async () => {
+    const table = await runArcoGym(
+      arcoGymConfig({ ...small, hops: [2], seeds: 1, evalTasks: 10, methods: ["outcome"], evaluationSplit: "train" }),
+    );
+    expect(Object.keys(table.methods)).toEqual(["outcome"]);
+    expect(table.valueOfDenseCredit).toEqual([]);
+  });
+});
+
+describe("arcoGymConfig", () => {
+  it("refuses settings the run cannot honour, naming them", () => {
+    const bad: [Parameters<typeof arcoGymConfig>[0], RegExp][] = [
+      [{ budget: 100 }, /^budget: expected a multiple of 128 rollouts/u],
+      [{ hops: [2, 2] }, /^hops: lists a hop count twice/u],
+      [{ hops: [5] }, /^hops\[0\]: expected an integer in \[1, 4\]/u],
+      [{ hops: [] }, /^hops: expected at least one/u],
+      [{ trainTasks: 0 }, /^trainTasks: expected an integer ≥ 1/u],
+      [{ learningRate: 0 }, /^learningRate: expected a number > 0/u],
+      [{ methods: ["ppo" as "outcome"] }, /^methods\[0\]: unknown method "ppo"/u],
+    ];
+    for (const [options, message] of bad) {
+      expect(() => arcoGymConfig(options)).toThrow(ReproInputError);
+      expect(() => arcoGymConfig(options)).toThrow(message);
+    }
+  });
+
+  it("has the documented defaults: the full run, and the quick one", () => {
+    expect(arcoGymConfig()).toMatchObject({ hops: [2, 3, 4], evalTasks: 200, rl: { budget: 512, learningRate: 0.1 } });
+    expect(arcoGymConfig().seeds).toHaveLength(16);
+    expect(arcoGymConfig({ quick: true })).toMatchObject({ hops: [2, 4], evalTasks: 100 });
+    expect(arcoGymConfig({ quick: true }).seeds).toHaveLength(6);
+  });
+});

@@ -1,0 +1,283 @@
+// The ARCO gym run (a simulation): per hop count and seed, one warm-up, then every method from it
+// at the same rollout budget, and the table that compares them with paired tests.
+import { mcnemarExact, mean, pairedTTest, sampleStd } from "@rubric/core";
+import {
+  arcoGym,
+  type CoEvolutionOptions,
+  type Environment,
+  type GymPolicy,
+  type GymTask,
+  generateGymTasks,
+  gymNoisyTeacher,
+  gymPolicy,
+  imitate,
+  rollout,
+  type StepCritic,
+  type TrainerSettingsInput,
+  trainCoEvolution,
+  trueAdvantageCritic,
+} from "@rubric/rlxar";
+import type { ArcoGymConfig } from "./config.js";
+import { ARCO_GYM_METHODS, type ArcoGymMethod, type ArcoGymTable, ArcoGymTableSchema } from "./table.js";
+
+/** What a run reports as it goes (the CLI draws "run k of n" and a bar of batches from it). */
+export type ArcoGymProgress =
+  | {
+      readonly type: "run";
+      /** 1-based: this is run `index` of `total` (hop counts × seeds × methods). */
+      readonly index: number;
+      readonly total: number;
+      readonly hops: number;
+      readonly seed: number;
+      readonly method: ArcoGymMethod;
+    }
+  | { readonly type: "batch"; readonly done: number; readonly total: number };
+
+export interface ArcoGymRunOptions {
+  readonly onProgress?: (event: ArcoGymProgress) => void;
+}
+
+/** One method's run on one hop count and seed: its success per evaluation task and its learning curve. */
+interface MethodRun {
+  readonly perTask: readonly number[];
+  readonly curve: readonly { rollouts: number; success: number }[];
+}
+
+/** The trainer settings and critic of a method, from the same warm-up and budget. */
+function methodSetup(
+  method: ArcoGymMethod,
+  config: ArcoGymConfig,
+  seed: number,
+  environment: Environment<GymTask>,
+  train: readonly GymTask[],
+  policy: GymPolicy,
+): { settings: TrainerSettingsInput; critic?: StepCritic; epochRollouts: number } {
+  const { rl } = config;
+  const common = { rolloutsPerBatch: rl.rolloutsPerBatch, groupSize: rl.groupSize, temperature: rl.temperature, seed };
+  if (method === "outcome") {
+    const epochRollouts = config.trainTasks * rl.groupSize;
+    return {
+      epochRollouts,
+      settings: {
+        ...common,
+        signal: "outcome",
+        sparseEpochs: rl.budget / epochRollouts,
+        denseEpochs: 0,
+        sparseLearningRate: rl.learningRate,
+        sparseKl: 0,
+      },
+    };
+  }
+  // The control: ARCO's dense phase from the warm-up, with each step's score its true advantage,
+  // taken as it is (γ = 0, scale 1) against a baseline per step index; the same learning rate and
+  // no KL, so the signal is the only difference from outcome RL.
+  const epochRollouts = config.trainTasks;
+  return {
+    epochRollouts,
+    settings: {
+      ...common,
+      signal: "arco",
+      sparseEpochs: 0,
+      denseEpochs: rl.budget / epochRollouts,
+      denseLearningRate: rl.learningRate,
+      denseKl: 0,
+      denseScale: 1,
+      gamma: 0,
+      terminalBuckets: "per-step",
+    },
+    critic: trueAdvantageCritic(environment, policy, {
+      tasks: train,
+      rollouts: config.trueAdvantage.rollouts,
+      temperature: rl.temperature,
+      seed: `true-advantage/${seed}`,
+    }),
+  };
+}
+
+async function successes(env: Environment<GymTask>, tasks: readonly GymTask[], policy: GymPolicy): Promise<number[]> {
+  return (await rollout(env, tasks, policy, { temperature: 0, seed: "evaluation" })).map((e) => e.reward);
+}
+
+/**
+ * Runs the ARCO gym's comparison (a simulation). For each hop count H and training seed: the
+ * noisy teacher's episodes on the seed's training tasks, imitated into a warm-up policy; then
+ * each method trains a copy of the warm-up for the same budget of rollouts (`trainCoEvolution`,
+ * a fresh optimiser) and is evaluated greedily on the evaluation tasks, which are the same for
+ * every seed and are never trained or selected on. The learning curves evaluate the same tasks
+ * after every epoch, for the plots only. Returns the checked table.
+ *
+ * @example
+ * const table = await runArcoGym(arcoGymConfig({ quick: true }));
+ * table.valueOfDenseCredit.at(-1); // { hops: 4, outcome: {…}, trueAdvantage: {…}, gap, p, … }
+ */
+export async function runArcoGym(config: ArcoGymConfig, options: ArcoGymRunOptions = {}): Promise<ArcoGymTable> {
+  const started = performance.now();
+  const environment = arcoGym();
+  const runs: Record<ArcoGymMethod, Map<number, MethodRun[]>> = { outcome: new Map(), trueAdvantage: new Map() };
+  const byMethodMs: Record<string, number> = { warmup: 0, outcome: 0, trueAdvantage: 0 };
+  const warmup: ArcoGymTable["warmup"] = [];
+  const total = config.hops.length * config.seeds.length * config.methods.length;
+  let index = 0;
+
+  for (const hops of config.hops) {
+    const evaluation = generateGymTasks({
+      hops,
+      count: config.evalTasks,
+      seed: config.seed,
+      split: config.evaluationSplit,
+      lookalikes: config.lookalikes,
+    });
+    for (const seed of config.seeds) {
+      let mark = performance.now();
+      const train = generateGymTasks({
+        hops,
+        count: config.trainTasks,
+        seed: `${config.seed}/${seed}`,
+        split: "train",
+        lookalikes: config.lookalikes,
+      });
+      const teacher = gymNoisyTeacher(train, { noise: config.teacher.noise });
+      const episodes = await rollout(environment, train, teacher, {
+        temperature: 1,
+        seed: `warm-up/${seed}`,
+        replicas: config.teacher.replicas,
+      });
+      const warm = gymPolicy();
+      await imitate(warm, episodes, {
+        epochs: config.sft.epochs,
+        learningRate: config.sft.learningRate,
+        seed: `sft/${seed}`,
+      });
+      const sampled = await rollout(environment, train, warm, {
+        temperature: config.rl.temperature,
+        seed: `warm-up-sampled/${seed}`,
+        replicas: 4,
+      });
+      warmup.push({
+        hops,
+        seed,
+        success: mean(await successes(environment, evaluation, warm)),
+        sampledTrainSuccess: mean(sampled.map((e) => e.reward)),
+      });
+      byMethodMs.warmup! += performance.now() - mark;
+
+      for (const method of config.methods) {
+        options.onProgress?.({ type: "run", index: ++index, total, hops, seed, method });
+        mark = performance.now();
+        const policy = gymPolicy({ name: `gym-${method}`, initialWeights: warm.featureWeights() });
+        const { settings, critic, epochRollouts } = methodSetup(method, config, seed, environment, train, policy);
+        const training: CoEvolutionOptions<GymTask> = {
+          environment,
+          train,
+          evaluation,
+          policy,
+          settings,
+          ...(critic === undefined ? {} : { critic }),
+          onEvent: (event) => {
+            if (event.type === "batch") options.onProgress?.({ type: "batch", done: event.done, total: event.total });
+          },
+        };
+        const result = await trainCoEvolution(training);
+        const curve = result.log.flatMap((line) =>
+          line.type === "eval" ? [{ rollouts: line.epoch * epochRollouts, success: line.metrics.reward ?? 0 }] : [],
+        );
+        const list = runs[method].get(hops) ?? [];
+        list.push({ perTask: await successes(environment, evaluation, policy), curve });
+        runs[method].set(hops, list);
+        byMethodMs[method]! += performance.now() - mark;
+      }
+    }
+  }
+  return ArcoGymTableSchema.parse(tableOf(config, runs, warmup, { totalMs: performance.now() - started, byMethodMs }));
+}
+
+const meanStd = (values: readonly number[]) => ({
+  mean: mean(values),
+  std: values.length > 1 ? sampleStd(values) : 0,
+  n: values.length,
+});
+
+/** The paired t-test's p over seeds, or null where every seed ties (nothing to test). */
+function seedP(ours: readonly number[], theirs: readonly number[]): number | null {
+  if (ours.length < 2 || ours.every((x, i) => x === theirs[i])) return null;
+  return pairedTTest(ours, theirs).pValue;
+}
+
+function versus(ours: readonly number[], theirs: readonly number[], oursFlat: number[], theirsFlat: number[]) {
+  const test = mcnemarExact(oursFlat, theirsFlat);
+  return {
+    gap: mean(ours) - mean(theirs),
+    p: seedP(ours, theirs),
+    wins: test.b,
+    losses: test.c,
+    mcnemarP: test.pValue,
+  };
+}
+
+function tableOf(
+  config: ArcoGymConfig,
+  runs: Record<ArcoGymMethod, Map<number, MethodRun[]>>,
+  warmup: ArcoGymTable["warmup"],
+  timing: ArcoGymTable["timing"],
+): ArcoGymTable {
+  const perSeed = (method: ArcoGymMethod, hops: number) => (runs[method].get(hops) ?? []).map((r) => mean(r.perTask));
+  const curveMeans = (method: ArcoGymMethod, hops: number) =>
+    (runs[method].get(hops) ?? []).map((r) => mean(r.curve.map((p) => p.success)));
+  /** Per seed, over every hop count. */
+  const overall = (method: ArcoGymMethod, of: (m: ArcoGymMethod, h: number) => number[]) =>
+    config.seeds.map((_, s) => mean(config.hops.map((h) => of(method, h)[s]!)));
+  /** Every (hop count, seed, task) outcome, in one order for every method. */
+  const flat = (method: ArcoGymMethod, hops?: number) =>
+    config.hops
+      .filter((h) => hops === undefined || h === hops)
+      .flatMap((h) => (runs[method].get(h) ?? []).flatMap((r) => r.perTask));
+
+  const ran = ARCO_GYM_METHODS.filter((method) => config.methods.includes(method));
+  const both = ran.includes("outcome") && ran.includes("trueAdvantage");
+  const valueOfDenseCredit = (both ? config.hops : []).map((hops) => {
+    const outcome = perSeed("outcome", hops);
+    const control = perSeed("trueAdvantage", hops);
+    return {
+      hops,
+      outcome: meanStd(outcome),
+      trueAdvantage: meanStd(control),
+      gap: mean(control) - mean(outcome),
+      p: seedP(control, outcome),
+      mcnemarP: mcnemarExact(flat("trueAdvantage", hops), flat("outcome", hops)).pValue,
+      curveMean: { outcome: mean(curveMeans("outcome", hops)), trueAdvantage: mean(curveMeans("trueAdvantage", hops)) },
+    };
+  });
+  const methods = Object.fromEntries(
+    ran.map((method) => {
+      const success = overall(method, perSeed);
+      return [
+        method,
+        {
+          success: meanStd(success),
+          byHops: Object.fromEntries(config.hops.map((h) => [String(h), meanStd(perSeed(method, h))])),
+          curveMean: meanStd(overall(method, curveMeans)),
+          ...(method === "outcome" || !ran.includes("outcome")
+            ? {}
+            : { vsOutcome: versus(success, overall("outcome", perSeed), flat(method), flat("outcome")) }),
+        },
+      ];
+    }),
+  );
+  const curves = Object.fromEntries(
+    ran.map((method) => [
+      method,
+      Object.fromEntries(config.hops.map((h) => [String(h), (runs[method].get(h) ?? []).map((r) => [...r.curve])])),
+    ]),
+  );
+  return {
+    kind: "arco-gym",
+    simulation: true,
+    config: { ...config, seeds: [...config.seeds], hops: [...config.hops] },
+    valueOfDenseCredit,
+    methods,
+    credit: {},
+    curves,
+    warmup,
+    timing,
+  };
+}

@@ -1,0 +1,139 @@
+import { z } from "zod";
+
+/**
+ * The methods of the gym's comparison, keyed as `repro arco` keys them; the controls last. Today
+ * the run measures the value of dense credit: outcome-only RL against the true-advantage control.
+ */
+export const ARCO_GYM_METHODS = ["outcome", "trueAdvantage"] as const;
+export type ArcoGymMethod = (typeof ARCO_GYM_METHODS)[number];
+
+export const ARCO_GYM_METHOD_LABELS: Readonly<Record<ArcoGymMethod, string>> = {
+  outcome: "Outcome reward only (GRPO groups, Search-R1 style)",
+  trueAdvantage: "Control: true step advantages (Monte Carlo) as the dense signal",
+};
+
+const MeanStdSchema = z.strictObject({ mean: z.number(), std: z.number(), n: z.int() });
+
+/** A paired comparison with outcome-only RL on the same tasks and seeds. */
+const VersusSchema = z.strictObject({
+  /** Mean success minus outcome's, over seeds. */
+  gap: z.number(),
+  /** Two-sided paired t-test on per-seed success (a seed is the unit of replication); null when every seed ties. */
+  p: z.number().nullable(),
+  /** Exact McNemar test over (seed, task) pairs: treats the tasks of one seed as independent, which they are not (one policy answers them all). */
+  wins: z.int(),
+  losses: z.int(),
+  mcnemarP: z.number(),
+});
+
+/** Success against training rollouts, greedy on the evaluation tasks (for the curves only: nothing is selected on them). */
+const CurvePointSchema = z.strictObject({ rollouts: z.int(), success: z.number() });
+
+const MethodResultSchema = z.strictObject({
+  /** Greedy success on the evaluation tasks after the budget, all hop counts (mean ± std over seeds). */
+  success: MeanStdSchema,
+  byHops: z.record(z.string(), MeanStdSchema),
+  /** Success averaged over the learning curve (0 … budget): how fast, not only how far. */
+  curveMean: MeanStdSchema,
+  vsOutcome: VersusSchema.optional(),
+});
+
+export const ArcoGymTableSchema = z.strictObject({
+  kind: z.literal("arco-gym"),
+  /** Always true: every world, task and teacher of this run is generated. */
+  simulation: z.literal(true),
+  config: z.record(z.string(), z.unknown()),
+  /** Per H: outcome-only RL against the true-advantage control at the one budget. */
+  valueOfDenseCredit: z.array(
+    z.strictObject({
+      hops: z.int(),
+      outcome: MeanStdSchema,
+      trueAdvantage: MeanStdSchema,
+      gap: z.number(),
+      p: z.number().nullable(),
+      mcnemarP: z.number(),
+      /** Success averaged over the learning curve, each method. */
+      curveMean: z.strictObject({ outcome: z.number(), trueAdvantage: z.number() }),
+    }),
+  ),
+  methods: z.partialRecord(z.enum(ARCO_GYM_METHODS), MethodResultSchema),
+  /** μ's credit quality per learned critic (none yet: the learned critics are the next step). */
+  credit: z.record(
+    z.string(),
+    z.strictObject({
+      spearman: z.number().nullable(),
+      evidenceAuc: z.number().nullable(),
+      criterionValidity: z.number().nullable(),
+    }),
+  ),
+  /** [method][hops] → per seed, the learning curve. */
+  curves: z.record(z.string(), z.record(z.string(), z.array(z.array(CurvePointSchema)))),
+  /** The warm-up per H and seed: its greedy success on the evaluation tasks and its sampled success (temperature of RL) on its training tasks. */
+  warmup: z.array(
+    z.strictObject({ hops: z.int(), seed: z.int(), success: z.number(), sampledTrainSuccess: z.number() }),
+  ),
+  timing: z.strictObject({ totalMs: z.number(), byMethodMs: z.record(z.string(), z.number()) }),
+});
+export type ArcoGymTable = z.infer<typeof ArcoGymTableSchema>;
+
+const pct = (x: number) => (100 * x).toFixed(1);
+const cell = (m: { mean: number; std: number; n: number }) =>
+  m.n > 1 ? `${pct(m.mean)} ± ${pct(m.std)}` : pct(m.mean);
+const pValue = (p: number | null) =>
+  p === null ? "n/a (every seed ties)" : p < 1e-4 ? p.toExponential(1) : p.toPrecision(2);
+
+/** The table as Markdown: the value of dense credit per H first, then every method. */
+export function arcoGymMarkdown(table: ArcoGymTable): string {
+  const config = table.config as Partial<{
+    quick: boolean;
+    seeds: unknown[];
+    trainTasks: number;
+    evalTasks: number;
+    rl: { budget?: number; rolloutsPerBatch?: number };
+  }>;
+  const seeds = Array.isArray(config.seeds) ? config.seeds.length : 0;
+  const budget = config.rl?.budget;
+  const lines = [
+    `# The ARCO gym, a simulation (${config.quick === true ? "quick run" : "full run"}): ${seeds} seed${seeds === 1 ? "" : "s"}, ${config.trainTasks} training and ${config.evalTasks} evaluation tasks per hop count, ${budget} training rollouts per method`,
+    "",
+    "Every world, entity, question and teacher here is generated: nothing refers to the real world. Success in %, greedy on the evaluation tasks after the budget (mean ± std over seeds), each method from the same warm-up. p: two-sided paired t-test over seeds; McNemar p treats the tasks of a seed as independent and is shown for reference only.",
+    "",
+    "## The value of dense credit",
+    "",
+    "| H | outcome-only RL | true-advantage control | gap (points) | p | McNemar p | mean over the learning curve: outcome / control |",
+    "|---|---|---|---|---|---|---|",
+    ...table.valueOfDenseCredit.map(
+      (row) =>
+        `| ${row.hops} | ${cell(row.outcome)} | ${cell(row.trueAdvantage)} | ${(100 * row.gap).toFixed(1)} | ${pValue(row.p)} | ${pValue(row.mcnemarP)} | ${pct(row.curveMean.outcome)} / ${pct(row.curveMean.trueAdvantage)} |`,
+    ),
+    "",
+    "## Methods",
+    "",
+    "| method | success | mean over the curve | vs outcome: gap, p (wins / losses) |",
+    "|---|---|---|---|",
+  ];
+  for (const method of ARCO_GYM_METHODS) {
+    const result = table.methods[method];
+    if (result === undefined) continue;
+    const v = result.vsOutcome;
+    const versus =
+      v === undefined ? "—" : `${(100 * v.gap).toFixed(1)} points, p ${pValue(v.p)} (${v.wins} / ${v.losses})`;
+    lines.push(
+      `| ${ARCO_GYM_METHOD_LABELS[method]} | ${cell(result.success)} | ${cell(result.curveMean)} | ${versus} |`,
+    );
+  }
+  lines.push(
+    "",
+    "## Warm-up",
+    "",
+    "| H | seed | greedy success (evaluation tasks) | sampled success at RL's temperature (training tasks) |",
+    "|---|---|---|---|",
+    ...table.warmup.map((w) => `| ${w.hops} | ${w.seed} | ${pct(w.success)} | ${pct(w.sampledTrainSuccess)} |`),
+    "",
+    `Timing: ${(table.timing.totalMs / 1000).toFixed(0)} s in all; ${Object.entries(table.timing.byMethodMs)
+      .map(([method, ms]) => `${method} ${(ms / 1000).toFixed(0)} s`)
+      .join(", ")}.`,
+    "",
+  );
+  return lines.join("\n");
+}
