@@ -1,8 +1,7 @@
 import { join } from "node:path";
 import { definedFields } from "@rubric/core";
 import { type ArcoGymProgress, arcoGymConfig, ReproInputError, runArcoGym, writeArcoGymOutputs } from "@rubric/repro";
-import { z } from "zod";
-import { type CommandArgs, defineCommand } from "../flags/command.js";
+import { type CommandArgs, defineCommand, fixedOperand } from "../flags/command.js";
 import { integerFlag, listFlag, MAX_SEEDS, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
 import { type CliIO, UsageError } from "../io.js";
 import { progressBar } from "../progress.js";
@@ -56,14 +55,7 @@ with a paired t-test over seeds. Writes <dir>/table.json, table.md, success.svg 
     key: "experiment",
     label: "arco-gym",
     description: "the experiment",
-    schema: z.array(z.string()).transform((given, context) => {
-      if (given.length === 1 && given[0] === "arco-gym") return "arco-gym" as const;
-      context.addIssue({
-        code: "custom",
-        message: `arco-gym takes no further operands; got ${JSON.stringify(given.join(" "))}`,
-      });
-      return z.NEVER;
-    }),
+    schema: fixedOperand("arco-gym", (given) => `arco-gym takes no further operands; got ${JSON.stringify(given)}`),
   },
   flags: gymFlags,
   footer: "Exit codes: 0 done, 1 bad input, 2 usage error.",

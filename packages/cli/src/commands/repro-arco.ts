@@ -8,7 +8,7 @@ import { parseProviderSpec, providerFromSpec } from "@rubric/providers";
 import { hotpotQa, llmPolicy } from "@rubric/rlxar";
 import { ARCO_METHODS, type ArcoMethod, type ArcoProgress, arcoConfig, runArco } from "@rubric/repro";
 import { z } from "zod";
-import { type CommandArgs, defineCommand } from "../flags/command.js";
+import { type CommandArgs, defineCommand, fixedOperand } from "../flags/command.js";
 import { choiceFlag, integerFlag, listFlag, numberFlag, switchFlag, textFlag, MAX_SEEDS } from "../flags/flag.js";
 import { type CliIO, findSharedData, InputFileError, UsageError } from "../io.js";
 import { progressBar } from "../progress.js";
@@ -105,14 +105,7 @@ onnxruntime-node.`,
     key: "experiment",
     label: "arco",
     description: "the experiment",
-    schema: z.array(z.string()).transform((given, context) => {
-      if (given.length === 1 && given[0] === "arco") return "arco" as const;
-      context.addIssue({
-        code: "custom",
-        message: `arco takes no further operands; got ${JSON.stringify(given.join(" "))}`,
-      });
-      return z.NEVER;
-    }),
+    schema: fixedOperand("arco", (given) => `arco takes no further operands; got ${JSON.stringify(given)}`),
   },
   flags: arcoFlags,
   footer: "Exit codes: 0 done, 1 bad input (a data file's bad lines are all listed), 2 usage error.",

@@ -22,7 +22,7 @@ import { parseProviderSpec, providerFromSpec } from "@rubric/providers";
 import { ErrorPolicySchema } from "@rubric/core";
 import { z } from "zod";
 import { EXIT } from "../exit-codes.js";
-import { type CommandArgs, defineCommand } from "../flags/command.js";
+import { type CommandArgs, defineCommand, fixedOperand } from "../flags/command.js";
 import { choiceFlag, integerFlag, listFlag, numberFlag, switchFlag, textFlag, MAX_SEEDS } from "../flags/flag.js";
 import { LLAMA_CPP_GDPVAL_CONTEXT, UsageError, gdpvalDir, gdpvalTaskFlag, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
@@ -130,14 +130,7 @@ floor (U* = 0) and is counted. Writes <dir>/table.json and <dir>/table.md.`,
     key: "experiment",
     label: "arcane",
     description: "the experiment (one so far: arcane)",
-    schema: z.array(z.string()).transform((given, context) => {
-      if (given.length === 1 && given[0] === "arcane") return "arcane" as const;
-      context.addIssue({
-        code: "custom",
-        message: `knows one experiment, arcane; got ${JSON.stringify(given.join(" "))}`,
-      });
-      return z.NEVER;
-    }),
+    schema: fixedOperand("arcane", (given) => `knows one experiment, arcane; got ${JSON.stringify(given)}`),
   },
   flags: reproFlags,
   footer: "Exit codes: 0 done, 1 bad input, 2 usage error or (with --provider) some scores could not be computed.",

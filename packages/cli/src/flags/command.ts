@@ -15,6 +15,21 @@ export interface Positional<K extends string, T> {
   readonly schema: z.ZodType<T, string[]>;
 }
 
+/**
+ * The operand schema of a command whose one operand is a fixed word (`repro arco`, `repro
+ * arco-gym`): that word, or a usage error built by `refusal` from what was given.
+ */
+export function fixedOperand<const W extends string>(
+  word: W,
+  refusal: (given: string) => string,
+): z.ZodType<W, string[]> {
+  return z.array(z.string()).transform((given, context) => {
+    if (given.length === 1 && given[0] === word) return word;
+    context.addIssue({ code: "custom", message: refusal(given.join(" ")) });
+    return z.NEVER;
+  });
+}
+
 /** What a command receives besides its options. */
 export interface CommandContext {
   readonly io: CliIO;
