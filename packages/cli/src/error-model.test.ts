@@ -42,8 +42,8 @@ const PACKAGES: readonly {
   { name: "hackbench", door: hackbench, base: hackbench.HackbenchError },
   { name: "arco-heads", door: arcoHeads, base: arcoHeads.ArcoError },
   { name: "rlxar", door: rlxar, base: rlxar.RlxarError },
-  // No errors of its own: a reproduction reports its libraries' errors.
-  { name: "repro", door: repro },
+  // A reproduction reports its libraries' errors, and its own configuration's.
+  { name: "repro", door: repro, base: repro.ReproError },
   // The CLI's own errors (its door exports runCli only): the root is their base.
   { name: "cli", door: { ...io, ...resultFiles }, base: core.RubricError },
 ];
@@ -89,6 +89,7 @@ const ARGS: Readonly<Record<string, readonly unknown[]>> = {
   ModelRunError: ["models/mu/v0003", "decode", "Got invalid dimensions for input: past_key_0"],
   ModelClosedError: ["models/mu/v0003"],
   RlxarInputError: ["options.replicas", "expected an integer ≥ 1, got 0"],
+  ReproInputError: ["budget", "expected a multiple of 128 rollouts, got 100"],
   RlxarFileError: ["dev.jsonl", ["line 4: context[2]: expected [title, sentences]"]],
   EpisodeDoneError: ["5a8b57f25542995d1e6f1371"],
   PolicyGenerateError: ["llm:openai-compatible:pi", "5a8b57f25542995d1e6f1371", 1, "HTTP 500"],

@@ -124,4 +124,4 @@ export {
   type ArcoGymMethod,
   type ArcoGymTable,
 } from "./arco-gym/table.js";
-export { ReproInputError } from "./errors.js";
+export { ReproError, ReproInputError } from "./errors.js";
