@@ -224,7 +224,8 @@ export {
 
 // gym: the ARCO gym, a simulation — procedurally generated multi-hop worlds of fictional entities,
 // ARCO's environment over them, a policy whose features can express the optimal one, the oracle
-// and noisy teachers, imitation, Monte-Carlo ground-truth step credit and the critic that hands it to the trainer (a control)
+// and noisy teachers, imitation, a criterion grammar whose every criterion has a checker (teacher
+// annotations, criterion validity), Monte-Carlo ground-truth step credit and the critic that hands it to the trainer (a control)
 export {
   GYM_LOOKALIKES,
   GYM_MAX_HOPS,
@@ -267,6 +268,19 @@ export {
 } from "./gym/policy.js";
 export { CARELESS_NOISE, gymNoisyTeacher, gymOracle, type GymTeacherOptions } from "./gym/teachers.js";
 export { imitate, type ImitationOptions, type ImitationResult } from "./gym/imitation.js";
+export {
+  checkGymCriterion,
+  criterionValidity,
+  GYM_CRITERIA,
+  gymStepCriteria,
+  gymTeacherAnnotation,
+  readGymCriterion,
+  type CriterionValidity,
+  type GymCheckedStep,
+  type GymCriterionTemplate,
+  type GymStepClass,
+  type ReadCriterion,
+} from "./gym/criteria.js";
 export { trueStepAdvantages, type StepAdvantage, type TrueAdvantageOptions } from "./credit/true-advantage.js";
 export {
   TRUE_ADVANTAGE_CRITERION,

@@ -1,0 +1,125 @@
+import { describe, expect, it } from "vitest";
+import type { Policy } from "../policy/policy.js";
+import { type Episode, rollout } from "../rollout/rollout.js";
+import {
+  checkGymCriterion,
+  criterionValidity,
+  GYM_CRITERIA,
+  gymStepCriteria,
+  gymTeacherAnnotation,
+  readGymCriterion,
+} from "./criteria.js";
+import { arcoGym } from "./environment.js";
+import { gymNoisyTeacher, gymOracle } from "./teachers.js";
+import { type GymTask, generateGymTasks } from "./world.js";
+
+const env = arcoGym();
+const tasks = generateGymTasks({ hops: [2, 3], count: 40, seed: 81 });
+// A task whose first careless search finds a look-alike, not the gold paragraph.
+const task: GymTask = tasks.find(
+  (t) => env.reset(t).step(`Search[${t.chain[0]!.subject.split(" ")[0]}]`).info.paragraph !== t.chain[0]!.paragraph,
+)!;
+
+/** An episode whose first action is `first`, the oracle's after it. */
+async function episodeStarting(first: string): Promise<Episode> {
+  const oracle = gymOracle([task]);
+  const scripted: Policy = {
+    name: "scripted",
+    act: async (views, options) => (views[0]!.history.length === 0 ? [{ text: first }] : oracle.act(views, options)),
+  };
+  const [episode] = await rollout(env, [task], scripted, { temperature: 0, seed: 1 });
+  return episode!;
+}
+
+describe("the gym's criterion grammar", () => {
+  it("reads back every criterion it writes, slots and all, and nothing else", async () => {
+    const episode = await episodeStarting(`Search[${task.chain[0]!.subject}]`);
+    for (const step of episode.steps) {
+      const { criteria } = gymStepCriteria(step, 3);
+      for (const text of criteria) {
+        const read = readGymCriterion(text)!;
+        const template = GYM_CRITERIA.find((t) => t.key === read.key)!;
+        expect(template.text.replace(/\{(\w+)\}/gu, (_, slot: string) => read.slots[slot]!)).toBe(text);
+      }
+    }
+    expect(readGymCriterion("Searches for zorvex, the entity the question needs next")).toBeUndefined();
+    expect(readGymCriterion("The query is specific and relevant to the question")).toBeUndefined();
+    expect(readGymCriterion("  Does not repeat an earlier search ")).toEqual({ key: "new-query", slots: {} });
+  });
+
+  it("fills slots from the prefix alone: the entity the chain needs next, copied from the question or the last paragraph", async () => {
+    const episode = await episodeStarting(`Search[${task.chain[0]!.subject}]`);
+    const [first, second] = episode.steps;
+    expect(gymStepCriteria(first!, 2).criteria).toEqual([
+      `Searches for ${task.chain[0]!.subject}, the entity the question needs next`,
+      `Retrieves the paragraph about ${task.chain[0]!.subject}`,
+    ]);
+    expect(gymStepCriteria(second!, 1).criteria).toEqual([
+      `Searches for ${task.chain[1]!.subject}, the entity the question needs next`,
+    ]);
+    const finish = episode.steps.at(-1)!;
+    expect(gymStepCriteria(finish, 3).criteria).toEqual([
+      `Answers with ${task.answer}, the last entity the chain reached`,
+      `Answers only after all ${task.hops} relations are found`,
+      "Answers with a name the retrieved paragraphs hold",
+    ]);
+    expect(() => gymStepCriteria(finish, 4)).toThrow(/k = 4/u);
+  });
+
+  it("checks a step for what each criterion says: the oracle meets all, a careless search only some", async () => {
+    const oracle = await rollout(env, tasks, gymOracle(tasks), { temperature: 0, seed: 1 });
+    for (const episode of oracle)
+      for (const step of episode.steps) {
+        const k = step.transition.kind === "tool" ? 5 : 3;
+        expect(gymStepCriteria(step, k).verdicts.every(Boolean)).toBe(true);
+      }
+    const careless = (await episodeStarting(`Search[${task.chain[0]!.subject.split(" ")[0]}]`)).steps[0]!;
+    const entity = task.chain[0]!.subject;
+    expect(checkGymCriterion(`Searches for ${entity}, the entity the question needs next`, careless)).toBe(true);
+    expect(checkGymCriterion(`Retrieves the paragraph about ${entity}`, careless)).toBe(false);
+    expect(checkGymCriterion(`Names ${entity} in full, not by a word a look-alike shares`, careless)).toBe(false);
+    // A criterion is checked as written: the right template with the wrong entity is not met, and a
+    // Finish criterion is not met by a search.
+    const lure = task.lures.find((l) => l.hop === 0)!.name;
+    expect(checkGymCriterion(`Searches for ${lure}, the entity the question needs next`, careless)).toBe(false);
+    expect(checkGymCriterion(`Answers with ${entity}, the last entity the chain reached`, careless)).toBe(false);
+    expect(checkGymCriterion("Keeps the query short", careless)).toBeUndefined();
+  });
+
+  it("annotates an episode as the warm-up's teacher: the checkers' verdicts, projected so that Σ_t s_t = R", async () => {
+    const episodes = await rollout(env, tasks, gymNoisyTeacher(tasks), { temperature: 1, seed: "annotate" });
+    for (const episode of episodes) {
+      const annotation = gymTeacherAnnotation(episode, 3);
+      expect(annotation.outcome).toBe(episode.reward);
+      expect(annotation.steps).toHaveLength(episode.steps.length);
+      annotation.steps.forEach((step, t) => {
+        expect(step.raw).toEqual(gymStepCriteria(episode.steps[t]!, 3).verdicts.map((met) => (met ? 0.8 : -0.8)));
+      });
+      const sum = annotation.steps.reduce((s, step) => s + step.scores.reduce((a, b) => a + b, 0) / 3, 0);
+      // The projection reaches R unless clamping at ±1 stops it (a long failed episode of good steps).
+      if (Math.abs(sum - episode.reward) > 1e-9)
+        expect(annotation.steps.some((s) => s.scores.some((x) => Math.abs(x) === 1))).toBe(true);
+    }
+  });
+
+  it("measures criterion validity: the share of scored criteria whose sign agrees with the checker", async () => {
+    const episodes = await rollout(env, tasks, gymNoisyTeacher(tasks), { temperature: 1, seed: "validity" });
+    const truthful = episodes.map((e) =>
+      e.steps.map((step) => {
+        const { criteria, verdicts } = gymStepCriteria(step, 3);
+        return { criteria, scores: verdicts.map((met) => (met ? 0.5 : -0.5)) };
+      }),
+    );
+    const all = truthful.flat().length * 3;
+    expect(criterionValidity(episodes, truthful)).toEqual({ checked: all, agreed: all, validity: 1, unread: 0 });
+    const inverted = truthful.map((steps) => steps.map((s) => ({ ...s, scores: s.scores.map((x) => -x) })));
+    expect(criterionValidity(episodes, inverted).validity).toBe(0);
+    const freeText = truthful.map((steps) => steps.map((s) => ({ criteria: ["Be helpful"], scores: [1] })));
+    expect(criterionValidity(episodes, freeText)).toMatchObject({
+      checked: 0,
+      validity: null,
+      unread: truthful.flat().length,
+    });
+    expect(() => criterionValidity(episodes, truthful.slice(1))).toThrow(/ratings/u);
+  });
+});
