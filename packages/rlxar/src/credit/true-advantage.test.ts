@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Policy } from "../policy/policy.js";
-import { type Episode, rollout } from "../rollout/rollout.js";
+import { episodeStarting as scriptedEpisode } from "../gym/__fixtures__/scripted-episode.js";
+import type { Episode } from "../rollout/rollout.js";
 import { RlxarInputError } from "../errors.js";
 import { OPTIMAL_GYM_WEIGHTS } from "../gym/__fixtures__/optimal-weights.js";
 import { TRUE_ADVANTAGE_CRITERION, trueAdvantageCritic } from "./true-advantage-critic.js";
@@ -30,16 +30,7 @@ const mediocre = gymPolicy({
   },
 });
 
-/** An episode whose first action is `first`, the oracle's after it. */
-async function episodeStarting(first: string): Promise<Episode> {
-  const oracle = gymOracle([task]);
-  const scripted: Policy = {
-    name: "scripted",
-    act: async (views, options) => (views[0]!.history.length === 0 ? [{ text: first }] : oracle.act(views, options)),
-  };
-  const [episode] = await rollout(env, [task], scripted, { temperature: 0, seed: 1 });
-  return episode!;
-}
+const episodeStarting = (first: string) => scriptedEpisode(env, task, first);
 
 describe("trueStepAdvantages", () => {
   it("credits the gold search above π's average and the lure search below it", async () => {

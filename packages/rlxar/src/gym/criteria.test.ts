@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Policy } from "../policy/policy.js";
-import { type Episode, rollout } from "../rollout/rollout.js";
+import { episodeStarting as scriptedEpisode } from "./__fixtures__/scripted-episode.js";
+import { rollout } from "../rollout/rollout.js";
 import {
   checkGymCriterion,
   criterionValidity,
@@ -20,16 +20,7 @@ const task: GymTask = tasks.find(
   (t) => env.reset(t).step(`Search[${t.chain[0]!.subject.split(" ")[0]}]`).info.paragraph !== t.chain[0]!.paragraph,
 )!;
 
-/** An episode whose first action is `first`, the oracle's after it. */
-async function episodeStarting(first: string): Promise<Episode> {
-  const oracle = gymOracle([task]);
-  const scripted: Policy = {
-    name: "scripted",
-    act: async (views, options) => (views[0]!.history.length === 0 ? [{ text: first }] : oracle.act(views, options)),
-  };
-  const [episode] = await rollout(env, [task], scripted, { temperature: 0, seed: 1 });
-  return episode!;
-}
+const episodeStarting = (first: string) => scriptedEpisode(env, task, first);
 
 describe("the gym's criterion grammar", () => {
   it("reads back every criterion it writes, slots and all, and nothing else", async () => {
@@ -114,7 +105,7 @@ describe("the gym's criterion grammar", () => {
     expect(criterionValidity(episodes, truthful)).toEqual({ checked: all, agreed: all, validity: 1, unread: 0 });
     const inverted = truthful.map((steps) => steps.map((s) => ({ ...s, scores: s.scores.map((x) => -x) })));
     expect(criterionValidity(episodes, inverted).validity).toBe(0);
-    const freeText = truthful.map((steps) => steps.map((s) => ({ criteria: ["Be helpful"], scores: [1] })));
+    const freeText = truthful.map((steps) => steps.map(() => ({ criteria: ["Be helpful"], scores: [1] })));
     expect(criterionValidity(episodes, freeText)).toMatchObject({
       checked: 0,
       validity: null,
