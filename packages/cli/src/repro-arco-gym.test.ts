@@ -52,14 +52,15 @@ describe("rubric repro arco-gym", () => {
     const out = join(dir, "run");
     const run = await runRubric(["repro", "arco-gym", "--out", out, ...small]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toContain("run 4 of 4: H = 2, seed 2, trueAdvantage");
+    expect(run.stderr).toContain("run 6 of 6: H = 2, seed 2, trueAdvantage");
     expect(run.stdout).toMatch(
       /value of dense credit \(a simulation; .*\): H=2 outcome [\d.]+ vs true advantage [\d.]+/u,
     );
     const table = ArcoGymTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));
     expect(table.config).toMatchObject({ hops: [2], trainTasks: 8, evalTasks: 20, rl: { budget: 64 } });
     expect(readFileSync(join(out, "table.md"), "utf8")).toContain("## The value of dense credit");
-    for (const svg of ["success.svg", "curves.svg"]) expect(readFileSync(join(out, svg), "utf8")).toContain("<svg");
+    for (const svg of ["success.svg", "curves.svg", "credit.svg"])
+      expect(readFileSync(join(out, svg), "utf8")).toContain("<svg");
 
     const report = await runRubric(["report", out, "--out", join(dir, "report.html")]);
     expect(report.code, report.stderr).toBe(0);

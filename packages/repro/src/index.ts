@@ -115,8 +115,9 @@ export {
 // chain length, outcome-only RL against the true-advantage control, with paired tests
 export { arcoGymConfig, type ArcoGymConfig, type ArcoGymConfigOptions } from "./arco-gym/config.js";
 export { runArcoGym, type ArcoGymProgress, type ArcoGymRunOptions } from "./arco-gym/experiment.js";
-export { arcoGymPlots, gymCurvesSpec, gymSuccessSpec, writeArcoGymOutputs } from "./arco-gym/plot.js";
+export { arcoGymPlots, gymCreditSpec, gymCurvesSpec, gymSuccessSpec, writeArcoGymOutputs } from "./arco-gym/plot.js";
 export {
+  ARCO_GYM_CRITICS,
   ARCO_GYM_METHOD_LABELS,
   ARCO_GYM_METHODS,
   ArcoGymTableSchema,

@@ -273,6 +273,7 @@ export {
   criterionValidity,
   GYM_CRITERIA,
   gymStepCriteria,
+  gymTeacherCritic,
   gymTeacherAnnotation,
   readGymCriterion,
   type CriterionValidity,

@@ -8,7 +8,7 @@ import { progressBar } from "../progress.js";
 import { prepareResultFiles } from "../results/result-files.js";
 
 const gymFlags = {
-  out: textFlag("<dir>", "where table.json, table.md, success.svg and curves.svg go").required(),
+  out: textFlag("<dir>", "where table.json, table.md, success.svg, curves.svg and credit.svg go").required(),
   quick: switchFlag("H = 2 and 4, 6 seeds, 100 evaluation tasks (about a minute and a half on 2 cores)"),
   hops: listFlag("<h,…>", "chain lengths H to run, each on its own (default 2,3,4; 2,4 with --quick)"),
   seeds: integerFlag("<n>", "training seeds 1..n (default 16; 6 with --quick)", { min: 1, max: MAX_SEEDS }),
@@ -49,7 +49,8 @@ in three. Per chain length H and seed, a warm-up imitates a careless teacher, th
 trains a copy of it for the same rollout budget and is evaluated greedily on evaluation tasks that
 no seed trains or selects on. It measures the value of dense credit first: outcome-only RL (GRPO
 groups) against the true-advantage control (Monte-Carlo step advantages as the dense signal),
-with a paired t-test over seeds. Writes <dir>/table.json, table.md, success.svg and curves.svg;
+with a paired t-test over seeds; the teacher's hindsight scores are the other control, and its
+credit is measured against the true advantage. Writes <dir>/table.json, table.md and the plots;
 \`rubric report <dir>\` renders them.`,
   positional: {
     key: "experiment",
@@ -71,7 +72,7 @@ function hopsOf(given: readonly string[] | undefined): number[] | undefined {
   });
 }
 
-const TABLES = ["table.json", "table.md", "success.svg", "curves.svg"];
+const TABLES = ["table.json", "table.md", "success.svg", "curves.svg", "credit.svg"];
 
 /** `rubric repro arco-gym`. */
 export async function reproArcoGym(args: ReproArcoGymArgs, io: CliIO, isTTY: boolean): Promise<number> {

@@ -44,6 +44,8 @@ export interface ArcoGymConfig {
   };
   /** The true-advantage control's Monte-Carlo continuations per Q and per V estimate. */
   readonly trueAdvantage: { readonly rollouts: number };
+  /** Evaluation tasks (the first n) whose warm-up rollouts measure each critic's credit. */
+  readonly creditProbeTasks: number;
 }
 
 /** What a caller may set; the rest comes from the defaults. */
@@ -95,6 +97,7 @@ export function arcoGymConfig(options: ArcoGymConfigOptions = {}): ArcoGymConfig
       learningRate: options.learningRate ?? 0.1,
     },
     trueAdvantage: { rollouts: options.trueAdvantageRollouts ?? 8 },
+    creditProbeTasks: Math.min(options.evalTasks ?? Number.POSITIVE_INFINITY, quick ? 20 : 40),
   };
   checkConfig(config);
   return config;

@@ -25,12 +25,30 @@ describe("runArcoGym", () => {
     });
     expect(ArcoGymTableSchema.parse(table)).toEqual(table);
     expect(events).toEqual([
-      "1/4 H3 s1 outcome",
-      "2/4 H3 s1 trueAdvantage",
-      "3/4 H3 s2 outcome",
-      "4/4 H3 s2 trueAdvantage",
+      "1/6 H3 s1 outcome",
+      "2/6 H3 s1 teacherHindsight",
+      "3/6 H3 s1 trueAdvantage",
+      "4/6 H3 s2 outcome",
+      "5/6 H3 s2 teacherHindsight",
+      "6/6 H3 s2 trueAdvantage",
     ]);
-    expect(table).toMatchObject({ kind: "arco-gym", simulation: true, credit: {} });
+    expect(table).toMatchObject({ kind: "arco-gym", simulation: true });
+    // The teacher's credit is measured on the probe: the first 30 evaluation tasks' warm-up
+    // rollouts, both seeds; its criteria are the grammar's, so every one is checked.
+    expect(Object.keys(table.credit)).toEqual(["teacherHindsight"]);
+    const credit = table.credit["teacherHindsight"]!;
+    expect(credit.steps).toBeGreaterThanOrEqual(2 * 30);
+    expect(credit.spearman).toBeGreaterThan(-1);
+    expect(credit.criterionValidity).toBeGreaterThan(0.5);
+    expect(table.creditPoints["teacherHindsight"]!["3"]!.length).toBe(credit.steps / 2);
+    const share = table.methods.teacherHindsight!.shareOfControlGain;
+    const gain = table.methods.trueAdvantage!.success.mean - table.methods.outcome!.success.mean;
+    if (gain > 1e-9)
+      expect(share).toBeCloseTo(
+        (table.methods.teacherHindsight!.success.mean - table.methods.outcome!.success.mean) / gain,
+        12,
+      );
+    else expect(share).toBeNull();
     // Curves: before RL, then after every epoch, up to the budget (outcome: 32 rollouts an
     // epoch of 8 tasks in groups of 4; the control: 8).
     const outcome = table.curves["outcome"]!["3"]!;
@@ -54,8 +72,11 @@ describe("runArcoGym", () => {
     const md = arcoGymMarkdown(table);
     expect(md).toContain("a simulation");
     expect(md).toContain("| 3 |");
+    // Every row of the methods table has its five cells.
+    const methodRows = md.split("\n").filter((line) => line.startsWith("| Outcome") || line.startsWith("| Control"));
+    for (const row of methodRows) expect(row.split(" | ")).toHaveLength(5);
     const plots = await arcoGymPlots(table);
-    expect(plots.map((p) => p.file)).toEqual(["success.svg", "curves.svg"]);
+    expect(plots.map((p) => p.file)).toEqual(["success.svg", "curves.svg", "credit.svg"]);
     for (const plot of plots) expect(plot.svg).toContain("<svg");
 
     const again = await runArcoGym(small);
@@ -68,6 +89,8 @@ describe("runArcoGym", () => {
     );
     expect(Object.keys(table.methods)).toEqual(["outcome"]);
     expect(table.valueOfDenseCredit).toEqual([]);
+    expect(table.credit).toEqual({});
+    expect(table.methods.outcome!.shareOfControlGain).toBeUndefined();
   });
 });
 

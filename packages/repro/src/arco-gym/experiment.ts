@@ -1,24 +1,35 @@
 // The ARCO gym run (a simulation): per hop count and seed, one warm-up, then every method from it
 // at the same rollout budget, and the table that compares them with paired tests.
-import { mcnemarExact, mean, pairedTTest, sampleStd } from "@rubric/core";
+import { mcnemarExact, mean, pairedTTest, sampleStd, spearman } from "@rubric/core";
 import {
   arcoGym,
   type CoEvolutionOptions,
+  criterionValidity,
+  type Episode,
+  evidenceAuc,
   type Environment,
   type GymPolicy,
   type GymTask,
   generateGymTasks,
   gymNoisyTeacher,
   gymPolicy,
+  gymTeacherCritic,
   imitate,
   rollout,
   type StepCritic,
   type TrainerSettingsInput,
   trainCoEvolution,
   trueAdvantageCritic,
+  trueStepAdvantages,
 } from "@rubric/rlxar";
 import type { ArcoGymConfig } from "./config.js";
-import { ARCO_GYM_METHODS, type ArcoGymMethod, type ArcoGymTable, ArcoGymTableSchema } from "./table.js";
+import {
+  ARCO_GYM_CRITICS,
+  ARCO_GYM_METHODS,
+  type ArcoGymMethod,
+  type ArcoGymTable,
+  ArcoGymTableSchema,
+} from "./table.js";
 
 /** What a run reports as it goes (the CLI draws "run k of n" and a bar of batches from it). */
 export type ArcoGymProgress =
@@ -41,6 +52,8 @@ export interface ArcoGymRunOptions {
 interface MethodRun {
   readonly perTask: readonly number[];
   readonly curve: readonly { rollouts: number; success: number }[];
+  /** The critic's credit on the seed's probe (critics only). */
+  readonly credit?: CreditMeasure;
 }
 
 /** The trainer settings and critic of a method, from the same warm-up and budget. */
@@ -68,9 +81,10 @@ function methodSetup(
       },
     };
   }
-  // The control: ARCO's dense phase from the warm-up, with each step's score its true advantage,
-  // taken as it is (γ = 0, scale 1) against a baseline per step index; the same learning rate and
-  // no KL, so the signal is the only difference from outcome RL.
+  // A dense method: ARCO's dense phase from the warm-up, each step's score taken as it is (γ = 0,
+  // scale 1) against a baseline per step index (the repaired estimator of item 1); the same
+  // learning rate and no KL, so the critic is the only difference from outcome RL. The control's
+  // critic is the true advantage; the teacher's, its hindsight scores.
   const epochRollouts = config.trainTasks;
   return {
     epochRollouts,
@@ -85,12 +99,68 @@ function methodSetup(
       gamma: 0,
       terminalBuckets: "per-step",
     },
-    critic: trueAdvantageCritic(environment, policy, {
-      tasks: train,
-      rollouts: config.trueAdvantage.rollouts,
-      temperature: rl.temperature,
-      seed: `true-advantage/${seed}`,
-    }),
+    critic:
+      method === "teacherHindsight"
+        ? gymTeacherCritic(3)
+        : trueAdvantageCritic(environment, policy, {
+            tasks: train,
+            rollouts: config.trueAdvantage.rollouts,
+            temperature: rl.temperature,
+            seed: `true-advantage/${seed}`,
+          }),
+  };
+}
+
+/** Held-out rollouts of the warm-up policy with each step's true advantage: what every critic's credit is measured on. */
+interface CreditProbe {
+  readonly episodes: readonly Episode[];
+  readonly advantages: readonly (readonly number[])[];
+}
+
+async function creditProbe(
+  environment: Environment<GymTask>,
+  tasks: readonly GymTask[],
+  warm: GymPolicy,
+  config: ArcoGymConfig,
+  seed: number,
+): Promise<CreditProbe> {
+  const episodes = await rollout(environment, tasks, warm, {
+    temperature: config.rl.temperature,
+    seed: `probe/${seed}`,
+  });
+  const advantages: number[][] = [];
+  for (const [i, episode] of episodes.entries()) {
+    const credit = await trueStepAdvantages(environment, tasks[i]!, warm, episode, {
+      rollouts: 2 * config.trueAdvantage.rollouts,
+      temperature: config.rl.temperature,
+      seed: `probe-truth/${seed}`,
+    });
+    advantages.push(credit.map((c) => c.advantage));
+  }
+  return { episodes, advantages };
+}
+
+/** One critic's credit on a probe. */
+interface CreditMeasure {
+  readonly spearman: number | null;
+  readonly evidenceAuc: number | null;
+  readonly criterionValidity: number | null;
+  readonly steps: number;
+  readonly points: { advantage: number; s: number }[];
+}
+
+async function measureCredit(critic: StepCritic, probe: CreditProbe): Promise<CreditMeasure> {
+  const ratings = await critic.rate(probe.episodes);
+  const points = probe.advantages.flatMap((row, e) => row.map((advantage, t) => ({ advantage, s: ratings[e]![t]!.s })));
+  const xs = points.map((p) => p.s);
+  const ys = points.map((p) => p.advantage);
+  const varies = (values: number[]) => values.some((v) => v !== values[0]);
+  return {
+    spearman: points.length >= 3 && varies(xs) && varies(ys) ? spearman(xs, ys).statistic : null,
+    evidenceAuc: evidenceAuc(probe.episodes, ratings).auc ?? null,
+    criterionValidity: criterionValidity(probe.episodes, ratings).validity,
+    steps: points.length,
+    points,
   };
 }
 
@@ -113,8 +183,11 @@ async function successes(env: Environment<GymTask>, tasks: readonly GymTask[], p
 export async function runArcoGym(config: ArcoGymConfig, options: ArcoGymRunOptions = {}): Promise<ArcoGymTable> {
   const started = performance.now();
   const environment = arcoGym();
-  const runs: Record<ArcoGymMethod, Map<number, MethodRun[]>> = { outcome: new Map(), trueAdvantage: new Map() };
-  const byMethodMs: Record<string, number> = { warmup: 0, outcome: 0, trueAdvantage: 0 };
+  const runs = Object.fromEntries(ARCO_GYM_METHODS.map((m) => [m, new Map()])) as Record<
+    ArcoGymMethod,
+    Map<number, MethodRun[]>
+  >;
+  const byMethodMs: Record<string, number> = Object.fromEntries([["warmup", 0], ...config.methods.map((m) => [m, 0])]);
   const warmup: ArcoGymTable["warmup"] = [];
   const total = config.hops.length * config.seeds.length * config.methods.length;
   let index = 0;
@@ -159,6 +232,7 @@ export async function runArcoGym(config: ArcoGymConfig, options: ArcoGymRunOptio
         success: mean(await successes(environment, evaluation, warm)),
         sampledTrainSuccess: mean(sampled.map((e) => e.reward)),
       });
+      const probe = await creditProbe(environment, evaluation.slice(0, config.creditProbeTasks), warm, config, seed);
       byMethodMs.warmup! += performance.now() - mark;
 
       for (const method of config.methods) {
@@ -182,7 +256,13 @@ export async function runArcoGym(config: ArcoGymConfig, options: ArcoGymRunOptio
           line.type === "eval" ? [{ rollouts: line.epoch * epochRollouts, success: line.metrics.reward ?? 0 }] : [],
         );
         const list = runs[method].get(hops) ?? [];
-        list.push({ perTask: await successes(environment, evaluation, policy), curve });
+        const credit =
+          critic !== undefined && ARCO_GYM_CRITICS.includes(method) ? await measureCredit(critic, probe) : undefined;
+        list.push({
+          perTask: await successes(environment, evaluation, policy),
+          curve,
+          ...(credit === undefined ? {} : { credit }),
+        });
         runs[method].set(hops, list);
         byMethodMs[method]! += performance.now() - mark;
       }
@@ -201,6 +281,12 @@ const meanStd = (values: readonly number[]) => ({
 function seedP(ours: readonly number[], theirs: readonly number[]): number | null {
   if (ours.length < 2 || ours.every((x, i) => x === theirs[i])) return null;
   return pairedTTest(ours, theirs).pValue;
+}
+
+/** The share of the control's gain over outcome RL a method recovers; null when the control gains nothing. */
+function shareOfGain(ours: readonly number[], outcome: readonly number[], control: readonly number[]): number | null {
+  const gain = mean(control) - mean(outcome);
+  return gain > 1e-9 ? (mean(ours) - mean(outcome)) / gain : null;
 }
 
 function versus(ours: readonly number[], theirs: readonly number[], oursFlat: number[], theirsFlat: number[]) {
@@ -259,6 +345,15 @@ function tableOf(
           ...(method === "outcome" || !ran.includes("outcome")
             ? {}
             : { vsOutcome: versus(success, overall("outcome", perSeed), flat(method), flat("outcome")) }),
+          ...(method === "outcome" || method === "trueAdvantage" || !both
+            ? {}
+            : {
+                shareOfControlGain: shareOfGain(
+                  success,
+                  overall("outcome", perSeed),
+                  overall("trueAdvantage", perSeed),
+                ),
+              }),
         },
       ];
     }),
@@ -275,7 +370,34 @@ function tableOf(
     config: { ...config, seeds: [...config.seeds], hops: [...config.hops] },
     valueOfDenseCredit,
     methods,
-    credit: {},
+    credit: Object.fromEntries(
+      ran
+        .filter((method) => ARCO_GYM_CRITICS.includes(method))
+        .map((method) => {
+          const measures = config.hops.flatMap((h) => (runs[method].get(h) ?? []).flatMap((r) => r.credit ?? []));
+          const meanOf = (pick: (m: CreditMeasure) => number | null) => {
+            const values = measures.map(pick).filter((v): v is number => v !== null);
+            return values.length === 0 ? null : mean(values);
+          };
+          return [
+            method,
+            {
+              spearman: meanOf((m) => m.spearman),
+              evidenceAuc: meanOf((m) => m.evidenceAuc),
+              criterionValidity: meanOf((m) => m.criterionValidity),
+              steps: measures.reduce((n, m) => n + m.steps, 0),
+            },
+          ];
+        }),
+    ),
+    creditPoints: Object.fromEntries(
+      ran
+        .filter((method) => ARCO_GYM_CRITICS.includes(method))
+        .map((method) => [
+          method,
+          Object.fromEntries(config.hops.map((h) => [String(h), runs[method].get(h)?.[0]?.credit?.points ?? []])),
+        ]),
+    ),
     curves,
     warmup,
     timing,

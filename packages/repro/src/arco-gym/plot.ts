@@ -3,10 +3,15 @@ import { join } from "node:path";
 import { renderSvg, type VegaLiteSpec } from "../plots/vega.js";
 import { ARCO_GYM_METHODS, type ArcoGymMethod, type ArcoGymTable, arcoGymMarkdown } from "./table.js";
 
-const COLORS: Readonly<Record<ArcoGymMethod, string>> = { outcome: "#7f7f7f", trueAdvantage: "#ff7f0e" };
+const COLORS: Readonly<Record<ArcoGymMethod, string>> = {
+  outcome: "#7f7f7f",
+  teacherHindsight: "#9467bd",
+  trueAdvantage: "#ff7f0e",
+};
 /** Legend labels short enough not to be cut (the table carries the long ones). */
 const SHORT: Readonly<Record<ArcoGymMethod, string>> = {
   outcome: "outcome-only RL",
+  teacherHindsight: "teacher's hindsight scores",
   trueAdvantage: "true-advantage control",
 };
 
@@ -83,15 +88,46 @@ export function gymCurvesSpec(table: ArcoGymTable): VegaLiteSpec {
   };
 }
 
+/** Each critic's s_t against the true advantage on the first seed's probe, per H (absent without critics). */
+export function gymCreditSpec(table: ArcoGymTable): VegaLiteSpec | undefined {
+  const methods = ARCO_GYM_METHODS.filter((m) => table.creditPoints[m] !== undefined);
+  const values = methods.flatMap((method) =>
+    Object.entries(table.creditPoints[method] ?? {}).flatMap(([hops, points]) =>
+      points.map((p) => ({ label: SHORT[method], hops: `H = ${hops}`, advantage: p.advantage, s: p.s })),
+    ),
+  );
+  if (values.length === 0) return undefined;
+  return {
+    title: {
+      text: "A critic's step score against the true advantage",
+      subtitle: "the warm-up's held-out rollouts, first seed; a simulation",
+    },
+    data: { values },
+    mark: { type: "point", opacity: 0.5, size: 25 },
+    encoding: {
+      x: { field: "advantage", type: "quantitative", title: "true advantage Q − V (Monte Carlo)" },
+      y: { field: "s", type: "quantitative", title: "critic's s_t" },
+      color: colorScale(methods),
+      column: { field: "hops", type: "nominal", title: null },
+    },
+    width: 220,
+    height: 200,
+  };
+}
+
 /** The run's plots as standalone SVGs (`success.svg`, `curves.svg`), drawn from its table. */
 export async function arcoGymPlots(table: ArcoGymTable): Promise<{ file: string; caption: string; svg: string }[]> {
-  return [
+  const plots = [
     { file: "success.svg", caption: "Success per chain length", svg: await renderSvg(gymSuccessSpec(table)) },
     { file: "curves.svg", caption: "Learning curves", svg: await renderSvg(gymCurvesSpec(table)) },
   ];
+  const credit = gymCreditSpec(table);
+  if (credit !== undefined)
+    plots.push({ file: "credit.svg", caption: "Step scores against the true advantage", svg: await renderSvg(credit) });
+  return plots;
 }
 
-/** `table.json`, `table.md` and the plots under `out`. */
+/** `table.json`, `table.md` and the plots (`success.svg`, `curves.svg`, `credit.svg` when a critic was measured) under `out`. */
 export async function writeArcoGymOutputs(out: string, table: ArcoGymTable): Promise<void> {
   await mkdir(out, { recursive: true });
   await writeFile(join(out, "table.json"), `${JSON.stringify(table, null, 2)}\n`);

@@ -1,16 +1,22 @@
 import { z } from "zod";
 
 /**
- * The methods of the gym's comparison, keyed as `repro arco` keys them; the controls last. Today
- * the run measures the value of dense credit: outcome-only RL against the true-advantage control.
+ * The methods of the gym's comparison, keyed as `repro arco` keys them; the controls last. So far:
+ * outcome-only RL and two controls, the teacher's hindsight scores (checked criteria, projected so
+ * that Σ_t s_t = R) and the true step advantages; the learned critics (ARCO's μ and its
+ * ablations) come next.
  */
-export const ARCO_GYM_METHODS = ["outcome", "trueAdvantage"] as const;
+export const ARCO_GYM_METHODS = ["outcome", "teacherHindsight", "trueAdvantage"] as const;
 export type ArcoGymMethod = (typeof ARCO_GYM_METHODS)[number];
 
 export const ARCO_GYM_METHOD_LABELS: Readonly<Record<ArcoGymMethod, string>> = {
   outcome: "Outcome reward only (GRPO groups, Search-R1 style)",
+  teacherHindsight: "Control: the teacher's hindsight scores (checked criteria, Σ s_t = R) as the dense signal",
   trueAdvantage: "Control: true step advantages (Monte Carlo) as the dense signal",
 };
+
+/** The critics whose credit is measured against the true advantage (every dense method but the truth itself). */
+export const ARCO_GYM_CRITICS: readonly ArcoGymMethod[] = ["teacherHindsight"];
 
 const MeanStdSchema = z.strictObject({ mean: z.number(), std: z.number(), n: z.int() });
 
@@ -36,6 +42,8 @@ const MethodResultSchema = z.strictObject({
   /** Success averaged over the learning curve (0 … budget): how fast, not only how far. */
   curveMean: MeanStdSchema,
   vsOutcome: VersusSchema.optional(),
+  /** (success − outcome's) / (the true-advantage control's − outcome's): the share of perfect credit's gain it recovers; null when the control gains nothing. */
+  shareOfControlGain: z.number().nullable().optional(),
 });
 
 export const ArcoGymTableSchema = z.strictObject({
@@ -57,14 +65,25 @@ export const ArcoGymTableSchema = z.strictObject({
     }),
   ),
   methods: z.partialRecord(z.enum(ARCO_GYM_METHODS), MethodResultSchema),
-  /** μ's credit quality per learned critic (none yet: the learned critics are the next step). */
+  /**
+   * Each critic's credit on held-out rollouts (the warm-up policy at RL's temperature on the first
+   * evaluation tasks, per H and seed), mean over them: Spearman of s_t with the true advantage
+   * under that policy, the AUC of s_t for "this search retrieved a gold paragraph", and criterion
+   * validity (the share of its criteria whose score's sign agrees with the grammar's checker).
+   */
   credit: z.record(
     z.string(),
     z.strictObject({
       spearman: z.number().nullable(),
       evidenceAuc: z.number().nullable(),
       criterionValidity: z.number().nullable(),
+      steps: z.int(),
     }),
+  ),
+  /** The first seed's probe per critic and H: each step's true advantage and the critic's s_t (the scatter plot). */
+  creditPoints: z.record(
+    z.string(),
+    z.record(z.string(), z.array(z.strictObject({ advantage: z.number(), s: z.number() }))),
   ),
   /** [method][hops] → per seed, the learning curve. */
   curves: z.record(z.string(), z.record(z.string(), z.array(z.array(CurvePointSchema)))),
@@ -109,8 +128,8 @@ export function arcoGymMarkdown(table: ArcoGymTable): string {
     "",
     "## Methods",
     "",
-    "| method | success | mean over the curve | vs outcome: gap, p (wins / losses) |",
-    "|---|---|---|---|",
+    "| method | success | mean over the curve | vs outcome: gap, p (wins / losses) | share of the control's gain |",
+    "|---|---|---|---|---|",
   ];
   for (const method of ARCO_GYM_METHODS) {
     const result = table.methods[method];
@@ -118,8 +137,29 @@ export function arcoGymMarkdown(table: ArcoGymTable): string {
     const v = result.vsOutcome;
     const versus =
       v === undefined ? "—" : `${(100 * v.gap).toFixed(1)} points, p ${pValue(v.p)} (${v.wins} / ${v.losses})`;
+    const share =
+      result.shareOfControlGain === undefined || result.shareOfControlGain === null
+        ? "—"
+        : `${(100 * result.shareOfControlGain).toFixed(0)} %`;
     lines.push(
-      `| ${ARCO_GYM_METHOD_LABELS[method]} | ${cell(result.success)} | ${cell(result.curveMean)} | ${versus} |`,
+      `| ${ARCO_GYM_METHOD_LABELS[method]} | ${cell(result.success)} | ${cell(result.curveMean)} | ${versus} | ${share} |`,
+    );
+  }
+  const credit = Object.entries(table.credit);
+  if (credit.length > 0) {
+    const value = (x: number | null) => (x === null ? "n/a" : x.toFixed(3));
+    lines.push(
+      "",
+      "## Credit on held-out rollouts",
+      "",
+      "The warm-up policy's rollouts on the first evaluation tasks, per H and seed (mean over them). Spearman: s_t against the true advantage; evidence AUC: s_t for a search that retrieved a gold paragraph; criterion validity: the share of criteria whose score's sign agrees with the grammar's checker.",
+      "",
+      "| critic | Spearman with the true advantage | evidence AUC | criterion validity | steps |",
+      "|---|---|---|---|---|",
+      ...credit.map(
+        ([name, c]) =>
+          `| ${ARCO_GYM_METHOD_LABELS[name as ArcoGymMethod] ?? name} | ${value(c.spearman)} | ${value(c.evidenceAuc)} | ${value(c.criterionValidity)} | ${c.steps} |`,
+      ),
     );
   }
   lines.push(

@@ -6,6 +6,7 @@ import {
   criterionValidity,
   GYM_CRITERIA,
   gymStepCriteria,
+  gymTeacherCritic,
   gymTeacherAnnotation,
   readGymCriterion,
 } from "./criteria.js";
@@ -112,5 +113,21 @@ describe("the gym's criterion grammar", () => {
       unread: truthful.flat().length,
     });
     expect(() => criterionValidity(episodes, truthful.slice(1))).toThrow(/ratings/u);
+  });
+});
+
+describe("gymTeacherCritic", () => {
+  it("rates every step by the teacher's projected scores, s_t their mean, and does not co-evolve", async () => {
+    const episodes = await rollout(env, tasks, gymNoisyTeacher(tasks), { temperature: 1, seed: "critic" });
+    const critic = gymTeacherCritic(3);
+    const ratings = await critic.rate(episodes);
+    episodes.forEach((episode, e) => {
+      const annotation = gymTeacherAnnotation(episode, 3);
+      expect(ratings[e]!.map((r) => r.scores)).toEqual(annotation.steps.map((s) => s.scores));
+      for (const rating of ratings[e]!) expect(rating.s).toBeCloseTo(rating.scores.reduce((a, b) => a + b, 0) / 3, 12);
+    });
+    expect(critic.coEvolves).toBe(false);
+    expect(critic.rateSteps).toBeUndefined();
+    await expect(critic.update([], [])).rejects.toThrow(/do not co-evolve/u);
   });
 });

@@ -1,4 +1,5 @@
 import { projectTeacherScores, type TrajectoryAnnotation } from "@rubric/arco-heads";
+import type { CriticUpdate, StepCritic } from "../critic/step-critic.js";
 import type { AgentView, Transition } from "../environment/environment.js";
 import { RlxarInputError } from "../errors.js";
 import { type Episode, episodeTrajectory } from "../rollout/rollout.js";
@@ -275,4 +276,34 @@ export function criterionValidity(
     });
   });
   return { checked, agreed, validity: checked === 0 ? null : agreed / checked, unread };
+}
+
+/**
+ * The gym teacher's hindsight scores as a critic (a control, the gym's counterpart of HotpotQA's
+ * `teacherCritic`): each step rated by `gymTeacherAnnotation` — the grammar's first K criteria,
+ * the checkers' verdicts, projected so that Σ_t s_t = R. It needs each episode's outcome, so it
+ * rates whole episodes only (no `rateSteps`), and it does not co-evolve.
+ *
+ * @example
+ * await trainCoEvolution({ environment: arcoGym(), train, policy, critic: gymTeacherCritic(3), settings });
+ */
+export function gymTeacherCritic(k = 3): StepCritic {
+  return {
+    coEvolves: false,
+    version: 0,
+    async rate(episodes) {
+      return episodes.map((episode) =>
+        gymTeacherAnnotation(episode, k).steps.map((step) => ({
+          criteria: step.criteria,
+          scores: step.scores,
+          s: step.scores.reduce((sum, x) => sum + x, 0) / step.scores.length,
+        })),
+      );
+    },
+    async freezeReference() {},
+    async resume() {},
+    async update(): Promise<CriticUpdate> {
+      throw new RlxarInputError("critic", "the gym teacher's hindsight scores do not co-evolve; nothing updates them");
+    },
+  };
 }
