@@ -110,7 +110,7 @@ export {
   type MuUpdateSettings,
 } from "./critic/mu-critic.js";
 export type { CriticUpdate, StepCritic, StepRating } from "./critic/step-critic.js";
-export { teacherCritic } from "./critic/teacher-critic.js";
+export { frozenCritic, hindsightCritic, teacherCritic } from "./critic/teacher-critic.js";
 
 // trainer: advantages, settings and the co-evolution trainer
 export {

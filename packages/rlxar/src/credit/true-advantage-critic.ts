@@ -1,8 +1,8 @@
-import type { CriticUpdate, StepCritic, StepRating } from "../critic/step-critic.js";
+import type { StepCritic, StepRating } from "../critic/step-critic.js";
+import { frozenCritic } from "../critic/teacher-critic.js";
 import type { Environment } from "../environment/environment.js";
 import { RlxarInputError } from "../errors.js";
 import type { Policy } from "../policy/policy.js";
-import type { Episode } from "../rollout/rollout.js";
 import { trueStepAdvantages } from "./true-advantage.js";
 
 /** Options of {@link trueAdvantageCritic}. */
@@ -28,7 +28,7 @@ export const TRUE_ADVANTAGE_CRITERION = "true advantage Q^π(h_t, a_t) − V^π(
  * which no rollout budget counts: it is a control, the ceiling a learned critic could reach,
  * never a method. Its draws come from `${seed}/` and the episode's own actions, so a rating
  * depends on the policy and the episode alone (a resumed run rates a batch as the first would).
- * It does not co-evolve.
+ * It is frozen (`frozenCritic`).
  *
  * @example
  * const critic = trueAdvantageCritic(arcoGym(), policy, { tasks: train, temperature: 0.7, seed: 1 });
@@ -42,34 +42,25 @@ export function trueAdvantageCritic<Task>(
 ): StepCritic {
   const rollouts = options.rollouts ?? 8;
   const byId = new Map(options.tasks.map((task) => [environment.taskId(task), task]));
-  return {
-    coEvolves: false,
-    version: 0,
-    async rate(episodes: readonly Episode[]): Promise<StepRating[][]> {
-      const ratings: StepRating[][] = [];
-      for (const [e, episode] of episodes.entries()) {
-        const task = byId.get(episode.taskId);
-        if (task === undefined)
-          throw new RlxarInputError(
-            `episodes[${e}].taskId`,
-            `${JSON.stringify(episode.taskId)} is not one of the critic's ${byId.size} tasks`,
-          );
-        const actions = episode.steps.map((step) => step.transition.actionText).join("\n");
-        const credit = await trueStepAdvantages(environment, task, policy, episode, {
-          rollouts,
-          temperature: options.temperature,
-          seed: `${options.seed}/${episode.replica}/${actions}`,
-        });
-        ratings.push(
-          credit.map((c) => ({ criteria: [TRUE_ADVANTAGE_CRITERION], scores: [c.advantage], s: c.advantage })),
+  return frozenCritic("the true-advantage control", async (episodes) => {
+    const ratings: StepRating[][] = [];
+    for (const [e, episode] of episodes.entries()) {
+      const task = byId.get(episode.taskId);
+      if (task === undefined)
+        throw new RlxarInputError(
+          `episodes[${e}].taskId`,
+          `${JSON.stringify(episode.taskId)} is not one of the critic's ${byId.size} tasks`,
         );
-      }
-      return ratings;
-    },
-    async freezeReference() {},
-    async resume() {},
-    async update(): Promise<CriticUpdate> {
-      throw new RlxarInputError("critic", "the true-advantage control does not co-evolve; nothing updates it");
-    },
-  };
+      const actions = episode.steps.map((step) => step.transition.actionText).join("\n");
+      const credit = await trueStepAdvantages(environment, task, policy, episode, {
+        rollouts,
+        temperature: options.temperature,
+        seed: `${options.seed}/${episode.replica}/${actions}`,
+      });
+      ratings.push(
+        credit.map((c) => ({ criteria: [TRUE_ADVANTAGE_CRITERION], scores: [c.advantage], s: c.advantage })),
+      );
+    }
+    return ratings;
+  });
 }

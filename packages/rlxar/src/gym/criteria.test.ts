@@ -128,6 +128,6 @@ describe("gymTeacherCritic", () => {
     });
     expect(critic.coEvolves).toBe(false);
     expect(critic.rateSteps).toBeUndefined();
-    await expect(critic.update([], [])).rejects.toThrow(/do not co-evolve/u);
+    await expect(critic.update([], [])).rejects.toThrow(/the gym teacher's critic is frozen/u);
   });
 });

@@ -1,5 +1,6 @@
 import { projectTeacherScores, type TrajectoryAnnotation } from "@rubric/arco-heads";
-import type { CriticUpdate, StepCritic } from "../critic/step-critic.js";
+import type { StepCritic } from "../critic/step-critic.js";
+import { hindsightCritic } from "../critic/teacher-critic.js";
 import type { AgentView, Transition } from "../environment/environment.js";
 import { RlxarInputError } from "../errors.js";
 import { type Episode, episodeTrajectory } from "../rollout/rollout.js";
@@ -147,6 +148,10 @@ export const GYM_CRITERIA: readonly GymCriterionTemplate[] = [
   },
 ];
 
+function checkK(k: number): void {
+  if (!Number.isInteger(k) || k < 1) throw new RlxarInputError("k", `expected an integer ≥ 1, got ${k}`);
+}
+
 const classOf = (step: GymCheckedStep): GymStepClass =>
   step.transition.kind === "tool" ? "search" : step.transition.kind === "finish" ? "finish" : "other";
 
@@ -196,6 +201,7 @@ export function checkGymCriterion(text: string, step: GymCheckedStep): boolean |
 
 /** The first `k` criteria the grammar writes for a step, slots filled from the prefix, with the checker's verdicts. */
 export function gymStepCriteria(step: GymCheckedStep, k: number): { criteria: string[]; verdicts: boolean[] } {
+  checkK(k);
   const reading = readChain(step.view);
   const kind = classOf(step);
   const filled = GYM_CRITERIA.filter((t) => t.for === kind).flatMap((template) => {
@@ -281,29 +287,13 @@ export function criterionValidity(
 /**
  * The gym teacher's hindsight scores as a critic (a control, the gym's counterpart of HotpotQA's
  * `teacherCritic`): each step rated by `gymTeacherAnnotation` — the grammar's first K criteria,
- * the checkers' verdicts, projected so that Σ_t s_t = R. It needs each episode's outcome, so it
- * rates whole episodes only (no `rateSteps`), and it does not co-evolve.
+ * the checkers' verdicts, projected so that Σ_t s_t = R. Frozen, and like every hindsight critic
+ * (`hindsightCritic`) it rates whole episodes only: it needs their outcome.
  *
  * @example
  * await trainCoEvolution({ environment: arcoGym(), train, policy, critic: gymTeacherCritic(3), settings });
  */
 export function gymTeacherCritic(k = 3): StepCritic {
-  return {
-    coEvolves: false,
-    version: 0,
-    async rate(episodes) {
-      return episodes.map((episode) =>
-        gymTeacherAnnotation(episode, k).steps.map((step) => ({
-          criteria: step.criteria,
-          scores: step.scores,
-          s: step.scores.reduce((sum, x) => sum + x, 0) / step.scores.length,
-        })),
-      );
-    },
-    async freezeReference() {},
-    async resume() {},
-    async update(): Promise<CriticUpdate> {
-      throw new RlxarInputError("critic", "the gym teacher's hindsight scores do not co-evolve; nothing updates them");
-    },
-  };
+  checkK(k);
+  return hindsightCritic("the gym teacher's critic", (episode) => gymTeacherAnnotation(episode, k));
 }
