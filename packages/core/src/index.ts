@@ -145,6 +145,7 @@ export {
   rocAuc,
   sampleStd,
   spearman,
+  summarizeSeeds,
   wilcoxonSignedRank,
   type BootstrapInterval,
   type BootstrapOptions,
@@ -154,6 +155,7 @@ export {
   type KendallTauResult,
   type McNemarResult,
   type PairedTTestResult,
+  type SeedSummary,
   type WilcoxonResult,
 } from "./metrics/index.js";
 

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { StatisticsInputError } from "./errors.js";
-import { mean, median, populationStd, sampleStd } from "./summary.js";
+import { mean, median, populationStd, sampleStd, summarizeSeeds } from "./summary.js";
 
 const finite = fc.double({ min: -1e6, max: 1e6, noNaN: true, noDefaultInfinity: true });
 
@@ -78,5 +78,17 @@ describe("standard deviations", () => {
         expect(sampleStd(Array.from({ length: n }, () => value))).toBeCloseTo(0, 6);
       }),
     );
+  });
+});
+
+describe("summarizeSeeds", () => {
+  it("gives the mean, the sample std and the count; one value has std 0", () => {
+    const s = summarizeSeeds([2, 4, 4, 4, 5, 5, 7, 9]);
+    expect(s.mean).toBe(5);
+    expect(s.std).toBeCloseTo(2.138089935299395, 12);
+    expect(s.n).toBe(8);
+    expect(summarizeSeeds([0.25])).toEqual({ mean: 0.25, std: 0, n: 1 });
+    expect(() => summarizeSeeds([])).toThrow(/values/);
+    expect(() => summarizeSeeds([1, Number.NaN])).toThrow(/values/);
   });
 });

@@ -47,6 +47,28 @@ export function sampleStd(values: readonly number[]): number {
   return Math.sqrt(squaredDeviations(values) / (values.length - 1));
 }
 
+/** A mean over repeated measurements with their scatter, as a table reports it. */
+export interface SeedSummary {
+  readonly mean: number;
+  /** The sample standard deviation; 0 for a single value, which has no scatter to report. */
+  readonly std: number;
+  readonly n: number;
+}
+
+/**
+ * The mean, sample standard deviation and count of repeated measurements (seeds, runs): what a
+ * results table shows as "mean ± std". One value has std 0, not an error.
+ * @throws StatisticsInputError for no values or a value that is not a finite number.
+ *
+ * @example
+ * summarizeSeeds([0.5, 0.7, 0.6]); // { mean: 0.6, std: 0.1, n: 3 }
+ */
+export function summarizeSeeds(values: readonly number[]): SeedSummary {
+  requireFiniteValues("values", values);
+  const std = values.length > 1 ? Math.sqrt(squaredDeviations(values) / (values.length - 1)) : 0;
+  return { mean: unsafeMean(values), std, n: values.length };
+}
+
 /**
  * The population standard deviation: the square root of the mean squared deviation from the
  * mean, dividing by n (NumPy's default `np.std(values)`). Use it to describe a whole set, such as

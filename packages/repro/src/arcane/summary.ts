@@ -1,4 +1,4 @@
-import { approximateTokens, mean, sampleStd, wilcoxonSignedRank, type FlatRubric } from "@rubric/core";
+import { approximateTokens, mean, summarizeSeeds, wilcoxonSignedRank, type FlatRubric } from "@rubric/core";
 import { writtenCriterionVerifier } from "@rubric/autointeract";
 import type { ArcaneConfig } from "./config.js";
 import { describeFixedCriterion } from "./controls.js";
@@ -15,8 +15,9 @@ import {
 } from "./table.js";
 
 function meanStd(values: readonly number[]): MeanStd {
-  // Sample standard deviation over seeds; one seed has none to report.
-  return { mean: mean(values), std: values.length > 1 ? sampleStd(values) : 0 };
+  // The table's cells carry no count.
+  const { mean, std } = summarizeSeeds(values);
+  return { mean, std };
 }
 
 /** Least-squares slope of mean return against log2 N: the gain per doubling of N. */

@@ -1,6 +1,6 @@
 // The ARCO gym run (a simulation): per hop count and seed, one warm-up, then every method from it
 // at the same rollout budget, and the table that compares them with paired tests.
-import { mcnemarExact, mean, pairedTTest, sampleStd, spearman } from "@rubric/core";
+import { mcnemarExact, mean, pairedTTest, spearman, summarizeSeeds } from "@rubric/core";
 import {
   arcoGym,
   type CoEvolutionOptions,
@@ -271,12 +271,6 @@ export async function runArcoGym(config: ArcoGymConfig, options: ArcoGymRunOptio
   return ArcoGymTableSchema.parse(tableOf(config, runs, warmup, { totalMs: performance.now() - started, byMethodMs }));
 }
 
-const meanStd = (values: readonly number[]) => ({
-  mean: mean(values),
-  std: values.length > 1 ? sampleStd(values) : 0,
-  n: values.length,
-});
-
 /** The paired t-test's p over seeds, or null where every seed ties (nothing to test). */
 function seedP(ours: readonly number[], theirs: readonly number[]): number | null {
   if (ours.length < 2 || ours.every((x, i) => x === theirs[i])) return null;
@@ -325,8 +319,8 @@ function tableOf(
     const control = perSeed("trueAdvantage", hops);
     return {
       hops,
-      outcome: meanStd(outcome),
-      trueAdvantage: meanStd(control),
+      outcome: summarizeSeeds(outcome),
+      trueAdvantage: summarizeSeeds(control),
       gap: mean(control) - mean(outcome),
       p: seedP(control, outcome),
       mcnemarP: mcnemarExact(flat("trueAdvantage", hops), flat("outcome", hops)).pValue,
@@ -339,9 +333,9 @@ function tableOf(
       return [
         method,
         {
-          success: meanStd(success),
-          byHops: Object.fromEntries(config.hops.map((h) => [String(h), meanStd(perSeed(method, h))])),
-          curveMean: meanStd(overall(method, curveMeans)),
+          success: summarizeSeeds(success),
+          byHops: Object.fromEntries(config.hops.map((h) => [String(h), summarizeSeeds(perSeed(method, h))])),
+          curveMean: summarizeSeeds(overall(method, curveMeans)),
           ...(method === "outcome" || !ran.includes("outcome")
             ? {}
             : { vsOutcome: versus(success, overall("outcome", perSeed), flat(method), flat("outcome")) }),

@@ -2,7 +2,7 @@
 // table and its outputs.
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { mcnemarExact, mean, sampleStd, wilcoxonSignedRank } from "@rubric/core";
+import { mcnemarExact, summarizeSeeds, wilcoxonSignedRank } from "@rubric/core";
 import { readInputText } from "@rubric/core/files";
 import type { HotpotQuestion } from "@rubric/rlxar";
 import type { MethodRun } from "./method-run.js";
@@ -33,10 +33,6 @@ function pairedTests(runs: readonly MethodRun[], baseline: readonly MethodRun[])
   };
 }
 
-function meanStd(values: readonly number[]) {
-  return { mean: mean(values), std: values.length > 1 ? sampleStd(values) : 0, n: values.length };
-}
-
 export function tableOf(
   config: ArcoConfig,
   runs: Record<string, MethodRun[]>,
@@ -50,9 +46,9 @@ export function tableOf(
     const list = runs[name] ?? [];
     const paired = name === "outcome" || baseline === undefined ? undefined : pairedTests(list, baseline);
     return {
-      em: meanStd(list.map((r) => r.metrics.em ?? 0)),
-      arcoEm: meanStd(list.map((r) => r.metrics.arcoEm ?? 0)),
-      f1: meanStd(list.map((r) => r.metrics.f1 ?? 0)),
+      em: summarizeSeeds(list.map((r) => r.metrics.em ?? 0)),
+      arcoEm: summarizeSeeds(list.map((r) => r.metrics.arcoEm ?? 0)),
+      f1: summarizeSeeds(list.map((r) => r.metrics.f1 ?? 0)),
       rollouts: list[0]?.rollouts ?? 0,
       perSeed: list.map((r) => ({ em: r.metrics.em ?? 0, f1: r.metrics.f1 ?? 0 })),
       ...(paired === undefined ? {} : { vsOutcome: paired }),
