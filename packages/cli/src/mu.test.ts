@@ -90,6 +90,10 @@ const criteriaJson = (stdout: string) =>
     steps: { id: string; criteria: string[]; scores: number[]; s: number; adjusted?: string }[];
   };
 
+/** `rubric mu criteria` on the shared steps file. */
+const criteria = (model: string, ...flags: string[]) =>
+  runRubric(["mu", "criteria", "--model", model, "--steps", join(dir, "steps.jsonl"), ...flags]);
+
 describe("rubric mu", () => {
   it(
     "init --sft, then criteria: the same criteria and scores from onnx and torch",
@@ -115,9 +119,8 @@ describe("rubric mu", () => {
       });
       expect(init.stderr).toMatch(/μ SFT epoch 60\/60: loss /);
 
-      const args = ["mu", "criteria", "--model", root, "--steps", join(dir, "steps.jsonl"), "--json"];
-      const onnx = await runRubric(args);
-      const torch = await runRubric([...args, "--backend", "torch"]);
+      const onnx = await criteria(root, "--json");
+      const torch = await criteria(root, "--json", "--backend", "torch");
       expect(onnx.code, onnx.stderr).toBe(0);
       expect(torch.code, torch.stderr).toBe(0);
       const a = criteriaJson(onnx.stdout);
@@ -132,7 +135,7 @@ describe("rubric mu", () => {
       });
 
       // The human form names the version and every criterion with its score.
-      const text = await runRubric(args.slice(0, -1));
+      const text = await criteria(root);
       expect(text.stdout).toContain("μ version 1");
       expect(text.stdout).toMatch(/q1#1 {2}s = -?\d\.\d{4}\n {2,}-?\d\.\d{4} {2}Answer is supported/);
     },
@@ -188,16 +191,7 @@ describe("rubric mu", () => {
           marker,
         ]);
       });
-      const run = await runRubric([
-        "mu",
-        "criteria",
-        "--model",
-        forged,
-        "--steps",
-        join(dir, "steps.jsonl"),
-        "--backend",
-        "torch",
-      ]);
+      const run = await criteria(forged, "--backend", "torch");
       expect(run.code).toBe(1);
       // torch 1.13: "refuses posix.system"; torch ≥ 2: "refuses it: Weights only load failed … posix.system".
       expect(run.stderr).toMatch(/mu-pickle\/v0001\/mu\.pt: the loader refuses .*posix\.system/s);
@@ -213,7 +207,7 @@ describe("rubric mu", () => {
       const forged = forge(root, join(dir, "mu-truncated"), (version) =>
         truncateSync(join(version, "score.onnx"), 1000),
       );
-      const run = await runRubric(["mu", "criteria", "--model", forged, "--steps", join(dir, "steps.jsonl")]);
+      const run = await criteria(forged);
       expect(run.code).toBe(1);
       expect(run.stderr).toMatch(
         /^ModelCorruptError: model directory .*mu-truncated\/v0001: score\.onnx: onnxruntime cannot load it/,
@@ -232,17 +226,7 @@ describe("rubric mu", () => {
           manifest.k = k;
         });
         for (const backend of ["onnx", "torch"]) {
-          const run = await runRubric([
-            "mu",
-            "criteria",
-            "--model",
-            forged,
-            "--steps",
-            join(dir, "steps.jsonl"),
-            "--backend",
-            backend,
-            "--json",
-          ]);
+          const run = await criteria(forged, "--backend", backend, "--json");
           expect(run.code, `K ${k}, ${backend}: ${run.stdout}`).toBe(1);
           expect(run.stdout).toBe("");
           expect(run.stderr).toMatch(

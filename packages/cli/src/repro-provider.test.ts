@@ -63,27 +63,26 @@ describe("rubric repro arcane --provider (OpenAI-compatible server)", () => {
   });
   afterAll(() => server.close());
 
-  it("trains the managers in the gym, then runs the LLM-roles pipeline on a real GDPval task: dialogue, guided best-of-N, gold-rubric U*", {
-    timeout: 300_000,
-  }, async () => {
-    const out = join(dir, "llm");
-    const run = await runRubric([
+  /** `rubric repro arcane --quick` with every role played by the server, on the real GDPval data. */
+  const arcaneWithServer = (out: string, ...flags: string[]) =>
+    runRubric([
       "repro",
       "arcane",
       "--provider",
       `openai-compatible:${server.url}#judge-model`,
       "--quick",
-      "--batches",
-      "2",
-      "--task-ids",
-      "b57efde3",
-      "--max-n",
-      "4",
+      ...flags,
       "--gdpval",
       GDPVAL,
       "--out",
       out,
     ]);
+
+  it("trains the managers in the gym, then runs the LLM-roles pipeline on a real GDPval task: dialogue, guided best-of-N, gold-rubric U*", {
+    timeout: 300_000,
+  }, async () => {
+    const out = join(dir, "llm");
+    const run = await arcaneWithServer(out, "--batches", "2", "--task-ids", "b57efde3", "--max-n", "4");
     const table = ArcaneLlmTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));
     const errors = table.tasks.flatMap((t) => t.errors);
     // Scores that could not be computed are listed and make the exit code 2; nothing else does.
@@ -112,37 +111,12 @@ describe("rubric repro arcane --provider (OpenAI-compatible server)", () => {
     expect(systems.some((s) => s.startsWith("You are a strict, fair evaluator."))).toBe(true);
     expect(readFileSync(join(out, "table.md"), "utf8")).toContain("| GSPO (gym-trained) |");
     // A task id that matches nothing is bad input, named.
-    const unknown = await runRubric([
-      "repro",
-      "arcane",
-      "--provider",
-      `openai-compatible:${server.url}#judge-model`,
-      "--quick",
-      "--batches",
-      "1",
-      "--task-ids",
-      "zzzz",
-      "--gdpval",
-      GDPVAL,
-      "--out",
-      join(dir, "llm-unknown"),
-    ]);
+    const unknown = await arcaneWithServer(join(dir, "llm-unknown"), "--batches", "1", "--task-ids", "zzzz");
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/--task-ids: no GDPval eval task "zzzz"/);
     // Caught before any training, and as one line, not a stack trace.
     expect(unknown.stderr).not.toMatch(/GSPO batches|Training the managers|\n\s+at /);
-    const policy = await runRubric([
-      "repro",
-      "arcane",
-      "--provider",
-      `openai-compatible:${server.url}#judge-model`,
-      "--errors-as",
-      "zero",
-      "--gdpval",
-      GDPVAL,
-      "--out",
-      join(dir, "llm-zero"),
-    ]);
+    const policy = await arcaneWithServer(join(dir, "llm-zero"), "--errors-as", "zero");
     expect(policy.code).toBe(2);
     expect(policy.stderr).toMatch(
       /--errors-as: expected one of fail, renormalize, got "zero" \(an error is never counted as 0\)/,
@@ -159,23 +133,7 @@ describe("rubric repro arcane --provider (OpenAI-compatible server)", () => {
       return chatReply.completion("A plain report.");
     });
     const out = join(dir, "llm-failing");
-    const run = await runRubric([
-      "repro",
-      "arcane",
-      "--provider",
-      `openai-compatible:${server.url}#judge-model`,
-      "--quick",
-      "--batches",
-      "1",
-      "--tasks",
-      "1",
-      "--max-n",
-      "2",
-      "--gdpval",
-      GDPVAL,
-      "--out",
-      out,
-    ]);
+    const run = await arcaneWithServer(out, "--batches", "1", "--tasks", "1", "--max-n", "2");
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toMatch(/could not be computed.*never counted as 0/);
     const table = ArcaneLlmTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));
@@ -185,12 +143,8 @@ describe("rubric repro arcane --provider (OpenAI-compatible server)", () => {
       expect(table.tasks[0]!.returns[method].every((r) => r === null)).toBe(true);
     expect(table.pairedTasks).toEqual({ n1: 0, n8: 0 });
     // Renormalising cannot score a gate made only of judge criteria either: still no U*, still listed.
-    const renormalized = await runRubric([
-      "repro",
-      "arcane",
-      "--provider",
-      `openai-compatible:${server.url}#judge-model`,
-      "--quick",
+    const renormalized = await arcaneWithServer(
+      join(dir, "llm-renormalize"),
       "--batches",
       "1",
       "--tasks",
@@ -199,11 +153,7 @@ describe("rubric repro arcane --provider (OpenAI-compatible server)", () => {
       "2",
       "--errors-as",
       "renormalize",
-      "--gdpval",
-      GDPVAL,
-      "--out",
-      join(dir, "llm-renormalize"),
-    ]);
+    );
     expect(renormalized.code, renormalized.stderr).toBe(2);
     const again = ArcaneLlmTableSchema.parse(
       JSON.parse(readFileSync(join(dir, "llm-renormalize", "table.json"), "utf8")),
