@@ -33,7 +33,10 @@ describe("rubric repro arco-gym", () => {
     expect(budget.stderr).toContain("--budget: expected a multiple of 128 rollouts");
     const hops = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--hops", "2,5"]);
     expect(hops.code).toBe(2);
-    expect(hops.stderr).toContain('--hops: expected integers in [1, 4], got "5"');
+    expect(hops.stderr).toContain("--hops: expected an integer in [1, 4], got 5");
+    const word = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--hops", "2,four"]);
+    expect(word.code).toBe(2);
+    expect(word.stderr).toContain('--hops: expected integers, got "four"');
     const twice = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--hops", "3,3"]);
     expect(twice.stderr).toContain("--hops: lists a hop count twice: 3,3");
     const tasks = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--train-tasks", "6"]);
