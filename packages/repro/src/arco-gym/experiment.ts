@@ -317,13 +317,14 @@ function tableOf(
   const valueOfDenseCredit = (both ? config.hops : []).map((hops) => {
     const outcome = perSeed("outcome", hops);
     const control = perSeed("trueAdvantage", hops);
+    const { gap, p, mcnemarP } = versus(control, outcome, flat("trueAdvantage", hops), flat("outcome", hops));
     return {
       hops,
       outcome: summarizeSeeds(outcome),
       trueAdvantage: summarizeSeeds(control),
-      gap: mean(control) - mean(outcome),
-      p: seedP(control, outcome),
-      mcnemarP: mcnemarExact(flat("trueAdvantage", hops), flat("outcome", hops)).pValue,
+      gap,
+      p,
+      mcnemarP,
       curveMean: { outcome: mean(curveMeans("outcome", hops)), trueAdvantage: mean(curveMeans("trueAdvantage", hops)) },
     };
   });
