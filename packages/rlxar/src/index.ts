@@ -25,6 +25,15 @@ export {
   type SftMuOptions,
 } from "./mu/sidecar-mu.js";
 
+// word-vectors: pretrained word vectors (GloVe's files) and the token embeddings μ starts from
+export {
+  readWordVectors,
+  tokenEmbeddings,
+  WORD_VECTOR_FILES,
+  type TokenEmbeddings,
+  type WordVectors,
+} from "./word-vectors/word-vectors.js";
+
 // hotpotqa: ARCO's HotpotQA environment with its data, retrieval, grammar, metrics and official evaluation
 export { arcoExactMatch, exactMatch, f1Score, normalizeAnswer } from "./hotpotqa/metrics.js";
 export {

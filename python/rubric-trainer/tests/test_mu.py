@@ -242,6 +242,32 @@ def test_protocol_methods(sidecar) -> None:
     assert empty["data"]["path"] == "params.steps[0].criteria"
 
 
+def test_embed_sets_the_rows_it_names_and_nothing_else(sidecar) -> None:
+    # Pretrained vectors for tokens 3 and 7: those rows become the vectors (what μ then reads),
+    # every other parameter keeps what the seed drew, and bad requests name their field.
+    sidecar.call("mu.init", {"model": MODEL, "seed": 2})
+    before = sidecar.call("mu.logits", {"ids": [[3, 5], [7, 5]]})["logits"]
+    rows = [[0.5 * (i + 1)] * MODEL["d_model"] for i in range(2)]
+    assert sidecar.call("mu.embed", {"ids": [3, 7], "rows": rows}) == {"rows": 2}
+    after = sidecar.call("mu.logits", {"ids": [[3, 5], [7, 5]]})["logits"]
+    assert after != before
+    mu = make_mu(seed=2)
+    reference = [p.detach().clone() for p in mu.network.parameters()]
+    mu.embed([3, 7], rows)
+    for (name, parameter), old in zip(mu.network.named_parameters(), reference):
+        if name == "tokens.weight":
+            assert torch.equal(parameter[3], torch.full((16,), 0.5)) and torch.equal(parameter[7], torch.full((16,), 1.0))
+            untouched = [i for i in range(MODEL["vocab_size"]) if i not in (3, 7)]
+            assert torch.equal(parameter[untouched], old[untouched])
+        else:
+            assert torch.equal(parameter, old), name
+    assert sidecar.error("mu.embed", {"ids": [3, 12], "rows": rows})["data"]["path"] == "params.ids[1]"
+    assert sidecar.error("mu.embed", {"ids": [3], "rows": rows})["data"]["path"] == "params.rows"
+    assert sidecar.error("mu.embed", {"ids": [3, 3], "rows": rows})["data"]["path"] == "params.ids"
+    assert sidecar.error("mu.embed", {"ids": [3, 4], "rows": [[0.1] * 16, [0.1] * 15]})["data"]["path"] == "params.rows[1]"
+    assert sidecar.error("mu.embed", {"ids": [3], "rows": [[0.1] * 8]})["data"]["path"] == "params.rows"
+
+
 def test_step_loss_gradient_matches_finite_differences_in_the_network() -> None:
     # The whole μ loss (decomposition + β·KL, through backbone and heads) in float64, against
     # central differences on a few parameters: the score head's last bias, a token embedding, a

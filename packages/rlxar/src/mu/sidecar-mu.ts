@@ -20,6 +20,7 @@ import {
   byteBpeTokenizer,
 } from "@rubric/arco-heads";
 import { type MuSummary, RemoteMu, type SidecarClient } from "@rubric/sidecar";
+import { tokenEmbeddings, type WordVectors } from "../word-vectors/word-vectors.js";
 
 /** The backbone μ gets from `createMu`: a small causal transformer sized for a CPU. */
 export interface MuShape {
@@ -56,6 +57,14 @@ export interface CreateMuOptions {
    * criteria text, which `MuCritic`'s `criteria: { kind: "none" }` then scores.
    */
   readonly sft?: { readonly examples: readonly MuSftExample[] } & SftMuOptions;
+  /**
+   * Pretrained word vectors for the token embeddings (`readWordVectors`): every token that is a
+   * whole word they know starts from its vector (`tokenEmbeddings`), set by `mu.embed` before
+   * any training. Without them every row starts random, as a μ trained from scratch does.
+   */
+  readonly wordVectors?: WordVectors;
+  /** Told how many tokens the word vectors covered, once they are set. */
+  readonly onEmbedded?: (embedded: { readonly matched: number; readonly vocabularySize: number }) => void;
 }
 
 export interface SftMuOptions {
@@ -213,6 +222,14 @@ export async function createMu(
     seed: options.seed,
     pooling: options.pooling,
   });
+  if (options.wordVectors !== undefined) {
+    const embeddings = tokenEmbeddings(tokenizer, options.wordVectors, {
+      dModel: shape.dModel ?? 64,
+      seed: options.seed ?? 0,
+    });
+    if (embeddings.matched > 0) await mu.embed(embeddings.ids, embeddings.rows);
+    options.onEmbedded?.({ matched: embeddings.matched, vocabularySize: embeddings.vocabularySize });
+  }
   if (options.sft !== undefined) {
     await sftMu(mu, tokenizer, options.sft.examples, options.sft);
   }

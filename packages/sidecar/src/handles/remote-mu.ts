@@ -145,6 +145,20 @@ export class RemoteMu {
     return this.client.request("mu.generate", params, this.call);
   }
 
+  /**
+   * Sets the token embeddings of `ids` to `rows` (d_model values each), before μ trains: how a
+   * small μ gets pretrained word vectors. A weight change like a training step: a sidecar that
+   * crashes after it restores μ from its last checkpoint, not from `mu.init`.
+   */
+  async embed(ids: readonly number[], rows: readonly (readonly number[])[]): Promise<number> {
+    const result = await this.client.request(
+      "mu.embed",
+      { ids: [...ids], rows: rows.map((row) => [...row]) },
+      this.call,
+    );
+    return result.rows;
+  }
+
   /** Freezes the current μ as the KL reference of later decomposition steps. */
   async setReference(): Promise<void> {
     await this.client.request("mu.set_reference", {}, this.call);

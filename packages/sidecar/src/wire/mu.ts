@@ -127,6 +127,17 @@ export const MU_METHODS = {
     params: z.strictObject({ ids: z.array(Tokens).min(1) }),
     result: z.object({ logits: z.array(z.array(z.array(z.number()))) }),
   },
+  /**
+   * Sets the token embeddings of `ids` to `rows` (one row of d_model values per id): pretrained
+   * word vectors, the inductive bias a pretrained backbone gives ARCO's μ.
+   */
+  "mu.embed": {
+    params: z.strictObject({
+      ids: Tokens,
+      rows: z.array(z.array(z.number()).min(1)).min(1),
+    }),
+    result: z.object({ rows: z.number().int() }),
+  },
   "mu.set_reference": { params: z.strictObject({}), result: Ok },
   "mu.fingerprint": {
     params: z.strictObject({}),

@@ -304,6 +304,19 @@ class Mu:
         self.steps += 1
         return norm
 
+    def embed(self, ids: Sequence[int], rows: Sequence[Sequence[float]]) -> int:
+        """Sets the token embeddings of ``ids`` to ``rows`` (pretrained word vectors, say): the
+        inductive bias a pretrained backbone gives ARCO's μ, which a small μ trained from scratch
+        on a few hundred steps lacks. The rows replace what the seed drew; the optimiser's moments
+        are untouched (μ has taken no step when this is meaningful). Returns the rows set."""
+        width = self.network.tokens.weight.shape[1]
+        with torch.no_grad():
+            values = torch.tensor([list(row) for row in rows], dtype=self.network.tokens.weight.dtype)
+            if values.shape[1] != width:
+                raise InvalidParams(f"params.rows: expected rows of {width} values (d_model), got {values.shape[1]}", {"path": "params.rows"})
+            self.network.tokens.weight[torch.tensor(list(ids), dtype=torch.long)] = values
+        return len(ids)
+
     def set_reference(self) -> None:
         """Freezes a copy of the current μ as μ_ref (ARCO: the warm-up SFT adapter) for the KL term."""
         self.reference = copy.deepcopy(self.network).requires_grad_(False)

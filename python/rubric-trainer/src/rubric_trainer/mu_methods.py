@@ -79,6 +79,20 @@ def mu_generate(call: Call, params: dict) -> dict:
     return generate(mu, params["prompts"], max_new_tokens=params["max_new_tokens"], eos_id=params["eos_id"], temperature=params["temperature"], rngs=params["rng"], check_cancelled=call.check_cancelled)
 
 
+def mu_embed(call: Call, params: dict) -> dict:
+    mu = call.session.require_mu()
+    ids, rows = params["ids"], params["rows"]
+    if len(rows) != len(ids):
+        raise InvalidParams(f"params.rows: expected one row per id ({len(ids)}), got {len(rows)}", {"path": "params.rows"})
+    mu.check_tokens(ids, "params.ids")
+    if len(set(ids)) != len(ids):
+        raise InvalidParams("params.ids: lists a token twice", {"path": "params.ids"})
+    for i, row in enumerate(rows):
+        if len(row) != len(rows[0]):
+            raise InvalidParams(f"params.rows[{i}]: expected {len(rows[0])} values (as params.rows[0]), got {len(row)}", {"path": f"params.rows[{i}]"})
+    return {"rows": mu.embed(ids, rows)}
+
+
 def mu_set_reference(call: Call, params: dict) -> dict:
     call.session.require_mu().set_reference()
     return {"ok": True}
@@ -116,6 +130,7 @@ METHODS: dict[str, Callable[[Call, dict], dict]] = {
     "mu.scores": mu_scores,
     "mu.logits": mu_logits,
     "mu.generate": mu_generate,
+    "mu.embed": mu_embed,
     "mu.set_reference": mu_set_reference,
     "mu.fingerprint": mu_fingerprint,
     "mu.save": mu_save,

@@ -215,6 +215,7 @@ MU_PARAMS: dict[str, Record] = {
     ),
     "mu.scores": Record({"steps": ListOf(MU_STEP, min_length=1)}),
     "mu.logits": Record({"ids": ListOf(TOKENS, min_length=1)}),
+    "mu.embed": Record({"ids": TOKENS, "rows": MATRIX}),
     "mu.set_reference": Record({}),
     "mu.fingerprint": Record({}),
     "mu.save": Record({"dir": Text(min_length=1)}),
