@@ -113,9 +113,14 @@ export const LLAMA_CPP_GDPVAL_CONTEXT = 8192;
  * by default) exists, or undefined.
  */
 export function findSharedData(relative: string, probe = ""): string | undefined {
+  return findShared("data", relative, probe);
+}
+
+/** `relative` under the shared directory's `folder` (`data` or `models`), found as `findSharedData` finds data. */
+export function findShared(folder: "data" | "models", relative: string, probe = ""): string | undefined {
   const roots = [process.env["RUBRIC_SHARED_DIR"], resolve("../shared"), resolve("../../shared")];
   return roots
-    .flatMap((root) => (root ? [join(root, "data", relative)] : []))
+    .flatMap((root) => (root ? [join(root, folder, relative)] : []))
     .find((path) => existsSync(join(path, probe)));
 }
 

@@ -41,6 +41,22 @@ describe("rubric repro arco-gym", () => {
     expect(twice.stderr).toContain("--hops: lists a hop count twice: 3,3");
     const tasks = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--train-tasks", "6"]);
     expect(tasks.stderr).toContain("--budget: expected a multiple of 24 rollouts");
+    const method = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--methods", "outcome,ppo"]);
+    expect(method.code).toBe(2);
+    expect(method.stderr).toContain('--methods: unknown method "ppo"; known: outcome, frozenMu, arco');
+    const vectors = await runRubric([
+      "repro",
+      "arco-gym",
+      "--out",
+      join(dir, "x"),
+      "--methods",
+      "arco",
+      "--word-vectors",
+      join(dir, "no-vectors"),
+      ...small,
+    ]);
+    expect(vectors.code).toBe(1);
+    expect(vectors.stderr).toContain(join(dir, "no-vectors", "words.txt"));
   });
 
   it("documents itself, with a usage line that names the command once", async () => {
@@ -49,6 +65,7 @@ describe("rubric repro arco-gym", () => {
     expect(help.stdout).toContain("Usage: rubric repro arco-gym --out <dir>");
     expect(help.stdout).toContain("a simulation");
     expect(help.stdout).toContain("--mc-rollouts <n>");
+    expect(help.stdout).toContain("--word-vectors <dir|none>");
   });
 
   it("writes table.json, table.md and the plots, which `rubric report` renders; refuses to overwrite them without --force", async () => {
@@ -75,6 +92,39 @@ describe("rubric repro arco-gym", () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(join(out, "table.json"));
   });
+
+  it("runs the learned critics in the sidecar when asked for by name, μ from random embeddings with --word-vectors none", async () => {
+    const out = join(dir, "mu");
+    const run = await runRubric([
+      "repro",
+      "arco-gym",
+      "--out",
+      out,
+      ...small.slice(0, 2),
+      "--seeds",
+      "1",
+      "--train-tasks",
+      "8",
+      "--eval-tasks",
+      "6",
+      "--budget",
+      "32",
+      "--methods",
+      "outcome,frozenMu",
+      "--word-vectors",
+      "none",
+      "--mu-epochs",
+      "1",
+      "--threads",
+      "1",
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain("run 2 of 2: H = 2, seed 1, frozenMu");
+    const table = ArcoGymTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));
+    expect(table.config).toMatchObject({ methods: ["outcome", "frozenMu"], mu: { wordVectors: null, sftEpochs: 1 } });
+    expect(table.muWarmup).toEqual([expect.objectContaining({ hops: 2, embedded: 0 })]);
+    expect(Object.keys(table.credit)).toEqual(["frozenMu"]);
+  }, 300_000);
 
   it("the report refuses a gym table that does not match its schema, naming the field", async () => {
     const out = join(dir, "forged");

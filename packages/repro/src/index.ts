@@ -87,7 +87,7 @@ export {
 } from "./arcane/llm-roles/table.js";
 
 // arco: ARCO on HotpotQA (`rubric repro arco`): the warm-up, every baseline and ablation, the diagnostics
-export { arcoConfig, FIXED_CRITERIA, type ArcoConfig } from "./arco/config.js";
+export { arcoConfig, FIXED_CRITERIA, type ArcoConfig, type SmallMuSettings } from "./arco/config.js";
 export { runArco, type ArcoProgress, type ArcoRunOptions } from "./arco/experiment.js";
 export { finalAnswer, hotpotMeasure } from "./arco/method.js";
 export { writeArcoOutputs } from "./arco/summary.js";
@@ -113,13 +113,22 @@ export {
 
 // arco-gym: ARCO in the gym, a simulation (`rubric repro arco-gym`): the value of dense credit per
 // chain length, outcome-only RL against the true-advantage control, with paired tests
-export { arcoGymConfig, type ArcoGymConfig, type ArcoGymConfigOptions } from "./arco-gym/config.js";
+export {
+  arcoGymConfig,
+  GYM_WORD_VECTORS,
+  type ArcoGymConfig,
+  type ArcoGymConfigOptions,
+  type GymMuSettings,
+} from "./arco-gym/config.js";
+export { GYM_MU_PROMPT, openGymMuCritic, warmGymMu, type GymMuCritic, type WarmGymMu } from "./arco-gym/mu.js";
 export { runArcoGym, type ArcoGymProgress, type ArcoGymRunOptions } from "./arco-gym/experiment.js";
 export { arcoGymPlots, gymCreditSpec, gymCurvesSpec, gymSuccessSpec, writeArcoGymOutputs } from "./arco-gym/plot.js";
 export {
   ARCO_GYM_CRITICS,
+  ARCO_GYM_DEFAULT_METHODS,
   ARCO_GYM_METHOD_LABELS,
   ARCO_GYM_METHODS,
+  ARCO_GYM_MU_METHODS,
   ArcoGymTableSchema,
   arcoGymMarkdown,
   type ArcoGymMethod,

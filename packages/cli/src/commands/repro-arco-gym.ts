@@ -1,9 +1,21 @@
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { definedFields } from "@rubric/core";
-import { type ArcoGymProgress, arcoGymConfig, ReproInputError, runArcoGym, writeArcoGymOutputs } from "@rubric/repro";
+import {
+  ARCO_GYM_DEFAULT_METHODS,
+  ARCO_GYM_METHODS,
+  ARCO_GYM_MU_METHODS,
+  type ArcoGymMethod,
+  type ArcoGymProgress,
+  arcoGymConfig,
+  ReproInputError,
+  runArcoGym,
+  writeArcoGymOutputs,
+} from "@rubric/repro";
+import { SidecarClient } from "@rubric/sidecar";
 import { type CommandArgs, defineCommand, fixedOperand } from "../flags/command.js";
 import { integerFlag, listFlag, MAX_SEEDS, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
-import { type CliIO, UsageError } from "../io.js";
+import { type CliIO, findShared, InputFileError, UsageError } from "../io.js";
 import { progressBar } from "../progress.js";
 import { prepareResultFiles } from "../results/result-files.js";
 
@@ -35,6 +47,16 @@ const gymFlags = {
   mcRollouts: integerFlag("<n>", "the true-advantage control's continuations per Q and V estimate (default 8)", {
     min: 1,
   }),
+  methods: listFlag(
+    "<a,b,…>",
+    `methods to run (default ${ARCO_GYM_DEFAULT_METHODS.join(", ")}; known: ${ARCO_GYM_METHODS.join(", ")}; ${ARCO_GYM_MU_METHODS.join(" and ")} train μ in the sidecar: minutes per H on 2 cores)`,
+  ),
+  wordVectors: textFlag(
+    "<dir|none>",
+    "μ's pretrained word vectors (default: the shared GloVe subset, models/glove-6b-100d); none: random token embeddings",
+  ),
+  muEpochs: integerFlag("<n>", "μ's warm-up epochs (default 8; 4 with --quick)", { min: 1 }),
+  threads: integerFlag("<n>", "torch threads of the sidecar (default: the cores)", { min: 1 }),
   force: switchFlag("replace the tables of an earlier run in <dir> (default: refuse, before any training)"),
 };
 
@@ -73,11 +95,34 @@ function hopsOf(given: readonly string[] | undefined): number[] | undefined {
   });
 }
 
+function methodsOf(given: readonly string[] | undefined): ArcoGymMethod[] | undefined {
+  if (given === undefined) return undefined;
+  for (const method of given)
+    if (!(ARCO_GYM_METHODS as readonly string[]).includes(method))
+      throw new UsageError(
+        `--methods: unknown method ${JSON.stringify(method)}; known: ${ARCO_GYM_METHODS.join(", ")}`,
+      );
+  return given as ArcoGymMethod[];
+}
+
+/** The word-vector directory μ starts from: the flag, `none`, or the shared GloVe subset. */
+function wordVectorsOf(given: string | undefined): string | null {
+  if (given === "none") return null;
+  if (given !== undefined) return given;
+  const found = findShared("models", "glove-6b-100d", "words.txt");
+  if (found === undefined)
+    throw new InputFileError(
+      "cannot find the shared GloVe vectors (models/glove-6b-100d): pass --word-vectors <dir>, --word-vectors none, or set RUBRIC_SHARED_DIR",
+    );
+  return found;
+}
+
 const TABLES = ["table.json", "table.md", "success.svg", "curves.svg", "credit.svg"];
 
 /** `rubric repro arco-gym`. */
 export async function reproArcoGym(args: ReproArcoGymArgs, io: CliIO, isTTY: boolean): Promise<number> {
   let config: ReturnType<typeof arcoGymConfig>;
+  const methods = methodsOf(args.methods);
   try {
     config = arcoGymConfig({
       quick: args.quick,
@@ -90,7 +135,15 @@ export async function reproArcoGym(args: ReproArcoGymArgs, io: CliIO, isTTY: boo
         budget: args.budget,
         learningRate: args.lr,
         trueAdvantageRollouts: args.mcRollouts,
+        methods,
       }),
+      // The word vectors are looked for only when a method trains μ.
+      mu: {
+        ...(methods?.some((m) => ARCO_GYM_MU_METHODS.includes(m))
+          ? { wordVectors: wordVectorsOf(args.wordVectors) }
+          : {}),
+        ...definedFields({ sftEpochs: args.muEpochs }),
+      },
     });
   } catch (error) {
     // A setting the run cannot honour (a budget of partial epochs, a hop count twice) is a usage
@@ -101,6 +154,7 @@ export async function reproArcoGym(args: ReproArcoGymArgs, io: CliIO, isTTY: boo
     }
     throw error;
   }
+  const learned = config.methods.filter((m) => ARCO_GYM_MU_METHODS.includes(m));
   prepareResultFiles(
     TABLES.map((name) => ({ path: join(args.out, name), what: `a table of an earlier run (${name})` })),
     args.force,
@@ -110,10 +164,15 @@ export async function reproArcoGym(args: ReproArcoGymArgs, io: CliIO, isTTY: boo
   );
   const bar = progressBar(io, isTTY);
   let label = "";
+  const client =
+    learned.length > 0 ? await SidecarClient.start({ threads: args.threads ?? availableParallelism() }) : undefined;
   try {
     const table = await runArcoGym(config, {
+      ...(client === undefined ? {} : { client }),
       onProgress: (progress: ArcoGymProgress) => {
-        if (progress.type === "run") {
+        if (progress.type === "mu") {
+          bar.update(progress.epoch, progress.of, `μ's warm-up for H = ${progress.hops}`, "epochs");
+        } else if (progress.type === "run") {
           label = `run ${progress.index} of ${progress.total}: H = ${progress.hops}, seed ${progress.seed}, ${progress.method}`;
           bar.update(0, 1, label, "");
         } else bar.update(progress.done, progress.total, label, "");
@@ -132,6 +191,7 @@ export async function reproArcoGym(args: ReproArcoGymArgs, io: CliIO, isTTY: boo
     return 0;
   } finally {
     bar.done();
+    await client?.close();
   }
 }
 
@@ -144,4 +204,6 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   budget: "--budget",
   learningRate: "--lr",
   "trueAdvantage.rollouts": "--mc-rollouts",
+  methods: "--methods",
+  "mu.sftEpochs": "--mu-epochs",
 };

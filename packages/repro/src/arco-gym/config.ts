@@ -1,8 +1,9 @@
 // The ARCO gym run (a simulation), its configuration: which worlds, how the warm-up is made, and
 // the one rollout budget every method trains for.
 import { CARELESS_NOISE, GYM_LOOKALIKES, GYM_MAX_HOPS } from "@rubric/rlxar";
+import type { SmallMuSettings } from "../arco/config.js";
 import { ReproInputError } from "../errors.js";
-import { ARCO_GYM_METHODS, type ArcoGymMethod } from "./table.js";
+import { ARCO_GYM_DEFAULT_METHODS, ARCO_GYM_METHODS, type ArcoGymMethod } from "./table.js";
 
 /** Everything an ARCO gym run is configured by; `arcoGymConfig` fills the defaults. */
 export interface ArcoGymConfig {
@@ -46,7 +47,26 @@ export interface ArcoGymConfig {
   readonly trueAdvantage: { readonly rollouts: number };
   /** Evaluation tasks (the first n) whose warm-up rollouts measure each critic's credit. */
   readonly creditProbeTasks: number;
+  /** The learned critics' μ (methods `frozenMu` and `arco`): its shape, warm-up and co-evolution. */
+  readonly mu: GymMuSettings;
 }
+
+/**
+ * μ in ARCO's form, sized for a CPU: a causal transformer backbone shared by the LM head (K
+ * criteria) and the score head (H→512→128→K, tanh, mean-pooled), warmed up once per hop count
+ * on the noisy teacher's annotated episodes (`sftTasks` tasks × `sftReplicas`), then ARCO's
+ * decomposition step with KL(μ_ref‖μ) on every batch when it co-evolves.
+ */
+export interface GymMuSettings extends SmallMuSettings {
+  readonly k: number;
+  /** Pretrained word vectors for the token embeddings (a GloVe directory), or null for random ones. */
+  readonly wordVectors: string | null;
+  readonly sftTasks: number;
+  readonly sftReplicas: number;
+}
+
+/** Where the shared GloVe subset lives, from the repository root (as `repro arco`'s data). */
+export const GYM_WORD_VECTORS = "../shared/models/glove-6b-100d";
 
 /** What a caller may set; the rest comes from the defaults. */
 export interface ArcoGymConfigOptions {
@@ -61,6 +81,7 @@ export interface ArcoGymConfigOptions {
   readonly budget?: number;
   readonly learningRate?: number;
   readonly trueAdvantageRollouts?: number;
+  readonly mu?: Partial<GymMuSettings>;
 }
 
 /**
@@ -83,7 +104,7 @@ export function arcoGymConfig(options: ArcoGymConfigOptions = {}): ArcoGymConfig
     seeds: Array.from({ length: count }, (_, i) => i + 1),
     seed: options.seed ?? 1,
     evaluationSplit: options.evaluationSplit ?? "eval",
-    methods: options.methods ?? ARCO_GYM_METHODS,
+    methods: options.methods ?? ARCO_GYM_DEFAULT_METHODS,
     trainTasks: options.trainTasks ?? 32,
     evalTasks: options.evalTasks ?? (quick ? 100 : 200),
     lookalikes: GYM_LOOKALIKES,
@@ -98,6 +119,25 @@ export function arcoGymConfig(options: ArcoGymConfigOptions = {}): ArcoGymConfig
     },
     trueAdvantage: { rollouts: options.trueAdvantageRollouts ?? 8 },
     creditProbeTasks: Math.min(options.evalTasks ?? Number.POSITIVE_INFINITY, quick ? 20 : 40),
+    mu: {
+      k: 3,
+      dModel: 64,
+      heads: 4,
+      layers: 2,
+      maxSequence: 768,
+      vocabularySize: 1024,
+      maxCriteriaTokens: 96,
+      wordVectors: GYM_WORD_VECTORS,
+      sftTasks: 48,
+      sftReplicas: 4,
+      sftEpochs: quick ? 4 : 8,
+      sftLearningRate: 3e-3,
+      sftHeadLearningRate: 1e-3,
+      learningRate: 1e-3,
+      headLearningRate: 1e-3,
+      beta: 0.05,
+      ...options.mu,
+    },
   };
   checkConfig(config);
   return config;
@@ -125,6 +165,8 @@ function checkConfig(config: ArcoGymConfig): void {
     ["evalTasks", config.evalTasks],
     ["budget", rl.budget],
     ["trueAdvantage.rollouts", config.trueAdvantage.rollouts],
+    ["mu.sftTasks", config.mu.sftTasks],
+    ["mu.sftEpochs", config.mu.sftEpochs],
   ] as const)
     if (!Number.isInteger(value) || value < 1) throw new ReproInputError(name, `expected an integer ≥ 1, got ${value}`);
   if (!(rl.learningRate > 0))

@@ -1,3 +1,5 @@
+import { fileURLToPath } from "node:url";
+import { SidecarClient } from "@rubric/sidecar";
 import { describe, expect, it } from "vitest";
 import { ReproInputError } from "../errors.js";
 import { arcoGymConfig } from "./config.js";
@@ -94,6 +96,55 @@ describe("runArcoGym", () => {
   });
 });
 
+const GLOVE = fileURLToPath(new URL("../../../../../shared/models/glove-6b-100d", import.meta.url));
+
+describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
+  it("warms up one μ per H from word vectors, runs it frozen and co-evolving, and measures both critics' credit", async () => {
+    const config = arcoGymConfig({
+      hops: [2],
+      seeds: 1,
+      trainTasks: 8,
+      evalTasks: 8,
+      budget: 32,
+      trueAdvantageRollouts: 2,
+      methods: ["outcome", "frozenMu", "arco"],
+      mu: { dModel: 32, layers: 1, sftTasks: 4, sftReplicas: 2, sftEpochs: 2, wordVectors: GLOVE },
+    });
+    await expect(runArcoGym(config)).rejects.toThrow(/^client: frozenMu, arco need μ/u);
+    const client = await SidecarClient.start({ threads: 1 });
+    try {
+      const events: string[] = [];
+      const table = await runArcoGym(config, {
+        client,
+        onProgress: (e) => {
+          if (e.type === "mu") events.push(`mu H${e.hops} ${e.epoch}/${e.of}`);
+          if (e.type === "run") events.push(e.method);
+        },
+      });
+      expect(events).toEqual(["mu H2 0/2", "mu H2 1/2", "mu H2 2/2", "outcome", "frozenMu", "arco"]);
+      expect(ArcoGymTableSchema.parse(table)).toEqual(table);
+      const [warm] = table.muWarmup!;
+      expect(warm).toMatchObject({ hops: 2, episodes: 8 });
+      expect(warm!.embedded).toBeGreaterThan(0);
+      expect(warm!.examples).toBeGreaterThan(0);
+      expect(warm!.sftLoss).toHaveLength(2);
+      // Both learned critics rated every probe step; the frozen one's criteria are the warm-up's.
+      expect(Object.keys(table.credit)).toEqual(["frozenMu", "arco"]);
+      for (const name of ["frozenMu", "arco"]) {
+        expect(table.credit[name]!.steps).toBeGreaterThanOrEqual(8);
+        expect(table.creditPoints[name]!["2"]!.length).toBe(table.credit[name]!.steps);
+      }
+      // The dense phase trains one rollout per task an epoch: 8 a point, to the budget of 32.
+      expect(table.curves["arco"]!["2"]![0]!.map((p) => p.rollouts)).toEqual([0, 8, 16, 24, 32]);
+      expect(table.methods.arco!.vsOutcome).toBeDefined();
+      expect(arcoGymMarkdown(table)).toContain("μ's warm-up (one per H");
+      expect(table.timing.byMethodMs.muWarmup).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+  }, 300_000);
+});
+
 describe("arcoGymConfig", () => {
   it("refuses settings the run cannot honour, naming them", () => {
     const bad: [Parameters<typeof arcoGymConfig>[0], RegExp][] = [
@@ -104,6 +155,7 @@ describe("arcoGymConfig", () => {
       [{ trainTasks: 0 }, /^trainTasks: expected an integer ≥ 1/u],
       [{ learningRate: 0 }, /^learningRate: expected a number > 0/u],
       [{ methods: ["ppo" as "outcome"] }, /^methods\[0\]: unknown method "ppo"/u],
+      [{ mu: { sftEpochs: 0 } }, /^mu\.sftEpochs: expected an integer ≥ 1/u],
     ];
     for (const [options, message] of bad) {
       expect(() => arcoGymConfig(options)).toThrow(ReproInputError);
@@ -114,6 +166,14 @@ describe("arcoGymConfig", () => {
   it("has the documented defaults: the full run, and the quick one", () => {
     expect(arcoGymConfig()).toMatchObject({ hops: [2, 3, 4], evalTasks: 200, rl: { budget: 512, learningRate: 0.1 } });
     expect(arcoGymConfig().seeds).toHaveLength(16);
+    // μ's methods are asked for by name: the default compares the ones without the sidecar.
+    expect(arcoGymConfig().methods).toEqual(["outcome", "teacherHindsight", "trueAdvantage"]);
+    expect(arcoGymConfig().mu).toMatchObject({
+      k: 3,
+      dModel: 64,
+      sftEpochs: 8,
+      wordVectors: "../shared/models/glove-6b-100d",
+    });
     expect(arcoGymConfig({ quick: true })).toMatchObject({ hops: [2, 4], evalTasks: 100 });
     expect(arcoGymConfig({ quick: true }).seeds).toHaveLength(6);
   });

@@ -1,5 +1,9 @@
 // The ARCO gym run (a simulation): per hop count and seed, one warm-up, then every method from it
 // at the same rollout budget, and the table that compares them with paired tests.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { SidecarClient } from "@rubric/sidecar";
 import { mcnemarExact, mean, pairedTTest, spearman, summarizeSeeds } from "@rubric/core";
 import {
   arcoGym,
@@ -22,10 +26,13 @@ import {
   trueAdvantageCritic,
   trueStepAdvantages,
 } from "@rubric/rlxar";
+import { ReproInputError } from "../errors.js";
 import type { ArcoGymConfig } from "./config.js";
+import { type GymMuCritic, openGymMuCritic, type WarmGymMu, warmGymMu } from "./mu.js";
 import {
   ARCO_GYM_CRITICS,
   ARCO_GYM_METHODS,
+  ARCO_GYM_MU_METHODS,
   type ArcoGymMethod,
   type ArcoGymTable,
   ArcoGymTableSchema,
@@ -42,10 +49,14 @@ export type ArcoGymProgress =
       readonly seed: number;
       readonly method: ArcoGymMethod;
     }
-  | { readonly type: "batch"; readonly done: number; readonly total: number };
+  | { readonly type: "batch"; readonly done: number; readonly total: number }
+  /** μ's warm-up for hop count `hops`: epoch `epoch` of `of` done (0 when it starts). */
+  | { readonly type: "mu"; readonly hops: number; readonly epoch: number; readonly of: number };
 
 export interface ArcoGymRunOptions {
   readonly onProgress?: (event: ArcoGymProgress) => void;
+  /** The sidecar (torch) that warms up and trains μ: required when a learned critic (`frozenMu`, `arco`) runs. */
+  readonly client?: SidecarClient;
 }
 
 /** One method's run on one hop count and seed: its success per evaluation task and its learning curve. */
@@ -64,6 +75,7 @@ function methodSetup(
   environment: Environment<GymTask>,
   train: readonly GymTask[],
   policy: GymPolicy,
+  muCritic: StepCritic | undefined,
 ): { settings: TrainerSettingsInput; critic?: StepCritic; epochRollouts: number } {
   const { rl } = config;
   const common = { rolloutsPerBatch: rl.rolloutsPerBatch, groupSize: rl.groupSize, temperature: rl.temperature, seed };
@@ -84,7 +96,7 @@ function methodSetup(
   // A dense method: ARCO's dense phase from the warm-up, each step's score taken as it is (γ = 0,
   // scale 1) against a baseline per step index (the repaired estimator of item 1); the same
   // learning rate and no KL, so the critic is the only difference from outcome RL. The control's
-  // critic is the true advantage; the teacher's, its hindsight scores.
+  // critic is the true advantage; the teacher's, its hindsight scores; the learned ones, μ's.
   const epochRollouts = config.trainTasks;
   return {
     epochRollouts,
@@ -100,14 +112,15 @@ function methodSetup(
       terminalBuckets: "per-step",
     },
     critic:
-      method === "teacherHindsight"
+      muCritic ??
+      (method === "teacherHindsight"
         ? gymTeacherCritic(3)
         : trueAdvantageCritic(environment, policy, {
             tasks: train,
             rollouts: config.trueAdvantage.rollouts,
             temperature: rl.temperature,
             seed: `true-advantage/${seed}`,
-          }),
+          })),
   };
 }
 
@@ -181,6 +194,27 @@ async function successes(env: Environment<GymTask>, tasks: readonly GymTask[], p
  * table.valueOfDenseCredit.at(-1); // { hops: 4, outcome: {…}, trueAdvantage: {…}, gap, p, … }
  */
 export async function runArcoGym(config: ArcoGymConfig, options: ArcoGymRunOptions = {}): Promise<ArcoGymTable> {
+  const learned = config.methods.filter((m) => ARCO_GYM_MU_METHODS.includes(m));
+  const client = options.client;
+  if (learned.length > 0 && client === undefined)
+    throw new ReproInputError(
+      "client",
+      `${learned.join(", ")} need μ, which the sidecar (torch) trains: pass a SidecarClient`,
+    );
+  const scratch = learned.length > 0 ? await mkdtemp(join(tmpdir(), "rubric-arco-gym-")) : undefined;
+  try {
+    return await runAll(config, options, client, scratch);
+  } finally {
+    if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+async function runAll(
+  config: ArcoGymConfig,
+  options: ArcoGymRunOptions,
+  client: SidecarClient | undefined,
+  scratch: string | undefined,
+): Promise<ArcoGymTable> {
   const started = performance.now();
   const environment = arcoGym();
   const runs = Object.fromEntries(ARCO_GYM_METHODS.map((m) => [m, new Map()])) as Record<
@@ -189,6 +223,7 @@ export async function runArcoGym(config: ArcoGymConfig, options: ArcoGymRunOptio
   >;
   const byMethodMs: Record<string, number> = Object.fromEntries([["warmup", 0], ...config.methods.map((m) => [m, 0])]);
   const warmup: ArcoGymTable["warmup"] = [];
+  const muWarmup: NonNullable<ArcoGymTable["muWarmup"]> = [];
   const total = config.hops.length * config.seeds.length * config.methods.length;
   let index = 0;
 
@@ -200,6 +235,17 @@ export async function runArcoGym(config: ArcoGymConfig, options: ArcoGymRunOptio
       split: config.evaluationSplit,
       lookalikes: config.lookalikes,
     });
+    // One warm-up μ per H, shared by every seed and learned method (it does not depend on a seed's policy).
+    let warmMu: WarmGymMu | undefined;
+    if (client !== undefined && scratch !== undefined && config.methods.some((m) => ARCO_GYM_MU_METHODS.includes(m))) {
+      options.onProgress?.({ type: "mu", hops, epoch: 0, of: config.mu.sftEpochs });
+      warmMu = await warmGymMu(client, join(scratch, `mu-h${hops}`), hops, config, (epoch, of) =>
+        options.onProgress?.({ type: "mu", hops, epoch, of }),
+      );
+      const { directory: _, ...record } = warmMu;
+      muWarmup.push({ hops, ...record, sftLoss: [...record.sftLoss] });
+      byMethodMs.muWarmup = (byMethodMs.muWarmup ?? 0) + warmMu.ms;
+    }
     for (const seed of config.seeds) {
       let mark = performance.now();
       const train = generateGymTasks({
@@ -239,36 +285,57 @@ export async function runArcoGym(config: ArcoGymConfig, options: ArcoGymRunOptio
         options.onProgress?.({ type: "run", index: ++index, total, hops, seed, method });
         mark = performance.now();
         const policy = gymPolicy({ name: `gym-${method}`, initialWeights: warm.featureWeights() });
-        const { settings, critic, epochRollouts } = methodSetup(method, config, seed, environment, train, policy);
-        const training: CoEvolutionOptions<GymTask> = {
-          environment,
-          train,
-          evaluation,
-          policy,
-          settings,
-          ...(critic === undefined ? {} : { critic }),
-          onEvent: (event) => {
-            if (event.type === "batch") options.onProgress?.({ type: "batch", done: event.done, total: event.total });
-          },
-        };
-        const result = await trainCoEvolution(training);
-        const curve = result.log.flatMap((line) =>
-          line.type === "eval" ? [{ rollouts: line.epoch * epochRollouts, success: line.metrics.reward ?? 0 }] : [],
-        );
-        const list = runs[method].get(hops) ?? [];
-        const credit =
-          critic !== undefined && ARCO_GYM_CRITICS.includes(method) ? await measureCredit(critic, probe) : undefined;
-        list.push({
-          perTask: await successes(environment, evaluation, policy),
-          curve,
-          ...(credit === undefined ? {} : { credit }),
-        });
-        runs[method].set(hops, list);
+        let mu: GymMuCritic | undefined;
+        if (ARCO_GYM_MU_METHODS.includes(method))
+          mu = await openGymMuCritic(client!, warmMu!, join(scratch!, `run-h${hops}-s${seed}-${method}`), {
+            coEvolves: method === "arco",
+            config,
+          });
+        try {
+          const { settings, critic, epochRollouts } = methodSetup(
+            method,
+            config,
+            seed,
+            environment,
+            train,
+            policy,
+            mu?.critic,
+          );
+          const training: CoEvolutionOptions<GymTask> = {
+            environment,
+            train,
+            evaluation,
+            policy,
+            settings,
+            ...(critic === undefined ? {} : { critic }),
+            onEvent: (event) => {
+              if (event.type === "batch") options.onProgress?.({ type: "batch", done: event.done, total: event.total });
+            },
+          };
+          const result = await trainCoEvolution(training);
+          const curve = result.log.flatMap((line) =>
+            line.type === "eval" ? [{ rollouts: line.epoch * epochRollouts, success: line.metrics.reward ?? 0 }] : [],
+          );
+          const list = runs[method].get(hops) ?? [];
+          // A co-evolved μ's credit is measured as it ended; a frozen one's is the warm-up's.
+          const credit =
+            critic !== undefined && ARCO_GYM_CRITICS.includes(method) ? await measureCredit(critic, probe) : undefined;
+          list.push({
+            perTask: await successes(environment, evaluation, policy),
+            curve,
+            ...(credit === undefined ? {} : { credit }),
+          });
+          runs[method].set(hops, list);
+        } finally {
+          await mu?.close();
+        }
         byMethodMs[method]! += performance.now() - mark;
       }
     }
   }
-  return ArcoGymTableSchema.parse(tableOf(config, runs, warmup, { totalMs: performance.now() - started, byMethodMs }));
+  return ArcoGymTableSchema.parse(
+    tableOf(config, runs, warmup, muWarmup, { totalMs: performance.now() - started, byMethodMs }),
+  );
 }
 
 /** The paired t-test's p over seeds, or null where every seed ties (nothing to test). */
@@ -298,6 +365,7 @@ function tableOf(
   config: ArcoGymConfig,
   runs: Record<ArcoGymMethod, Map<number, MethodRun[]>>,
   warmup: ArcoGymTable["warmup"],
+  muWarmup: NonNullable<ArcoGymTable["muWarmup"]>,
   timing: ArcoGymTable["timing"],
 ): ArcoGymTable {
   const perSeed = (method: ArcoGymMethod, hops: number) => (runs[method].get(hops) ?? []).map((r) => mean(r.perTask));
@@ -395,6 +463,7 @@ function tableOf(
     ),
     curves,
     warmup,
+    ...(muWarmup.length === 0 ? {} : { muWarmup }),
     timing,
   };
 }

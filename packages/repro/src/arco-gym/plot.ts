@@ -5,12 +5,16 @@ import { ARCO_GYM_METHODS, type ArcoGymMethod, type ArcoGymTable, arcoGymMarkdow
 
 const COLORS: Readonly<Record<ArcoGymMethod, string>> = {
   outcome: "#7f7f7f",
+  frozenMu: "#1f77b4",
+  arco: "#2ca02c",
   teacherHindsight: "#9467bd",
   trueAdvantage: "#ff7f0e",
 };
 /** Legend labels short enough not to be cut (the table carries the long ones). */
 const SHORT: Readonly<Record<ArcoGymMethod, string>> = {
   outcome: "outcome-only RL",
+  frozenMu: "frozen μ",
+  arco: "ARCO (μ co-evolving)",
   teacherHindsight: "teacher's hindsight scores",
   trueAdvantage: "true-advantage control",
 };

@@ -6,17 +6,30 @@ import { z } from "zod";
  * that Σ_t s_t = R) and the true step advantages; the learned critics (ARCO's μ and its
  * ablations) come next.
  */
-export const ARCO_GYM_METHODS = ["outcome", "teacherHindsight", "trueAdvantage"] as const;
+export const ARCO_GYM_METHODS = ["outcome", "frozenMu", "arco", "teacherHindsight", "trueAdvantage"] as const;
 export type ArcoGymMethod = (typeof ARCO_GYM_METHODS)[number];
 
 export const ARCO_GYM_METHOD_LABELS: Readonly<Record<ArcoGymMethod, string>> = {
   outcome: "Outcome reward only (GRPO groups, Search-R1 style)",
+  frozenMu: "Frozen μ: the warm-up μ's step scores as the dense signal",
+  arco: "ARCO: μ's step scores as the dense signal, μ co-evolving (decomposition loss + KL)",
   teacherHindsight: "Control: the teacher's hindsight scores (checked criteria, Σ s_t = R) as the dense signal",
   trueAdvantage: "Control: true step advantages (Monte Carlo) as the dense signal",
 };
 
 /** The critics whose credit is measured against the true advantage (every dense method but the truth itself). */
-export const ARCO_GYM_CRITICS: readonly ArcoGymMethod[] = ["teacherHindsight"];
+export const ARCO_GYM_CRITICS: readonly ArcoGymMethod[] = ["frozenMu", "arco", "teacherHindsight"];
+
+/** The methods whose critic is μ (they need the sidecar). */
+export const ARCO_GYM_MU_METHODS: readonly ArcoGymMethod[] = ["frozenMu", "arco"];
+
+/**
+ * What a run compares unless told otherwise: every method but μ's. μ's warm-up takes minutes per
+ * hop count on 2 cores (the sidecar trains it), so the learned critics are asked for by name.
+ */
+export const ARCO_GYM_DEFAULT_METHODS: readonly ArcoGymMethod[] = ARCO_GYM_METHODS.filter(
+  (m) => !ARCO_GYM_MU_METHODS.includes(m),
+);
 
 const MeanStdSchema = z.strictObject({ mean: z.number(), std: z.number(), n: z.int() });
 
@@ -91,6 +104,22 @@ export const ArcoGymTableSchema = z.strictObject({
   warmup: z.array(
     z.strictObject({ hops: z.int(), seed: z.int(), success: z.number(), sampledTrainSuccess: z.number() }),
   ),
+  /**
+   * μ's warm-up per H (runs with a learned critic only): the teacher's episodes and μ-SFT
+   * examples it saw, the tokens that started from a word vector, and each epoch's loss.
+   */
+  muWarmup: z
+    .array(
+      z.strictObject({
+        hops: z.int(),
+        episodes: z.int(),
+        examples: z.int(),
+        embedded: z.int(),
+        sftLoss: z.array(z.number()),
+        ms: z.number(),
+      }),
+    )
+    .optional(),
   timing: z.strictObject({ totalMs: z.number(), byMethodMs: z.record(z.string(), z.number()) }),
 });
 export type ArcoGymTable = z.infer<typeof ArcoGymTableSchema>;
@@ -170,6 +199,19 @@ export function arcoGymMarkdown(table: ArcoGymTable): string {
     "|---|---|---|---|",
     ...table.warmup.map((w) => `| ${w.hops} | ${w.seed} | ${pct(w.success)} | ${pct(w.sampledTrainSuccess)} |`),
     "",
+    ...(table.muWarmup === undefined || table.muWarmup.length === 0
+      ? []
+      : [
+          "μ's warm-up (one per H, shared by every seed): the noisy teacher's annotated episodes, ARCO's μ-SFT.",
+          "",
+          "| H | episodes | μ-SFT examples | tokens from word vectors | SFT loss, first → last epoch |",
+          "|---|---|---|---|---|",
+          ...table.muWarmup.map(
+            (m) =>
+              `| ${m.hops} | ${m.episodes} | ${m.examples} | ${m.embedded} | ${m.sftLoss[0]?.toFixed(3) ?? "—"} → ${m.sftLoss.at(-1)?.toFixed(3) ?? "—"} |`,
+          ),
+          "",
+        ]),
     `Timing: ${(table.timing.totalMs / 1000).toFixed(0)} s in all; ${Object.entries(table.timing.byMethodMs)
       .map(([method, ms]) => `${method} ${(ms / 1000).toFixed(0)} s`)
       .join(", ")}.`,

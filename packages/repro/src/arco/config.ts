@@ -62,24 +62,32 @@ export interface ArcoConfig {
   readonly k: number;
   readonly teacher: { readonly rollouts: number; readonly noise: number };
   readonly policySft: { readonly epochs: number; readonly learningRate: number; readonly batchSize: number };
-  readonly mu: {
-    readonly dModel: number;
-    readonly heads: number;
-    readonly layers: number;
-    readonly maxSequence: number;
-    readonly vocabularySize: number;
-    readonly maxCriteriaTokens: number;
+  readonly mu: SmallMuSettings & {
     readonly maxObservationChars: number;
-    readonly sftEpochs: number;
     /** μ-SFT examples at most (a seeded sample of the warm-up's); the sidecar's torch cost bounds this on a CPU. */
     readonly sftExamples: number;
-    readonly sftLearningRate: number;
-    readonly sftHeadLearningRate: number;
-    readonly learningRate: number;
-    readonly headLearningRate: number;
-    readonly beta: number;
   };
   readonly trainer: TrainerSettingsInput;
+}
+
+/**
+ * A small μ in ARCO's form that the sidecar creates and trains on a CPU: its backbone's shape and
+ * tokenizer, its warm-up (μ-SFT) and its co-evolution (the decomposition step with KL β), as both
+ * ARCO runs (HotpotQA and the gym) configure it.
+ */
+export interface SmallMuSettings {
+  readonly dModel: number;
+  readonly heads: number;
+  readonly layers: number;
+  readonly maxSequence: number;
+  readonly vocabularySize: number;
+  readonly maxCriteriaTokens: number;
+  readonly sftEpochs: number;
+  readonly sftLearningRate: number;
+  readonly sftHeadLearningRate: number;
+  readonly learningRate: number;
+  readonly headLearningRate: number;
+  readonly beta: number;
 }
 
 /**

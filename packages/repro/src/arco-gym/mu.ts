@@ -1,0 +1,148 @@
+// The ARCO gym's learned critics: μ in ARCO's form (one small transformer backbone, the LM head
+// writing K criteria of the gym's grammar, the score head scoring them), warmed up once per hop
+// count on the teacher's annotated episodes, then frozen or co-evolving in each method's run.
+import { cp, mkdir, rm } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { RubricModel } from "@rubric/arco-heads";
+import { RemoteMu, type SidecarClient } from "@rubric/sidecar";
+import {
+  arcoGym,
+  createMu,
+  type Episode,
+  episodeSteps,
+  generateGymTasks,
+  gymNoisyTeacher,
+  gymTeacherAnnotation,
+  MuCritic,
+  readWordVectors,
+  rollout,
+  warmupData,
+} from "@rubric/rlxar";
+import type { ArcoGymConfig } from "./config.js";
+
+/** μ's step prompt in the gym: the observations are one sentence each, so nothing is cut. */
+export const GYM_MU_PROMPT = { maxObservationChars: 400 } as const;
+
+/** The warm-up μ of one hop count: its export, and what its warm-up saw. */
+export interface WarmGymMu {
+  readonly directory: string;
+  readonly examples: number;
+  readonly episodes: number;
+  /** Tokens of the vocabulary that started from a word vector (0 without them). */
+  readonly embedded: number;
+  readonly sftLoss: readonly number[];
+  readonly ms: number;
+}
+
+/**
+ * Warms up μ for H-hop tasks: the noisy teacher's episodes on the μ stream of training tasks
+ * (`${seed}/mu`, which no policy trains on), annotated by the gym's checkers
+ * (`gymTeacherAnnotation`: K criteria of the grammar per step, ±0.8 by verdict, projected so
+ * Σ_t s_t = R), and ARCO's μ-SFT on them (CE on the criteria + 10 × MSE on the scores). One μ
+ * per hop count, shared by every seed: its warm-up does not depend on a seed's policy.
+ */
+export async function warmGymMu(
+  client: SidecarClient,
+  root: string,
+  hops: number,
+  config: ArcoGymConfig,
+  onEpoch?: (epoch: number, of: number) => void,
+): Promise<WarmGymMu> {
+  const started = performance.now();
+  const { mu } = config;
+  const tasks = generateGymTasks({
+    hops,
+    count: mu.sftTasks,
+    seed: `${config.seed}/mu`,
+    split: "train",
+    lookalikes: config.lookalikes,
+  });
+  const episodes: Episode[] = await rollout(arcoGym(), tasks, gymNoisyTeacher(tasks, { noise: config.teacher.noise }), {
+    temperature: 1,
+    seed: `mu-warm-up/${hops}`,
+    replicas: mu.sftReplicas,
+  });
+  const data = warmupData(
+    episodes,
+    episodes.map((episode) => gymTeacherAnnotation(episode, mu.k)),
+    GYM_MU_PROMPT,
+  );
+  let embedded = 0;
+  const losses: number[] = [];
+  const exported = await createMu(client, root, {
+    k: mu.k,
+    seed: config.seed,
+    shape: { dModel: mu.dModel, heads: mu.heads, layers: mu.layers, maxSequence: mu.maxSequence },
+    vocabularySize: mu.vocabularySize,
+    maxCriteriaTokens: mu.maxCriteriaTokens,
+    corpus: episodes.flatMap((episode) => episodeSteps(episode)),
+    ...(mu.wordVectors === null ? {} : { wordVectors: await readWordVectors(mu.wordVectors) }),
+    onEmbedded: ({ matched }) => {
+      embedded = matched;
+    },
+    sft: {
+      examples: data.mu,
+      epochs: mu.sftEpochs,
+      learningRate: mu.sftLearningRate,
+      headLearningRate: mu.sftHeadLearningRate,
+      batchSize: 8,
+      seed: config.seed,
+      onEpoch: (epoch) => {
+        losses.push(epoch.loss);
+        onEpoch?.(epoch.epoch, mu.sftEpochs);
+      },
+    },
+  });
+  return {
+    directory: exported.directory,
+    examples: data.mu.length,
+    episodes: episodes.length,
+    embedded,
+    sftLoss: losses,
+    ms: performance.now() - started,
+  };
+}
+
+/** A critic from a warm-up μ, in a run directory of its own; `close` releases its sessions. */
+export interface GymMuCritic {
+  readonly critic: MuCritic;
+  close(): Promise<void>;
+}
+
+/**
+ * The warm-up μ as one method's critic: frozen (its export served as it is) or co-evolving (a
+ * copy under `dir`, trained by ARCO's decomposition step on every batch and re-exported).
+ */
+export async function openGymMuCritic(
+  client: SidecarClient,
+  warm: WarmGymMu,
+  dir: string,
+  options: { readonly coEvolves: boolean; readonly config: ArcoGymConfig },
+): Promise<GymMuCritic> {
+  const { mu } = options.config;
+  // The export keeps its own directory name (its manifest's exportVersion must match it).
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  const start = join(dir, basename(warm.directory));
+  await cp(warm.directory, start, { recursive: true });
+  const model = await RubricModel.load(dir, { threads: 1 });
+  const critic = await MuCritic.open({
+    model,
+    ...(options.coEvolves
+      ? {
+          mu: await RemoteMu.load(client, start),
+          root: dir,
+          update: { learningRate: mu.learningRate, headLearningRate: mu.headLearningRate, beta: mu.beta },
+        }
+      : {}),
+    maxNewTokens: mu.maxCriteriaTokens,
+    prompt: GYM_MU_PROMPT,
+  });
+  return {
+    critic,
+    close: async () => {
+      await model.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
