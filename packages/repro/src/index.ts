@@ -87,7 +87,14 @@ export {
 } from "./arcane/llm-roles/table.js";
 
 // arco: ARCO on HotpotQA (`rubric repro arco`): the warm-up, every baseline and ablation, the diagnostics
-export { arcoConfig, FIXED_CRITERIA, type ArcoConfig, type SmallMuSettings } from "./arco/config.js";
+export {
+  arcoConfig,
+  FIXED_CRITERIA,
+  splitTrainingQuestions,
+  TUNE_QUESTIONS,
+  type ArcoConfig,
+  type SmallMuSettings,
+} from "./arco/config.js";
 export { runArco, type ArcoProgress, type ArcoRunOptions } from "./arco/experiment.js";
 export { finalAnswer, hotpotMeasure } from "./arco/method.js";
 export { writeArcoOutputs } from "./arco/summary.js";

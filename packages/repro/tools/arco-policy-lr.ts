@@ -1,10 +1,10 @@
 /**
  * How the ARCO reproduction's π learning rate was chosen, on training questions only: the
  * extractive policy after the warm-up's SFT, then outcome-only RL (the baseline) at a few learning
- * rates and batch sizes, evaluated greedily on held-out *training* questions. Nothing here reads
- * the dev file.
+ * rates and batch sizes, evaluated greedily on the training file's tune split (the 69 questions
+ * no run trains on, `splitTrainingQuestions`). Nothing here reads the dev file.
  *
- *   pnpm --filter @rubric/repro exec tsx tools/arco-policy-lr.ts [--held-out 100] [--epochs 3]
+ *   pnpm --filter @rubric/repro exec tsx tools/arco-policy-lr.ts [--epochs 3]
  */
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -20,16 +20,12 @@ import {
   trainCoEvolution,
   warmupData,
 } from "@rubric/rlxar";
+import { splitTrainingQuestions } from "@rubric/repro";
 
-const { values: args } = parseArgs({
-  options: { "held-out": { type: "string", default: "100" }, epochs: { type: "string", default: "3" } },
-});
+const { values: args } = parseArgs({ options: { epochs: { type: "string", default: "3" } } });
 const shared = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../shared/", import.meta.url));
-// The train file is not shuffled (its yes/no questions cluster at the end): split a shuffled copy.
-const all = shuffle(loadHotpotQa(`${shared}/data/hotpotqa/train.jsonl`), createRng("arco/lr-split"));
-const heldOut = all.slice(0, Number(args["held-out"]));
-const train = all.slice(heldOut.length);
-const environment = hotpotQa();
+const { train, tune: heldOut } = splitTrainingQuestions(loadHotpotQa(`${shared}/data/hotpotqa/train.jsonl`));
+const environment = hotpotQa({ indexTitles: true });
 const teacher = await rollout(environment, train, goldTeacher(train, { noise: 0.25 }), {
   temperature: 1,
   seed: "1/teacher",
@@ -42,7 +38,7 @@ const warm = warmupData(
 const measure = (episode: Episode) => ({ em: episode.reward });
 
 console.log(
-  `${train.length} training questions, ${heldOut.length} held out (training questions too); greedy ARCO EM (the training reward) per epoch:`,
+  `${train.length} training questions, ${heldOut.length} held out to tune on (the training file's tune split); greedy ARCO EM (the training reward) per epoch:`,
 );
 for (const learningRate of [0.05, 0.1, 0.2]) {
   for (const rolloutsPerBatch of [16, 32, 64]) {

@@ -40,6 +40,7 @@ export {
   HotpotRowSchema,
   loadHotpotQa,
   readHotpotQa,
+  selectHotpotQuestions,
   type HotpotParagraph,
   type HotpotQaSelection,
   type HotpotQuestion,

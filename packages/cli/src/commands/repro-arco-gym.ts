@@ -55,7 +55,7 @@ const gymFlags = {
     "<dir|none>",
     "μ's pretrained word vectors (default: the shared GloVe subset, models/glove-6b-100d); none: random token embeddings",
   ),
-  muEpochs: integerFlag("<n>", "μ's warm-up epochs (default 8; 4 with --quick)", { min: 1 }),
+  muEpochs: integerFlag("<n>", "μ's warm-up epochs (default 6; 3 with --quick)", { min: 1 }),
   threads: integerFlag("<n>", "torch threads of the sidecar (default: the cores)", { min: 1 }),
   force: switchFlag("replace the tables of an earlier run in <dir> (default: refuse, before any training)"),
 };

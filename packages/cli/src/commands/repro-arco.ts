@@ -32,7 +32,7 @@ const arcoFlags = {
   evalData: textFlag("<jsonl>", "evaluation questions (default …/hotpotqa/dev.jsonl)"),
   trainQuestions: integerFlag(
     "<n>",
-    "a seeded sample of n training questions, the same for every seed (default 96; 48 with --quick; 8 with an LLM --policy)",
+    "a seeded sample of n of the 400 training questions (the other 69 are held out to tune on), the same for every seed (default all 400; 48 with --quick; 8 with an LLM --policy)",
     { min: 1 },
   ),
   evalQuestions: integerFlag(

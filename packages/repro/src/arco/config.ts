@@ -1,6 +1,6 @@
 // ARCO on HotpotQA, its configuration: what a run trains on and how, and what each method is.
 import { definedFields } from "@rubric/core";
-import type { TrainerSettingsInput } from "@rubric/rlxar";
+import { selectHotpotQuestions, type TrainerSettingsInput } from "@rubric/rlxar";
 import { ARCO_METHODS, type ArcoMethod } from "./table.js";
 
 /**
@@ -39,7 +39,23 @@ export const SETUPS: Readonly<Record<ArcoMethod, MethodSetup>> = {
 };
 
 /** The questions a run trains and reports on are drawn with these seeds, the same for every run seed. */
-export const SELECTION_SEEDS = { train: "arco/train", eval: "arco/eval" } as const;
+export const SELECTION_SEEDS = { train: "arco/train", eval: "arco/eval", tune: "arco/tune" } as const;
+
+/**
+ * Questions of the training file held out to tune on, never trained on (a seeded sample, the
+ * same for every run): of the shared file's 469, 400 are left to train on and 69 to tune on, so
+ * no setting is ever chosen on dev. `tools/arco-policy-lr.ts` reads these.
+ */
+export const TUNE_QUESTIONS = 69;
+
+/** The training file's questions split once: `tune` (TUNE_QUESTIONS, seeded) and `train` (the rest), each in file order. */
+export function splitTrainingQuestions<T extends { readonly id: string }>(
+  questions: readonly T[],
+): { train: T[]; tune: T[] } {
+  const tune = selectHotpotQuestions(questions, { sample: { size: TUNE_QUESTIONS, seed: SELECTION_SEEDS.tune } });
+  const held = new Set(tune.map((q) => q.id));
+  return { train: questions.filter((q) => !held.has(q.id)), tune };
+}
 
 /** Everything an ARCO reproduction run is configured by; `arcoConfig` fills the defaults. */
 export interface ArcoConfig {
@@ -54,6 +70,12 @@ export interface ArcoConfig {
    */
   readonly trainQuestions?: number;
   readonly evalQuestions?: number;
+  /**
+   * Index each paragraph's title beside its text (default true: issue 30's repair; ARCO's dense
+   * retriever encodes the text only, so a search for a title found its paragraph only through
+   * the text's words).
+   */
+  readonly indexTitles: boolean;
   /** μ's diagnostics read this many of the evaluation questions (a seeded sample; all when absent). */
   readonly diagnosticQuestions?: number;
   readonly methods: readonly ArcoMethod[];
@@ -114,8 +136,9 @@ export function arcoConfig(
     seeds: Array.from({ length: count }, (_, i) => i + 1),
     trainPath: options.trainPath ?? "../shared/data/hotpotqa/train.jsonl",
     evalPath: options.evalPath ?? "../shared/data/hotpotqa/dev.jsonl",
-    trainQuestions: options.trainQuestions ?? (quick ? 48 : 96),
+    ...definedFields({ trainQuestions: options.trainQuestions ?? (quick ? 48 : undefined) }),
     ...definedFields({ evalQuestions: options.evalQuestions ?? (quick ? 80 : undefined) }),
+    indexTitles: options.indexTitles ?? true,
     ...definedFields({ diagnosticQuestions: options.diagnosticQuestions ?? (quick ? undefined : 100) }),
     methods: options.methods ?? ARCO_METHODS,
     kSweep: options.kSweep ?? (quick ? [] : [1, 5]),

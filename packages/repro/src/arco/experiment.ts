@@ -12,13 +12,14 @@ import {
   loadHotpotQa,
   type Policy,
   rollout,
+  selectHotpotQuestions,
   teacherAnnotation,
   type TrainerEvent,
   warmupData,
 } from "@rubric/rlxar";
 import { checkArcoConfig, type MethodRun, readMethodRun } from "./method-run.js";
 import type { ArcoMethod, ArcoTable } from "./table.js";
-import { type ArcoConfig, SELECTION_SEEDS, SETUPS } from "./config.js";
+import { type ArcoConfig, SELECTION_SEEDS, SETUPS, splitTrainingQuestions } from "./config.js";
 import { runMethod } from "./method.js";
 import { rowsOf, tableOf, writeArcoOutputs } from "./summary.js";
 import { sftPolicy, type WarmMu, type WarmMuKind, warmUpMu } from "./warmup.js";
@@ -52,10 +53,11 @@ export interface ArcoRunOptions {
  */
 export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Promise<ArcoTable> {
   const started = performance.now();
-  const train = loadHotpotQa(
-    config.trainPath,
-    config.trainQuestions === undefined ? {} : { sample: { size: config.trainQuestions, seed: SELECTION_SEEDS.train } },
-  );
+  const { train: pool } = splitTrainingQuestions(loadHotpotQa(config.trainPath));
+  const train =
+    config.trainQuestions === undefined
+      ? pool
+      : selectHotpotQuestions(pool, { sample: { size: config.trainQuestions, seed: SELECTION_SEEDS.train } });
   const evaluation = loadHotpotQa(
     config.evalPath,
     config.evalQuestions === undefined ? {} : { sample: { size: config.evalQuestions, seed: SELECTION_SEEDS.eval } },
@@ -67,7 +69,7 @@ export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Prom
     config.diagnosticQuestions === undefined || config.diagnosticQuestions >= evaluation.length
       ? evaluation
       : shuffle(evaluation, createRng("arco/diagnostics")).slice(0, config.diagnosticQuestions);
-  const environment = hotpotQa();
+  const environment = hotpotQa({ indexTitles: config.indexTitles });
   const runs: Record<string, MethodRun[]> = {};
   const warmups: Record<string, unknown>[] = [];
   const scratch = await mkdtemp(join(tmpdir(), "rubric-arco-"));

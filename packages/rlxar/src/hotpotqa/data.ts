@@ -130,7 +130,14 @@ export interface HotpotQaSelection {
   readonly sample?: { readonly size: number; readonly seed: number | string };
 }
 
-function select(questions: HotpotQuestion[], selection: HotpotQaSelection): HotpotQuestion[] {
+/**
+ * Questions chosen as `loadHotpotQa` chooses them (the first n, or a seeded sample in file
+ * order): for a split made after loading, e.g. a held-out part of the training file.
+ *
+ * @example
+ * const tune = selectHotpotQuestions(all, { sample: { size: 69, seed: "arco/split" } });
+ */
+export function selectHotpotQuestions<T>(questions: readonly T[], selection: HotpotQaSelection): T[] {
   const { first, sample } = selection;
   if (first !== undefined && sample !== undefined)
     throw new RlxarInputError("selection", "give first or sample, not both");
@@ -139,7 +146,7 @@ function select(questions: HotpotQuestion[], selection: HotpotQaSelection): Hotp
     return Math.min(n, questions.length);
   };
   if (first !== undefined) return questions.slice(0, count(first, "selection.first"));
-  if (sample === undefined) return questions;
+  if (sample === undefined) return [...questions];
   const size = count(sample.size, "selection.sample.size");
   // A partial Fisher–Yates over the indices: the first `size` are a uniform sample.
   const rng = createRng(sample.seed);
@@ -175,7 +182,7 @@ export function readHotpotQa(text: string, source: string, selection: HotpotQaSe
       problems.map((problem) => formatRubricIssue({ ...problem, source: undefined })),
     );
   }
-  return select(
+  return selectHotpotQuestions(
     records.map((record) => toQuestion(record.value)),
     selection,
   );
