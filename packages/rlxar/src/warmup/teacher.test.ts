@@ -5,6 +5,8 @@ import { RlxarInputError } from "../errors.js";
 import { loadHotpotQa } from "../hotpotqa/data.js";
 import { HOTPOT_TRAIN } from "../hotpotqa/__fixtures__/shared-data.js";
 import { hotpotQa } from "../hotpotqa/environment.js";
+import type { AgentView } from "../environment/environment.js";
+import { extractiveCandidates } from "../policy/extractive/candidates.js";
 import { goldTeacher, teacherAnnotation, warmupData } from "./teacher.js";
 
 const train = loadHotpotQa(HOTPOT_TRAIN, { first: 40 });
@@ -38,6 +40,37 @@ describe("goldTeacher on real HotpotQA questions", () => {
     const distractors = searches.filter((s) => s.transition.info["supporting"] === false);
     expect(distractors.length).toBeGreaterThan(0);
     expect(distractors.length).toBeLessThan(searches.length);
+  });
+
+  it("speaks the student's language when given its queries: each gold paragraph by a query of the student's that retrieves it", async () => {
+    const titled = hotpotQa({ indexTitles: true });
+    const queries = (view: AgentView) =>
+      extractiveCandidates(view).candidates.flatMap((c) => (c.kind === "search" ? [c.query] : []));
+    const teacher = goldTeacher(train, { noise: 0, queries, retrieval: { indexTitles: true } });
+    const episodes = await rollout(titled, train, teacher, { temperature: 1, seed: 1 });
+    let phrased = 0;
+    for (const [i, episode] of episodes.entries()) {
+      const question = train[i]!;
+      // Still the oracle: both gold paragraphs, then the gold answer, never a search twice.
+      expect(episode.reward).toBe(1);
+      const searches = episode.steps.filter((s) => s.transition.kind === "tool");
+      expect(searches.map((s) => s.transition.info["title"]).sort()).toEqual([...question.supportingTitles].sort());
+      for (const step of searches) {
+        const query = step.transition.action!.argument;
+        // A query the student could write at that view, or the title where none of them retrieves it.
+        if (queries(step.view).includes(query)) phrased++;
+        else expect(question.supportingTitles).toContain(query);
+      }
+    }
+    // Most searches are the student's own queries (the extractive candidates reach a gold paragraph
+    // far more often than they name its title).
+    const titles = episodes.flatMap((e) => e.steps.filter((s) => s.transition.kind === "tool")).length;
+    expect(phrased / titles).toBeGreaterThan(0.7);
+    // Retrieval needs the paragraphs' text: a question with titles only is refused, by path.
+    const bare = [{ ...train[0]!, paragraphs: train[0]!.paragraphs.map((p) => ({ title: p.title })) }];
+    await expect(
+      rollout(titled, train.slice(0, 1), goldTeacher(bare, { noise: 0, queries }), { temperature: 1, seed: 1 }),
+    ).rejects.toThrow(/questions\[0\]\.paragraphs\[0\]: the teacher's `queries` option retrieves/u);
   });
 
   it("knows only the questions it was given", async () => {

@@ -10,13 +10,16 @@ import { RlxarInputError } from "../errors.js";
 import type { AgentView, Transition } from "../environment/environment.js";
 import { type Episode, episodeTrajectory } from "../rollout/rollout.js";
 import type { ActOptions, Policy, PolicyDecision, PolicySftExample } from "../policy/policy.js";
+import type { HotpotParagraph } from "../hotpotqa/data.js";
+import { indexParagraphs, type ParagraphIndex, type RetrievalOptions } from "../hotpotqa/retrieval.js";
 
 /** What the teacher may know of a question and nobody else does: its gold answer and supporting titles. */
 export interface GoldQuestion {
   readonly id: string;
   readonly answer: string;
   readonly supportingTitles: readonly string[];
-  readonly paragraphs: readonly { readonly title: string }[];
+  /** The question's pool; `queries` needs their text and sentences too (a `HotpotQuestion`'s). */
+  readonly paragraphs: readonly { readonly title: string }[] | readonly HotpotParagraph[];
 }
 
 export interface TeacherOptions {
@@ -27,6 +30,17 @@ export interface TeacherOptions {
    * stands in for them here.
    */
   readonly noise?: number;
+  /**
+   * The student's own queries for a view (e.g. the extractive policy's search candidates, in its
+   * order). Given them, the teacher searches for a paragraph with the first query whose top-1
+   * retrieval (`retrieval`, the environment's settings) is that paragraph, and by its title only
+   * when none is: a teacher every search of which the student can write, so imitating it is not
+   * capped by queries the student cannot form. Ours; ARCO's teacher is an LLM that writes free
+   * queries its LLM student can also write.
+   */
+  readonly queries?: (view: AgentView) => readonly string[];
+  /** How the environment retrieves (`indexTitles`, BM25's k and b); the same as the environment's. */
+  readonly retrieval?: RetrievalOptions;
 }
 
 const SEARCH = /^Search\[(.*)\]$/;
@@ -45,6 +59,32 @@ export function goldTeacher(questions: readonly GoldQuestion[], options: Teacher
   const noise = options.noise ?? 0.25;
   if (!(noise >= 0 && noise <= 1)) throw new RlxarInputError("noise", `expected a number in [0, 1], got ${noise}`);
   const gold = new Map(questions.map((q) => [q.id, q]));
+  const indexes = new Map<string, ParagraphIndex>();
+  const indexOf = (question: GoldQuestion): ParagraphIndex => {
+    let index = indexes.get(question.id);
+    if (index === undefined) {
+      const paragraphs = question.paragraphs as readonly HotpotParagraph[];
+      const bad = paragraphs.findIndex((p) => typeof p.text !== "string" || !Array.isArray(p.sentences));
+      if (bad !== -1)
+        throw new RlxarInputError(
+          `questions[${questions.indexOf(question)}].paragraphs[${bad}]`,
+          "the teacher's `queries` option retrieves, so every paragraph needs its text and sentences",
+        );
+      index = indexParagraphs(paragraphs, options.retrieval);
+      indexes.set(question.id, index);
+    }
+    return index;
+  };
+  /** The student's first query that retrieves one of `titles` top-1, and which. */
+  const phrase = (view: AgentView, question: GoldQuestion, titles: readonly string[]) => {
+    if (options.queries === undefined || titles.length === 0) return undefined;
+    const index = indexOf(question);
+    for (const query of options.queries(view)) {
+      const title = index.search(query)?.paragraph.title;
+      if (title !== undefined && titles.includes(title)) return { query, title };
+    }
+    return undefined;
+  };
   return {
     name: `gold-teacher(noise ${noise})`,
     async act(views: readonly AgentView[], act: ActOptions): Promise<PolicyDecision[]> {
@@ -53,7 +93,13 @@ export function goldTeacher(questions: readonly GoldQuestion[], options: Teacher
         if (question === undefined)
           throw new RlxarInputError(`views[${i}].taskId`, `no gold for task ${JSON.stringify(view.taskId)}`);
         const rng = createRng(act.seeds[i]!);
-        const searched = new Set(view.history.flatMap((turn) => SEARCH.exec(turn.action)?.[1] ?? []));
+        const queries = view.history.flatMap((turn) => SEARCH.exec(turn.action)?.[1] ?? []);
+        // What has been searched, as titles: a query in the student's words counts as the title it retrieved.
+        const searched = new Set(
+          options.queries === undefined
+            ? queries
+            : [...queries, ...queries.flatMap((q) => indexOf(question).search(q)?.paragraph.title ?? [])],
+        );
         const missing = question.supportingTitles.filter((title) => !searched.has(title));
         const mistake = () => rng.next() < noise;
         const finish = (): PolicyDecision => {
@@ -68,9 +114,12 @@ export function goldTeacher(questions: readonly GoldQuestion[], options: Teacher
           const distractors = question.paragraphs
             .map((p) => p.title)
             .filter((t) => !question.supportingTitles.includes(t) && !searched.has(t));
-          if (distractors.length > 0) return { text: `Search[${distractors[rng.int(distractors.length)]}]` };
+          if (distractors.length > 0) {
+            const chosen = distractors[rng.int(distractors.length)]!;
+            return { text: `Search[${phrase(view, question, [chosen])?.query ?? chosen}]` };
+          }
         }
-        return { text: `Search[${missing[0]}]` };
+        return { text: `Search[${phrase(view, question, missing)?.query ?? missing[0]}]` };
       });
     },
   };
