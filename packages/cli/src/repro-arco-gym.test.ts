@@ -43,7 +43,7 @@ describe("rubric repro arco-gym", () => {
     expect(tasks.stderr).toContain("--budget: expected a multiple of 24 rollouts");
     const method = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--methods", "outcome,ppo"]);
     expect(method.code).toBe(2);
-    expect(method.stderr).toContain('--methods: unknown method "ppo"; known: outcome, frozenMu, arco');
+    expect(method.stderr).toContain('--methods: unknown method "ppo"; known: outcome, rar, frozenMu, arco');
     const vectors = await runRubric([
       "repro",
       "arco-gym",

@@ -171,7 +171,8 @@ describe("arcoGymConfig", () => {
     expect(arcoGymConfig().mu).toMatchObject({
       k: 3,
       dModel: 64,
-      sftEpochs: 8,
+      sftTasks: 192,
+      sftEpochs: 6,
       wordVectors: "../shared/models/glove-6b-100d",
     });
     expect(arcoGymConfig({ quick: true })).toMatchObject({ hops: [2, 4], evalTasks: 100 });

@@ -79,13 +79,15 @@ function methodSetup(
 ): { settings: TrainerSettingsInput; critic?: StepCritic; epochRollouts: number } {
   const { rl } = config;
   const common = { rolloutsPerBatch: rl.rolloutsPerBatch, groupSize: rl.groupSize, temperature: rl.temperature, seed };
-  if (method === "outcome") {
+  if (method === "outcome" || method === "rar") {
+    // Sparse all the way: outcome-only RL on R, RaR on the frozen μ's Σ_t s_t, in GRPO groups.
     const epochRollouts = config.trainTasks * rl.groupSize;
     return {
       epochRollouts,
+      ...(method === "rar" ? { critic: muCritic } : {}),
       settings: {
         ...common,
-        signal: "outcome",
+        signal: method === "rar" ? "trajectory-rubric" : "outcome",
         sparseEpochs: rl.budget / epochRollouts,
         denseEpochs: 0,
         sparseLearningRate: rl.learningRate,
@@ -110,6 +112,7 @@ function methodSetup(
       denseScale: 1,
       gamma: 0,
       terminalBuckets: "per-step",
+      outcomeAtTerminal: method === "arcoOutcome",
     },
     critic:
       muCritic ??
@@ -288,7 +291,7 @@ async function runAll(
         let mu: GymMuCritic | undefined;
         if (ARCO_GYM_MU_METHODS.includes(method))
           mu = await openGymMuCritic(client!, warmMu!, join(scratch!, `run-h${hops}-s${seed}-${method}`), {
-            coEvolves: method === "arco",
+            coEvolves: method === "arco" || method === "arcoOutcome",
             config,
           });
         try {

@@ -5,16 +5,20 @@ import { ARCO_GYM_METHODS, type ArcoGymMethod, type ArcoGymTable, arcoGymMarkdow
 
 const COLORS: Readonly<Record<ArcoGymMethod, string>> = {
   outcome: "#7f7f7f",
+  rar: "#8c564b",
   frozenMu: "#1f77b4",
   arco: "#2ca02c",
+  arcoOutcome: "#17becf",
   teacherHindsight: "#9467bd",
   trueAdvantage: "#ff7f0e",
 };
 /** Legend labels short enough not to be cut (the table carries the long ones). */
 const SHORT: Readonly<Record<ArcoGymMethod, string>> = {
   outcome: "outcome-only RL",
+  rar: "RaR (μ's Σ s_t)",
   frozenMu: "frozen μ",
   arco: "ARCO (μ co-evolving)",
+  arcoOutcome: "ARCO + outcome",
   teacherHindsight: "teacher's hindsight scores",
   trueAdvantage: "true-advantage control",
 };

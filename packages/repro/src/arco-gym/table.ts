@@ -6,22 +6,32 @@ import { z } from "zod";
  * that Σ_t s_t = R) and the true step advantages; the learned critics (ARCO's μ and its
  * ablations) come next.
  */
-export const ARCO_GYM_METHODS = ["outcome", "frozenMu", "arco", "teacherHindsight", "trueAdvantage"] as const;
+export const ARCO_GYM_METHODS = [
+  "outcome",
+  "rar",
+  "frozenMu",
+  "arco",
+  "arcoOutcome",
+  "teacherHindsight",
+  "trueAdvantage",
+] as const;
 export type ArcoGymMethod = (typeof ARCO_GYM_METHODS)[number];
 
 export const ARCO_GYM_METHOD_LABELS: Readonly<Record<ArcoGymMethod, string>> = {
   outcome: "Outcome reward only (GRPO groups, Search-R1 style)",
+  rar: "RaR: the warm-up μ's Σ_t s_t as the trajectory reward (GRPO groups)",
   frozenMu: "Frozen μ: the warm-up μ's step scores as the dense signal",
   arco: "ARCO: μ's step scores as the dense signal, μ co-evolving (decomposition loss + KL)",
+  arcoOutcome: "ARCO + outcome (ours): as ARCO, plus R − mean R at the terminal step",
   teacherHindsight: "Control: the teacher's hindsight scores (checked criteria, Σ s_t = R) as the dense signal",
   trueAdvantage: "Control: true step advantages (Monte Carlo) as the dense signal",
 };
 
 /** The critics whose credit is measured against the true advantage (every dense method but the truth itself). */
-export const ARCO_GYM_CRITICS: readonly ArcoGymMethod[] = ["frozenMu", "arco", "teacherHindsight"];
+export const ARCO_GYM_CRITICS: readonly ArcoGymMethod[] = ["frozenMu", "arco", "arcoOutcome", "teacherHindsight"];
 
 /** The methods whose critic is μ (they need the sidecar). */
-export const ARCO_GYM_MU_METHODS: readonly ArcoGymMethod[] = ["frozenMu", "arco"];
+export const ARCO_GYM_MU_METHODS: readonly ArcoGymMethod[] = ["rar", "frozenMu", "arco", "arcoOutcome"];
 
 /**
  * What a run compares unless told otherwise: every method but μ's. μ's warm-up takes minutes per
