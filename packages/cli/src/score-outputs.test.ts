@@ -71,6 +71,11 @@ describe("rubric score --outputs", () => {
     });
     // Not a terminal: no bar, no escape codes, one plain line for the stage; stdout stays pure JSON.
     expect(run.stderr).toMatch(/^outputs: 2\/2 \(\d+\.\d s\)\n$/);
+    // Plain output ends with one summary line: mean and quantiles (numpy's linear) of the scores.
+    const plain = await rubric("score", "--rubric", rulesOnly, "--outputs", outputsFile);
+    expect(plain.stdout.trimEnd().split("\n").at(-1)).toBe(
+      "summary: 2 output(s), 2 scored: mean 0.5000, p10 0.1000, median 0.5000, p90 0.9000; 0 unscored, 0 error verdict(s)",
+    );
   });
 
   it("refuses judge criteria without a judge, before doing any work", async () => {
@@ -154,6 +159,12 @@ describe("rubric score --outputs", () => {
     expect(again.results[0]).toMatchObject({ normalized: 1, errors: 1, errorsAs: "renormalize" });
     const text = await rubric(...args, ...judge, "--errors-as", "renormalize");
     expect(text.stdout).toMatch(/^a\s+1\.0000\s+1\s+\(renormalize: 1 criteria left out\)$/m);
+    // Plain output names the first error's cause, not only how many there were.
+    expect(text.stderr).toMatch(/first error \(output "a", criterion "clear"\): .*500/u);
+    const unscored = await rubric(...args, ...judge);
+    expect(unscored.stdout.trimEnd().split("\n").at(-1)).toBe(
+      "summary: 2 output(s), none scored; 2 unscored, 2 error verdict(s)",
+    );
     server.setHandler(undefined);
   }, 60_000);
 

@@ -71,9 +71,11 @@ in three. Per chain length H and seed, a warm-up imitates a careless teacher, th
 trains a copy of it for the same rollout budget and is evaluated greedily on evaluation tasks that
 no seed trains or selects on. It measures the value of dense credit first: outcome-only RL (GRPO
 groups) against the true-advantage control (Monte-Carlo step advantages as the dense signal),
-with a paired t-test over seeds; the teacher's hindsight scores are the other control, and its
-credit is measured against the true advantage. Writes <dir>/table.json, table.md and the plots;
-\`rubric report <dir>\` renders them.`,
+with a paired t-test over seeds; the teacher's hindsight scores are the other control. The learned
+critics (--methods rar,frozenMu,arco,arcoOutcome) train μ in the sidecar: one warm-up per H on the
+teacher's annotated episodes, token embeddings from GloVe vectors. Every critic's credit is measured
+against the true advantage. Writes <dir>/table.json, table.md and the plots; \`rubric report <dir>\`
+renders them.`,
   positional: {
     key: "experiment",
     label: "arco-gym",
