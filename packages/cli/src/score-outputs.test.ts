@@ -331,6 +331,31 @@ describe("rubric score --outputs", () => {
     });
   });
 
+  it("scores outputs with edited weights (--weights), records them, and the report rescores with them", async () => {
+    const partial = join(dir, "partial.jsonl");
+    writeFileSync(partial, '{"id": "c", "output": "Revenue grew."}\n');
+    const plain = JSON.parse((await rubric("score", "--rubric", rulesOnly, "--outputs", partial, "--json")).stdout);
+    expect(plain.results[0].normalized).toBeCloseTo(2 / 3, 12); // rev (2) met, cite (1) not
+    const weightsFile = join(dir, "weights.json");
+    writeFileSync(weightsFile, JSON.stringify({ weights: { cite: 2 } }));
+    const run = await rubric("score", "--rubric", rulesOnly, "--outputs", partial, "--weights", weightsFile, "--json");
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.results[0].normalized).toBeCloseTo(2 / 4, 12);
+    expect(report.weights).toEqual({ cite: 2 });
+    // The page rescores every output from the results file: with the weights it was scored with.
+    const resultsFile = join(dir, "weighted-results.json");
+    writeFileSync(resultsFile, run.stdout);
+    const page = await rubric("report", resultsFile, "--out", join(dir, "weighted.html"));
+    expect(page.code, page.stderr).toBe(0);
+    // A weight for a criterion the rubric lacks is refused before any verifier runs, naming the file.
+    writeFileSync(weightsFile, JSON.stringify({ weights: { cites: 2 } }));
+    const typo = await rubric("score", "--rubric", rulesOnly, "--outputs", partial, "--weights", weightsFile);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toContain(`${weightsFile}: weights.cites: unknown criterion id`);
+    expect(typo.stderr).not.toContain("outputs:");
+  });
+
   it("names the line of a bad outputs file", async () => {
     const bad = join(dir, "bad.jsonl");
     writeFileSync(bad, '{"id": "a", "output": "x"}\n{"id": "b"}\n{"id": "a", "output": "y"}\n');

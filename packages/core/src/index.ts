@@ -108,7 +108,7 @@ export {
   type Verdict,
   type VerdictFile,
 } from "./score/verdict.js";
-export { meanNormalizedScore, reweight, scoreRubric } from "./score/score.js";
+export { checkWeights, meanNormalizedScore, reweight, scoreRubric } from "./score/score.js";
 export type { CriterionStatus, VerdictsInput } from "./score/plan.js";
 export type {
   CriterionResult,

@@ -40,6 +40,8 @@ export interface ScoreOutputsArgs extends JudgeArgs {
   readonly filesRoot: string | undefined;
   readonly maxRuleTimeoutMs: number | undefined;
   readonly maxRuleMemoryMb: number | undefined;
+  /** Weight overrides by criterion id (`--weights`), already checked against the rubric. */
+  readonly weights: Readonly<Record<string, number>> | undefined;
 }
 
 async function readOutputs(path: string): Promise<OutputToScore[]> {
@@ -67,7 +69,11 @@ async function readOutputs(path: string): Promise<OutputToScore[]> {
 export function resultsToJson(
   results: readonly ScoredOutput[],
   errorsAs: ErrorPolicy,
-  scoredWith?: { readonly rubric: LoadedRubric["rubric"]; readonly ignoreGates: boolean },
+  scoredWith?: {
+    readonly rubric: LoadedRubric["rubric"];
+    readonly ignoreGates: boolean;
+    readonly weights?: Readonly<Record<string, number>>;
+  },
 ) {
   return {
     errorsAs,
@@ -75,6 +81,8 @@ export function resultsToJson(
     // The rubric the outputs were scored with (and whether gates counted), so that the results can
     // be rescored and reweighted later — `rubric report` reads them — without guessing which rubric.
     ...(scoredWith === undefined ? {} : { ignoreGates: scoredWith.ignoreGates, rubric: scoredWith.rubric }),
+    // The weight overrides the scores were computed with, so the file says what it measured.
+    ...(scoredWith?.weights === undefined ? {} : { weights: scoredWith.weights }),
     results: results.map((r) => ({ ...scoredOutputToJson(r), errorsAs })),
   };
 }
@@ -135,12 +143,17 @@ export async function scoreOutputsCommand(
       concurrency: args.concurrency,
       errorsAs,
       ignoreGates: args.ignoreGates,
+      ...(args.weights === undefined ? {} : { weights: args.weights }),
       // The outputs file names the files, so whoever wrote it decides what gets mounted: keep it to its directory.
       filesRoot: args.filesRoot ?? dirname(args.outputs),
       ...(args.cache === undefined ? {} : { cache: fileCache(args.cache) }),
       onProgress: (done, total) => bar.update(done, total, "outputs"),
     }).finally(() => bar.done());
-    const report = resultsToJson(results, errorsAs, { rubric: rubric.rubric, ignoreGates: args.ignoreGates });
+    const report = resultsToJson(results, errorsAs, {
+      rubric: rubric.rubric,
+      ignoreGates: args.ignoreGates,
+      ...(args.weights === undefined ? {} : { weights: args.weights }),
+    });
     if (args.json) io.out(`${JSON.stringify(report)}\n`);
     else {
       const width = Math.max(2, ...results.map((r) => r.id.length));

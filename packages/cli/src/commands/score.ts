@@ -1,9 +1,11 @@
 import {
+  checkWeights,
   ErrorPolicySchema,
   loadRubrics,
   parseVerdictFile,
   parseWeightFile,
   scoreRubric,
+  VerdictValidationError,
   type LoadedRubric,
   type RubricScore,
 } from "@rubric/core";
@@ -20,7 +22,7 @@ const scoreFlags = {
   rubric: textFlag("<file>", "rubric file (.json or .jsonl; flat or staged)").required(),
   task: textFlag("<id>", "which rubric of a multi-rubric file (GDPval task_id, flat id or category name)"),
   verdicts: textFlag("<file>", '{"scores": {"<criterionId>": fraction in [0,1]}} or {"verdicts": [...]}'),
-  weights: textFlag("<file>", '{"weights": {"<criterionId>": weight}}: edit weights at test time (--verdicts)'),
+  weights: textFlag("<file>", '{"weights": {"<criterionId>": weight}}: edit weights at test time'),
   outputs: textFlag("<file>", 'JSONL, one {"id", "input"?, "output", "files"?} per line'),
   filesRoot: textFlag("<dir>", "outputs' files must resolve under this directory (default: the outputs file's)"),
   ...ruleLimitFlags,
@@ -126,15 +128,27 @@ function scoreToText(score: RubricScore): string {
   return `${lines.join("\n")}\n`;
 }
 
+/** Weight overrides that name a criterion the rubric lacks are refused before any verifier runs, naming the file. */
+function checkWeightIds(rubric: LoadedRubric, weights: Readonly<Record<string, number>>, file: string): void {
+  try {
+    checkWeights(rubric.rubric, weights);
+  } catch (error) {
+    if (error instanceof VerdictValidationError) throw new InputFileError(`${file}: ${error.message}`);
+    throw error;
+  }
+}
+
 export async function score(args: ScoreArgs, io: CliIO, isTTY = false): Promise<number> {
   if (args.outputs !== undefined) {
-    if (args.verdicts !== undefined || args.weights !== undefined)
-      throw new UsageError("--outputs runs the verifiers; it cannot be combined with --verdicts or --weights");
+    if (args.verdicts !== undefined)
+      throw new UsageError("--outputs runs the verifiers; it cannot be combined with --verdicts");
     const rubric = pick(loadRubrics(readText(args.rubric), { source: args.rubric }), args.task, args.rubric);
+    const weights = args.weights === undefined ? undefined : parseWeightFile(readJson(args.weights), args.weights);
+    if (weights !== undefined) checkWeightIds(rubric, weights, args.weights!);
     // Loaded on demand: the verifiers (Effect, model clients) cost a second of start-up that
     // scoring stored verdicts should not pay.
     const { scoreOutputsCommand } = await import("./score-outputs.js");
-    return scoreOutputsCommand(rubric, { ...args, outputs: args.outputs }, io, isTTY);
+    return scoreOutputsCommand(rubric, { ...args, outputs: args.outputs, weights }, io, isTTY);
   }
   const needOutputs = [
     ...judgeFlagWords(args).filter((w) => w.startsWith("--")),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseFlatRubric, parseStagedRubric } from "../rubric/parse.js";
 import { CriterionErrorsError, ScoringError, VerdictValidationError } from "./errors.js";
-import { meanNormalizedScore, reweight, scoreRubric } from "./score.js";
+import { checkWeights, meanNormalizedScore, reweight, scoreRubric } from "./score.js";
 import { parseVerdictFile, parseWeightFile, type Verdict } from "./verdict.js";
 
 const flat = parseFlatRubric({
@@ -289,6 +289,12 @@ describe("reweight", () => {
     expect(reweight(score, { "s0.r1": 1 }).total).toBe(0);
     expect(() => reweight(score, { nope: 1 })).toThrow(/unknown criterion id/);
     expect(() => reweight(score, { "s0.r0": -1 })).toThrow(/expected a finite weight ≥ 0, got -1/);
+    // The same checks before anything is scored, on the rubric alone.
+    expect(() => checkWeights(score.rubric, { "s0.r1": 1 })).not.toThrow();
+    expect(() => checkWeights(score.rubric, { nope: 1 })).toThrow(VerdictValidationError);
+    expect(() => checkWeights(score.rubric, new Map([["s0.r0", Number.NaN]]))).toThrow(
+      /weights\.s0\.r0: expected a finite weight/,
+    );
   });
 });
 

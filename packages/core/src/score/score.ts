@@ -148,6 +148,22 @@ function alignedFromResult(score: RubricScore): AlignedVerdicts {
 }
 
 /**
+ * Checks weight overrides against a rubric before anything is scored with them: every id must
+ * name a criterion (staged: a rule) and every weight be finite and ≥ 0. What `scoreRubric` would
+ * refuse, refused up front (the verifier engine checks before it calls any verifier).
+ *
+ * @throws VerdictValidationError naming the first bad entry (`weights.<id>: …`).
+ * @example
+ * checkWeights(rubric, { accuracy: 3 });
+ */
+export function checkWeights(
+  rubric: FlatRubric | StagedRubric,
+  weights: Readonly<Record<string, number>> | ReadonlyMap<string, number>,
+): void {
+  weightVector(planOf(rubric), weights);
+}
+
+/**
  * Recomputes a score under new weights from the verdicts it already holds — no verifier is
  * called again. Criteria not named keep their current weight; other options are kept.
  *

@@ -27,6 +27,8 @@ export const ScoreResultsFileSchema = z.object({
   errors: z.number().int().min(0),
   ignoreGates: z.boolean().optional(),
   rubric: z.unknown().optional(),
+  /** The weight overrides the run scored with (`score --outputs --weights`), by criterion id. */
+  weights: z.record(z.string(), z.number().nonnegative()).optional(),
   results: z
     .array(
       z.object({
@@ -81,17 +83,26 @@ export function scoresSection(
   const parsed = ScoreResultsFileSchema.safeParse(value);
   if (!parsed.success) throw new ReportInputError(source, formatZodIssues(parsed.error, { limit: 3 }));
   const file = parsed.data;
-  const loaded = rubric
+  const picked = rubric
     ? pickRubric(rubric.text, rubric.source, rubric.task)
     : file.rubric === undefined
       ? undefined
       : pickRubric(JSON.stringify(file.rubric), `${source} (its rubric)`, undefined);
-  if (loaded === undefined)
+  if (picked === undefined)
     throw new ReportInputError(
       source,
       "the results hold no rubric (printed by an older `rubric score`): give the rubric with --rubric <file>",
     );
   const ignoreGates = file.ignoreGates ?? false;
+  // Scores recorded under weight overrides are the rubric with those weights: the page starts
+  // from them, and the totals are checked against them.
+  const weights = file.weights;
+  const loaded: typeof picked =
+    weights === undefined
+      ? picked
+      : picked.kind === "flat"
+        ? { ...picked, rubric: withWeights(picked.rubric, weights, source) }
+        : { ...picked, rubric: withWeights(picked.rubric, weights, source) };
   for (const [k, result] of file.results.entries()) {
     let total: number | null;
     try {
@@ -129,6 +140,29 @@ export function scoresSection(
       },
     })),
   };
+}
+
+/** The rubric with some weights replaced (flat: criteria; staged: rules), every id checked. */
+function withWeights<R extends FlatRubric | StagedRubric>(
+  rubric: R,
+  weights: Readonly<Record<string, number>>,
+  source: string,
+): R {
+  const ids =
+    "stages" in rubric ? rubric.stages.flatMap((s) => s.rules.map((r) => r.id)) : rubric.criteria.map((c) => c.id);
+  const unknown = Object.keys(weights).find((id) => !ids.includes(id));
+  if (unknown !== undefined)
+    throw new ReportInputError(source, `weights.${unknown}: no criterion of the rubric has this id`);
+  const weight = (id: string, w: number) => (Object.hasOwn(weights, id) ? weights[id]! : w);
+  if ("stages" in rubric)
+    return {
+      ...rubric,
+      stages: rubric.stages.map((s) => ({
+        ...s,
+        rules: s.rules.map((r) => ({ ...r, weight: weight(r.id, r.weight) })),
+      })),
+    };
+  return { ...rubric, criteria: rubric.criteria.map((c) => ({ ...c, weight: weight(c.id, c.weight) })) };
 }
 
 function pickRubric(text: string, source: string, task: string | undefined) {

@@ -10,7 +10,7 @@ import { VerifierRegistry, rulesRegistry } from "../registry/registry.js";
 import { okDraft, type Verifier } from "../verifier/verifier.js";
 import { gatedReport } from "./__fixtures__/gated-report.js";
 import { VerificationSetupError } from "./errors.js";
-import { scoreOutputs } from "./engine.js";
+import { scoreOutputs, scoreOutputsSync } from "./engine.js";
 
 const memo = parseFlatRubric({
   id: "memo",
@@ -273,5 +273,26 @@ describe("scoreOutputs without options", () => {
       criteria: [{ id: "clear", text: "Is clear", weight: 1, verifier: { kind: "llm-judge" } }],
     });
     await expect(scoreOutputs(judged, [{ id: "a", input: "", output: "x" }])).rejects.toThrow(/llm-judge/);
+  });
+
+  it("scores with weight overrides, in both paths, as core's scoreRubric does", async () => {
+    const rubric = parseFlatRubric({
+      id: "memo",
+      criteria: [
+        { id: "revenue", text: "Mentions revenue", weight: 2, verifier: { kind: "includes", terms: ["revenue"] } },
+        { id: "costs", text: "Mentions costs", weight: 1, verifier: { kind: "includes", terms: ["costs"] } },
+      ],
+    });
+    const outputs = [{ id: "a", input: "memo", output: "Revenue rose." }];
+    const [plain] = await scoreOutputs(rubric, outputs);
+    expect(plain?.score?.normalized).toBeCloseTo(2 / 3, 12);
+    const weights = { costs: 6 };
+    const [weighted] = await scoreOutputs(rubric, outputs, { weights });
+    const [fast] = scoreOutputsSync(rubric, outputs, { weights });
+    expect(weighted?.score?.normalized).toBeCloseTo(2 / 8, 12);
+    expect(fast?.score?.normalized).toBeCloseTo(2 / 8, 12);
+    await expect(scoreOutputs(rubric, outputs, { weights: { cost: 1 } })).rejects.toThrow(
+      /weights\.cost: unknown criterion id/,
+    );
   });
 });

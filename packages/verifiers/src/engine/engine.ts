@@ -1,9 +1,11 @@
 import {
+  checkWeights,
   scoreRubric,
   type ErrorPolicy,
   type FlatRubric,
   type RubricCriterion,
   type RubricScore,
+  type ScoreOptions,
   type StagedRubric,
   type Verdict,
   type VerifierSpec,
@@ -49,6 +51,8 @@ export interface ScoreOutputsOptions {
   /** How scores treat error verdicts (they are reported either way). Default `fail`: score null. */
   readonly errorsAs?: ErrorPolicy;
   readonly ignoreGates?: boolean;
+  /** Weight overrides by criterion id (staged: rule points), as `scoreRubric` takes them: a person's test-time edit. */
+  readonly weights?: ScoreOptions["weights"];
   readonly signal?: AbortSignal;
   /** Called after each output is finished. */
   readonly onProgress?: (done: number, total: number) => void;
@@ -142,6 +146,7 @@ export async function scoreOutputs(
     throw new VerifierOptionsError(`concurrency must be an integer ≥ 1, got ${concurrency}`);
   if (options.maxFileBytes !== undefined && !(Number.isSafeInteger(options.maxFileBytes) && options.maxFileBytes >= 0))
     throw new VerifierOptionsError(`maxFileBytes must be an integer ≥ 0, got ${options.maxFileBytes}`);
+  scoreOptionsOf(rubric, options); // refuses bad weight overrides before any verifier is called
   const stages = stageGroups(rubric, prepared);
   // Every criterion a synchronous check and no file to confine or read: the batched rule path,
   // the same verdicts with none of the per-verdict promises, permits and fibers.
@@ -169,6 +174,8 @@ export interface ScoreOutputsSyncOptions {
   /** How scores treat error verdicts (they are reported either way). Default `fail`: score null. */
   readonly errorsAs?: ErrorPolicy;
   readonly ignoreGates?: boolean;
+  /** Weight overrides by criterion id, as `scoreRubric` takes them. */
+  readonly weights?: ScoreOptions["weights"];
 }
 
 /**
@@ -200,7 +207,7 @@ export function scoreOutputsSync(
       })),
     );
   const stages = stageGroups(rubric, prepared);
-  const scoreOptions = scoreOptionsOf(options);
+  const scoreOptions = scoreOptionsOf(rubric, options);
   return outputs.map((output) => checkOne(rubric, stages, output, scoreOptions));
 }
 
@@ -214,7 +221,7 @@ async function scoreInBatches(
   outputs: readonly OutputToScore[],
   options: ScoreOutputsOptions,
 ): Promise<ScoredOutput[]> {
-  const scoreOptions = scoreOptionsOf(options);
+  const scoreOptions = scoreOptionsOf(rubric, options);
   const results: ScoredOutput[] = [];
   for (let start = 0; start < outputs.length; start += BATCH) {
     options.signal?.throwIfAborted();
@@ -232,7 +239,7 @@ function checkOne(
   rubric: FlatRubric | StagedRubric,
   stages: { items: Prepared[]; rubricUpTo: FlatRubric | StagedRubric }[],
   output: OutputToScore,
-  scoreOptions: { errorsAs: ErrorPolicy; ignoreGates: boolean },
+  scoreOptions: ResolvedScoreOptions,
 ): ScoredOutput {
   const verdicts: Verdict[] = [];
   for (const stage of stages) {
@@ -255,11 +262,7 @@ function checkOne(
 }
 
 /** Whether a gate in the stages verified so far stops scoring (undecidable — an error verdict under "fail" — verifies on). */
-function gateStops(
-  upTo: StagedRubric,
-  verdicts: Verdict[],
-  scoreOptions: { errorsAs: ErrorPolicy; ignoreGates: boolean },
-): boolean {
+function gateStops(upTo: StagedRubric, verdicts: Verdict[], scoreOptions: ResolvedScoreOptions): boolean {
   try {
     return scoreRubric(upTo, verdicts, scoreOptions).stoppedAt !== null;
   } catch {
@@ -269,8 +272,25 @@ function gateStops(
 }
 
 /** How every path scores: errors fail the score unless told otherwise, gates count unless ignored. */
-function scoreOptionsOf(options: { readonly errorsAs?: ErrorPolicy; readonly ignoreGates?: boolean }) {
-  return { errorsAs: options.errorsAs ?? "fail", ignoreGates: options.ignoreGates ?? false };
+/** Score options with every default filled in. */
+type ResolvedScoreOptions = ScoreOptions & { readonly errorsAs: ErrorPolicy; readonly ignoreGates: boolean };
+
+function scoreOptionsOf(
+  rubric: FlatRubric | StagedRubric,
+  options: {
+    readonly errorsAs?: ErrorPolicy;
+    readonly ignoreGates?: boolean;
+    readonly weights?: ScoreOptions["weights"];
+  },
+): ResolvedScoreOptions {
+  // A weight for no criterion is the caller's mistake, refused before any verifier is called
+  // (scoring would only find it output by output, after the calls were paid for).
+  if (options.weights !== undefined) checkWeights(rubric, options.weights);
+  return {
+    errorsAs: options.errorsAs ?? "fail",
+    ignoreGates: options.ignoreGates ?? false,
+    ...(options.weights === undefined ? {} : { weights: options.weights }),
+  };
 }
 
 /** Criteria grouped by stage (a flat rubric is one group), in scoring order. */
@@ -295,7 +315,7 @@ async function scoreOne(
   options: ScoreOutputsOptions,
   gate: Gate,
 ): Promise<ScoredOutput> {
-  const scoreOptions = scoreOptionsOf(options);
+  const scoreOptions = scoreOptionsOf(rubric, options);
   let output: OutputToScore;
   let files: Awaited<ReturnType<typeof digestFiles>>;
   try {
@@ -320,7 +340,7 @@ function finish(
   rubric: FlatRubric | StagedRubric,
   id: string,
   verdicts: Verdict[],
-  scoreOptions: { errorsAs: ErrorPolicy; ignoreGates: boolean },
+  scoreOptions: ResolvedScoreOptions,
 ): ScoredOutput {
   const errors = verdicts.filter((v) => v.status === "error").length;
   try {
