@@ -354,6 +354,34 @@ describe("rubric score --outputs", () => {
     expect(typo.code).toBe(1);
     expect(typo.stderr).toContain(`${weightsFile}: weights.cites: unknown criterion id`);
     expect(typo.stderr).not.toContain("outputs:");
+
+    // The results file is accepted wherever verdicts are: every output rescored, no verifier called.
+    writeFileSync(weightsFile, JSON.stringify({ weights: { cite: 0.5 } }));
+    const plainResults = join(dir, "plain-results.json");
+    writeFileSync(plainResults, JSON.stringify(plain));
+    const rescored = await rubric(
+      "score",
+      "--rubric",
+      rulesOnly,
+      "--verdicts",
+      plainResults,
+      "--weights",
+      weightsFile,
+      "--json",
+    );
+    expect(rescored.code, rescored.stderr).toBe(0);
+    const again = JSON.parse(rescored.stdout);
+    expect(again.results[0]).toMatchObject({ id: "c", errorsAs: "fail" });
+    expect(again.results[0].normalized).toBeCloseTo(2 / 2.5, 12);
+    expect(again.weights).toEqual({ cite: 0.5 });
+    const table = await rubric("score", "--rubric", rulesOnly, "--verdicts", plainResults);
+    expect(table.stdout).toMatch(/^c\s+0\.6667\s+0$/m);
+    expect(table.stdout).toContain("summary: 1 output(s), 1 scored: mean 0.6667");
+    // A results file that does not read is named with its field, under its real name.
+    writeFileSync(plainResults, JSON.stringify({ ...plain, errorsAs: "never" }));
+    const bad = await rubric("score", "--rubric", rulesOnly, "--verdicts", plainResults);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(`${plainResults}: errorsAs`);
   });
 
   it("names the line of a bad outputs file", async () => {

@@ -1,5 +1,5 @@
 import { dirname, resolve } from "node:path";
-import { formatRubricIssue, mean, quantile, type ErrorPolicy, type LoadedRubric } from "@rubric/core";
+import { formatRubricIssue, type ErrorPolicy, type LoadedRubric } from "@rubric/core";
 import {
   createVerifierRegistry,
   fileCache,
@@ -14,6 +14,7 @@ import { EXIT } from "../exit-codes.js";
 import { ruleLimitsOf } from "../flags/rule-limits.js";
 import { InputFileError, readJsonLinesFile, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
+import { printResults } from "./score-results.js";
 import { judgeModel, type JudgeArgs } from "./judge.js";
 
 /** One line of an outputs file. */
@@ -87,33 +88,6 @@ export function resultsToJson(
   };
 }
 
-type ResultRow = ReturnType<typeof resultsToJson>["results"][number];
-
-/**
- * The line that ends plain output: how many outputs, the mean and quantiles of the scored ones'
- * normalised scores, and how many could not be scored.
- */
-export function summaryLine(results: readonly ResultRow[]): string {
-  const scored = results.flatMap((r) => (r.normalized === null ? [] : [r.normalized]));
-  const errors = results.reduce((n, r) => n + r.errors, 0);
-  const unscored = results.length - scored.length;
-  const tail = `${unscored} unscored, ${errors} error verdict(s)`;
-  if (scored.length === 0) return `summary: ${results.length} output(s), none scored; ${tail}`;
-  const sorted = [...scored].sort((a, b) => a - b);
-  const q = (p: number) => quantile(sorted, p).toFixed(4);
-  return `summary: ${results.length} output(s), ${scored.length} scored: mean ${mean(scored).toFixed(4)}, p10 ${q(0.1)}, median ${q(0.5)}, p90 ${q(0.9)}; ${tail}`;
-}
-
-/** The first verdict that is an error, with its output and criterion. */
-function firstError(results: readonly ResultRow[]) {
-  for (const r of results) {
-    if (r.scoreError !== undefined) return { id: r.id, criterionId: "(score)", error: r.scoreError };
-    const v = r.verdicts.find((verdict) => verdict.error !== undefined);
-    if (v !== undefined) return { id: r.id, criterionId: v.criterionId, error: v.error! };
-  }
-  return undefined;
-}
-
 /**
  * `rubric score --outputs`: runs the verifiers on every output and prints their scores.
  * Error verdicts are reported and leave the exit code at 2. By default (`--errors-as fail`) an
@@ -154,27 +128,7 @@ export async function scoreOutputsCommand(
       ignoreGates: args.ignoreGates,
       ...(args.weights === undefined ? {} : { weights: args.weights }),
     });
-    if (args.json) io.out(`${JSON.stringify(report)}\n`);
-    else {
-      const width = Math.max(2, ...results.map((r) => r.id.length));
-      io.out(`${"id".padEnd(width)}  normalized  errors\n`);
-      for (const r of report.results) {
-        const score = r.normalized === null ? "—" : r.normalized.toFixed(4);
-        // A renormalised score left out the criteria whose verdicts were errors: say so on its line.
-        const marked = r.errors > 0 && r.normalized !== null ? `  (${errorsAs}: ${r.errors} criteria left out)` : "";
-        io.out(`${r.id.padEnd(width)}  ${score.padStart(10)}  ${r.errors}${marked}\n`);
-      }
-      io.out(`${summaryLine(report.results)}\n`);
-    }
-    if (report.errors > 0) {
-      io.err(`${report.errors} verdict(s) were errors; they are reported above and never counted as 0.\n`);
-      // The cause, not only the count: a judge that cannot start fails every row the same way.
-      const first = firstError(report.results);
-      if (first !== undefined)
-        io.err(
-          `first error (output ${JSON.stringify(first.id)}, criterion ${JSON.stringify(first.criterionId)}): ${first.error}\n`,
-        );
-    }
+    printResults(report, args.json, io);
     return report.errors > 0 ? EXIT.errorVerdicts : EXIT.ok;
   } finally {
     await (model as { dispose?: () => Promise<void> } | undefined)?.dispose?.();

@@ -1,6 +1,9 @@
+import { ScoreResultsFileSchema } from "@rubric/report";
 import {
   checkWeights,
+  CriterionErrorsError,
   ErrorPolicySchema,
+  formatZodIssues,
   loadRubrics,
   parseVerdictFile,
   parseWeightFile,
@@ -8,20 +11,26 @@ import {
   VerdictValidationError,
   type LoadedRubric,
   type RubricScore,
+  type Verdict,
 } from "@rubric/core";
 import { z } from "zod";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { choiceFlag, integerFlag, switchFlag, textFlag } from "../flags/flag.js";
 import { ruleLimitFlags } from "../flags/rule-limits.js";
 import { InputFileError, UsageError, readJson, readText, type CliIO } from "../io.js";
+import { EXIT } from "../exit-codes.js";
 import { judgeFlagWords, judgeFlags, judgeHint } from "./judge.js";
+import { printResults } from "./score-results.js";
 
 const JudgeModeSchema = z.enum(["batched", "per-criterion"]);
 
 const scoreFlags = {
   rubric: textFlag("<file>", "rubric file (.json or .jsonl; flat or staged)").required(),
   task: textFlag("<id>", "which rubric of a multi-rubric file (GDPval task_id, flat id or category name)"),
-  verdicts: textFlag("<file>", '{"scores": {"<criterionId>": fraction in [0,1]}} or {"verdicts": [...]}'),
+  verdicts: textFlag(
+    "<file>",
+    '{"scores": {"<criterionId>": fraction in [0,1]}}, {"verdicts": [...]}, or a `score --outputs --json` results file (every output rescored)',
+  ),
   weights: textFlag("<file>", '{"weights": {"<criterionId>": weight}}: edit weights at test time'),
   outputs: textFlag("<file>", 'JSONL, one {"id", "input"?, "output", "files"?} per line'),
   filesRoot: textFlag("<dir>", "outputs' files must resolve under this directory (default: the outputs file's)"),
@@ -49,7 +58,7 @@ export const scoreCommand = defineCommand({
 With --outputs: runs the rubric's verifiers on every output and scores each.`,
   flags: scoreFlags,
   footer: `Staged rule ids are s{stage}.r{rule} (0-based) unless the rule carries an "id".
-Exit codes: 0 ok; 1 invalid input; 2 usage error, or (--outputs) some verdict was an error.`,
+Exit codes: 0 ok; 1 invalid input; 2 usage error, or (--outputs, or a results file as --verdicts) some verdict was an error.`,
   hint: (error, args) => judgeHint(error, args.judge),
   run: (args, { io, isTTY }) => score(args, io, isTTY),
 });
@@ -128,6 +137,67 @@ function scoreToText(score: RubricScore): string {
   return `${lines.join("\n")}\n`;
 }
 
+function isResultsFile(value: unknown): boolean {
+  return typeof value === "object" && value !== null && Array.isArray((value as { results?: unknown }).results);
+}
+
+/**
+ * `score --verdicts <results file>`: every output of a `score --outputs --json` report rescored
+ * from its stored verdicts (no verifier is called), under `--weights`, `--errors-as` and
+ * `--ignore-gates` when given and the file's own settings otherwise; printed as `--outputs` prints.
+ */
+function rescoreResults(
+  rubric: LoadedRubric,
+  value: unknown,
+  args: ScoreArgs,
+  weights: Readonly<Record<string, number>> | undefined,
+  io: CliIO,
+): number {
+  const source = args.verdicts!;
+  const parsed = ScoreResultsFileSchema.safeParse(value);
+  if (!parsed.success) throw new InputFileError(`${source}: ${formatZodIssues(parsed.error, { limit: 3 })}`);
+  const file = parsed.data;
+  const errorsAs = args.errorsAs ?? file.errorsAs;
+  const ignoreGates = args.ignoreGates || (file.ignoreGates ?? false);
+  if (weights !== undefined) checkWeightIds(rubric, weights, args.weights!);
+  const results = file.results.map((result, k) => {
+    let scored: RubricScore | undefined;
+    let scoreError: string | undefined;
+    try {
+      scored = scoreRubric(rubric, result.verdicts as Verdict[], {
+        errorsAs,
+        ignoreGates,
+        ...(weights === undefined ? {} : { weights }),
+      });
+    } catch (error) {
+      // Under errorsAs "fail" an error verdict leaves the output unscored, as `--outputs` does.
+      if (!(error instanceof CriterionErrorsError))
+        throw new InputFileError(`${source}: results[${k}] (${result.id}): ${(error as Error).message}`);
+      scoreError = error.message;
+    }
+    const errors = result.verdicts.filter((v) => v.status === "error").length;
+    return {
+      id: result.id,
+      total: scored?.total ?? null,
+      normalized: scored?.normalized ?? null,
+      errors,
+      ...(scoreError === undefined ? {} : { scoreError }),
+      verdicts: result.verdicts,
+      errorsAs,
+    };
+  });
+  const report = {
+    errorsAs,
+    errors: results.reduce((n, r) => n + r.errors, 0),
+    ignoreGates,
+    rubric: rubric.rubric,
+    ...(weights === undefined ? {} : { weights }),
+    results,
+  };
+  printResults(report, args.json, io);
+  return report.errors > 0 ? EXIT.errorVerdicts : EXIT.ok;
+}
+
 /** Weight overrides that name a criterion the rubric lacks are refused before any verifier runs, naming the file. */
 function checkWeightIds(rubric: LoadedRubric, weights: Readonly<Record<string, number>>, file: string): void {
   try {
@@ -161,8 +231,11 @@ export async function score(args: ScoreArgs, io: CliIO, isTTY = false): Promise<
   if (!args.verdicts) throw new UsageError("score needs --verdicts <file> or --outputs <file>");
   const errorsAs = args.errorsAs;
   const rubric = pick(loadRubrics(readText(args.rubric), { source: args.rubric }), args.task, args.rubric);
-  const verdicts = parseVerdictFile(readJson(args.verdicts), args.verdicts);
+  const stored = readJson(args.verdicts);
   const weights = args.weights === undefined ? undefined : parseWeightFile(readJson(args.weights), args.weights);
+  // A results file (`score --outputs --json`) holds many outputs' verdicts: each is rescored.
+  if (isResultsFile(stored)) return rescoreResults(rubric, stored, args, weights, io);
+  const verdicts = parseVerdictFile(stored, args.verdicts);
   const result = scoreRubric(rubric, verdicts, {
     ignoreGates: args.ignoreGates,
     errorsAs,

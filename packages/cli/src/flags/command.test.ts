@@ -110,5 +110,12 @@ describe("inFlagTerms", () => {
     );
     // An option the command has no flag for keeps its library name.
     expect(inFlagTerms("raise contextSize", demo.flags)).toBe("raise contextSize");
+    // A quoted name is a field of the user's file, not an option: it keeps its real name.
+    expect(inFlagTerms('(root): unknown fields "errorsAs", "errors", "ignoreGates"', demo.flags)).toBe(
+      '(root): unknown fields "errorsAs", "errors", "ignoreGates"',
+    );
+    expect(inFlagTerms("results.json: errorsAs: Invalid option", demo.flags)).toBe(
+      "results.json: errorsAs: Invalid option",
+    );
   });
 });

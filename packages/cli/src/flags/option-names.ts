@@ -15,13 +15,20 @@ export function inFlagTerms(message: string, flags: Readonly<Record<string, Flag
     // Only names that cannot be ordinary words: `errorsAs`, not `out` or `seed`.
     if (!/[A-Z]/.test(name)) continue;
     const spelt = `--${kebabCase(name)}`;
-    const option = new RegExp(`\\b${name}\\b(?::\\s*(?:"([^"]*)"|(true|false|-?[\\d.]+)))?`, "g");
-    text = text.replace(option, (_whole, quoted?: string, literal?: string) => {
-      const value = quoted ?? literal;
-      if (value === undefined) return spelt;
-      if (flag.value === undefined) return value === "false" ? `no ${spelt}` : spelt;
-      return `${spelt} ${value}`;
-    });
+    // A name in quotes (`unknown fields "errorsAs"`) or as a path (`errorsAs: Invalid option`) is a
+    // field of a file the user wrote: kept.
+    const option = new RegExp(`(?<!")\\b${name}\\b(?!")(?::\\s*(?:"([^"]*)"|(true|false|-?[\\d.]+)))?`, "g");
+    text = text.replace(
+      option,
+      (whole: string, quoted: string | undefined, literal: string | undefined, at: number, all: string) => {
+        const value = quoted ?? literal;
+        // `errorsAs: Invalid option` is a field path of a file, not the option with a value.
+        if (value === undefined && all[at + whole.length] === ":") return whole;
+        if (value === undefined) return spelt;
+        if (flag.value === undefined) return value === "false" ? `no ${spelt}` : spelt;
+        return `${spelt} ${value}`;
+      },
+    );
   }
   return text;
 }
