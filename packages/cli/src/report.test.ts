@@ -223,6 +223,44 @@ describe("rubric report in Chromium", () => {
   });
 });
 
+describe("rubric report in Chromium: what a user types", () => {
+  it("refuses a negative weight where it was typed and keeps the weight in use; says why all-zero weights leave outputs unscored", async () => {
+    const { page, problems } = await open();
+    const defaults = Object.fromEntries(rubric.criteria.map((c) => [c.id, c.weight]));
+    const box = page.locator('.weights tr[data-criterion="short"] input[type=number]');
+    await box.fill("-3");
+    await expect.poll(() => box.evaluate((input) => (input as HTMLInputElement).validity.valid)).toBe(false);
+    expect(await box.getAttribute("title")).toBe(`a weight is ≥ 0; short stays at ${defaults.short}`);
+    expect(await box.evaluate((input) => input.classList.contains("invalid"))).toBe(true);
+    await page.waitForTimeout(50);
+    expect(await ranking(page)).toEqual(expected(defaults));
+    await setWeight(page, "short", 2);
+    expect(await box.evaluate((input) => (input as HTMLInputElement).validity.valid)).toBe(true);
+
+    // Every weight 0: nothing can be scored, and the caption says so rather than blaming verdicts.
+    for (const c of rubric.criteria) await setWeight(page, c.id, 0);
+    const note = await page.getByTestId("ranking-note").first().textContent();
+    expect(note).toMatch(/unscored \(.*\d+: .*weight/u);
+    expect(note).not.toMatch(/^[^(]*\(\d+ with an error verdict[^;]*\) last/u);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("fits the weights in a 420 px window: every control inside it", async () => {
+    const { page, problems } = await open();
+    await page.setViewportSize({ width: 420, height: 900 });
+    await page.waitForTimeout(50);
+    const overflow = await page.evaluate(() => {
+      const inputs = [...document.querySelectorAll(".weights input[type=number]")];
+      return inputs.filter((input) => input.getBoundingClientRect().right > window.innerWidth).length;
+    });
+    expect(overflow).toBe(0);
+    await page.screenshot({ path: join(SHOTS, "narrow.png"), fullPage: true });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});
+
 describe("rubric report: a staged rubric", () => {
   it("shows each output's stages and, where a gate stopped it, which stage and why", async () => {
     // A code gate (3 of its 4 points to pass, else the category scores 0), then a judged stage.

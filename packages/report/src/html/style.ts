@@ -17,6 +17,13 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .weights input[type=number] { width: 72px; }
 .weights input[type=range] { width: 110px; vertical-align: middle; }
 .weights tr.changed td { background: #fff7e0; }
+.weights input.invalid { border: 2px solid var(--bad); background: #fdf0ef; }
+.weights td { overflow-wrap: anywhere; }
+@media (max-width: 520px) {
+  main { padding: 12px; }
+  .weights input[type=range] { display: none; }
+  .weights input[type=number] { width: 60px; }
+}
 button { font: inherit; padding: 4px 10px; margin-right: 6px; border: 1px solid var(--line); background: white; border-radius: 4px; cursor: pointer; }
 button:hover { border-color: var(--accent); }
 .status-error { color: var(--bad); font-weight: 600; }

@@ -169,7 +169,13 @@ function renderScores(section: ScoresSection, index: number): HTMLElement {
     range.value = String(c.weight);
     const set = (value: string, from: HTMLInputElement) => {
       const w = Number(value);
-      if (!(w >= 0) || !Number.isFinite(w)) return; // a half-typed number waits for the rest
+      // A weight is ≥ 0: a complete number below it is refused where it was typed, and the
+      // weight in use stays (the box says so); a half-typed one ("", "-") waits for the rest.
+      const refused = value.trim() !== "" && Number.isFinite(w) && w < 0;
+      from.setCustomValidity(refused ? `a weight is ≥ 0; ${c.id} stays at ${weights[c.id]}` : "");
+      from.classList.toggle("invalid", refused);
+      from.title = refused ? `a weight is ≥ 0; ${c.id} stays at ${weights[c.id]}` : "";
+      if (!(w >= 0) || !Number.isFinite(w)) return;
       weights[c.id] = w;
       for (const other of [number, range]) if (other !== from) other.value = String(w);
       tr.classList.toggle("changed", w !== defaults[c.id]);
@@ -285,8 +291,16 @@ function renderScores(section: ScoresSection, index: number): HTMLElement {
       }
     });
     rankingBody.replaceChildren(fragment);
-    const unscored = scored.filter((s) => s.score === null).length;
-    note.textContent = `Ranked by normalized score under the weights on the left${unscored > 0 ? `; ${unscored} unscored (an error verdict under “${section.errorsAs}”) last` : ""}. ${shown.length < scored.length ? `Showing ${shown.length.toLocaleString("en")} of ${scored.length.toLocaleString("en")}.` : ""} Click an output for its verdicts.`;
+    const unscored = scored.filter((s) => s.score === null);
+    // Why each is unscored: an error verdict (under the error policy), or something the weights
+    // did (every weight 0) — said as it is, not all called error verdicts.
+    const byVerdict = unscored.filter((s) => s.output.verdicts.some((v) => v.status === "error"));
+    const other = unscored.filter((s) => !byVerdict.includes(s));
+    const why = [
+      ...(byVerdict.length > 0 ? [`${byVerdict.length} with an error verdict under “${section.errorsAs}”`] : []),
+      ...(other.length > 0 ? [`${other.length}: ${other[0]!.error ?? "no score"}`] : []),
+    ].join("; ");
+    note.textContent = `Ranked by normalized score under the weights on the left${unscored.length > 0 ? `; ${unscored.length} unscored (${why}) last` : ""}. ${shown.length < scored.length ? `Showing ${shown.length.toLocaleString("en")} of ${scored.length.toLocaleString("en")}.` : ""} Click an output for its verdicts.`;
     more.hidden = shown.length >= scored.length;
     state.renders++;
     state.lastRenderMs = performance.now() - started;
