@@ -229,13 +229,17 @@ describe("rubric report in Chromium: what a user types", () => {
     const defaults = Object.fromEntries(rubric.criteria.map((c) => [c.id, c.weight]));
     const box = page.locator('.weights tr[data-criterion="short"] input[type=number]');
     await box.fill("-3");
-    await expect.poll(() => box.evaluate((input) => (input as HTMLInputElement).validity.valid)).toBe(false);
+    await expect
+      .poll(() => box.evaluate((input) => (input as unknown as { validity: { valid: boolean } }).validity.valid))
+      .toBe(false);
     expect(await box.getAttribute("title")).toBe(`a weight is ≥ 0; short stays at ${defaults.short}`);
     expect(await box.evaluate((input) => input.classList.contains("invalid"))).toBe(true);
     await page.waitForTimeout(50);
     expect(await ranking(page)).toEqual(expected(defaults));
     await setWeight(page, "short", 2);
-    expect(await box.evaluate((input) => (input as HTMLInputElement).validity.valid)).toBe(true);
+    expect(await box.evaluate((input) => (input as unknown as { validity: { valid: boolean } }).validity.valid)).toBe(
+      true,
+    );
 
     // Every weight 0: nothing can be scored, and the caption says so rather than blaming verdicts.
     for (const c of rubric.criteria) await setWeight(page, c.id, 0);
@@ -250,10 +254,11 @@ describe("rubric report in Chromium: what a user types", () => {
     const { page, problems } = await open();
     await page.setViewportSize({ width: 420, height: 900 });
     await page.waitForTimeout(50);
-    const overflow = await page.evaluate(() => {
-      const inputs = [...document.querySelectorAll(".weights input[type=number]")];
-      return inputs.filter((input) => input.getBoundingClientRect().right > window.innerWidth).length;
-    });
+    let overflow = 0;
+    for (const input of await page.locator(".weights input[type=number]").all()) {
+      const box = await input.boundingBox();
+      if (box === null || box.x + box.width > 420) overflow++;
+    }
     expect(overflow).toBe(0);
     await page.screenshot({ path: join(SHOTS, "narrow.png"), fullPage: true });
     expect(problems).toEqual([]);

@@ -374,6 +374,9 @@ describe("rubric score --outputs", () => {
     expect(again.results[0]).toMatchObject({ id: "c", errorsAs: "fail" });
     expect(again.results[0].normalized).toBeCloseTo(2 / 2.5, 12);
     expect(again.weights).toEqual({ cite: 0.5 });
+    // Without --weights, a file scored under weights is rescored under its own.
+    const kept = await rubric("score", "--rubric", rulesOnly, "--verdicts", resultsFile, "--json");
+    expect(JSON.parse(kept.stdout).results[0].normalized).toBeCloseTo(2 / 4, 12);
     const table = await rubric("score", "--rubric", rulesOnly, "--verdicts", plainResults);
     expect(table.stdout).toMatch(/^c\s+0\.6667\s+0$/m);
     expect(table.stdout).toContain("summary: 1 output(s), 1 scored: mean 0.6667");

@@ -144,13 +144,14 @@ function isResultsFile(value: unknown): boolean {
 /**
  * `score --verdicts <results file>`: every output of a `score --outputs --json` report rescored
  * from its stored verdicts (no verifier is called), under `--weights`, `--errors-as` and
- * `--ignore-gates` when given and the file's own settings otherwise; printed as `--outputs` prints.
+ * `--ignore-gates` when given and the file's own (its weights included) otherwise; printed as
+ * `--outputs` prints.
  */
 function rescoreResults(
   rubric: LoadedRubric,
   value: unknown,
   args: ScoreArgs,
-  weights: Readonly<Record<string, number>> | undefined,
+  given: Readonly<Record<string, number>> | undefined,
   io: CliIO,
 ): number {
   const source = args.verdicts!;
@@ -159,7 +160,10 @@ function rescoreResults(
   const file = parsed.data;
   const errorsAs = args.errorsAs ?? file.errorsAs;
   const ignoreGates = args.ignoreGates || (file.ignoreGates ?? false);
-  if (weights !== undefined) checkWeightIds(rubric, weights, args.weights!);
+  // `--weights` replaces the weights the file was scored with; without it they stay.
+  const weights = given ?? file.weights;
+  if (weights !== undefined)
+    checkWeightIds(rubric, weights, given === undefined ? `${source} (its weights)` : args.weights!);
   const results = file.results.map((result, k) => {
     let scored: RubricScore | undefined;
     let scoreError: string | undefined;
