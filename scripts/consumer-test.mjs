@@ -84,6 +84,16 @@ function readmeTenLines() {
   return block;
 }
 
+/** What the ten lines printed: the README's own line, then the checks' JSON line. */
+function tenLinesPrinted(output) {
+  const lines = output.trim().split("\n");
+  check(
+    lines[0] === "normalized 0.2500; with blame weighted 6: 0.0000",
+    `the ten lines printed ${JSON.stringify(lines[0])}, not what the README says`,
+  );
+  return JSON.parse(lines.at(-1));
+}
+
 /** Every door of every package: `@rubric/x` and its `./sub` exports, data and wildcard doors left out. */
 function doors() {
   const out = [];
@@ -158,8 +168,8 @@ async function main() {
   // ---- all: ESM and CommonJS against every package ----
   const tenLines = readmeTenLines();
   const tenLinesChecks = `
-if (score.normalized !== 1) throw new Error(\`README: score.normalized is \${score.normalized}, README says 1\`);
-if (typeof edited.normalized !== "number") throw new Error(\`README: reweight gave \${JSON.stringify(edited)}\`);
+if (score.normalized !== 0.25) throw new Error(\`README: score.normalized is \${score.normalized}, README says 0.25\`);
+if (edited.normalized !== 0) throw new Error(\`README: reweight gave \${JSON.stringify(edited)}, README says 0\`);
 console.log(JSON.stringify({ normalized: score.normalized, edited: edited.normalized }));
 `;
   const specs = doors();
@@ -198,14 +208,14 @@ main().catch((error: unknown) => {
   );
   const tsOut = path.join(all, "out");
   await step("all: README's ten lines run as ESM (.mjs)", () => {
-    const printed = JSON.parse(run(process.execPath, ["ten-lines.mjs"], tsOut));
-    check(printed.normalized === 1, `ESM ten lines printed ${JSON.stringify(printed)}`);
+    const printed = tenLinesPrinted(run(process.execPath, ["ten-lines.mjs"], tsOut));
+    check(printed.normalized === 0.25, `ESM ten lines printed ${JSON.stringify(printed)}`);
   });
   await step("all: README's ten lines run through require (.cjs)", () => {
     const emitted = readFileSync(path.join(tsOut, "ten-lines.cjs"), "utf8");
     check(emitted.includes('require("@rubric/core")'), `tsc did not emit a require() in ten-lines.cjs:\n${emitted}`);
-    const printed = JSON.parse(run(process.execPath, ["ten-lines.cjs"], tsOut));
-    check(printed.normalized === 1, `CommonJS ten lines printed ${JSON.stringify(printed)}`);
+    const printed = tenLinesPrinted(run(process.execPath, ["ten-lines.cjs"], tsOut));
+    check(printed.normalized === 0.25, `CommonJS ten lines printed ${JSON.stringify(printed)}`);
   });
   await step(`all: every door (${specs.length}) gives the same exports to import and to require`, () => {
     const esm = JSON.parse(run(process.execPath, ["doors.mjs"], tsOut));
