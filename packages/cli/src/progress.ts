@@ -68,24 +68,38 @@ function terminalBar(io: CliIO): Progress {
   };
 }
 
-function stageLines(io: CliIO): Progress {
+/** How long a stage runs in a log before a line says it is still running. */
+export const HEARTBEAT_MS = 60_000;
+
+/**
+ * The plain lines of a log: one per stage when it ends, and for a long stage one more each
+ * `HEARTBEAT_MS` (at its next update), so a 20-minute warm-up does not look like a hang.
+ */
+export function stageLines(io: CliIO, now: () => number = () => performance.now()): Progress {
   let stage: { label: string; done: number; total: number; detail?: string } | undefined;
   // A stage's time runs from the end of the one before it (or from the start), not from its first
   // report, which comes only after its first unit of work.
-  let since = performance.now();
+  let since = now();
+  let spoke = since;
+  const line = (s: NonNullable<typeof stage>, at: number, suffix: string) =>
+    `${s.label}: ${s.done}/${s.total}${s.detail ? `  ${s.detail}` : ""} (${((at - since) / 1000).toFixed(1)} s${suffix})\n`;
   const flush = () => {
     if (stage === undefined) return;
-    const now = performance.now();
-    io.err(
-      `${stage.label}: ${stage.done}/${stage.total}${stage.detail ? `  ${stage.detail}` : ""} (${((now - since) / 1000).toFixed(1)} s)\n`,
-    );
+    const at = now();
+    io.err(line(stage, at, ""));
     stage = undefined;
-    since = now;
+    since = at;
+    spoke = at;
   };
   return {
     update(done, total, label, detail) {
       if (stage !== undefined && stage.label !== label) flush();
       stage = { label, done, total, ...(detail ? { detail } : {}) };
+      const at = now();
+      if (done < total && at - spoke >= HEARTBEAT_MS) {
+        io.err(line(stage, at, ", still running"));
+        spoke = at;
+      }
     },
     done: flush,
   };

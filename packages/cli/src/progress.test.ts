@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import type { CliIO } from "./io.js";
+import { HEARTBEAT_MS, stageLines } from "./progress.js";
+
+describe("stageLines (progress in a log)", () => {
+  it("writes one line per stage when it ends, and says a long stage is still running", () => {
+    const err: string[] = [];
+    const io: CliIO = { out: () => {}, err: (text) => void err.push(text) };
+    let t = 0;
+    const progress = stageLines(io, () => t);
+    t = 1_000;
+    progress.update(1, 6, "μ's warm-up", "epochs");
+    expect(err).toEqual([]);
+    t = HEARTBEAT_MS + 5_000;
+    progress.update(2, 6, "μ's warm-up", "epochs");
+    expect(err).toEqual(["μ's warm-up: 2/6  epochs (65.0 s, still running)\n"]);
+    // Not again until another HEARTBEAT_MS has passed.
+    t += 1_000;
+    progress.update(3, 6, "μ's warm-up", "epochs");
+    expect(err).toHaveLength(1);
+    t += HEARTBEAT_MS;
+    progress.update(6, 6, "μ's warm-up", "epochs");
+    expect(err).toHaveLength(1); // a finished stage waits for its own line
+    progress.update(1, 16, "run 1 of 4");
+    expect(err.at(-1)).toBe(`μ's warm-up: 6/6  epochs (${((t - 0) / 1000).toFixed(1)} s)\n`);
+    t += 2_000;
+    progress.done();
+    expect(err.at(-1)).toBe("run 1 of 4: 1/16 (2.0 s)\n");
+  });
+});
