@@ -57,6 +57,7 @@ describe("rubric repro arco-gym", () => {
     ]);
     expect(vectors.code).toBe(1);
     expect(vectors.stderr).toContain(join(dir, "no-vectors", "words.txt"));
+    expect(vectors.stderr).not.toContain("warm-up"); // refused before any training
   });
 
   it("documents itself, with a usage line that names the command once", async () => {

@@ -19,12 +19,14 @@ import {
   gymPolicy,
   gymTeacherCritic,
   imitate,
+  readWordVectors,
   rollout,
   type StepCritic,
   type TrainerSettingsInput,
   trainCoEvolution,
   trueAdvantageCritic,
   trueStepAdvantages,
+  type WordVectors,
 } from "@rubric/rlxar";
 import { ReproInputError } from "../errors.js";
 import type { ArcoGymConfig } from "./config.js";
@@ -204,9 +206,12 @@ export async function runArcoGym(config: ArcoGymConfig, options: ArcoGymRunOptio
       "client",
       `${learned.join(", ")} need μ, which the sidecar (torch) trains: pass a SidecarClient`,
     );
+  // Read before any training: a missing or malformed vector file is refused up front.
+  const wordVectors =
+    learned.length > 0 && config.mu.wordVectors !== null ? await readWordVectors(config.mu.wordVectors) : undefined;
   const scratch = learned.length > 0 ? await mkdtemp(join(tmpdir(), "rubric-arco-gym-")) : undefined;
   try {
-    return await runAll(config, options, client, scratch);
+    return await runAll(config, options, client, scratch, wordVectors);
   } finally {
     if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
   }
@@ -217,6 +222,7 @@ async function runAll(
   options: ArcoGymRunOptions,
   client: SidecarClient | undefined,
   scratch: string | undefined,
+  wordVectors: WordVectors | undefined,
 ): Promise<ArcoGymTable> {
   const started = performance.now();
   const environment = arcoGym();
@@ -242,9 +248,10 @@ async function runAll(
     let warmMu: WarmGymMu | undefined;
     if (client !== undefined && scratch !== undefined && config.methods.some((m) => ARCO_GYM_MU_METHODS.includes(m))) {
       options.onProgress?.({ type: "mu", hops, epoch: 0, of: config.mu.sftEpochs });
-      warmMu = await warmGymMu(client, join(scratch, `mu-h${hops}`), hops, config, (epoch, of) =>
-        options.onProgress?.({ type: "mu", hops, epoch, of }),
-      );
+      warmMu = await warmGymMu(client, join(scratch, `mu-h${hops}`), hops, config, {
+        ...(wordVectors === undefined ? {} : { wordVectors }),
+        onEpoch: (epoch, of) => options.onProgress?.({ type: "mu", hops, epoch, of }),
+      });
       const { directory: _, ...record } = warmMu;
       muWarmup.push({ hops, ...record, sftLoss: [...record.sftLoss] });
       byMethodMs.muWarmup = (byMethodMs.muWarmup ?? 0) + warmMu.ms;

@@ -17,6 +17,7 @@ import {
   readWordVectors,
   rollout,
   warmupData,
+  type WordVectors,
 } from "@rubric/rlxar";
 import type { ArcoGymConfig } from "./config.js";
 
@@ -46,8 +47,13 @@ export async function warmGymMu(
   root: string,
   hops: number,
   config: ArcoGymConfig,
-  onEpoch?: (epoch: number, of: number) => void,
+  options: {
+    /** `config.mu.wordVectors` already read (a run reads them once, before any training). */
+    readonly wordVectors?: WordVectors;
+    readonly onEpoch?: (epoch: number, of: number) => void;
+  } = {},
 ): Promise<WarmGymMu> {
+  const { onEpoch } = options;
   const started = performance.now();
   const { mu } = config;
   const tasks = generateGymTasks({
@@ -76,7 +82,7 @@ export async function warmGymMu(
     vocabularySize: mu.vocabularySize,
     maxCriteriaTokens: mu.maxCriteriaTokens,
     corpus: episodes.flatMap((episode) => episodeSteps(episode)),
-    ...(mu.wordVectors === null ? {} : { wordVectors: await readWordVectors(mu.wordVectors) }),
+    ...(mu.wordVectors === null ? {} : { wordVectors: options.wordVectors ?? (await readWordVectors(mu.wordVectors)) }),
     onEmbedded: ({ matched }) => {
       embedded = matched;
     },

@@ -48,7 +48,9 @@ export async function readWordVectors(directory: string): Promise<WordVectors> {
       throw new RlxarFileError(path, [`cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`]);
     }
   };
-  const [wordsBuffer, bytes] = await Promise.all([read(wordsPath), read(vectorsPath)]);
+  // One after the other, so a directory missing both names the word list, every time.
+  const wordsBuffer = await read(wordsPath);
+  const bytes = await read(vectorsPath);
   const words = wordsBuffer.toString("utf8").split("\n");
   if (words.at(-1) === "") words.pop();
   const blank = words.findIndex((word) => word.trim() === "");
