@@ -123,6 +123,8 @@ describe("rubric mu", () => {
       const torch = await criteria(root, "--json", "--backend", "torch");
       expect(onnx.code, onnx.stderr).toBe(0);
       expect(torch.code, torch.stderr).toBe(0);
+      // A trained μ carries no untrained warning, on either backend or at init.
+      for (const run of [init, onnx, torch]) expect(run.stderr).not.toContain("no training step");
       const a = criteriaJson(onnx.stdout);
       const b = criteriaJson(torch.stdout);
       expect(a.model).toEqual({ directory: join(root, "v0001"), version: 1 });
@@ -153,6 +155,14 @@ describe("rubric mu", () => {
       const root = join(dir, "mu-bad");
       const init = await runRubric(["mu", "init", "--out", root]);
       expect(init.code, init.stderr).toBe(0);
+      // An untrained μ is said to be one, where it is made and where it is used.
+      expect(init.stderr).toContain("warning: μ version 1 has taken no training step");
+      expect(init.stderr).toContain("pass --sft <mu-sft.jsonl>");
+      const good = join(dir, "good-steps.jsonl");
+      writeFileSync(good, `${JSON.stringify(steps[0])}\n`);
+      const used = await runRubric(["mu", "criteria", "--model", root, "--steps", good]);
+      expect(used.code, used.stderr).toBe(0);
+      expect(used.stderr).toContain("warning: μ version 1 has taken no training step");
       const badLine = await runRubric(["mu", "criteria", "--model", root, "--steps", bad]);
       expect(badLine.code).toBe(1);
       expect(badLine.stderr).toMatch(/bad-steps\.jsonl.*line 2.*budgetLeft/s);

@@ -159,6 +159,7 @@ async function init(args: MuArgs, io: CliIO): Promise<number> {
           }),
     });
     const { manifest } = await readModel(exported.directory);
+    if (examples === undefined) io.err(`${untrained(exported.version)}; pass --sft <mu-sft.jsonl> to warm it up\n`);
     if (args.json)
       io.out(`${JSON.stringify({ directory: exported.directory, version: exported.version, manifest })}\n`);
     else
@@ -172,6 +173,10 @@ async function init(args: MuArgs, io: CliIO): Promise<number> {
   }
 }
 
+/** What a μ that has taken no training step is, said wherever one is made or used. */
+const untrained = (version: number) =>
+  `warning: μ version ${version} has taken no training step: its criteria and scores are an untrained network's noise`;
+
 async function criteria(args: MuArgs, io: CliIO): Promise<number> {
   const directory = required(args.model, "--model <dir>", "criteria");
   const steps = stepsFile(required(args.steps, "--steps <steps.jsonl>", "criteria"));
@@ -183,11 +188,13 @@ async function criteria(args: MuArgs, io: CliIO): Promise<number> {
   let rated: RatedStep[];
   let version: number;
   let served: string;
+  let trainingSteps: number;
   if (args.backend === "onnx") {
     const model = await RubricModel.load(directory, { threads });
     try {
       rated = await model.rateSteps(steps, options);
       ({ version, directory: served } = model);
+      trainingSteps = model.manifest.training.steps;
     } finally {
       await model.close();
     }
@@ -198,11 +205,13 @@ async function criteria(args: MuArgs, io: CliIO): Promise<number> {
       served = (await findExport(directory)).directory;
       const engine: MuEngine = await sidecarMuEngine(client, served);
       version = engine.manifest.exportVersion;
+      trainingSteps = engine.manifest.training.steps;
       rated = await rateSteps(engine, steps, options);
     } finally {
       await client.close();
     }
   }
+  if (trainingSteps === 0) io.err(`${untrained(version)}\n`);
   const rows = steps.map((step, i) => {
     const r = rated[i]!;
     return {
