@@ -1,4 +1,5 @@
 import {
+  checkWeights,
   CriterionErrorsError,
   ErrorPolicySchema,
   formatZodIssues,
@@ -97,12 +98,11 @@ export function scoresSection(
   // Scores recorded under weight overrides are the rubric with those weights: the page starts
   // from them, and the totals are checked against them.
   const weights = file.weights;
-  const loaded: typeof picked =
+  // The same kind with that kind's rubric, reweighted (spreading a union loses the pairing).
+  const loaded =
     weights === undefined
       ? picked
-      : picked.kind === "flat"
-        ? { ...picked, rubric: withWeights(picked.rubric, weights, source) }
-        : { ...picked, rubric: withWeights(picked.rubric, weights, source) };
+      : ({ ...picked, rubric: withWeights(picked.rubric, weights, source) } as typeof picked);
   for (const [k, result] of file.results.entries()) {
     let total: number | null;
     try {
@@ -142,17 +142,17 @@ export function scoresSection(
   };
 }
 
-/** The rubric with some weights replaced (flat: criteria; staged: rules), every id checked. */
+/** The rubric with some weights replaced (flat: criteria; staged: rules), checked as core checks them. */
 function withWeights<R extends FlatRubric | StagedRubric>(
   rubric: R,
   weights: Readonly<Record<string, number>>,
   source: string,
 ): R {
-  const ids =
-    "stages" in rubric ? rubric.stages.flatMap((s) => s.rules.map((r) => r.id)) : rubric.criteria.map((c) => c.id);
-  const unknown = Object.keys(weights).find((id) => !ids.includes(id));
-  if (unknown !== undefined)
-    throw new ReportInputError(source, `weights.${unknown}: no criterion of the rubric has this id`);
+  try {
+    checkWeights(rubric, weights);
+  } catch (error) {
+    throw new ReportInputError(source, (error as Error).message);
+  }
   const weight = (id: string, w: number) => (Object.hasOwn(weights, id) ? weights[id]! : w);
   if ("stages" in rubric)
     return {

@@ -146,7 +146,9 @@ export async function scoreOutputs(
     throw new VerifierOptionsError(`concurrency must be an integer ≥ 1, got ${concurrency}`);
   if (options.maxFileBytes !== undefined && !(Number.isSafeInteger(options.maxFileBytes) && options.maxFileBytes >= 0))
     throw new VerifierOptionsError(`maxFileBytes must be an integer ≥ 0, got ${options.maxFileBytes}`);
-  scoreOptionsOf(rubric, options); // refuses bad weight overrides before any verifier is called
+  // A weight for no criterion is the caller's mistake, refused before any verifier is called
+  // (scoring would only find it output by output, after the calls were paid for).
+  if (options.weights !== undefined) checkWeights(rubric, options.weights);
   const stages = stageGroups(rubric, prepared);
   // Every criterion a synchronous check and no file to confine or read: the batched rule path,
   // the same verdicts with none of the per-verdict promises, permits and fibers.
@@ -206,8 +208,9 @@ export function scoreOutputsSync(
         problem: `verifier ${p.verifier.kind} has no synchronous check (it waits on a model, a sandbox or I/O): use scoreOutputs`,
       })),
     );
+  if (options.weights !== undefined) checkWeights(rubric, options.weights);
   const stages = stageGroups(rubric, prepared);
-  const scoreOptions = scoreOptionsOf(rubric, options);
+  const scoreOptions = scoreOptionsOf(options);
   return outputs.map((output) => checkOne(rubric, stages, output, scoreOptions));
 }
 
@@ -221,7 +224,7 @@ async function scoreInBatches(
   outputs: readonly OutputToScore[],
   options: ScoreOutputsOptions,
 ): Promise<ScoredOutput[]> {
-  const scoreOptions = scoreOptionsOf(rubric, options);
+  const scoreOptions = scoreOptionsOf(options);
   const results: ScoredOutput[] = [];
   for (let start = 0; start < outputs.length; start += BATCH) {
     options.signal?.throwIfAborted();
@@ -275,17 +278,11 @@ function gateStops(upTo: StagedRubric, verdicts: Verdict[], scoreOptions: Resolv
 /** Score options with every default filled in. */
 type ResolvedScoreOptions = ScoreOptions & { readonly errorsAs: ErrorPolicy; readonly ignoreGates: boolean };
 
-function scoreOptionsOf(
-  rubric: FlatRubric | StagedRubric,
-  options: {
-    readonly errorsAs?: ErrorPolicy;
-    readonly ignoreGates?: boolean;
-    readonly weights?: ScoreOptions["weights"];
-  },
-): ResolvedScoreOptions {
-  // A weight for no criterion is the caller's mistake, refused before any verifier is called
-  // (scoring would only find it output by output, after the calls were paid for).
-  if (options.weights !== undefined) checkWeights(rubric, options.weights);
+function scoreOptionsOf(options: {
+  readonly errorsAs?: ErrorPolicy;
+  readonly ignoreGates?: boolean;
+  readonly weights?: ScoreOptions["weights"];
+}): ResolvedScoreOptions {
   return {
     errorsAs: options.errorsAs ?? "fail",
     ignoreGates: options.ignoreGates ?? false,
@@ -315,7 +312,7 @@ async function scoreOne(
   options: ScoreOutputsOptions,
   gate: Gate,
 ): Promise<ScoredOutput> {
-  const scoreOptions = scoreOptionsOf(rubric, options);
+  const scoreOptions = scoreOptionsOf(options);
   let output: OutputToScore;
   let files: Awaited<ReturnType<typeof digestFiles>>;
   try {
