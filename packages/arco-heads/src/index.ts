@@ -28,8 +28,26 @@ export {
   type Trajectory,
   type Turn,
 } from "./step/step.js";
-export { stepPrompt, type StepPromptOptions } from "./step/prompt.js";
+export {
+  PROMPT_STYLES,
+  StepPromptSettingsSchema,
+  stepPrompt,
+  withPromptSettings,
+  type PromptStyle,
+  type StepPromptOptions,
+  type StepPromptSettings,
+} from "./step/prompt.js";
 export { StepRecordSchema, readSteps, type StepRecord } from "./step/step-file.js";
+export {
+  AgentStepSchema,
+  TrajectoryRecordSchema,
+  annotationOf,
+  inferredBudget,
+  readTrajectories,
+  trajectoryOf,
+  type AgentStep,
+  type TrajectoryRecord,
+} from "./step/trajectory-file.js";
 export { DEFAULT_MAX_OBSERVATION_CHARS, renderObservation } from "./step/observation.js";
 export { CriteriaTargetSchema, criteriaTarget, parseCriteria, type ParsedCriteria } from "./step/criteria.js";
 

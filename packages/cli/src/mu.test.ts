@@ -175,9 +175,9 @@ describe("rubric mu", () => {
       const noSteps = await runRubric(["mu", "criteria", "--model", root]);
       expect(noSteps.code).toBe(2);
       expect(noSteps.stderr).toMatch(/mu criteria needs --steps <steps\.jsonl>/);
-      const unknown = await runRubric(["mu", "train"]);
+      const unknown = await runRubric(["mu", "fit"]);
       expect(unknown.code).toBe(2);
-      expect(unknown.stderr).toMatch(/takes init or criteria; got "train"/);
+      expect(unknown.stderr).toMatch(/takes init, train or criteria; got "fit"/);
     },
     TIMEOUT_MS,
   );

@@ -15,7 +15,9 @@ export {
   createMu,
   exportMu,
   sftIds,
+  loadSidecarMu,
   sftMu,
+  sftRows,
   sidecarMuEngine,
   trainMuTokenizer,
   type CreateMuOptions,
@@ -23,7 +25,17 @@ export {
   type MuShape,
   type SftEpoch,
   type SftMuOptions,
+  type SftRow,
 } from "./mu/sidecar-mu.js";
+export {
+  decompositionFit,
+  trainMu,
+  type DecompositionFit,
+  type TrainedMu,
+  type TrainMuEpoch,
+  type TrainMuEvent,
+  type TrainMuOptions,
+} from "./mu/train-mu.js";
 
 // word-vectors: pretrained word vectors (GloVe's files) and the token embeddings μ starts from
 export {

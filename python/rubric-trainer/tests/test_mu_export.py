@@ -64,6 +64,22 @@ def test_the_manifest_is_the_arco_heads_contract(tmp_path: Path) -> None:
         assert (version / name).read_bytes() == text.encode("utf-8")  # byte for byte: no newline translation
 
 
+def test_the_step_prompt_settings_travel_in_the_manifest(tmp_path: Path) -> None:
+    """What μ was trained to read goes into the manifest as given, fields left out omitted; the
+    wire refuses a style arco-heads does not know (its schema is strict, so would the reader)."""
+    mu = make_mu()
+    params = PARAMS["mu.export"].parse({"dir": str(tmp_path), "tokenizer": TOKENIZER, "max_criteria_tokens": 8, "prompt": {"style": "generic", "budgetLabel": "Tool calls left"}}, "params")
+    result = export_version(mu, params["dir"], params["opset"], params["tokenizer"], params["max_criteria_tokens"], params["prompt"])
+    assert result["manifest"]["prompt"] == {"style": "generic", "budgetLabel": "Tool calls left"}
+    assert set(result["manifest"]) == MANIFEST_KEYS | {"prompt"}
+    # No settings: no key (older readers see the manifest they know).
+    assert "prompt" not in export_version(mu, str(tmp_path), 17, TOKENIZER, 8, None)["manifest"]
+    with pytest.raises(ValueError, match=r"params.prompt.style: expected one of 'qa', 'generic'"):
+        PARAMS["mu.export"].parse({"dir": "d", "tokenizer": TOKENIZER, "prompt": {"style": "chat"}}, "params")
+    with pytest.raises(ValueError, match=r"params.prompt.budget_label: unknown field"):
+        PARAMS["mu.export"].parse({"dir": "d", "tokenizer": TOKENIZER, "prompt": {"budget_label": "x"}}, "params")
+
+
 def test_exports_are_new_complete_versions(tmp_path: Path) -> None:
     mu = make_mu()
     first = export_version(mu, str(tmp_path), 17, TOKENIZER, 8)

@@ -2,7 +2,7 @@ import { type ChatMessage, choiceJson, formatZodIssues, type LanguageModel } fro
 import { z } from "zod";
 import { AnnotationReplyError } from "../errors.js";
 import { DEFAULT_MAX_OBSERVATION_CHARS, renderObservation } from "../step/observation.js";
-import { criteriaCount } from "../step/prompt.js";
+import { criteriaCount, type PromptStyle, WORDING } from "../step/prompt.js";
 import type { Trajectory } from "../step/step.js";
 import { projectTeacherScores } from "./projection.js";
 
@@ -31,7 +31,9 @@ export interface AnnotatorOptions {
   readonly k?: number;
   /** Observations cut to this many characters in the prompt ({@link DEFAULT_MAX_OBSERVATION_CHARS} by default). */
   readonly maxObservationChars?: number;
-  /** What the budget counts; `Searches remaining` by default. */
+  /** The wording, as the step prompt's: `qa` (ARCO's; the default) or `generic`. */
+  readonly style?: PromptStyle;
+  /** What the budget counts; `Searches remaining` (qa) or `Steps remaining` (generic) by default. */
   readonly budgetLabel?: string;
   /** The agent's environment and actions, added to the system prompt. */
   readonly environment?: string;
@@ -59,7 +61,8 @@ const SYSTEM =
 export function annotationPrompt(trajectory: Trajectory, options: AnnotatorOptions = {}): [ChatMessage, ChatMessage] {
   const k = criteriaCount(options.k);
   const maxChars = options.maxObservationChars ?? DEFAULT_MAX_OBSERVATION_CHARS;
-  const label = options.budgetLabel ?? "Searches remaining";
+  const wording = WORDING[options.style ?? "qa"];
+  const label = options.budgetLabel ?? wording.budget;
   const steps = trajectory.turns
     .map(
       (turn, t) =>
@@ -69,7 +72,7 @@ export function annotationPrompt(trajectory: Trajectory, options: AnnotatorOptio
     .join("\n\n");
   const n = trajectory.turns.length;
   const user = [
-    `Question: ${trajectory.task}`,
+    `${wording.task}: ${trajectory.task}`,
     "",
     `Trajectory (${n} step${n === 1 ? "" : "s"}):`,
     steps,

@@ -1,7 +1,7 @@
 import { restoreRng } from "@rubric/core";
 import { ArcoInputError, CriteriaUnparsedError } from "../errors.js";
 import { parseCriteria } from "../step/criteria.js";
-import type { StepPromptOptions } from "../step/prompt.js";
+import { type StepPromptOptions, withPromptSettings } from "../step/prompt.js";
 import type { Step } from "../step/step.js";
 import { type ByteBpeTokenizer, EOS_ID, PAD_ID } from "../tokenizer/byte-bpe.js";
 import { type Decoding, type DecodingPlan, decodingPlan, pickToken } from "./decoding.js";
@@ -95,9 +95,13 @@ export async function generateCriteria(
 /** Every step's prompt ids, fitted to the prompt budget. */
 function fitPrompts(engine: MuEngine, steps: readonly Step[], options: StepPromptOptions): PromptFit[] {
   const { manifest, tokenizer } = engine;
-  return steps.map((step, i) =>
-    fitPrompt(tokenizer, step, promptBudget(manifest), { ...options, k: manifest.k }, `steps[${i}]`),
-  );
+  const prompt = promptOptionsOf(manifest, options);
+  return steps.map((step, i) => fitPrompt(tokenizer, step, promptBudget(manifest), prompt, `steps[${i}]`));
+}
+
+/** The prompt options a step is written with: the caller's over the model's saved settings, at the model's K. */
+function promptOptionsOf(manifest: ModelManifest, options: StepPromptOptions): StepPromptOptions {
+  return { ...withPromptSettings(manifest.prompt, options), k: manifest.k };
 }
 
 async function generateFor(
@@ -161,6 +165,7 @@ async function scoreFor(
   const { manifest, tokenizer } = engine;
   if (criteria.length !== steps.length)
     throw new ArcoInputError("criteria", `expected one list per step (${steps.length}), got ${criteria.length}`);
+  const promptOptions = promptOptionsOf(manifest, options);
   const rows = steps.map((step, i) => {
     const list = criteria[i]!;
     if (list.length !== 0 && list.length !== manifest.k)
@@ -179,7 +184,7 @@ async function scoreFor(
     const prompt =
       reuse !== undefined && reuse.ids.length <= limit
         ? reuse
-        : fitPrompt(tokenizer, step, limit, { ...options, k: manifest.k }, `steps[${i}]`);
+        : fitPrompt(tokenizer, step, limit, promptOptions, `steps[${i}]`);
     return { prompt: prompt.ids, criteria: ids };
   });
   if (rows.length === 0) return [];

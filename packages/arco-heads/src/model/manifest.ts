@@ -5,6 +5,7 @@ import { formatZodIssues } from "@rubric/core";
 import { isInputFileError, openInputFileSync, readInputChunks, readInputText } from "@rubric/core/files";
 import { z } from "zod";
 import { ModelCorruptError, ModelFormatError } from "../errors.js";
+import { StepPromptSettingsSchema } from "../step/prompt.js";
 import { type ByteBpeTokenizer, byteBpeTokenizer } from "../tokenizer/byte-bpe.js";
 
 /** The manifest's name inside a model directory. */
@@ -97,6 +98,12 @@ export const ModelManifestSchema = z
     }),
     /** The torch checkpoint of the same weights (`mu.pt`), which the sidecar's `mu.load` reads: the torch backend. */
     checkpoint: ModelFilePath.optional(),
+    /**
+     * The step prompt μ was trained to read (style, environment, budget label, observation cut):
+     * every backend writes steps this way unless a caller overrides a field. Absent: the defaults
+     * (ARCO's QA wording).
+     */
+    prompt: StepPromptSettingsSchema.optional(),
     /** Where these weights came from: the sidecar's parameter fingerprint and optimiser steps taken. */
     training: z.strictObject({ fingerprint: z.string().min(1), steps: z.int().min(0) }),
     // Keys are checked below rather than by a key schema, whose issue would not name the key's rule.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ArcoInputError } from "../errors.js";
-import { stepPrompt } from "./prompt.js";
+import { stepPrompt, withPromptSettings } from "./prompt.js";
 import { stepsOf } from "./step.js";
 import { museumTrajectory } from "../__fixtures__/museum-trajectory.js";
 
@@ -51,5 +51,31 @@ describe("stepPrompt", () => {
     const step = stepsOf(trajectory)[0]!;
     expect(() => stepPrompt(step, { k: 0 })).toThrow(ArcoInputError);
     expect(() => stepPrompt(step, { k: 2.5 })).toThrow(/k: expected an integer ≥ 1, got 2.5/);
+  });
+
+  it("writes a generic agent's step without ARCO's question-answering words", () => {
+    const step = { task: "Make the failing test pass", history: [], budgetLeft: 6, action: "run_tests()" };
+    const [, qa] = stepPrompt(step);
+    const [, generic] = stepPrompt(step, { style: "generic" });
+    expect(qa).toMatchObject({ content: expect.stringContaining("Question: Make the failing test pass") });
+    expect(generic.content).toContain("Task: Make the failing test pass");
+    expect(generic.content).toContain("Steps remaining before this action: 6");
+    expect(generic.content).not.toMatch(/Question|query|Searches/);
+    expect(stepPrompt(step, { style: "generic", budgetLabel: "Tool calls left" })[1].content).toContain(
+      "Tool calls left before this action: 6",
+    );
+  });
+});
+
+describe("withPromptSettings", () => {
+  it("lets a given option win and falls back to the saved setting where the option is absent or undefined", () => {
+    const saved = { style: "generic" as const, budgetLabel: "Tool calls left", maxObservationChars: 80 };
+    expect(withPromptSettings(saved, { k: 3, budgetLabel: undefined, maxObservationChars: 20 })).toEqual({
+      k: 3,
+      style: "generic",
+      budgetLabel: "Tool calls left",
+      maxObservationChars: 20,
+    });
+    expect(withPromptSettings(undefined, {})).toEqual({});
   });
 });

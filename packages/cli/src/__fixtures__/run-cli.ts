@@ -7,16 +7,18 @@ export const RUBRIC_BIN = fileURLToPath(new URL("../../dist/main.js", import.met
 /**
  * Runs `rubric` in a child process as a user would, asynchronously (so a test server in this
  * process can answer it), with no API keys in its environment (unless `env` sets some) and
- * `stdin` piped in.
+ * `stdin` piped in, in `cwd` (default: this process's).
  */
 export function runRubric(
   args: readonly string[],
   stdin = "",
   env: Readonly<Record<string, string>> = {},
+  cwd?: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [RUBRIC_BIN, ...args], {
       env: { ...process.env, OPENAI_API_KEY: "", HF_TOKEN: "", ...env },
+      ...(cwd === undefined ? {} : { cwd }),
     });
     let stdout = "";
     let stderr = "";

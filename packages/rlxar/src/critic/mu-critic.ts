@@ -199,7 +199,8 @@ export class MuCritic implements StepCritic {
       compute_ms: m.computeMs,
     };
     const exportStart = performance.now();
-    await exportMu(mu, root, this.#tokenizer, model.manifest.maxLengths.criteria);
+    // The next version reads steps as this one does: the prompt settings travel with every export.
+    await exportMu(mu, root, this.#tokenizer, model.manifest.maxLengths.criteria, model.manifest.prompt);
     await model.reload();
     const done = performance.now();
     return { metrics, version: model.version, trainMs: exportStart - trainStart, exportMs: done - exportStart };

@@ -1,4 +1,4 @@
-import { createRng, shuffle } from "@rubric/core";
+import { createRng, definedFields, shuffle } from "@rubric/core";
 import {
   ArcoInputError,
   BOS_ID,
@@ -15,6 +15,7 @@ import {
   readModel,
   type Step,
   stepPrompt,
+  type StepPromptSettings,
   trainByteBpe,
   type ByteBpeTokenizer,
   byteBpeTokenizer,
@@ -50,6 +51,8 @@ export interface CreateMuOptions {
    * sequences short. Without them (and without `sft`) it learns from the prompt's fixed wording alone.
    */
   readonly corpus?: readonly Step[];
+  /** Further texts the tokenizer learns from (e.g. a teacher's criteria, so μ writes them in few tokens). */
+  readonly texts?: readonly string[];
   /**
    * μ-SFT examples to fine-tune on before the first export (their prompts and targets join the
    * tokenizer's corpus). Each has K scores and K criteria, or no criteria at all: ARCO's "no
@@ -63,6 +66,11 @@ export interface CreateMuOptions {
    * any training. Without them every row starts random, as a μ trained from scratch does.
    */
   readonly wordVectors?: WordVectors;
+  /**
+   * The step prompt this μ will read (style, environment, budget label, observation cut): the
+   * tokenizer learns its wording, SFT prompts must use it, and the export keeps it in its manifest.
+   */
+  readonly prompt?: StepPromptSettings;
   /** Told how many tokens the word vectors covered, once they are set. */
   readonly onEmbedded?: (embedded: { readonly matched: number; readonly vocabularySize: number }) => void;
 }
@@ -109,9 +117,10 @@ export function trainMuTokenizer(
   k: number,
   vocabularySize: number,
   texts: readonly string[] = [],
+  prompt: StepPromptSettings = {},
 ): ByteBpeTokenizer {
   const prompts = (corpus.length > 0 || texts.length > 0 ? corpus : [TEMPLATE_STEP]).map((step) =>
-    promptText(stepPrompt(step, { k })),
+    promptText(stepPrompt(step, { ...prompt, k })),
   );
   // The JSON skeleton alone: placeholder words here would become tokens an untrained μ can emit whole.
   const frame = criteriaTarget(Array.from({ length: k }, () => ""));
@@ -137,9 +146,24 @@ export async function sftMu(
   examples: readonly MuSftExample[],
   options: SftMuOptions = {},
 ): Promise<SftEpoch[]> {
+  return sftRows(
+    mu,
+    examples.map((example) => sftIds(tokenizer, example)),
+    options,
+  );
+}
+
+/** One μ-SFT row as `mu.sft` reads it: prompt ids, criteria ids (EOS-terminated), the K target scores. */
+export interface SftRow {
+  readonly prompt: readonly number[];
+  readonly criteria: readonly number[];
+  readonly scores: readonly number[];
+}
+
+/** {@link sftMu} on rows already tokenized (and fitted to the model's positions by the caller). */
+export async function sftRows(mu: RemoteMu, rows: readonly SftRow[], options: SftMuOptions = {}): Promise<SftEpoch[]> {
   const epochs = options.epochs ?? 10;
   const size = options.batchSize ?? 8;
-  const rows = examples.map((example) => sftIds(tokenizer, example));
   const rng = createRng(options.seed ?? 0).fork("mu-sft");
   const out: SftEpoch[] = [];
   for (let epoch = 1; epoch <= epochs; epoch++) {
@@ -195,8 +219,11 @@ export async function createMu(
     }
   });
   const shape = options.shape ?? {};
-  const sftTexts = (options.sft?.examples ?? []).flatMap((e) => [promptText(e.messages), e.target]);
-  const tokenizer = trainMuTokenizer(options.corpus ?? [], k, options.vocabularySize ?? 1024, sftTexts);
+  const sftTexts = [
+    ...(options.texts ?? []),
+    ...(options.sft?.examples ?? []).flatMap((e) => [promptText(e.messages), e.target]),
+  ];
+  const tokenizer = trainMuTokenizer(options.corpus ?? [], k, options.vocabularySize ?? 1024, sftTexts, options.prompt);
   const maxCriteriaTokens = options.maxCriteriaTokens ?? 128;
   // The export fits a prompt into the positions its criteria leave (older turns dropped), so a
   // longer training prompt would teach μ a text it is never scored on.
@@ -233,24 +260,30 @@ export async function createMu(
   if (options.sft !== undefined) {
     await sftMu(mu, tokenizer, options.sft.examples, options.sft);
   }
-  return { ...(await exportMu(mu, root, tokenizer, maxCriteriaTokens)), mu };
+  return { ...(await exportMu(mu, root, tokenizer, maxCriteriaTokens, options.prompt)), mu };
 }
 
-/** Exports the sidecar's μ as the next version under `root`, with `tokenizer` travelling inside it. */
+/**
+ * Exports the sidecar's μ as the next version under `root`, with `tokenizer` travelling inside it
+ * and `prompt` (the step prompt μ reads) kept in its manifest.
+ */
 export async function exportMu(
   mu: RemoteMu,
   root: string,
   tokenizer: ByteBpeTokenizer,
   maxCriteriaTokens: number,
+  prompt?: StepPromptSettings,
 ): Promise<MuExport> {
+  const settings = prompt === undefined ? {} : definedFields(prompt);
   const { dir, version } = await mu.export(root, {
     tokenizer: { kind: "byte-bpe", files: { [TOKENIZER_FILE]: JSON.stringify(tokenizer.toFile()) } },
     max_criteria_tokens: maxCriteriaTokens,
+    ...(Object.keys(settings).length === 0 ? {} : { prompt: settings }),
   });
   return { directory: dir, version };
 }
 
-/** Rows per sidecar call, as onnxruntime-node's default. */
+/** Rows per sidecar call by default, as onnxruntime-node's default. */
 const BATCH = 8;
 
 /**
@@ -261,6 +294,19 @@ const BATCH = 8;
  * not describe the checkpoint it lists (`checkManifestFits`).
  */
 export async function sidecarMuEngine(client: SidecarClient, directory: string): Promise<MuEngine> {
+  return (await loadSidecarMu(client, directory)).engine;
+}
+
+/**
+ * An export's checkpoint loaded into the sidecar, checked as {@link sidecarMuEngine} checks it:
+ * the sidecar's μ (to train on) and the engine that runs it (to write and score criteria with
+ * the weights as they are at each call, so criteria follow μ while it trains).
+ */
+export async function loadSidecarMu(
+  client: SidecarClient,
+  directory: string,
+  options: { readonly batch?: number } = {},
+): Promise<{ readonly mu: RemoteMu; readonly engine: MuEngine }> {
   const { manifest, tokenizer } = await readModel(directory);
   // The sidecar's mu.load reads `mu.pt` in the directory it is given.
   if (manifest.checkpoint !== "mu.pt")
@@ -279,7 +325,7 @@ export async function sidecarMuEngine(client: SidecarClient, directory: string):
       manifest.checkpoint,
       `holds weights with fingerprint ${fingerprint}, the manifest says ${manifest.training.fingerprint}`,
     );
-  return engineOf(mu, manifest, tokenizer);
+  return { mu, engine: engineOf(mu, manifest, tokenizer, options.batch ?? BATCH) };
 }
 
 /**
@@ -310,17 +356,18 @@ function checkManifestFits(directory: string, manifest: ModelManifest, mu: MuSum
     );
 }
 
-function engineOf(mu: RemoteMu, manifest: ModelManifest, tokenizer: ByteBpeTokenizer): MuEngine {
+/** The engine over the sidecar's μ, `batch` rows per call (a training loop rates whole batches at once). */
+function engineOf(mu: RemoteMu, manifest: ModelManifest, tokenizer: ByteBpeTokenizer, batch: number): MuEngine {
   return {
     manifest,
     tokenizer,
     async generate(prompts, maxNewTokens, plan) {
       const ids: number[][] = [];
       const finished: boolean[] = [];
-      for (let start = 0; start < prompts.length; start += BATCH) {
-        const streams = plan.streams?.slice(start, start + BATCH);
+      for (let start = 0; start < prompts.length; start += batch) {
+        const streams = plan.streams?.slice(start, start + batch);
         const out = await mu.generate({
-          prompts: prompts.slice(start, start + BATCH),
+          prompts: prompts.slice(start, start + batch),
           max_new_tokens: maxNewTokens,
           eos_id: EOS_ID,
           ...(plan.temperature > 0
@@ -334,8 +381,8 @@ function engineOf(mu: RemoteMu, manifest: ModelManifest, tokenizer: ByteBpeToken
     },
     async score(rows) {
       const d: number[][] = [];
-      for (let start = 0; start < rows.length; start += BATCH) {
-        const out = await mu.scores(rows.slice(start, start + BATCH));
+      for (let start = 0; start < rows.length; start += batch) {
+        const out = await mu.scores(rows.slice(start, start + batch));
         d.push(...out.d);
       }
       return d;

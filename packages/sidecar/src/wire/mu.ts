@@ -206,6 +206,18 @@ export const MU_METHODS = {
       tokenizer: MuTokenizerSchema,
       /** `maxLengths.criteria`: the new tokens μ may write (EOS included); default 128, below `max_seq_len`. */
       max_criteria_tokens: z.number().int().min(1).optional(),
+      /**
+       * The step prompt μ was trained to read, kept in the manifest as `prompt` (arco-heads'
+       * `StepPromptSettingsSchema`, which owns the fields; this is its wire copy).
+       */
+      prompt: z
+        .strictObject({
+          style: z.enum(["qa", "generic"]).optional(),
+          environment: z.string().optional(),
+          budgetLabel: z.string().min(1).optional(),
+          maxObservationChars: z.number().int().min(1).optional(),
+        })
+        .optional(),
     }),
     result: z.object({
       dir: z.string(),

@@ -59,19 +59,20 @@ def check_max_criteria_tokens(mu: Mu, max_criteria_tokens: int, path: str) -> No
         raise InvalidParams(f"{path}: must be below the model's max_seq_len ({mu.max_seq_len}), leaving room for the prompt; got {max_criteria_tokens}", {"path": path})
 
 
-def export_version(mu: Mu, directory: str, opset: int, tokenizer: dict, max_criteria_tokens: int = DEFAULT_MAX_CRITERIA_TOKENS) -> dict:
+def export_version(mu: Mu, directory: str, opset: int, tokenizer: dict, max_criteria_tokens: int = DEFAULT_MAX_CRITERIA_TOKENS, prompt: dict | None = None) -> dict:
     """A new version directory ``directory/vNNNN`` (one past the highest there) holding
     ``score.onnx``, ``prefill.onnx``, ``decode.onnx``, the torch checkpoint ``mu.pt``, the tokenizer's files (``tokenizer`` is
     ``{kind, files: {name: text}}``) and ``manifest.json``, @rubric/arco-heads' model contract.
     Everything is written into a hidden temporary directory beside it and renamed into place,
     so a reader watching ``directory`` sees a complete version, tokenizer included, or none.
-    Under torchrun rank 0 writes it and chooses the version; every rank returns its result."""
+    ``prompt`` (the step prompt's settings μ reads, fields left None omitted) goes into the
+    manifest as ``prompt``. Under torchrun rank 0 writes it and chooses the version; every rank returns its result."""
     check_tokenizer(tokenizer, "tokenizer")
     check_max_criteria_tokens(mu, max_criteria_tokens, "max_criteria_tokens")
-    return mu.dist.on_main(lambda: write_version(mu, directory, opset, tokenizer, max_criteria_tokens))
+    return mu.dist.on_main(lambda: write_version(mu, directory, opset, tokenizer, max_criteria_tokens, prompt))
 
 
-def write_version(mu: Mu, directory: str, opset: int, tokenizer: dict, max_criteria_tokens: int) -> dict:
+def write_version(mu: Mu, directory: str, opset: int, tokenizer: dict, max_criteria_tokens: int, prompt: dict | None = None) -> dict:
     root = Path(directory)
     root.mkdir(parents=True, exist_ok=True)
     version = 1 + max((int(p.name[1:]) for p in root.iterdir() if p.is_dir() and p.name[0] == "v" and p.name[1:].isdigit()), default=0)
@@ -90,7 +91,7 @@ def write_version(mu: Mu, directory: str, opset: int, tokenizer: dict, max_crite
         for path in sorted(staging.iterdir()):
             data = path.read_bytes()
             files[path.name] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-        manifest = build_manifest(mu, version, opset, graphs, files, tokenizer["kind"], sorted(tokenizer["files"]), max_criteria_tokens)
+        manifest = build_manifest(mu, version, opset, graphs, files, tokenizer["kind"], sorted(tokenizer["files"]), max_criteria_tokens, prompt)
         (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         # rename, not replace: a version directory that appeared meanwhile is never overwritten.
         try:
@@ -141,10 +142,11 @@ def write_graphs(mu: Mu, directory: Path, opset: int) -> dict:
     return graphs
 
 
-def build_manifest(mu: Mu, version: int, opset: int, graphs: dict, files: dict, tokenizer_kind: str, tokenizer_files: list[str], max_criteria_tokens: int) -> dict:
+def build_manifest(mu: Mu, version: int, opset: int, graphs: dict, files: dict, tokenizer_kind: str, tokenizer_files: list[str], max_criteria_tokens: int, prompt: dict | None = None) -> dict:
     """``manifest.json``, field for field @rubric/arco-heads' ``ModelManifestSchema`` (camelCase,
     strict: a key it does not know makes its ``readManifest`` refuse the directory)."""
     spec = mu.init["model"]
+    settings = {key: value for key, value in (prompt or {}).items() if value is not None}
     return {
         "format": MANIFEST_FORMAT,
         "formatVersion": MANIFEST_FORMAT_VERSION,
@@ -164,6 +166,7 @@ def build_manifest(mu: Mu, version: int, opset: int, graphs: dict, files: dict, 
         },
         "graphs": graphs,
         "checkpoint": MU_CHECKPOINT_FILE,
+        **({"prompt": settings} if settings else {}),
         "training": {"fingerprint": mu.fingerprint(), "steps": mu.steps},
         "files": files,
     }

@@ -120,7 +120,7 @@ def mu_export(call: Call, params: dict) -> dict:
     mu = call.session.require_mu()
     check_tokenizer(params["tokenizer"], "params.tokenizer")
     check_max_criteria_tokens(mu, params["max_criteria_tokens"], "params.max_criteria_tokens")
-    return export_version(mu, params["dir"], params["opset"], params["tokenizer"], params["max_criteria_tokens"])
+    return export_version(mu, params["dir"], params["opset"], params["tokenizer"], params["max_criteria_tokens"], params["prompt"])
 
 
 METHODS: dict[str, Callable[[Call, dict], dict]] = {

@@ -168,6 +168,14 @@ def check_teacher_scores(p: dict, path: str) -> None:
 
 
 MU_MODEL = Tagged("kind", {"tiny": tiny_model(1, 256)})
+MU_PROMPT = Record(
+    {
+        "style": Field(Text(choices=("qa", "generic")), None),
+        "environment": Field(Text(), None),
+        "budgetLabel": Field(Text(min_length=1), None),
+        "maxObservationChars": Field(Integer(1), None),
+    }
+)
 MU_STEP = Record({"prompt": TOKENS, "criteria": ListOf(Integer(0))})
 """A step as μ reads it: the step prompt's ids and the criteria's ids (empty in the "no rubric" ablation)."""
 
@@ -227,6 +235,9 @@ MU_PARAMS: dict[str, Record] = {
             # The tokenizer's files travel with the model; their names are checked by mu.check_tokenizer.
             "tokenizer": Record({"kind": Text(min_length=1), "files": MapOf(Text(), min_length=1)}),
             "max_criteria_tokens": Field(Integer(1), 128),
+            # The step prompt μ reads (@rubric/arco-heads' StepPromptSettingsSchema), kept in the
+            # manifest as given so every backend writes steps as μ was trained to read them.
+            "prompt": Field(MU_PROMPT, None),
         }
     ),
     "mu.generate": Record(
