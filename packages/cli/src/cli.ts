@@ -65,8 +65,12 @@ const COMMANDS: Readonly<
     summary: "score a benchmark's predictions as its official script does (hotpotqa: EM, F1, ARCO's EM)",
     load: () => declaration(import("./commands/eval.js"), "evalCommand"),
   },
+  serve: {
+    summary: "serve a rubric's rewards over HTTP (POST /score) for trainers: TRL, verl, anything",
+    load: () => declaration(import("./commands/serve.js"), "serveCommand"),
+  },
   mu: {
-    summary: "ARCO's rubric model μ: init a model, write and score the criteria of agent steps",
+    summary: "ARCO's rubric model μ: init a model, train it on your runs, write and score the criteria of agent steps",
     load: () => declaration(import("./commands/mu.js"), "muCommand"),
   },
 };

@@ -1,4 +1,7 @@
-import { providerFromSpec, type SpecifiedModel } from "@rubric/providers";
+import { existsSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseProviderSpec, providerFromSpec, type SpecifiedModel } from "@rubric/providers";
+import { InputFileError } from "../io.js";
 import { integerFlag, textFlag } from "../flags/flag.js";
 
 /**
@@ -31,9 +34,19 @@ export interface JudgeArgs {
   readonly judgeDeadline: number | undefined;
 }
 
-/** The judge model the flags describe, or undefined without `--judge`. Local models ignore the network settings. */
+/**
+ * The judge model the flags describe, or undefined without `--judge`. Local models ignore the
+ * network settings. A local model's file is checked here, before any output is scored: a missing
+ * one used to show only as an error verdict on every row, its cause inside `--json`.
+ */
 export function judgeModel(args: JudgeArgs): SpecifiedModel | undefined {
   if (args.judge === undefined) return undefined;
+  const parsed = parseProviderSpec(args.judge);
+  if (parsed.kind === "llama-cpp") {
+    const file = resolve(parsed.modelPath);
+    if (!existsSync(file)) throw new InputFileError(`--judge ${args.judge}: no model file at ${file}`);
+    if (!statSync(file).isFile()) throw new InputFileError(`--judge ${args.judge}: ${file} is not a file`);
+  }
   return providerFromSpec(args.judge, {
     apiKeyEnv: args.judgeKeyEnv,
     retry: { timeoutMs: args.judgeTimeout, retries: args.judgeRetries, deadlineMs: args.judgeDeadline },

@@ -2,7 +2,6 @@ import { ScoreResultsFileSchema } from "@rubric/report";
 import {
   checkWeights,
   CriterionErrorsError,
-  ErrorPolicySchema,
   formatZodIssues,
   loadRubrics,
   parseVerdictFile,
@@ -13,16 +12,13 @@ import {
   type RubricScore,
   type Verdict,
 } from "@rubric/core";
-import { z } from "zod";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
-import { choiceFlag, integerFlag, switchFlag, textFlag } from "../flags/flag.js";
-import { ruleLimitFlags } from "../flags/rule-limits.js";
+import { switchFlag, textFlag } from "../flags/flag.js";
+import { verifierFlags } from "../flags/verifier-flags.js";
 import { InputFileError, UsageError, readJson, readText, type CliIO } from "../io.js";
 import { EXIT } from "../exit-codes.js";
-import { judgeFlagWords, judgeFlags, judgeHint } from "./judge.js";
+import { judgeFlagWords, judgeHint } from "./judge.js";
 import { printResults } from "./score-results.js";
-
-const JudgeModeSchema = z.enum(["batched", "per-criterion"]);
 
 const scoreFlags = {
   rubric: textFlag("<file>", "rubric file (.json or .jsonl; flat or staged)").required(),
@@ -34,18 +30,7 @@ const scoreFlags = {
   weights: textFlag("<file>", '{"weights": {"<criterionId>": weight}}: edit weights at test time'),
   outputs: textFlag("<file>", 'JSONL, one {"id", "input"?, "output", "files"?} per line'),
   filesRoot: textFlag("<dir>", "outputs' files must resolve under this directory (default: the outputs file's)"),
-  ...ruleLimitFlags,
-  ...judgeFlags,
-  judgeMode: choiceFlag("<mode>", "batched (default: one call per output) | per-criterion", JudgeModeSchema),
-  samples: integerFlag("<k>", "judge samples per verdict, averaged (default 1)", { min: 1 }).default(1),
-  concurrency: integerFlag("<n>", "verifier calls in flight (default 8)", { min: 1 }).default(8),
-  cache: textFlag("<dir>", "persistent verdict cache; a rerun of the same work makes no calls"),
-  ignoreGates: switchFlag("staged rubrics: score every stage, ignoring gates"),
-  errorsAs: choiceFlag(
-    "<policy>",
-    "fail | zero | renormalize for error verdicts (default fail: an output with an error verdict is unscored)",
-    ErrorPolicySchema,
-  ),
+  ...verifierFlags,
   json: switchFlag("print JSON"),
 };
 
@@ -63,7 +48,8 @@ Exit codes: 0 ok; 1 invalid input; 2 usage error, or (--outputs, or a results fi
   run: (args, { io, isTTY }) => score(args, io, isTTY),
 });
 
-function pick(rubrics: LoadedRubric[], task: string | undefined, file: string): LoadedRubric {
+/** The rubric of a file that `--task` names (or its only one). */
+export function pick(rubrics: LoadedRubric[], task: string | undefined, file: string): LoadedRubric {
   const name = (r: LoadedRubric) => (r.kind === "flat" ? [r.rubric.id] : [r.rubric.taskId, r.rubric.category_name]);
   if (task === undefined) {
     if (rubrics.length === 1) return rubrics[0]!;
@@ -203,7 +189,7 @@ function rescoreResults(
 }
 
 /** Weight overrides that name a criterion the rubric lacks are refused before any verifier runs, naming the file. */
-function checkWeightIds(rubric: LoadedRubric, weights: Readonly<Record<string, number>>, file: string): void {
+export function checkWeightIds(rubric: LoadedRubric, weights: Readonly<Record<string, number>>, file: string): void {
   try {
     checkWeights(rubric.rubric, weights);
   } catch (error) {
