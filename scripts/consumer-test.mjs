@@ -5,7 +5,7 @@
 //   pnpm run test:consumer            (pnpm test runs it after the build)
 //   node scripts/consumer-test.mjs --keep   leaves the scratch projects behind for a look
 //
-// Projects: "all" (every package: README's ten lines as .mts and .cts type-checked by tsc and run,
+// Projects: "all" (every package, installed as `npm i packed/*.tgz` installs them: README's ten lines as .mts and .cts type-checked by tsc and run,
 // every `exports` door imported and required, the CLI's bin, a local GGUF model through the
 // CommonJS build), "rules" (@rubric/core + @rubric/verifiers alone: rule-only scoreOutputs, no
 // node-llama-cpp, a small tree), "providers" (@rubric/providers alone: llamaCpp names what to install).
@@ -13,7 +13,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { packAll, publishedPackages, removeDir, root, scratchProject, treeSize } from "./packed.mjs";
+import { publishedPackages, removeDir, root, scratchProject, treeSize } from "./packed.mjs";
 
 const keep = process.argv.includes("--keep");
 // biome-ignore lint/suspicious/noUndeclaredEnvVars: not a turbo task; pnpm test runs this script itself
@@ -132,7 +132,19 @@ const TSCONFIG = {
 async function main() {
   const work = mkdtempSync(path.join(tmpdir(), "rubric-packed-"));
   scratch.push(work);
-  const tarballs = await step("pack every published package", () => packAll(work));
+  // The command the README gives users (`pnpm pack:all <folder>`), run as they run it.
+  const tarballs = await step("pnpm pack:all: every published package into one folder", () => {
+    const printed = run(process.execPath, [path.join(root, "scripts/pack-all.mjs"), work], root);
+    const rows = printed
+      .split("\n")
+      .map((line) => /^(@rubric\/\S+)\s+(\S+\.tgz)$/.exec(line.trim()))
+      .filter((match) => match !== null);
+    check(
+      printed.includes(`npm i ${path.relative(root, work)}/*.tgz`),
+      `pack:all did not print the install command:\n${printed}`,
+    );
+    return new Map(rows.map(([, name, file]) => [name, path.resolve(root, file)]));
+  });
   check(tarballs.size === publishedPackages().size, `packed ${tarballs.size} of ${publishedPackages().size} packages`);
 
   const cli = JSON.parse(readFileSync(path.join(root, "packages/cli/package.json"), "utf8"));
@@ -144,7 +156,11 @@ async function main() {
     "@types/node"
   ];
 
+  // "all" and "rules" are installed as a user installs before publication (`npm i packed/*.tgz`,
+  // or the tarballs one needs): no overrides, so a package whose `@rubric/*` range its sibling
+  // tarball does not meet would be fetched from the registry, where it is not, and fail.
   const all = scratchProject([...tarballs.keys()], tarballs, {
+    overrides: false,
     dependencies: {
       "@types/node": typesNode,
       // node-llama-cpp's prebuilt binary for this platform only (its optional deps hold every
@@ -152,7 +168,7 @@ async function main() {
       ...(llamaBinary === undefined ? {} : { [`@node-llama-cpp/${llamaBinary}`]: llamaVersion }),
     },
   });
-  const rules = scratchProject(["@rubric/core", "@rubric/verifiers"], tarballs);
+  const rules = scratchProject(["@rubric/core", "@rubric/verifiers"], tarballs, { overrides: false });
   const providers = scratchProject(["@rubric/providers"], tarballs);
   scratch.push(all, rules, providers);
 

@@ -46,7 +46,10 @@ export function packAll(dest) {
 
 /**
  * A scratch project in the system temp dir that depends on `wanted` (package names) from the
- * tarballs; every @rubric/* dependency resolves to its tarball (npm `overrides`), never the registry.
+ * tarballs. With `extra.overrides` (the default) every @rubric/* dependency resolves to its
+ * tarball through npm `overrides`, never the registry; without, the project is what
+ * `npm i <folder>/<a>.tgz <folder>/<b>.tgz` writes, which is how a user installs before
+ * publication (each package's `@rubric/*` ranges must then be met by the tarballs named).
  */
 export function scratchProject(wanted, tarballs, extra = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), "rubric-consumer-"));
@@ -57,7 +60,7 @@ export function scratchProject(wanted, tarballs, extra = {}) {
     private: true,
     type: extra.type ?? "module",
     dependencies: { ...Object.fromEntries(wanted.map((name) => [name, file(name)])), ...extra.dependencies },
-    overrides,
+    ...(extra.overrides === false ? {} : { overrides }),
   };
   writeFileSync(path.join(dir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
   // onnxruntime-node's install script downloads CUDA libraries from outside the registry (TOOLCHAIN.md).
