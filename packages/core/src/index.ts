@@ -210,7 +210,10 @@ export {
 // model: the provider-neutral LanguageModel interface and JSON out of its replies (providers live in @rubric/providers)
 export {
   ChatMessageSchema,
+  LANGUAGE_MODEL_SPECIFICATION,
+  LanguageModelContractError,
   TokenUsageSchema,
+  checkLanguageModel,
   type ChatMessage,
   type GenerateRequest,
   type GenerateResponse,

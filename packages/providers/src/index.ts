@@ -37,6 +37,15 @@ export {
 } from "./hugging-face/hugging-face.js";
 export { defaultLlamaThreads, llamaCpp, type LlamaCppModel, type LlamaCppOptions } from "./llama-cpp/llama-cpp.js";
 
+// ai-sdk: any Vercel AI SDK language model (specification v2, v3, v4) as a LanguageModel
+export {
+  aiSdk,
+  type AiSdkCallOptions,
+  type AiSdkGenerateResult,
+  type AiSdkLanguageModel,
+  type AiSdkOptions,
+} from "./ai-sdk/ai-sdk.js";
+
 // spec: provider spec strings (`hf:<model>`, `openai-compatible:<url>#<model>`, `llama-cpp:<path>`) to a model
 export {
   parseProviderSpec,

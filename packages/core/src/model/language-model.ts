@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RubricError } from "../errors/rubric-error.js";
 
 /**
  * The one small interface every model provider implements (as the Vercel AI SDK's
@@ -65,10 +66,59 @@ export interface GenerateResponse {
   readonly modelId?: string;
 }
 
+/**
+ * The version of this interface. A later version can change `generate` without breaking every
+ * provider at once: code that takes models checks the version (`checkLanguageModel`) and adapts
+ * or refuses by it, as the AI SDK's `specificationVersion` lets its callers do.
+ */
+export const LANGUAGE_MODEL_SPECIFICATION = "v1" as const;
+
 export interface LanguageModel {
+  /**
+   * Which version of this interface the model implements. Absent means v1: every provider written
+   * before the field existed implements v1.
+   */
+  readonly specificationVersion?: typeof LANGUAGE_MODEL_SPECIFICATION;
   /** Provider name, e.g. `hf`, `openai-compatible`, `llama-cpp`. */
   readonly provider: string;
   /** Model id as the provider knows it; part of every cache key. */
   readonly modelId: string;
   generate(request: GenerateRequest): Promise<GenerateResponse>;
+}
+
+/** A value given where a `LanguageModel` was expected is not one this version of the toolkit can use. */
+export class LanguageModelContractError extends RubricError {
+  override readonly name = "LanguageModelContractError";
+  readonly code = "model.contract";
+}
+
+/**
+ * `model`, checked to be a `LanguageModel` of a specification this version reads: `provider` and
+ * `modelId` strings, a `generate` function, and `specificationVersion` absent or
+ * {@link LANGUAGE_MODEL_SPECIFICATION}. Anything else is a `LanguageModelContractError` naming
+ * `path` and what was found, rather than a `TypeError` on the first call.
+ *
+ * @example
+ * checkLanguageModel(openAICompatible({ baseUrl, model: "qwen" }), "judge"); // the model
+ * checkLanguageModel({ specificationVersion: "v2", … }, "judge"); // throws: judge implements v2
+ */
+export function checkLanguageModel(model: unknown, path = "model"): LanguageModel {
+  const m = model as Partial<Record<keyof LanguageModel, unknown>> | null;
+  if (m === null || typeof m !== "object" || typeof m.generate !== "function")
+    throw new LanguageModelContractError(
+      `${path}: expected a LanguageModel (an object with generate), got ${describe(model)}`,
+    );
+  if (typeof m.provider !== "string" || typeof m.modelId !== "string")
+    throw new LanguageModelContractError(
+      `${path}: expected string provider and modelId, got ${describe(m.provider)} and ${describe(m.modelId)}`,
+    );
+  if (m.specificationVersion !== undefined && m.specificationVersion !== LANGUAGE_MODEL_SPECIFICATION)
+    throw new LanguageModelContractError(
+      `${path}: ${m.provider}/${m.modelId} implements LanguageModel ${JSON.stringify(m.specificationVersion)}; this @rubric/core reads ${LANGUAGE_MODEL_SPECIFICATION}: upgrade @rubric/core, or adapt the model`,
+    );
+  return model as LanguageModel;
+}
+
+function describe(value: unknown): string {
+  return value === null ? "null" : Array.isArray(value) ? "an array" : typeof value;
 }

@@ -1,6 +1,6 @@
 import type { GenerateResponse, GeneratedChoice, LanguageModel } from "@rubric/core";
 import { z } from "zod";
-import { choiceJson, mean } from "@rubric/core";
+import { checkLanguageModel, choiceJson, mean } from "@rubric/core";
 import {
   errorDraft,
   okDraft,
@@ -137,6 +137,8 @@ function costOf(response: GenerateResponse, options: LlmJudgeOptions): number | 
  * const registry = rulesRegistry().register(llmJudge(openAICompatible({ baseUrl, model: "qwen2.5-7b" }), { samples: 3 }));
  */
 export function llmJudge(model: LanguageModel, options: LlmJudgeOptions = {}): Verifier<LlmJudgeSpec> {
+  // A model of another interface version is refused here, not as an error verdict on every criterion.
+  checkLanguageModel(model, "llmJudge(model)");
   const samples = options.samples ?? 1;
   if (!Number.isInteger(samples) || samples < 1)
     throw new VerifierOptionsError(`samples must be an integer ≥ 1, got ${samples}`);
