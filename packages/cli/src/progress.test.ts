@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { CliIO } from "./io.js";
-import { HEARTBEAT_MS, stageLines } from "./progress.js";
+import { HEARTBEAT_MS, overallProgress, stageLines } from "./progress.js";
 
 describe("stageLines (progress in a log)", () => {
   it("writes one line per stage when it ends, and says a long stage is still running", () => {
@@ -26,5 +26,19 @@ describe("stageLines (progress in a log)", () => {
     t += 2_000;
     progress.done();
     expect(err.at(-1)).toBe("run 1 of 4: 1/16 (2.0 s)\n");
+  });
+});
+
+describe("overallProgress (where a long run stands)", () => {
+  it("counts the units begun and, after the first, gives the time left at the mean pace so far", () => {
+    let t = 0;
+    const overall = overallProgress(5, () => t);
+    expect(overall.next()).toBe("1 of 5");
+    t = 60_000; // the first unit took a minute
+    expect(overall.next()).toBe("2 of 5, about 4 min left");
+    t = 70_000; // the second 10 s: the mean is 35 s, 3 units left
+    expect(overall.next()).toBe("3 of 5, about 105 s left");
+    t = 4 * 3_600_000;
+    expect(overall.next()).toBe("4 of 5, about 2.7 h left");
   });
 });

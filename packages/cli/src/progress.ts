@@ -104,3 +104,35 @@ export function stageLines(io: CliIO, now: () => number = () => performance.now(
     done: flush,
   };
 }
+
+/**
+ * Where a long run stands among its units of work (a method of a seed, a task): "3 of 33" and, once
+ * one unit has finished, the time left at the mean pace of the units so far. Each `next()` marks
+ * the start of the next unit and returns that text.
+ *
+ * @example
+ * const overall = overallProgress(33);
+ * overall.next(); // "1 of 33"
+ * overall.next(); // "2 of 33, about 31 min left" (after a unit of 1 minute)
+ */
+export function overallProgress(total: number, now: () => number = () => performance.now()): { next(): string } {
+  const started = now();
+  let begun = 0;
+  return {
+    next() {
+      begun++;
+      const finished = begun - 1;
+      if (finished === 0) return `${begun} of ${total}`;
+      const left = ((now() - started) / finished) * (total - finished);
+      return `${begun} of ${total}, about ${duration(left)} left`;
+    },
+  };
+}
+
+/** A span for a person: seconds under two minutes, minutes under two hours, else hours. */
+function duration(ms: number): string {
+  const s = ms / 1000;
+  if (s < 120) return `${Math.round(s)} s`;
+  if (s < 7200) return `${Math.round(s / 60)} min`;
+  return `${(s / 3600).toFixed(1)} h`;
+}

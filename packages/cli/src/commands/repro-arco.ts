@@ -11,7 +11,7 @@ import { z } from "zod";
 import { type CommandArgs, defineCommand, fixedOperand } from "../flags/command.js";
 import { choiceFlag, integerFlag, listFlag, numberFlag, switchFlag, textFlag, MAX_SEEDS } from "../flags/flag.js";
 import { type CliIO, findSharedData, InputFileError, UsageError } from "../io.js";
-import { progressBar } from "../progress.js";
+import { overallProgress, progressBar } from "../progress.js";
 import { OutputExistsError, prepareResultFiles } from "../results/result-files.js";
 
 const positive = (value: string, description: string) =>
@@ -221,6 +221,8 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
     `ARCO on HotpotQA: ${config.seeds.length} seed(s), methods ${config.methods.join(", ")}${config.kSweep.length > 0 ? `, K sweep ${config.kSweep.join(", ")}` : ""}\n`,
   );
   const bar = progressBar(io, isTTY);
+  // Every method of every seed (the K sweep's too) is one unit of the whole run.
+  const overall = overallProgress(config.seeds.length * (config.methods.length + config.kSweep.length));
   // llama-cpp's own default (half the logical cores): more threads than physical cores make its spinning threads fight.
   const model = llm === undefined ? undefined : providerFromSpec(llm);
   const client = await SidecarClient.start({ threads: args.threads ?? availableParallelism() });
@@ -235,7 +237,8 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
       onProgress: (progress: ArcoProgress) => {
         if (progress.type === "stage") {
           bar.done();
-          io.err(`seed ${progress.seed}: ${progress.stage}\n`);
+          const unit = progress.stage.startsWith("training ") ? ` (method run ${overall.next()})` : "";
+          io.err(`seed ${progress.seed}: ${progress.stage}${unit}\n`);
         } else if (progress.event.type === "batch") {
           const { line } = progress.event;
           bar.update(

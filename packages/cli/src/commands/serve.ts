@@ -39,10 +39,13 @@ export const serveCommand = defineCommand({
   name: "serve",
   usage: "--rubric <file> [--port 8787] [--host 127.0.0.1] [--token-env VAR] [--judge <provider>] [options]",
   description: `Serves a rubric's rewards over HTTP, for trainers in Python (TRL, verl) or anything else.
-  POST /score  {"prompts": [...], "completions": [...], "ids"?: [...]} → {"rewards": [...], "results": [...]}:
-               one reward per completion, the normalised score, or null when an error verdict
-               left it unscored (--errors-as fail, the default): never a made-up 0
+
+  POST /score  {"prompts": [...], "completions": [...], "ids"?: [...]}
+               → {"rewards": [...], "results": [...]}: one reward per completion, the normalised
+               score, or null when an error verdict left it unscored (--errors-as fail, the
+               default): never a made-up 0
   GET /health  {"ok": true, "name": <rubric id>}
+
 Runs until interrupted (Ctrl-C or SIGTERM), finishing the batches in flight. The Python client and
 TRL reward function: pip install ./python/rubric-reward (see its README).`,
   flags: serveFlags,

@@ -1,7 +1,7 @@
 import { ErrorPolicySchema } from "@rubric/core";
 import { describe, expect, it } from "vitest";
 import { UsageError } from "../io.js";
-import { commandHelp, defineCommand, parseCommand } from "./command.js";
+import { commandHelp, defineCommand, parseCommand, reflow } from "./command.js";
 import { choiceFlag, integerFlag, listFlag, switchFlag, textFlag } from "./flag.js";
 import { inFlagTerms } from "./option-names.js";
 
@@ -97,6 +97,25 @@ describe("commandHelp", () => {
       "-h, --help",
     ])
       expect(help).toContain(line);
+  });
+});
+
+describe("reflow (a description before commander wraps it)", () => {
+  it("joins each plain paragraph's lines and keeps indented lines and blank lines as written", () => {
+    const text =
+      "Reproduces ARCO on HotpotQA: trains on the train file, evaluates greedily\nwith noise.\n\n  init   creates a μ\n         and exports it\nLast line.";
+    expect(reflow(text)).toBe(
+      "Reproduces ARCO on HotpotQA: trains on the train file, evaluates greedily with noise.\n\n  init   creates a μ\n         and exports it\nLast line.",
+    );
+  });
+
+  it("leaves no word alone on a line in a real command's help", async () => {
+    const { reproArcoCommand } = await import("../commands/repro-arco.js");
+    const help = commandHelp(reproArcoCommand as never);
+    const description = help.split("\n\n")[1]!.split("\n");
+    expect(description.length).toBeGreaterThan(3);
+    // Every line but the paragraph's last fills most of the width.
+    for (const line of description.slice(0, -1)) expect(line.length).toBeGreaterThan(80);
   });
 });
 

@@ -90,7 +90,7 @@ function commander(declaration: CommandDeclaration): Command {
     .showSuggestionAfterError(false)
     .allowExcessArguments(false)
     .usage(declaration.usage)
-    .description(declaration.description);
+    .description(reflow(declaration.description));
   if (declaration.positional)
     command.argument(`[${declaration.positional.key}...]`, declaration.positional.description);
   for (const [name, flag] of Object.entries({ ...declaration.flags, help: HELP_FLAG })) {
@@ -98,6 +98,23 @@ function commander(declaration: CommandDeclaration): Command {
     command.addOption(new Option(flag.short === undefined ? long : `-${flag.short}, ${long}`, flag.description));
   }
   return command;
+}
+
+/**
+ * A description as commander should wrap it: the lines of each plain paragraph joined into one, so
+ * a source line a little longer than the help's width does not leave one word on a line of its
+ * own; indented lines (tables of subcommands or endpoints) and blank lines are kept as written.
+ */
+export function reflow(text: string): string {
+  const out: string[] = [];
+  for (const line of text.split("\n")) {
+    const previous = out.at(-1);
+    const plain = line.trim() !== "" && !/^\s/.test(line);
+    if (plain && previous !== undefined && previous.trim() !== "" && !/^\s/.test(previous))
+      out[out.length - 1] = `${previous} ${line}`;
+    else out.push(line);
+  }
+  return out.join("\n");
 }
 
 /** `rubric <name> --help`, `rubric help <name>`: one text, generated from the declaration. */
