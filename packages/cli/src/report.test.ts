@@ -191,6 +191,51 @@ describe("rubric report in Chromium", () => {
     await page.close();
   });
 
+  it("shows each output's text beside its verdicts, finds outputs by text, colours pass and fail, and compares two", async () => {
+    // score --outputs --json carries what was scored.
+    expect(results.results.find((r) => r.id === "bare")).toMatchObject({ output: "Margin held; see Q4 for revenue." });
+    const { page, problems } = await open();
+    await page.locator('tr.output[data-output-id="bare"] td.preview').click();
+    const details = page.locator('tr[data-details-for="bare"]');
+    expect(await details.getByTestId("output-text").textContent()).toBe("Margin held; see Q4 for revenue.");
+    // "quarter" passed (Q4) and is green; "hype" (a penalty) did not fire, so it passes too; "short" passed.
+    const verdict = (id: string) => details.locator(`tr[data-criterion="${id}"] td`).nth(2);
+    expect(await verdict("quarter").getAttribute("class")).toContain("pass");
+    expect(await verdict("hype").getAttribute("class")).toContain("pass");
+    // "long" says "guaranteed": the penalty fired, a fail.
+    await page.locator('tr.output[data-output-id="long"] td.preview').click();
+    const hype = page.locator('tr[data-details-for="long"] tr[data-criterion="hype"] td').nth(2);
+    expect(await hype.getAttribute("class")).toContain("fail");
+
+    // Search reaches the text, not only ids: "guaranteed" is in one output.
+    await page.getByTestId("search").fill("GUARANTEED");
+    await expect.poll(async () => (await ranking(page)).map((r) => r.id)).toEqual(["long"]);
+    expect(await page.getByTestId("ranking-note").textContent()).toContain("1 of 5 match the filter");
+    await page.getByTestId("search").fill("");
+    await page.getByTestId("show").selectOption("unscored");
+    await expect.poll(async () => (await ranking(page)).length).toBe(0);
+    await page.getByTestId("show").selectOption("all");
+    await expect.poll(async () => (await ranking(page)).length).toBe(5);
+
+    // Tick two: their texts side by side, and the criteria on which they differ marked.
+    await page.locator('tr.output[data-output-id="tight"] [data-testid="compare-tick"]').click();
+    await page.locator('tr.output[data-output-id="long"] [data-testid="compare-tick"]').click();
+    const compare = page.getByTestId("compare");
+    await expect.poll(() => compare.locator("h3").textContent()).toBe("Compare tight and long");
+    expect(await compare.getByTestId("output-text").allTextContents()).toEqual([
+      "Revenue and margin rose in Q3.",
+      outputs[1]!.output,
+    ]);
+    const differs = await compare
+      .locator("tr.differs")
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-criterion")));
+    // tight: short, names Q3, no hype; long: too long, no quarter, says guaranteed.
+    expect(differs).toEqual(["short", "quarter", "hype"]);
+    await page.screenshot({ path: join(SHOTS, "compare.png"), fullPage: true });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it("exports weights that `rubric score --weights` reads, giving the page's totals", async () => {
     const { page, problems } = await open();
     await setWeight(page, "short", 3.5);

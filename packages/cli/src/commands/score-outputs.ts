@@ -75,7 +75,10 @@ export function resultsToJson(
     readonly ignoreGates: boolean;
     readonly weights?: Readonly<Record<string, number>>;
   },
+  scoredOutputs: readonly OutputToScore[] = [],
 ) {
+  // What was scored travels with its verdicts: the report shows each output's text beside them.
+  const byId = new Map(scoredOutputs.map((o) => [o.id, o]));
   return {
     errorsAs,
     errors: results.reduce((n, r) => n + r.errors, 0),
@@ -84,7 +87,17 @@ export function resultsToJson(
     ...(scoredWith === undefined ? {} : { ignoreGates: scoredWith.ignoreGates, rubric: scoredWith.rubric }),
     // The weight overrides the scores were computed with, so the file says what it measured.
     ...(scoredWith?.weights === undefined ? {} : { weights: scoredWith.weights }),
-    results: results.map((r) => ({ ...scoredOutputToJson(r), errorsAs })),
+    results: results.map((r) => ({ ...scoredOutputToJson(r), errorsAs, ...textOf(byId.get(r.id)) })),
+  };
+}
+
+/** An output's input, text and files' names, as a result line carries them. */
+function textOf(output: OutputToScore | undefined) {
+  if (output === undefined) return {};
+  return {
+    ...(output.input === undefined ? {} : { input: output.input }),
+    output: output.output,
+    ...(output.files === undefined || output.files.length === 0 ? {} : { files: output.files.map((f) => f.name) }),
   };
 }
 
@@ -123,11 +136,16 @@ export async function scoreOutputsCommand(
       ...(args.cache === undefined ? {} : { cache: fileCache(args.cache) }),
       onProgress: (done, total) => bar.update(done, total, "outputs"),
     }).finally(() => bar.done());
-    const report = resultsToJson(results, errorsAs, {
-      rubric: rubric.rubric,
-      ignoreGates: args.ignoreGates,
-      ...(args.weights === undefined ? {} : { weights: args.weights }),
-    });
+    const report = resultsToJson(
+      results,
+      errorsAs,
+      {
+        rubric: rubric.rubric,
+        ignoreGates: args.ignoreGates,
+        ...(args.weights === undefined ? {} : { weights: args.weights }),
+      },
+      outputs,
+    );
     printResults(report, args.json, io);
     return report.errors > 0 ? EXIT.errorVerdicts : EXIT.ok;
   } finally {

@@ -174,6 +174,10 @@ function rescoreResults(
       ...(scoreError === undefined ? {} : { scoreError }),
       verdicts: result.verdicts,
       errorsAs,
+      // The scored text, when the file carries it, stays with its verdicts.
+      ...(result.input === undefined ? {} : { input: result.input }),
+      ...(result.output === undefined ? {} : { output: result.output }),
+      ...(result.files === undefined ? {} : { files: result.files }),
     };
   });
   const report = {

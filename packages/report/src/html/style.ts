@@ -13,7 +13,9 @@ th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line
 th { font-weight: 600; background: var(--bg-alt); position: sticky; top: 0; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .layout { display: grid; grid-template-columns: minmax(320px, 5fr) 7fr; gap: 24px; align-items: start; }
-@media (max-width: 900px) { .layout { grid-template-columns: 1fr; } }
+@media (max-width: 900px) { .layout { grid-template-columns: minmax(0, 1fr); } }
+.layout > * { min-width: 0; }
+.scroll { overflow-x: auto; }
 .weights input[type=number] { width: 72px; }
 .weights input[type=range] { width: 110px; vertical-align: middle; }
 .weights tr.changed td { background: #fff7e0; }
@@ -40,5 +42,14 @@ figure { margin: 12px 0; }
 figure img { max-width: 100%; border: 1px solid var(--line); }
 blockquote { margin: 8px 0; padding: 4px 12px; border-left: 3px solid var(--line); }
 table.document { width: auto; }
+td.pass { color: var(--good); font-weight: 600; }
+td.fail { color: var(--bad); font-weight: 600; }
+.filters { display: flex; gap: 8px; flex-wrap: wrap; margin: 4px 0; }
+.filters input[type=search] { flex: 1 1 160px; min-width: 0; font: inherit; padding: 3px 6px; }
+td.preview { color: var(--muted); max-width: 36ch; overflow-wrap: anywhere; }
+.scored-text pre { max-height: 18em; overflow-y: auto; margin: 2px 0 8px; }
+.side-by-side { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; }
+@media (max-width: 520px) { .side-by-side { grid-template-columns: 1fr; } }
+tr.differs td { background: #fff7e0; }
 pre { background: var(--bg-alt); padding: 8px 12px; overflow-x: auto; white-space: pre-wrap; }
 `;

@@ -74,8 +74,35 @@ function scoreAll(section: ScoresSection, weights: Record<string, number>): Scor
   });
 }
 
+/** What was scored, as text (never markup): the input, the output and its files' names. */
+function scoredText(output: ReportOutput): HTMLElement | null {
+  if (output.output === undefined) return null;
+  const box = el("div", { className: "scored-text" });
+  if (output.input !== undefined && output.input !== "")
+    box.append(
+      el("div", { className: "muted", text: "input" }),
+      el("pre", { testid: "input-text", text: output.input }),
+    );
+  box.append(
+    el("div", { className: "muted", text: "output" }),
+    el("pre", { testid: "output-text", text: output.output }),
+  );
+  if (output.files !== undefined && output.files.length > 0)
+    box.append(el("p", { className: "muted", text: `files: ${output.files.join(", ")}` }));
+  return box;
+}
+
+/**
+ * Pass or fail of one verdict, for its colour: a reward criterion passes at a score of at least
+ * half, a penalty criterion when it scores below half (it did not fire). Errors and skips are neither.
+ */
+function verdictClass(verdict: ReportOutput["verdicts"][number] | undefined, penalty: boolean): string {
+  if (verdict?.status !== "ok" || verdict.score === null) return "";
+  return verdict.score >= 0.5 !== penalty ? "pass" : "fail";
+}
+
 function details(item: Scored, criteria: readonly CriterionRow[]): HTMLElement {
-  const box = el("div");
+  const box = el("div", {}, scoredText(item.output));
   const score = item.score;
   if (score === null) box.append(el("p", { className: "unscored", text: `Unscored: ${item.error ?? "no score"}` }));
   if (score?.kind === "staged") {
@@ -114,7 +141,7 @@ function details(item: Scored, criteria: readonly CriterionRow[]): HTMLElement {
       el("td", { text: c.id, className: c.penalty ? "penalty" : "" }),
       el("td", { text: status, className: `status-${status}` }),
       // An error verdict has no score: it is shown as an error, never as 0.
-      el("td", { className: "num", text: v?.status === "ok" ? fmt(v.score, 3) : "—" }),
+      el("td", { className: `num ${verdictClass(v, c.penalty)}`, text: v?.status === "ok" ? fmt(v.score, 3) : "—" }),
       el("td", { className: "num", text: fmt(r?.weight ?? null, 3) }),
       el("td", { className: "num", text: r?.counted ? fmt(r.contribution, 4) : "—" }),
       el("td", { className: "rationale", text: v?.status === "error" ? (v.error ?? "error") : (v?.rationale ?? "") }),
@@ -226,6 +253,28 @@ function renderScores(section: ScoresSection, index: number): HTMLElement {
 
   const rankingBody = el("tbody");
   const note = el("p", { className: "muted", testid: "ranking-note" });
+  const hasText = section.outputs.some((o) => o.output !== undefined);
+  // Search: an output is shown when its id or (when the results carry it) its text holds the query.
+  const search = el("input", {
+    testid: "search",
+    attrs: {
+      type: "search",
+      placeholder: hasText ? "search ids and text" : "search ids",
+      "aria-label": "search outputs",
+    },
+  });
+  const show = el(
+    "select",
+    { testid: "show", attrs: { "aria-label": "which outputs" } },
+    el("option", { text: "all outputs", attrs: { value: "all" } }),
+    el("option", { text: "scored", attrs: { value: "scored" } }),
+    el("option", { text: "unscored", attrs: { value: "unscored" } }),
+  );
+  search.addEventListener("input", () => schedule());
+  show.addEventListener("change", () => schedule());
+  // Two outputs ticked are compared side by side, criterion by criterion.
+  const compared: string[] = [];
+  const comparePanel = el("div", { testid: "compare", className: "compare" });
   const more = el("button", { text: "Show all", testid: "show-all" });
   more.addEventListener("click", () => {
     showAll = true;
@@ -235,16 +284,76 @@ function renderScores(section: ScoresSection, index: number): HTMLElement {
     "div",
     {},
     el("h3", { text: "Ranking" }),
+    el("div", { className: "filters" }, search, show),
     note,
+    // The ranking scrolls sideways in a narrow window rather than widening the page past it.
     el(
-      "table",
-      { testid: "ranking" },
-      el("thead", {}, row(["#", "output", "total", "normalized", "errors"], "th")),
-      rankingBody,
+      "div",
+      { className: "scroll" },
+      el(
+        "table",
+        { testid: "ranking" },
+        el(
+          "thead",
+          {},
+          row(["compare", "#", "output", ...(hasText ? ["text"] : []), "total", "normalized", "errors"], "th"),
+        ),
+        rankingBody,
+      ),
     ),
     more,
+    comparePanel,
   );
   root.append(el("div", { className: "layout" }, weightPanel, rankingPanel));
+
+  /** Two ticked outputs side by side: their text, totals and every criterion's verdict. */
+  function renderCompare(ranked: readonly Scored[]) {
+    const pair = compared.map((id) => ranked.find((item) => item.output.id === id)).filter((x) => x !== undefined);
+    if (pair.length < 2) {
+      comparePanel.replaceChildren(
+        el("p", {
+          className: "muted",
+          text: pair.length === 1 ? `Tick one more output to compare with ${pair[0]!.output.id}.` : "",
+        }),
+      );
+      return;
+    }
+    const [a, b] = pair as [Scored, Scored];
+    const total = (item: Scored) => (item.score === null ? "unscored" : fmt(item.score.normalized));
+    const texts = el(
+      "div",
+      { className: "side-by-side" },
+      el("div", {}, el("h4", { text: `${a.output.id} · ${total(a)}` }), scoredText(a.output)),
+      el("div", {}, el("h4", { text: `${b.output.id} · ${total(b)}` }), scoredText(b.output)),
+    );
+    const verdictsOf = (item: Scored) => new Map(item.output.verdicts.map((v) => [v.criterionId, v]));
+    const [va, vb] = [verdictsOf(a), verdictsOf(b)];
+    const cell = (v: ReportOutput["verdicts"][number] | undefined, penalty: boolean) =>
+      el("td", {
+        className: `num ${v?.status === "error" ? "status-error" : verdictClass(v, penalty)}`,
+        text: v === undefined ? "not verified" : v.status === "ok" ? fmt(v.score, 3) : v.status,
+      });
+    const body = el("tbody");
+    for (const c of criteria) {
+      const x = va.get(c.id);
+      const y = vb.get(c.id);
+      const differs = (x?.status === "ok" ? x.score : x?.status) !== (y?.status === "ok" ? y.score : y?.status);
+      body.append(
+        el(
+          "tr",
+          { className: differs ? "differs" : "", attrs: { "data-criterion": c.id } },
+          el("td", { text: c.id, className: c.penalty ? "penalty" : "" }),
+          cell(x, c.penalty),
+          cell(y, c.penalty),
+        ),
+      );
+    }
+    comparePanel.replaceChildren(
+      el("h3", { text: `Compare ${a.output.id} and ${b.output.id}` }),
+      texts,
+      el("table", {}, el("thead", {}, row(["criterion", a.output.id, b.output.id], "th")), body),
+    );
+  }
 
   let pending = false;
   function schedule() {
@@ -258,15 +367,47 @@ function renderScores(section: ScoresSection, index: number): HTMLElement {
 
   function render() {
     const started = performance.now();
-    const scored = scoreAll(section, weights);
+    const ranked = scoreAll(section, weights);
+    const query = search.value.trim().toLowerCase();
+    const scored = ranked.filter(
+      ({ output, score }) =>
+        (show.value === "all" || (show.value === "scored") === (score !== null)) &&
+        (query === "" ||
+          output.id.toLowerCase().includes(query) ||
+          (output.output ?? "").toLowerCase().includes(query) ||
+          (output.input ?? "").toLowerCase().includes(query)),
+    );
     const shown = showAll ? scored : scored.slice(0, SHOWN);
     const fragment = document.createDocumentFragment();
-    shown.forEach((item, rank) => {
+    const columns = hasText ? 7 : 6;
+    const rankOf = new Map(ranked.map((item, i) => [item, i]));
+    shown.forEach((item) => {
+      const rank = rankOf.get(item)!;
+      const tick = el("input", {
+        testid: "compare-tick",
+        attrs: { type: "checkbox", "aria-label": `compare ${item.output.id}` },
+      });
+      tick.checked = compared.includes(item.output.id);
+      tick.addEventListener("click", (event) => {
+        event.stopPropagation();
+        const at = compared.indexOf(item.output.id);
+        if (at >= 0) compared.splice(at, 1);
+        else {
+          compared.push(item.output.id);
+          if (compared.length > 2) compared.shift();
+        }
+        render();
+      });
+      const preview = (item.output.output ?? "").replace(/\s+/g, " ");
       const tr = el(
         "tr",
         { className: "output", attrs: { "data-output-id": item.output.id } },
+        el("td", {}, tick),
         el("td", { className: "num", text: String(rank + 1) }),
         el("td", { text: item.output.id }),
+        hasText
+          ? el("td", { className: "preview", text: preview.length > 80 ? `${preview.slice(0, 79)}…` : preview })
+          : null,
         el("td", {
           className: `num${item.score === null ? " unscored" : ""}`,
           testid: "total",
@@ -286,12 +427,12 @@ function renderScores(section: ScoresSection, index: number): HTMLElement {
       });
       fragment.append(tr);
       if (open.has(item.output.id)) {
-        const cell = el("td", { attrs: { colspan: "5" } }, details(item, criteria));
+        const cell = el("td", { attrs: { colspan: String(columns) } }, details(item, criteria));
         fragment.append(el("tr", { className: "details", attrs: { "data-details-for": item.output.id } }, cell));
       }
     });
     rankingBody.replaceChildren(fragment);
-    const unscored = scored.filter((s) => s.score === null);
+    const unscored = ranked.filter((s) => s.score === null);
     // Why each is unscored: an error verdict (under the error policy), or something the weights
     // did (every weight 0) — said as it is, not all called error verdicts.
     const byVerdict = unscored.filter((s) => s.output.verdicts.some((v) => v.status === "error"));
@@ -300,7 +441,12 @@ function renderScores(section: ScoresSection, index: number): HTMLElement {
       ...(byVerdict.length > 0 ? [`${byVerdict.length} with an error verdict under “${section.errorsAs}”`] : []),
       ...(other.length > 0 ? [`${other.length}: ${other[0]!.error ?? "no score"}`] : []),
     ].join("; ");
-    note.textContent = `Ranked by normalized score under the weights on the left${unscored.length > 0 ? `; ${unscored.length} unscored (${why}) last` : ""}. ${shown.length < scored.length ? `Showing ${shown.length.toLocaleString("en")} of ${scored.length.toLocaleString("en")}.` : ""} Click an output for its verdicts.`;
+    const filtered =
+      scored.length < ranked.length
+        ? ` ${scored.length.toLocaleString("en")} of ${ranked.length.toLocaleString("en")} match the filter.`
+        : "";
+    note.textContent = `Ranked by normalized score under the weights on the left${unscored.length > 0 ? `; ${unscored.length} unscored (${why}) last` : ""}.${filtered} ${shown.length < scored.length ? `Showing ${shown.length.toLocaleString("en")} of ${scored.length.toLocaleString("en")}.` : ""} Click an output for its verdicts; tick two to compare them.`;
+    renderCompare(ranked);
     more.hidden = shown.length >= scored.length;
     state.renders++;
     state.lastRenderMs = performance.now() - started;

@@ -39,6 +39,11 @@ export const ScoreResultsFileSchema = z.object({
         errors: z.number().int().min(0),
         scoreError: z.string().optional(),
         verdicts: z.array(VerdictJsonSchema),
+        /** What was scored (results written before text was included have none). */
+        input: z.string().optional(),
+        output: z.string().optional(),
+        /** The names of the output's files. */
+        files: z.array(z.string()).optional(),
       }),
     )
     .min(1),
@@ -48,6 +53,10 @@ export type ScoreResultsFile = z.output<typeof ScoreResultsFileSchema>;
 /** One output in a report: its verdicts, and the score the run recorded for it. */
 export interface ReportOutput {
   readonly id: string;
+  /** What was scored, when the results carry it. */
+  readonly input?: string;
+  readonly output?: string;
+  readonly files?: readonly string[];
   readonly verdicts: readonly z.output<typeof VerdictJsonSchema>[];
   readonly recorded: {
     readonly total: number | null;
@@ -132,6 +141,9 @@ export function scoresSection(
     ignoreGates,
     outputs: file.results.map((r) => ({
       id: r.id,
+      ...(r.input === undefined ? {} : { input: r.input }),
+      ...(r.output === undefined ? {} : { output: r.output }),
+      ...(r.files === undefined ? {} : { files: r.files }),
       verdicts: r.verdicts,
       recorded: {
         total: r.total,
