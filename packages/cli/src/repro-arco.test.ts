@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { ArcoTableSchema } from "@rubric/repro";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runRubric } from "./__fixtures__/run-cli.js";
+import { ksOf } from "./commands/repro-arco.js";
 
 /** `rubric repro arco` as a user runs it: the built binary, the real sidecar, onnxruntime-node and llama.cpp. */
 const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../shared/", import.meta.url));
@@ -27,6 +28,10 @@ describe("rubric repro arco: input checked before any work", () => {
     const k = await runRubric(["repro", "arco", "--out", join(dir, "x"), "--k-sweep", "1,two", ...data]);
     expect(k.code).toBe(2);
     expect(k.stderr).toContain('--k-sweep: expected integers ≥ 1, got "two"');
+    // `none` turns the sensitivity rows off in a full run; absent keeps the default.
+    expect(ksOf(["none"])).toEqual([]);
+    expect(ksOf(["1", "5"])).toEqual([1, 5]);
+    expect(ksOf(undefined)).toBeUndefined();
     const policy = await runRubric(["repro", "arco", "--out", join(dir, "x"), "--policy", "gpt:4", ...data]);
     expect(policy.code).not.toBe(0);
     expect(policy.stderr).toMatch(/gpt:4.*unknown provider "gpt"/);

@@ -48,7 +48,7 @@ const arcoFlags = {
   k: integerFlag("<n>", "criteria per step of μ (default 3)", { min: 1 }),
   kSweep: listFlag(
     "<n,…>",
-    "further K for ARCO's sensitivity rows (default 1,5; none with --quick or an LLM --policy)",
+    "further K for ARCO's sensitivity rows, or none (default 1,5; none with --quick or an LLM --policy)",
   ),
   sparseEpochs: integerFlag("<n>", "epochs of the sparse phase (default 1)", { min: 0 }),
   denseEpochs: integerFlag("<n>", "epochs of the dense phase (default 2; 1 with --quick)", { min: 0 }),
@@ -144,7 +144,9 @@ function methodsOf(given: readonly string[] | undefined): ArcoMethod[] | undefin
   return given as ArcoMethod[];
 }
 
-function ksOf(given: readonly string[] | undefined): number[] | undefined {
+export function ksOf(given: readonly string[] | undefined): number[] | undefined {
+  // `none`: no sensitivity rows, for a full run of a few methods.
+  if (given?.length === 1 && given[0] === "none") return [];
   return given?.map((text) => {
     const k = Number(text);
     if (!Number.isInteger(k) || k < 1)
