@@ -126,14 +126,14 @@ function expected(weights: Record<string, number>) {
   return scored.map((s) => ({ id: s.id, total: s.score.total.toFixed(4) }));
 }
 
-async function open(): Promise<{ page: Page; problems: string[] }> {
+async function open(file = "report.html"): Promise<{ page: Page; problems: string[] }> {
   const page = await browser.newPage({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
   const problems: string[] = [];
   page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
   page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
   // Self-contained: any request but the file itself is a fault.
   page.on("request", (r) => r.url().startsWith("file:") || problems.push(`request: ${r.url()}`));
-  await page.goto(`file://${join(dir, "report.html")}`);
+  await page.goto(`file://${join(dir, file)}`);
   await page.waitForFunction(
     () => (globalThis as unknown as { __rubricReport?: { ready: boolean } }).__rubricReport?.ready,
   );
@@ -232,6 +232,65 @@ describe("rubric report in Chromium", () => {
     // tight: short, names Q3, no hype; long: too long, no quarter, says guaranteed.
     expect(differs).toEqual(["short", "quarter", "hype"]);
     await page.screenshot({ path: join(SHOTS, "compare.png"), fullPage: true });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("compares two results files on the same rubric output by output, the largest change first", async () => {
+    // A second run: "bare" rewritten to pass "short" and "quarter" no longer; "hostile" left out.
+    const second = outputs
+      .filter((o) => o.id !== "hostile")
+      .map((o) =>
+        o.id === "bare"
+          ? { ...o, output: "Margin held this year and revenue followed it, says the finance team today." }
+          : o,
+      );
+    writeFileSync(join(dir, "outputs-2.jsonl"), second.map((o) => JSON.stringify(o)).join("\n"));
+    const rescored = await runRubric([
+      "score",
+      "--rubric",
+      join(dir, "rubric.json"),
+      "--outputs",
+      join(dir, "outputs-2.jsonl"),
+      "--errors-as",
+      "renormalize",
+      "--json",
+    ]);
+    writeFileSync(join(dir, "results-2.json"), rescored.stdout);
+    const written = await runRubric([
+      "report",
+      join(dir, "results.json"),
+      join(dir, "results-2.json"),
+      "--out",
+      join(dir, "compare.html"),
+    ]);
+    expect(written.code, written.stderr).toBe(0);
+    const { page, problems } = await open("compare.html");
+    const table = page.getByTestId("file-comparison-table");
+    const rows = await table
+      .locator("tr.output")
+      .evaluateAll((trs) =>
+        trs.map((tr) => [tr.getAttribute("data-output-id"), tr.querySelector('[data-testid="delta"]')!.textContent]),
+      );
+    // Only "bare" changed: it lost "short" (now 13 words) and "quarter"; it comes first.
+    expect(rows[0]).toEqual(["bare", expect.stringMatching(/^-0\.\d{4}$/)]);
+    expect(rows.map(([id]) => id).sort()).toEqual(["bare", "long", "stalls", "tight"]);
+    expect(rows.slice(1).every(([, d]) => d === "0.0000")).toBe(true);
+    const summary = await page.getByTestId("file-comparison-summary").textContent();
+    expect(summary).toContain(
+      "4 outputs in both, on the same rubric; the second scores higher on 0, lower on 1, the same on 3",
+    );
+    expect(summary).toContain("1 only in the first, 0 only in the second");
+    await table.locator('tr.output[data-output-id="bare"]').click();
+    const both = table.locator('tr[data-details-for="bare"]');
+    expect(await both.getByTestId("output-text").allTextContents()).toEqual([
+      "Margin held; see Q4 for revenue.",
+      second.find((o) => o.id === "bare")!.output,
+    ]);
+    expect(
+      await both.locator("tr.differs").evaluateAll((trs) => trs.map((t) => t.getAttribute("data-criterion"))),
+    ).toEqual(["short", "quarter"]);
+    await page.screenshot({ path: join(SHOTS, "compare-files.png"), fullPage: true });
     expect(problems).toEqual([]);
     await page.close();
   });

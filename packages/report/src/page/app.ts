@@ -319,39 +319,9 @@ function renderScores(section: ScoresSection, index: number): HTMLElement {
       return;
     }
     const [a, b] = pair as [Scored, Scored];
-    const total = (item: Scored) => (item.score === null ? "unscored" : fmt(item.score.normalized));
-    const texts = el(
-      "div",
-      { className: "side-by-side" },
-      el("div", {}, el("h4", { text: `${a.output.id} · ${total(a)}` }), scoredText(a.output)),
-      el("div", {}, el("h4", { text: `${b.output.id} · ${total(b)}` }), scoredText(b.output)),
-    );
-    const verdictsOf = (item: Scored) => new Map(item.output.verdicts.map((v) => [v.criterionId, v]));
-    const [va, vb] = [verdictsOf(a), verdictsOf(b)];
-    const cell = (v: ReportOutput["verdicts"][number] | undefined, penalty: boolean) =>
-      el("td", {
-        className: `num ${v?.status === "error" ? "status-error" : verdictClass(v, penalty)}`,
-        text: v === undefined ? "not verified" : v.status === "ok" ? fmt(v.score, 3) : v.status,
-      });
-    const body = el("tbody");
-    for (const c of criteria) {
-      const x = va.get(c.id);
-      const y = vb.get(c.id);
-      const differs = (x?.status === "ok" ? x.score : x?.status) !== (y?.status === "ok" ? y.score : y?.status);
-      body.append(
-        el(
-          "tr",
-          { className: differs ? "differs" : "", attrs: { "data-criterion": c.id } },
-          el("td", { text: c.id, className: c.penalty ? "penalty" : "" }),
-          cell(x, c.penalty),
-          cell(y, c.penalty),
-        ),
-      );
-    }
     comparePanel.replaceChildren(
       el("h3", { text: `Compare ${a.output.id} and ${b.output.id}` }),
-      texts,
-      el("table", {}, el("thead", {}, row(["criterion", a.output.id, b.output.id], "th")), body),
+      ...sideBySide([a, a.output.id], [b, b.output.id], criteria),
     );
   }
 
@@ -455,6 +425,161 @@ function renderScores(section: ScoresSection, index: number): HTMLElement {
   return root;
 }
 
+/**
+ * Two scored outputs side by side (two outputs of one file, or one output in two files): their
+ * texts and totals, and every criterion's verdict, the criteria on which they differ marked.
+ */
+function sideBySide(
+  [a, labelA]: readonly [Scored, string],
+  [b, labelB]: readonly [Scored, string],
+  criteria: readonly CriterionRow[],
+): HTMLElement[] {
+  const total = (item: Scored) => (item.score === null ? "unscored" : fmt(item.score.normalized));
+  const texts = el(
+    "div",
+    { className: "side-by-side" },
+    el("div", {}, el("h4", { text: `${labelA} · ${total(a)}` }), scoredText(a.output)),
+    el("div", {}, el("h4", { text: `${labelB} · ${total(b)}` }), scoredText(b.output)),
+  );
+  const verdictsOf = (item: Scored) => new Map(item.output.verdicts.map((v) => [v.criterionId, v]));
+  const [va, vb] = [verdictsOf(a), verdictsOf(b)];
+  const cell = (v: ReportOutput["verdicts"][number] | undefined, penalty: boolean) =>
+    el("td", {
+      className: `num ${v?.status === "error" ? "status-error" : verdictClass(v, penalty)}`,
+      text: v === undefined ? "not verified" : v.status === "ok" ? fmt(v.score, 3) : v.status,
+    });
+  const body = el("tbody");
+  for (const c of criteria) {
+    const x = va.get(c.id);
+    const y = vb.get(c.id);
+    body.append(
+      el(
+        "tr",
+        { className: differs(x, y) ? "differs" : "", attrs: { "data-criterion": c.id } },
+        el("td", { text: c.id, className: c.penalty ? "penalty" : "" }),
+        cell(x, c.penalty),
+        cell(y, c.penalty),
+      ),
+    );
+  }
+  return [texts, el("table", {}, el("thead", {}, row(["criterion", labelA, labelB], "th")), body)];
+}
+
+/** Whether two verdicts on one criterion say different things (a score, or an error or skip). */
+function differs(x: ReportOutput["verdicts"][number] | undefined, y: ReportOutput["verdicts"][number] | undefined) {
+  return (x?.status === "ok" ? x.score : x?.status) !== (y?.status === "ok" ? y.score : y?.status);
+}
+
+/**
+ * Which rubric a scores section was scored with, by its id and its criteria's ids (weights may
+ * differ: a file scored with `--weights` still compares with one scored without).
+ */
+function rubricKey(section: ScoresSection): string {
+  const r = section.rubric;
+  return "stages" in r
+    ? JSON.stringify([r.taskId, r.stages.map((stage) => stage.rules.map((rule) => rule.id))])
+    : JSON.stringify([r.id, r.criteria.map((c) => c.id)]);
+}
+
+/**
+ * Two results files on the same rubric (two prompts, two models, two checkpoints), output by
+ * output: each file's score under its own weights, the difference, and the criteria whose verdicts
+ * differ; an output's row opens both versions side by side. Outputs are paired by id.
+ */
+function renderFileComparison(a: ScoresSection, b: ScoresSection, index: number): HTMLElement {
+  const criteria = criteriaOf(a);
+  const weightsOf = (section: ScoresSection) => Object.fromEntries(criteriaOf(section).map((c) => [c.id, c.weight]));
+  const inB = new Map(scoreAll(b, weightsOf(b)).map((item) => [item.output.id, item]));
+  const pairs = scoreAll(a, weightsOf(a)).flatMap((x) => {
+    const y = inB.get(x.output.id);
+    return y === undefined ? [] : [[x, y] as const];
+  });
+  const delta = ([x, y]: readonly [Scored, Scored]) =>
+    x.score === null || y.score === null ? null : y.score.normalized - x.score.normalized;
+  pairs.sort((p, q) => {
+    const [dp, dq] = [delta(p), delta(q)];
+    if (dp === null || dq === null)
+      return dp === dq ? p[0].output.id.localeCompare(q[0].output.id) : dp === null ? 1 : -1;
+    return Math.abs(dq) - Math.abs(dp) || p[0].output.id.localeCompare(q[0].output.id);
+  });
+  const deltas = pairs.map(delta).filter((d): d is number => d !== null);
+  const better = deltas.filter((d) => d > 0).length;
+  const worse = deltas.filter((d) => d < 0).length;
+  const mean = (xs: readonly number[]) => (xs.length === 0 ? null : xs.reduce((s, x) => s + x, 0) / xs.length);
+  const onlyA = a.outputs.length - pairs.length;
+  const onlyB = b.outputs.length - pairs.length;
+  const root = el("section", { attrs: { "data-section": String(index) }, testid: "file-comparison" });
+  root.append(
+    el("h2", { text: `Compare ${a.source} and ${b.source}` }),
+    el("p", {
+      className: "muted",
+      testid: "file-comparison-summary",
+      text:
+        `${pairs.length} outputs in both, on the same rubric; the second scores higher on ${better}, lower on ${worse}, ` +
+        `the same on ${deltas.length - better - worse}; mean difference ${fmt(mean(deltas))}` +
+        `${pairs.length - deltas.length > 0 ? `; ${pairs.length - deltas.length} unscored in one or both` : ""}` +
+        `${onlyA + onlyB > 0 ? `; ${onlyA} only in the first, ${onlyB} only in the second` : ""}. Click an output for both versions.`,
+    }),
+  );
+  const body = el("tbody");
+  const open = new Set<string>();
+  const render = () => {
+    const fragment = document.createDocumentFragment();
+    for (const pair of pairs) {
+      const [x, y] = pair;
+      const d = delta(pair);
+      const changed = criteria.filter((c) =>
+        differs(
+          x.output.verdicts.find((v) => v.criterionId === c.id),
+          y.output.verdicts.find((v) => v.criterionId === c.id),
+        ),
+      );
+      const tr = el(
+        "tr",
+        { className: "output", attrs: { "data-output-id": x.output.id } },
+        el("td", { text: x.output.id }),
+        el("td", { className: "num", text: x.score === null ? "unscored" : fmt(x.score.normalized) }),
+        el("td", { className: "num", text: y.score === null ? "unscored" : fmt(y.score.normalized) }),
+        el("td", {
+          className: `num ${d === null || d === 0 ? "" : d > 0 ? "pass" : "fail"}`,
+          testid: "delta",
+          text: d === null ? "—" : `${d > 0 ? "+" : ""}${fmt(d)}`,
+        }),
+        el("td", { text: changed.map((c) => c.id).join(", ") }),
+      );
+      tr.addEventListener("click", () => {
+        if (open.has(x.output.id)) open.delete(x.output.id);
+        else open.add(x.output.id);
+        render();
+      });
+      fragment.append(tr);
+      if (open.has(x.output.id))
+        fragment.append(
+          el(
+            "tr",
+            { className: "details", attrs: { "data-details-for": x.output.id } },
+            el("td", { attrs: { colspan: "5" } }, ...sideBySide([x, a.source], [y, b.source], criteria)),
+          ),
+        );
+    }
+    body.replaceChildren(fragment);
+  };
+  render();
+  root.append(
+    el(
+      "div",
+      { className: "scroll" },
+      el(
+        "table",
+        { testid: "file-comparison-table" },
+        el("thead", {}, row(["output", "first", "second", "difference", "criteria that differ"], "th")),
+        body,
+      ),
+    ),
+  );
+  return root;
+}
+
 function renderDocument(section: DocumentSection, index: number): HTMLElement {
   const root = el(
     "section",
@@ -513,6 +638,10 @@ function main() {
   data.sections.forEach((section, i) =>
     main.append(section.kind === "scores" ? renderScores(section, i) : renderDocument(section, i)),
   );
+  // Two results files on the same rubric: compared output by output after their own sections.
+  const scores = data.sections.filter((section): section is ScoresSection => section.kind === "scores");
+  if (scores.length === 2 && rubricKey(scores[0]!) === rubricKey(scores[1]!))
+    main.append(renderFileComparison(scores[0]!, scores[1]!, data.sections.length));
   state.sections = data.sections.length;
   state.ready = true;
 }
