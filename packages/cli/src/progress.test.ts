@@ -30,15 +30,17 @@ describe("stageLines (progress in a log)", () => {
 });
 
 describe("overallProgress (where a long run stands)", () => {
-  it("counts the units begun and, after the first, gives the time left at the mean pace so far", () => {
+  it("estimates each unit left by the finished units of its name, else by all finished units", () => {
     let t = 0;
-    const overall = overallProgress(5, () => t);
+    const overall = overallProgress(["outcome", "arco", "outcome", "arco", "outcome"], () => t);
     expect(overall.next()).toBe("1 of 5");
-    t = 60_000; // the first unit took a minute
-    expect(overall.next()).toBe("2 of 5, about 4 min left");
-    t = 70_000; // the second 10 s: the mean is 35 s, 3 units left
-    expect(overall.next()).toBe("3 of 5, about 105 s left");
-    t = 4 * 3_600_000;
-    expect(overall.next()).toBe("4 of 5, about 2.7 h left");
+    t = 10_000; // outcome: 10 s; nothing known of arco yet, so it is guessed at the mean (10 s)
+    expect(overall.next()).toBe("2 of 5, about 40 s left");
+    t = 370_000; // arco: 6 min. Left: outcome 10 s + arco 6 min + outcome 10 s
+    expect(overall.next()).toBe("3 of 5, about 6 min left");
+    t = 390_000; // outcome again: 20 s (mean 15 s). Left: arco 360 s + outcome 15 s = 375 s
+    expect(overall.next()).toBe("4 of 5, about 6 min left");
+    t = 4 * 3_600_000; // arco took 3.9 h this time (mean ≈ 2 h): only an outcome is left, 15 s
+    expect(overall.next()).toBe("5 of 5, about 15 s left");
   });
 });

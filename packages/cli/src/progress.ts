@@ -106,25 +106,39 @@ export function stageLines(io: CliIO, now: () => number = () => performance.now(
 }
 
 /**
- * Where a long run stands among its units of work (a method of a seed, a task): "3 of 33" and, once
- * one unit has finished, the time left at the mean pace of the units so far. Each `next()` marks
- * the start of the next unit and returns that text.
+ * Where a long run stands among its units of work (a method of a seed): "3 of 33" and, once a unit
+ * has finished, the time left. `plan` names every unit in the order the run takes them; a unit's
+ * time is estimated by the mean of the finished units of the same name (a method costs about the
+ * same on every seed), else by the mean of all finished units. Each `next()` marks the start of the
+ * next unit and returns that text.
  *
  * @example
- * const overall = overallProgress(33);
- * overall.next(); // "1 of 33"
- * overall.next(); // "2 of 33, about 31 min left" (after a unit of 1 minute)
+ * const overall = overallProgress(["outcome", "arco", "outcome", "arco"]);
+ * overall.next(); // "1 of 4"
+ * overall.next(); // "2 of 4, about 3 min left" (outcome took 1 minute; arco and outcome are left)
  */
-export function overallProgress(total: number, now: () => number = () => performance.now()): { next(): string } {
-  const started = now();
+export function overallProgress(
+  plan: readonly string[],
+  now: () => number = () => performance.now(),
+): { next(): string } {
+  const took = new Map<string, number[]>();
+  let all: number[] = [];
   let begun = 0;
+  let startedAt = now();
+  const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   return {
     next() {
+      const at = now();
+      if (begun > 0) {
+        const key = plan[begun - 1]!;
+        took.set(key, [...(took.get(key) ?? []), at - startedAt]);
+        all = [...all, at - startedAt];
+      }
+      startedAt = at;
       begun++;
-      const finished = begun - 1;
-      if (finished === 0) return `${begun} of ${total}`;
-      const left = ((now() - started) / finished) * (total - finished);
-      return `${begun} of ${total}, about ${duration(left)} left`;
+      if (all.length === 0) return `${begun} of ${plan.length}`;
+      const left = plan.slice(begun - 1).reduce((sum, key) => sum + mean(took.get(key) ?? all), 0);
+      return `${begun} of ${plan.length}, about ${duration(left)} left`;
     },
   };
 }

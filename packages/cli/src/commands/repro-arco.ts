@@ -223,8 +223,10 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
     `ARCO on HotpotQA: ${config.seeds.length} seed(s), methods ${config.methods.join(", ")}${config.kSweep.length > 0 ? `, K sweep ${config.kSweep.join(", ")}` : ""}\n`,
   );
   const bar = progressBar(io, isTTY);
-  // Every method of every seed (the K sweep's too) is one unit of the whole run.
-  const overall = overallProgress(config.seeds.length * (config.methods.length + config.kSweep.length));
+  // Every method of every seed (the K sweep's too) is one unit of the whole run, in the run's order.
+  const overall = overallProgress(
+    config.seeds.flatMap(() => [...config.methods, ...config.kSweep.map((k) => `arcoK${k}`)]),
+  );
   // llama-cpp's own default (half the logical cores): more threads than physical cores make its spinning threads fight.
   const model = llm === undefined ? undefined : providerFromSpec(llm);
   const client = await SidecarClient.start({ threads: args.threads ?? availableParallelism() });
