@@ -222,7 +222,9 @@ describe("rubric serve refuses what it cannot serve, before it listens", () => {
       "llama-cpp:models/nope.gguf",
     ]);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/--judge llama-cpp:models\/nope\.gguf: no model file at .*models\/nope\.gguf/);
+    expect(missing.stderr).toMatch(
+      /--judge llama-cpp:models\/nope\.gguf: llamaCpp: no model file at .*models\/nope\.gguf/,
+    );
     const noJudge = await runRubric(["serve", "--rubric", join(dir, "judged.json")]);
     expect(noJudge.code).toBe(1);
     expect(noJudge.stderr).toContain('no verifier for kind "llm-judge"');

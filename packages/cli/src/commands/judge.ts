@@ -1,6 +1,4 @@
-import { existsSync, statSync } from "node:fs";
-import { resolve } from "node:path";
-import { parseProviderSpec, providerFromSpec, type SpecifiedModel } from "@rubric/providers";
+import { ProviderConfigError, providerFromSpec, type SpecifiedModel } from "@rubric/providers";
 import { InputFileError } from "../io.js";
 import { integerFlag, textFlag } from "../flags/flag.js";
 
@@ -41,16 +39,17 @@ export interface JudgeArgs {
  */
 export function judgeModel(args: JudgeArgs): SpecifiedModel | undefined {
   if (args.judge === undefined) return undefined;
-  const parsed = parseProviderSpec(args.judge);
-  if (parsed.kind === "llama-cpp") {
-    const file = resolve(parsed.modelPath);
-    if (!existsSync(file)) throw new InputFileError(`--judge ${args.judge}: no model file at ${file}`);
-    if (!statSync(file).isFile()) throw new InputFileError(`--judge ${args.judge}: ${file} is not a file`);
+  try {
+    return providerFromSpec(args.judge, {
+      checkFiles: true,
+      apiKeyEnv: args.judgeKeyEnv,
+      retry: { timeoutMs: args.judgeTimeout, retries: args.judgeRetries, deadlineMs: args.judgeDeadline },
+    });
+  } catch (error) {
+    // The provider names the fault; the flag it came from is the CLI's to say.
+    if (error instanceof ProviderConfigError) throw new InputFileError(`--judge ${args.judge}: ${error.message}`);
+    throw error;
   }
-  return providerFromSpec(args.judge, {
-    apiKeyEnv: args.judgeKeyEnv,
-    retry: { timeoutMs: args.judgeTimeout, retries: args.judgeRetries, deadlineMs: args.judgeDeadline },
-  });
 }
 
 /** The judge flags a replay command line repeats, in the order `--help` lists them. */

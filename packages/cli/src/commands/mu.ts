@@ -379,7 +379,7 @@ async function train(args: MuArgs, io: CliIO, isTTY: boolean): Promise<number> {
   const client = await SidecarClient.start({ threads: args.threads ?? availableParallelism() });
   const bar = progressBar(io, isTTY);
   try {
-    if (args.annotator !== undefined) annotator = providerFromSpec(args.annotator);
+    if (args.annotator !== undefined) annotator = providerFromSpec(args.annotator, { checkFiles: true });
     const started = performance.now();
     const { manifest } = await readModel(location.directory);
     if (manifest.training.steps === 0)
@@ -401,11 +401,8 @@ async function train(args: MuArgs, io: CliIO, isTTY: boolean): Promise<number> {
       ...(annotator === undefined
         ? {}
         : {
-            annotator: (trajectory) =>
-              annotateTrajectory(annotator!, trajectory, {
-                k: manifest.k,
-                ...definedFields({ ...manifest.prompt, ...prompt }),
-              }),
+            annotator: (trajectory, context) =>
+              annotateTrajectory(annotator!, trajectory, { k: context.k, ...context.prompt }),
           }),
       onProgress: (event) => {
         if (event.type === "batch")

@@ -1,18 +1,10 @@
 import { dirname, resolve } from "node:path";
 import { formatRubricIssue, type ErrorPolicy, type LoadedRubric } from "@rubric/core";
-import {
-  createVerifierRegistry,
-  fileCache,
-  llmJudge,
-  scoreOutputs,
-  scoredOutputToJson,
-  type OutputToScore,
-  type ScoredOutput,
-} from "@rubric/verifiers";
+import { scoreOutputs, scoredOutputToJson, type OutputToScore, type ScoredOutput } from "@rubric/verifiers";
 import { z } from "zod";
 import { EXIT } from "../exit-codes.js";
-import { ruleLimitsOf } from "../flags/rule-limits.js";
 import { InputFileError, readJsonLinesFile, type CliIO } from "../io.js";
+import { verifierOptions } from "../flags/verifier-flags.js";
 import { progressBar } from "../progress.js";
 import { printResults } from "./score-results.js";
 import { judgeModel, type JudgeArgs } from "./judge.js";
@@ -114,26 +106,16 @@ export async function scoreOutputsCommand(
   io: CliIO,
   isTTY: boolean,
 ): Promise<number> {
-  const errorsAs: ErrorPolicy = args.errorsAs ?? "fail";
   const outputs = await readOutputs(args.outputs);
   const model = judgeModel(args);
   try {
-    const registry = createVerifierRegistry({
-      ruleLimits: ruleLimitsOf(args),
-      ...(model === undefined
-        ? {}
-        : { judge: llmJudge(model, { mode: args.judgeMode ?? "batched", samples: args.samples }) }),
-    });
+    const options = verifierOptions(args, model, args.weights);
+    const { errorsAs } = options;
     const bar = progressBar(io, isTTY);
     const results = await scoreOutputs(rubric.rubric, outputs, {
-      registry,
-      concurrency: args.concurrency,
-      errorsAs,
-      ignoreGates: args.ignoreGates,
-      ...(args.weights === undefined ? {} : { weights: args.weights }),
+      ...options,
       // The outputs file names the files, so whoever wrote it decides what gets mounted: keep it to its directory.
       filesRoot: args.filesRoot ?? dirname(args.outputs),
-      ...(args.cache === undefined ? {} : { cache: fileCache(args.cache) }),
       onProgress: (done, total) => bar.update(done, total, "outputs"),
     }).finally(() => bar.done());
     const report = resultsToJson(

@@ -1,16 +1,8 @@
-import { type ErrorPolicy, loadRubrics, parseWeightFile } from "@rubric/core";
-import {
-  createVerifierRegistry,
-  fileCache,
-  llmJudge,
-  prepareCriteria,
-  rubricScorer,
-  serveRewards,
-} from "@rubric/verifiers";
+import { loadRubrics, parseWeightFile } from "@rubric/core";
+import { prepareCriteria, rubricScorer, serveRewards } from "@rubric/verifiers";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { integerFlag, switchFlag, textFlag } from "../flags/flag.js";
-import { ruleLimitsOf } from "../flags/rule-limits.js";
-import { verifierFlags } from "../flags/verifier-flags.js";
+import { verifierFlags, verifierOptions } from "../flags/verifier-flags.js";
 import { type CliIO, UsageError, readJson, readText } from "../io.js";
 import { judgeHint, judgeModel } from "./judge.js";
 import { checkWeightIds, pick } from "./score.js";
@@ -68,16 +60,11 @@ export async function serve(args: ServeArgs, io: CliIO): Promise<number> {
     throw new UsageError(
       `--host ${args.host} lets other machines reach the server: give it a token with --token-env <VAR> (clients send it as a Bearer token)`,
     );
-  const errorsAs: ErrorPolicy = args.errorsAs ?? "fail";
   // Built (and a local judge's model file checked) before the port opens: a server that cannot
   // score is refused at start, not on its first batch.
   const model = judgeModel(args);
-  const registry = createVerifierRegistry({
-    ruleLimits: ruleLimitsOf(args),
-    ...(model === undefined
-      ? {}
-      : { judge: llmJudge(model, { mode: args.judgeMode ?? "batched", samples: args.samples }) }),
-  });
+  const options = verifierOptions(args, model, weights);
+  const { registry } = options;
   // Every criterion must have a verifier that accepts its spec (an llm-judge criterion needs
   // --judge): refused now, with each problem, rather than as an error verdict on every request.
   try {
@@ -86,14 +73,7 @@ export async function serve(args: ServeArgs, io: CliIO): Promise<number> {
     await model?.dispose?.();
     throw error;
   }
-  const scorer = rubricScorer(rubric.rubric, {
-    registry,
-    concurrency: args.concurrency,
-    errorsAs,
-    ignoreGates: args.ignoreGates,
-    ...(weights === undefined ? {} : { weights }),
-    ...(args.cache === undefined ? {} : { cache: fileCache(args.cache) }),
-  });
+  const scorer = rubricScorer(rubric.rubric, options);
   const id = rubric.kind === "flat" ? rubric.rubric.id : rubric.rubric.taskId;
   let server: Awaited<ReturnType<typeof serveRewards>>;
   try {

@@ -1,8 +1,15 @@
-import { ErrorPolicySchema } from "@rubric/core";
+import { type ErrorPolicy, ErrorPolicySchema, type LanguageModel } from "@rubric/core";
+import {
+  createVerifierRegistry,
+  fileCache,
+  llmJudge,
+  type ScoreOutputsOptions,
+  type VerifierRegistry,
+} from "@rubric/verifiers";
 import { z } from "zod";
 import { judgeFlags } from "../commands/judge.js";
 import { choiceFlag, integerFlag, switchFlag, textFlag } from "./flag.js";
-import { ruleLimitFlags } from "./rule-limits.js";
+import { ruleLimitFlags, ruleLimitsOf } from "./rule-limits.js";
 
 /**
  * The flags of every command that runs a rubric's verifiers on outputs (`score --outputs`,
@@ -26,3 +33,40 @@ export const verifierFlags = {
     ErrorPolicySchema,
   ),
 };
+
+/** What a command's parsed arguments hold of {@link verifierFlags}. */
+export interface VerifierArgs {
+  readonly maxRuleTimeoutMs: number | undefined;
+  readonly maxRuleMemoryMb: number | undefined;
+  readonly judgeMode: "batched" | "per-criterion" | undefined;
+  readonly samples: number;
+  readonly concurrency: number;
+  readonly cache: string | undefined;
+  readonly ignoreGates: boolean;
+  readonly errorsAs: ErrorPolicy | undefined;
+}
+
+/**
+ * The scoring options the flags describe: a registry of the rules (within the rule limits) and,
+ * with `judge`, the LLM judge; concurrency, cache, gates, the error policy (`fail` by default)
+ * and any weight overrides. What `score --outputs` and `serve` both run with.
+ */
+export function verifierOptions(
+  args: VerifierArgs,
+  judge: LanguageModel | undefined,
+  weights: Readonly<Record<string, number>> | undefined,
+): ScoreOutputsOptions & { readonly registry: VerifierRegistry; readonly errorsAs: ErrorPolicy } {
+  return {
+    registry: createVerifierRegistry({
+      ruleLimits: ruleLimitsOf(args),
+      ...(judge === undefined
+        ? {}
+        : { judge: llmJudge(judge, { mode: args.judgeMode ?? "batched", samples: args.samples }) }),
+    }),
+    concurrency: args.concurrency,
+    errorsAs: args.errorsAs ?? "fail",
+    ignoreGates: args.ignoreGates,
+    ...(weights === undefined ? {} : { weights }),
+    ...(args.cache === undefined ? {} : { cache: fileCache(args.cache) }),
+  };
+}

@@ -1,4 +1,4 @@
-import { stat } from "node:fs/promises";
+import { statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type {
@@ -205,6 +205,21 @@ interface LoadedModel {
   readonly grammars: Map<string, Promise<LlamaGrammar>>;
 }
 
+/**
+ * That `modelPath` is a file: what loading checks first, and what `providerFromSpec({checkFiles})`
+ * checks up front, so a command refuses a missing model before any work rather than on its first call.
+ */
+export function checkModelFile(modelPath: string): void {
+  const file = (() => {
+    try {
+      return statSync(modelPath);
+    } catch {
+      return undefined;
+    }
+  })();
+  if (!file?.isFile()) throw new ProviderConfigError(`llamaCpp: no model file at ${modelPath}`);
+}
+
 async function loadModel(settings: {
   modelPath: string;
   threads: number;
@@ -214,8 +229,7 @@ async function loadModel(settings: {
   flashAttention: boolean | "auto";
   promptCache: number;
 }): Promise<LoadedModel> {
-  const file = await stat(settings.modelPath).catch(() => undefined);
-  if (!file?.isFile()) throw new ProviderConfigError(`llamaCpp: no model file at ${settings.modelPath}`);
+  checkModelFile(settings.modelPath);
 
   // Imported on first use: node-llama-cpp takes ≈0.8 s to import and ~70 MB to install, a cost
   // every user of this package would otherwise pay, local model or not; it is an optional peer.

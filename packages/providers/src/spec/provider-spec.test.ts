@@ -70,5 +70,9 @@ describe("providerFromSpec", () => {
       /no model file at \/models\/judge\.gguf/,
     );
     await model.dispose?.();
+    // checkFiles: the same fault, before any call.
+    expect(() => providerFromSpec("llama-cpp:judge.gguf", { cwd: "/models", checkFiles: true })).toThrow(
+      /llamaCpp: no model file at \/models\/judge\.gguf/,
+    );
   });
 });

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { ProviderSpecError } from "../errors.js";
 import { huggingFace } from "../hugging-face/hugging-face.js";
 import { openAICompatible } from "../openai-compatible/openai-compatible.js";
-import { llamaCpp, type LlamaCppModel, type LlamaCppOptions } from "../llama-cpp/llama-cpp.js";
+import { checkModelFile, llamaCpp, type LlamaCppModel, type LlamaCppOptions } from "../llama-cpp/llama-cpp.js";
 import type { RetryOptions } from "../retry/retry.js";
 
 /** A provider spec string, understood. */
@@ -23,6 +23,11 @@ export interface ProviderSpecOptions {
   readonly llamaCpp?: Omit<LlamaCppOptions, "modelPath">;
   /** Directory relative `.gguf` paths resolve against. Default `process.cwd()`. */
   readonly cwd?: string;
+  /**
+   * Check a local model's file now (a `ProviderConfigError` when it is not there), rather than on
+   * the first call, which is when a model otherwise loads. Default false.
+   */
+  readonly checkFiles?: boolean;
 }
 
 /** What `providerFromSpec` returns: a model, with `dispose` when it holds local resources. */
@@ -102,11 +107,11 @@ export function providerFromSpec(spec: string, options: ProviderSpecOptions = {}
     retry: options.retry,
   };
   switch (parsed.kind) {
-    case "llama-cpp":
-      return llamaCpp({
-        ...options.llamaCpp,
-        modelPath: path.resolve(options.cwd ?? process.cwd(), parsed.modelPath),
-      });
+    case "llama-cpp": {
+      const modelPath = path.resolve(options.cwd ?? process.cwd(), parsed.modelPath);
+      if (options.checkFiles) checkModelFile(modelPath);
+      return llamaCpp({ ...options.llamaCpp, modelPath });
+    }
     case "hf":
       return huggingFace({
         model: parsed.model,

@@ -129,6 +129,7 @@ describe("trainMu: μ trained on an agent's own runs and outcomes", () => {
         })),
       }));
       const asked: Trajectory[] = [];
+      const contexts: unknown[] = [];
       const out = await mkdtemp(join(tmpdir(), "rlxar-train-mu-out-"));
       try {
         const trained = await trainMu(client, root, [...annotated, ...runs.slice(4, 8)], out, {
@@ -137,8 +138,9 @@ describe("trainMu: μ trained on an agent's own runs and outcomes", () => {
           seed: 1,
           sft: { epochs: 1 },
           prompt: { budgetLabel: "Calls left" },
-          annotator: async (trajectory) => {
+          annotator: async (trajectory, context) => {
             asked.push(trajectory);
+            contexts.push(context);
             return {
               trajectory: trajectory.id,
               outcome: trajectory.outcome,
@@ -153,6 +155,8 @@ describe("trainMu: μ trained on an agent's own runs and outcomes", () => {
         expect(heldOut).toBe(2);
         expect(asked.every((t) => !t.id.match(/^run-[0-3]$/))).toBe(true);
         expect(asked[0]!.turns.map((turn) => turn.budgetLeft)).toEqual([3, 2, 1]);
+        // It writes for μ's K and the prompt training uses: the model's style with the override.
+        expect(contexts[0]).toEqual({ k: 2, prompt: { style: "generic", budgetLabel: "Calls left" } });
         // Annotations that decompose R train; the annotator's zeros decompose only R = 0 runs.
         const fileRuns = annotated.filter((run) => asked.every((t) => t.id !== run.id)).length;
         expect(trained.sft!.epochs).toHaveLength(1);

@@ -59,7 +59,11 @@ export interface TrainMuOptions {
    * Annotates the training runs that carry no annotation, one call per run (arco-heads'
    * `annotateTrajectory` with any `LanguageModel`): the LLM teacher of ARCO's warm-up.
    */
-  readonly annotator?: (trajectory: Trajectory) => Promise<TrajectoryAnnotation>;
+  readonly annotator?: (
+    trajectory: Trajectory,
+    /** μ's K and the step-prompt settings training uses, for the annotator to write for. */
+    context: { readonly k: number; readonly prompt: StepPromptSettings },
+  ) => Promise<TrajectoryAnnotation>;
   readonly onProgress?: (event: TrainMuEvent) => void;
 }
 
@@ -191,7 +195,7 @@ export async function trainMu(
   for (const run of training) {
     let annotation = run.annotation;
     if (annotation === undefined && options.annotator !== undefined) {
-      annotation = await options.annotator(run.trajectory);
+      annotation = await options.annotator(run.trajectory, { k, prompt });
       options.onProgress?.({ type: "annotate", done: ++annotatedSoFar, total: unannotated.length });
     }
     if (annotation === undefined) continue;
