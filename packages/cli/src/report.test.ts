@@ -476,12 +476,13 @@ describe("rubric report: a reproduction run and an integrity card", () => {
     await page.goto(`file://${join(dir, "all.html")}`);
     const arcane = page.locator('section[data-kind="document"]').nth(0);
     expect(await arcane.locator("h2").textContent()).toBe("ARCANE in the rubric gym");
-    // The mean-return table keeps the paper's column, and the scaling plot is an image that loaded.
+    // The mean-return table keeps the paper's column; the scaling plot and the training curves
+    // (drawn from the run's logs under runs/) are images that loaded.
     const header = await arcane.locator("table").first().locator("th").allTextContents();
     expect(header.some((h) => /paper/i.test(h))).toBe(true);
-    expect(await arcane.locator("img").evaluate((img: { naturalWidth: number }) => img.naturalWidth)).toBeGreaterThan(
-      100,
-    );
+    expect(await arcane.locator("figcaption").allTextContents()).toEqual(["Best-of-N scaling", "Training curves"]);
+    for (const img of await arcane.locator("img").all())
+      expect(await img.evaluate((i: { naturalWidth: number }) => i.naturalWidth)).toBeGreaterThan(100);
     const integrity = page.locator('section[data-kind="document"]').nth(1);
     expect(await integrity.locator("h2").textContent()).toBe("Reward-hacking integrity card");
     expect(await integrity.textContent()).toContain("keyword-stuffing");
@@ -498,6 +499,24 @@ describe("rubric report: a reproduction run and an integrity card", () => {
     await page.screenshot({ path: join(SHOTS, "reproduction-and-card.png"), fullPage: true });
     expect(problems).toEqual([]);
     await page.close();
+
+    // A run directory without training logs (its table alone) still renders, without the training
+    // figure; a log line its schema refuses is named by file and line.
+    const bare = join(dir, "arcane-table-only");
+    mkdirSync(bare, { recursive: true });
+    writeFileSync(join(bare, "table.json"), readFileSync(join(run, "table.json")));
+    const withoutLogs = await runRubric(["report", bare, "--out", join(dir, "table-only.html")]);
+    expect(withoutLogs.code, withoutLogs.stderr).toBe(0);
+    const bareHtml = readFileSync(join(dir, "table-only.html"), "utf8");
+    expect(bareHtml).toContain("Best-of-N scaling");
+    expect(bareHtml).not.toContain("Training curves");
+    const damagedLog = join(bare, "runs", "seed-1", "gspo", "log.jsonl");
+    mkdirSync(join(bare, "runs", "seed-1", "gspo"), { recursive: true });
+    writeFileSync(damagedLog, '{"stage":"gspo","batch":0}\n');
+    const damaged = await runRubric(["report", bare, "--out", join(dir, "damaged.html")]);
+    expect(damaged.code).toBe(1);
+    expect(damaged.stderr).toContain(`${damagedLog}:line 1: `);
+    expect(existsSync(join(dir, "damaged.html"))).toBe(false);
   }, 180_000);
 });
 

@@ -26,7 +26,7 @@ const checkpointsOf = (out: string, stage: "sft" | "gspo") =>
   readdirSync(join(out, "runs", "seed-1", stage, "checkpoints")).sort();
 
 describe("rubric repro arcane (gym)", () => {
-  it("trains, evaluates and writes table.json / table.md / scaling.svg; --resume continues the same run", {
+  it("trains, evaluates and writes table.json / table.md / scaling.svg / training.svg; --resume continues the same run", {
     timeout: 300_000,
   }, async () => {
     const out = join(dir, "quick");
@@ -99,6 +99,14 @@ describe("rubric repro arcane (gym)", () => {
     expect(svg.match(/class="mark-line/g)?.length).toBe(4);
     expect(svg).toMatch(/GSPO \([+-]\d\.\d{3}\/×2\)/);
     expect(svg).toContain("hollow marks: the paper");
+    // training.svg: the seed's logs under runs/ drawn, one line per seed in each of SFT loss per
+    // epoch, GSPO mean reward per batch and GSPO KL per batch.
+    const training = readFileSync(join(out, "training.svg"), "utf8");
+    expect(training.startsWith("<svg")).toBe(true);
+    expect(training.match(/class="mark-line/g)?.length).toBe(3);
+    for (const text of ["SFT loss (NLL per token)", "GSPO mean reward", "GSPO KL to the SFT policy", "seed 1"])
+      expect(training).toContain(text);
+    expect(run.stdout).toMatch(/wrote .*scaling\.svg, .*training\.svg/);
 
     const first = gspoBatches(out);
     expect(first.map((e) => e.batch)).toEqual([0, 1, 2]);

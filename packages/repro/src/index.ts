@@ -22,7 +22,12 @@ export {
   type FixedCriterion,
   type FixedRubricChoice,
 } from "./arcane/controls.js";
-export { scalingSpec, scalingSvg } from "./arcane/plot.js";
+export { scalingSpec, scalingSvg, trainingCurvesSpec, trainingCurvesSvg } from "./arcane/plot.js";
+export {
+  readArcaneTrainingCurves,
+  type ArcaneSeedCurves,
+  type ArcaneTrainingCurves,
+} from "./arcane/training-curves.js";
 export {
   ARCANE_CONTROLS,
   ARCANE_METHODS,

@@ -14,8 +14,11 @@ import {
   arcoGymPlots,
   arcoMarkdown,
   arcoPlots,
+  methodLabels,
+  readArcaneTrainingCurves,
   scalingSvg,
   sidecarManagerMarkdown,
+  trainingCurvesSvg,
   type ArcaneLlmTable,
   type ArcaneTable,
   type ArcoGymTable,
@@ -42,8 +45,9 @@ Each output is rescored with the rubric when the report is written and must matc
 total, so a report never shows results under a rubric they were not scored with.
 
 Also reads a \`rubric repro arcane\` / \`repro arco\` / \`repro arco-gym\` run directory (its tables with the paper's
-column, and its plots, all drawn from its table.json; a symbolic link or anything but a regular
-file there is refused) and a \`rubric hackbench\` card (probes, gains with intervals, exploits,
+column, and its plots, all drawn from its table.json, and an ARCANE gym run's training curves
+from its runs/seed-<n>/ logs when it has them; a symbolic link or anything but a regular file
+there is refused) and a \`rubric hackbench\` card (probes, gains with intervals, exploits,
 controls), each checked against its schema first.`,
   positional: {
     key: "inputs",
@@ -88,14 +92,27 @@ export async function report(
  * The reproductions' run directories the report reads, by their table.json's `kind`. Each run's
  * tables and plots are drawn from its checked table.json by the same functions that wrote its
  * table.md and SVG files, so the page has one source: an edited table.md cannot contradict the
- * plots beside it (issue 29 item 10), and no other file of the directory is read.
+ * plots beside it (issue 29 item 10). The one other source is an ARCANE gym run's training logs
+ * (`runs/seed-<n>/{sft,gspo}/log.jsonl`, which training.svg is drawn from), each line checked
+ * against its schema and nothing read through a link; a run without them (one written before
+ * training.svg) has no training figure. No other file of the directory is read.
  */
 const RUNS = {
   "arcane-gym": {
     title: "ARCANE in the rubric gym",
     schema: ArcaneTableSchema,
     markdown: (t: unknown) => arcaneMarkdown(t as ArcaneTable),
-    figures: async (t: unknown) => [{ caption: "Best-of-N scaling", svg: await scalingSvg(t as ArcaneTable) }],
+    figures: async (t: unknown, dir: string) => {
+      const table = t as ArcaneTable;
+      const figures = [{ caption: "Best-of-N scaling", svg: await scalingSvg(table) }];
+      const curves = await readArcaneTrainingCurves(
+        join(dir, "runs"),
+        table.training.map((s) => s.seed),
+      );
+      if (curves !== undefined)
+        figures.push({ caption: "Training curves", svg: await trainingCurvesSvg(curves, methodLabels(table).gspo) });
+      return figures;
+    },
   },
   "arcane-llm": {
     title: "ARCANE with LLM roles",
@@ -157,7 +174,7 @@ async function readSection(
       title: run.title,
       source: input,
       markdown: run.markdown(checked.data),
-      figures: await run.figures(checked.data),
+      figures: await run.figures(checked.data, input),
     });
   }
   const value = readJson(input);

@@ -9,7 +9,9 @@ import {
   trainArcaneManagers,
   ArcaneTableSchema,
   arcaneMarkdown,
+  readArcaneTrainingCurves,
   scalingSvg,
+  trainingCurvesSvg,
   sidecarManagerConfig,
   sidecarManagerMarkdown,
   SidecarManagerTableSchema,
@@ -113,7 +115,8 @@ export const reproCommand = defineCommand({
 on the 175 training tasks, best-of-N on the 44 eval tasks for No Rubric / SFT / GSPO / Oracle.
 Writes <dir>/table.json, <dir>/table.md, <dir>/scaling.svg, and per seed <dir>/runs/seed-<n>/
 (log.jsonl logs and the latest checkpoint of each stage, about 1 MB each; every epoch's and
-batch's with --keep-checkpoints all).
+batch's with --keep-checkpoints all); <dir>/training.svg plots those logs (SFT loss per epoch,
+GSPO mean reward and KL per batch, one line per seed).
 
 With --provider, LLM roles on real GDPval eval tasks and their gold rubrics: one seed of SFT + GSPO
 managers is trained in the gym first (the gym flags apply; --quick trains the quick way), then the
@@ -209,7 +212,7 @@ function powersOfTwo(max: number): number[] {
 type Bar = ReturnType<typeof progressBar>;
 
 /** What a run writes in <dir> besides runs/: refused if an earlier run's are there, unless --force or --resume. */
-const GYM_TABLES = ["table.json", "table.md", "scaling.svg"];
+const GYM_TABLES = ["table.json", "table.md", "scaling.svg", "training.svg"];
 const SIDECAR_TABLES = ["table.json", "table.md"];
 const PROVIDER_TABLES = ["table.json", "table.md"];
 
@@ -261,6 +264,14 @@ async function reproWith(args: ReproArgs, io: CliIO, bar: Bar): Promise<number> 
   writeResultFile(paths.json, `${JSON.stringify(ArcaneTableSchema.parse(table), null, 2)}\n`, replace);
   writeResultFile(paths.markdown, arcaneMarkdown(table), replace);
   writeResultFile(paths.svg, await scalingSvg(table), replace);
+  // Drawn from the logs just written under runs/, as `rubric report` draws it from the same files.
+  const curves = await readArcaneTrainingCurves(
+    join(args.out, "runs"),
+    table.training.map((t) => t.seed),
+  );
+  const training = join(args.out, "training.svg");
+  if (curves !== undefined)
+    writeResultFile(training, await trainingCurvesSvg(curves, methodLabels(table).gspo), replace);
   const m = table.meanReturn;
   const trained = methodLabels(table).gspo;
   const voi = table.valueOfInformation.n8;
@@ -276,7 +287,9 @@ async function reproWith(args: ReproArgs, io: CliIO, bar: Bar): Promise<number> 
   io.out(
     `Controls at N=8: ${trained} − no questions ${diff(vs.gspoNoQuestions)}, − uninformative replies ${diff(vs.gspoUninformative)}, − best fixed rubric ${diff(vs.fixedRubric)}, − SFT on oracle ${diff(vs.sftOracle)}; value of information ${voi.gap.toFixed(3)} (fixed rubric ${voi.noDialogue.toFixed(3)} → oracle ${voi.fullPreferences.toFixed(3)})\n`,
   );
-  io.out(`wrote ${paths.json}, ${paths.markdown}, ${paths.svg} (${table.timing.seconds.toFixed(0)} s)\n`);
+  io.out(
+    `wrote ${paths.json}, ${paths.markdown}, ${paths.svg}${curves === undefined ? "" : `, ${training}`} (${table.timing.seconds.toFixed(0)} s)\n`,
+  );
   return 0;
 }
 

@@ -4,9 +4,10 @@ import { performance } from "node:perf_hooks";
 import { loadGdpval } from "@rubric/autointeract";
 import type { ArcaneRunOptions } from "./config.js";
 import { evaluateSeed, type SeedResult } from "./evaluation.js";
-import { scalingSvg } from "./plot.js";
+import { scalingSvg, trainingCurvesSvg } from "./plot.js";
 import { summarize } from "./summary.js";
-import { ArcaneTableSchema, arcaneMarkdown, type ArcaneTable } from "./table.js";
+import { ArcaneTableSchema, arcaneMarkdown, methodLabels, type ArcaneTable } from "./table.js";
+import { readArcaneTrainingCurves } from "./training-curves.js";
 import { trainArcaneManagers } from "./training.js";
 
 /**
@@ -28,15 +29,27 @@ export async function runArcane(options: ArcaneRunOptions): Promise<ArcaneTable>
   return summarize(results, config, (performance.now() - started) / 1000);
 }
 
-/** Writes `table.json` (validated against its schema), `table.md` and `scaling.svg` into `dir`; returns their paths. */
+/**
+ * Writes `table.json` (validated against its schema), `table.md` and `scaling.svg` into `dir`,
+ * and `training.svg` when the run's seeds left training logs under `runDir` (by default
+ * `<dir>/runs`, where `rubric repro arcane` keeps them); returns the paths written.
+ */
 export async function writeArcaneOutputs(
   table: ArcaneTable,
   dir: string,
-): Promise<{ json: string; markdown: string; svg: string }> {
+  options: { readonly runDir?: string } = {},
+): Promise<{ json: string; markdown: string; svg: string; training?: string }> {
   await mkdir(dir, { recursive: true });
   const paths = { json: join(dir, "table.json"), markdown: join(dir, "table.md"), svg: join(dir, "scaling.svg") };
   await writeFile(paths.json, `${JSON.stringify(ArcaneTableSchema.parse(table), null, 2)}\n`);
   await writeFile(paths.markdown, arcaneMarkdown(table));
   await writeFile(paths.svg, await scalingSvg(table));
-  return paths;
+  const curves = await readArcaneTrainingCurves(
+    options.runDir ?? join(dir, "runs"),
+    table.training.map((t) => t.seed),
+  );
+  if (curves === undefined) return paths;
+  const training = join(dir, "training.svg");
+  await writeFile(training, await trainingCurvesSvg(curves, methodLabels(table).gspo));
+  return { ...paths, training };
 }

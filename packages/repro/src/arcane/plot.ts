@@ -1,5 +1,6 @@
 import { renderSvg, type VegaLiteSpec } from "../plots/vega.js";
 import { ARCANE_METHODS, PAPER, methodLabels, type ArcaneTable } from "./table.js";
+import type { ArcaneTrainingCurves } from "./training-curves.js";
 
 const COLORS = { noRubric: "#7f7f7f", sft: "#1f77b4", gspo: "#d62728", oracle: "#2ca02c" } as const;
 
@@ -70,4 +71,87 @@ export function scalingSpec(table: ArcaneTable): VegaLiteSpec {
 /** {@link scalingSpec} drawn as a standalone SVG (`scaling.svg`). */
 export function scalingSvg(table: ArcaneTable): Promise<string> {
   return renderSvg(scalingSpec(table));
+}
+
+/**
+ * How an ARCANE run trained, as a Vega-Lite spec, one line per seed: Stage I's loss per epoch
+ * (the epoch's mean NLL per token), and Stage II's mean reward (U* minus costs) and k3 KL to the
+ * SFT policy per batch — the numbers of the seeds' `log.jsonl` files as
+ * `readArcaneTrainingCurves` reads them, epochs and batches counted from 1. A stage no seed
+ * logged has no panel. `trained` names Stage II's objective (`methodLabels(table).gspo`).
+ *
+ * @example
+ * const spec = trainingCurvesSpec({ seeds: [{ seed: 1, sft: [{ epoch: 0, loss: 2.3 }], gspo: [] }] });
+ * // one panel: SFT loss 2.3 after epoch 1
+ */
+export function trainingCurvesSpec(curves: ArcaneTrainingCurves, trained = "GSPO"): VegaLiteSpec {
+  const seedLabel = (seed: number) => `seed ${seed}`;
+  const sft = curves.seeds.flatMap((s) =>
+    s.sft.map((e) => ({ seed: seedLabel(s.seed), epoch: e.epoch + 1, loss: e.loss })),
+  );
+  const gspo = curves.seeds.flatMap((s) =>
+    s.gspo.map((e) => ({ seed: seedLabel(s.seed), batch: e.batch + 1, meanReward: e.meanReward, kl: e.kl })),
+  );
+  const color = {
+    field: "seed",
+    type: "nominal",
+    title: null,
+    scale: { domain: curves.seeds.map((s) => seedLabel(s.seed)) },
+  };
+  const mark = { type: "line", strokeWidth: 2, point: { size: 30 } };
+  const step = (field: string, title: string) => ({
+    field,
+    type: "quantitative",
+    title,
+    axis: { tickMinStep: 1, format: "d" },
+  });
+  // Each panel says what it plots on its y axis: panel titles would not line up (vega places each
+  // above its own axis labels' bounds).
+  const panel = (values: readonly object[], x: object, y: object) => ({
+    width: 220,
+    height: 200,
+    data: { values },
+    mark,
+    encoding: { x, y, color },
+  });
+  const panels = [
+    ...(sft.length === 0
+      ? []
+      : [
+          panel(sft, step("epoch", "SFT epoch"), {
+            field: "loss",
+            type: "quantitative",
+            title: "SFT loss (NLL per token)",
+            scale: { zero: false },
+          }),
+        ]),
+    ...(gspo.length === 0
+      ? []
+      : [
+          panel(gspo, step("batch", `${trained} batch`), {
+            field: "meanReward",
+            type: "quantitative",
+            title: `${trained} mean reward`,
+            scale: { zero: false },
+          }),
+          panel(gspo, step("batch", `${trained} batch`), {
+            field: "kl",
+            type: "quantitative",
+            title: `${trained} KL to the SFT policy`,
+          }),
+        ]),
+  ];
+  return {
+    title: {
+      text: "How training went",
+      offset: 10,
+      subtitle: "one line per seed, from its log.jsonl — reward: U* minus costs; KL: k3 to the SFT policy",
+    },
+    hconcat: panels,
+  };
+}
+
+/** {@link trainingCurvesSpec} drawn as a standalone SVG (`training.svg`). */
+export function trainingCurvesSvg(curves: ArcaneTrainingCurves, trained?: string): Promise<string> {
+  return renderSvg(trainingCurvesSpec(curves, trained));
 }

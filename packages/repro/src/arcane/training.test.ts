@@ -13,6 +13,7 @@ import {
 } from "@rubric/gspo";
 import { afterAll, describe, expect, it } from "vitest";
 import { GDPVAL, SMALL_GYM_CONFIG as config } from "./__fixtures__/gym.js";
+import { readArcaneTrainingCurves } from "./training-curves.js";
 import { trainArcaneManagers } from "./training.js";
 
 const dirs: string[] = [];
@@ -55,6 +56,21 @@ describe("trainArcaneManagers", () => {
       "gspo-00001",
       "latest.json",
     ]);
+
+    // The training curves read back from the run directory are the numbers training logged.
+    expect(await readArcaneTrainingCurves(dir, [seed])).toEqual({
+      seeds: [
+        {
+          seed,
+          sft: managers.log.flatMap((e) => (e.stage === "sft" ? [{ epoch: e.epoch, loss: e.loss }] : [])),
+          gspo: managers.log.flatMap((e) =>
+            e.stage === "gspo" ? [{ batch: e.batch, meanReward: e.meanReward, kl: e.kl }] : [],
+          ),
+        },
+      ],
+    });
+    expect(managers.log.filter((e) => e.stage === "sft")).toHaveLength(config.sftEpochs);
+    expect(managers.log.filter((e) => e.stage === "gspo")).toHaveLength(config.gspoBatches);
 
     // Resumed after both stages finished: the SFT policy comes back from its kept checkpoint, and nothing is retrained.
     const resumed = await trainArcaneManagers(seed, { gdpvalDir: GDPVAL, config, runDir: dir, resume: true });
