@@ -106,6 +106,19 @@ function known(name: string): (typeof COMMANDS)[string] {
 }
 
 /**
+ * The command `argv` names and its parsed options, without running it (the README test parses
+ * every documented command line this way). @throws UsageError as {@link runCli} reports it.
+ */
+export async function parseArgv(
+  argv: readonly string[],
+): Promise<{ readonly declaration: CommandDeclaration } & ReturnType<typeof parseCommand>> {
+  const [name, ...rest] = argv;
+  if (name === undefined) throw new UsageError("no command given");
+  const declaration = await known(name).load(rest);
+  return { declaration, ...parseCommand(declaration, rest) };
+}
+
+/**
  * Runs the `rubric` command with the given arguments, writing through `io`; returns the exit code.
  *
  * @example
