@@ -195,12 +195,12 @@ describe("rubric hackbench", () => {
     expect(card.probes.map((p) => p.id)).toEqual(probes);
     expect(card.judge).toBe(`openai-compatible:${server.url}#judge-model`);
     // One batched call per distinct text: 24 honest outputs, and a probe and a control of each sample for each of 4 probes.
-    expect(server.requestCount).toBe(24 * 9);
-    expect(server.requests[0]!.body!.model).toBe("judge-model");
-    const calls = server.requestCount;
+    expect(server.chatRequests).toHaveLength(24 * 9);
+    expect(server.chatRequests[0]!.body!.model).toBe("judge-model");
+    const calls = server.chatRequests.length;
     const second = await runRubric([...args, "--force"]);
     expect(second.code).toBe(3);
-    expect(server.requestCount).toBe(calls);
+    expect(server.chatRequests).toHaveLength(calls);
     expect(readCard(out)).toEqual(card);
   });
 

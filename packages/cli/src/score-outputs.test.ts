@@ -124,13 +124,13 @@ describe("rubric score --outputs", () => {
     ];
     const first = await rubric(...args);
     expect(first.code, first.stderr).toBe(0);
-    expect(server.requestCount).toBe(2);
-    expect(server.requests[0]!.body!.model).toBe("judge-model");
+    expect(server.chatRequests).toHaveLength(2);
+    expect(server.chatRequests[0]!.body!.model).toBe("judge-model");
     const a = JSON.parse(first.stdout).results[0];
     // rev 2 + cite 1 + clear 3/4 → 3.75 / 4
     expect(a.normalized).toBeCloseTo(3.75 / 4, 12);
     const second = await rubric(...args);
-    expect(server.requestCount).toBe(2);
+    expect(server.chatRequests).toHaveLength(2);
     expect(JSON.parse(second.stdout)).toEqual(JSON.parse(first.stdout));
   });
 
@@ -179,7 +179,7 @@ describe("rubric score --outputs", () => {
     );
     expect(verdict.error).toMatch(/timed out after 100 ms \(attempt 2 of 2\)/);
     // Two outputs, two attempts each.
-    expect(server.requestCount).toBe(4);
+    expect(server.chatRequests).toHaveLength(4);
 
     server.reset();
     server.setHandler(() => chatReply.hang());
@@ -196,16 +196,64 @@ describe("rubric score --outputs", () => {
     const env = { OPENAI_API_KEY: "sk-ambient", JUDGE_KEY: "sk-judge" };
     expect((await runRubric([...base, ...judge], "", env)).code).toBe(0);
     expect((await runRubric([...base, ...judge, "--judge-key-env", "JUDGE_KEY"], "", env)).code).toBe(0);
-    expect(server.requests.map((r) => r.headers.authorization)).toEqual([
+    expect(server.chatRequests.map((r) => r.headers.authorization)).toEqual([
       undefined,
       undefined,
       "Bearer sk-judge",
       "Bearer sk-judge",
     ]);
+    // The preflight before each run sent the key the run sends, and no other.
+    expect(
+      server.requests.filter((r) => r.method === "GET").map((r) => `${r.path} ${r.headers.authorization}`),
+    ).toEqual(["/v1/models undefined", "/v1/models Bearer sk-judge"]);
     const unset = await runRubric([...base, ...judge, "--judge-key-env", "NOT_SET_ANYWHERE"], "", env);
     expect(unset.code).toBe(1);
     expect(unset.stderr).toMatch(/NOT_SET_ANYWHERE is not set/);
     server.setHandler(undefined);
+  });
+
+  it("checks the judge before scoring: a server that refuses the key or cannot be reached stops the run (exit 1) with no verdict; with --cache it is a warning", async () => {
+    const keyed = await startOpenAIChatServer({ models: ["judge-model"], requireKey: "sk-right" });
+    try {
+      const base = ["score", "--rubric", rubricFile, "--outputs", outputsFile, "--json"];
+      const spec = `openai-compatible:${keyed.url}#judge-model`;
+      const refused = await runRubric([...base, "--judge", spec, "--judge-key-env", "JUDGE_KEY"], "", {
+        JUDGE_KEY: "sk-wrong",
+      });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toBe(
+        `ProviderPreflightError: --judge ${spec}: ${keyed.url}/v1/models answered HTTP 401: the key in $JUDGE_KEY was refused\n`,
+      );
+      expect(refused.stdout).toBe("");
+      expect(keyed.chatRequests).toHaveLength(0);
+      // The right key: checked, then judged.
+      const judged = await runRubric([...base, "--judge", spec, "--judge-key-env", "JUDGE_KEY"], "", {
+        JUDGE_KEY: "sk-right",
+      });
+      expect(judged.stderr).not.toContain("warning");
+      expect(keyed.chatRequests.length).toBeGreaterThan(0);
+    } finally {
+      await keyed.close();
+    }
+    // Nothing listens there any more.
+    const gone = `openai-compatible:${keyed.url}#judge-model`;
+    const unreachable = await rubric("score", "--rubric", rubricFile, "--outputs", outputsFile, "--judge", gone);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toMatch(
+      new RegExp(
+        `^ProviderPreflightError: --judge ${gone.replace(/[.*+?^${}()|[\]\\]/gu, "\\$&")}: cannot reach .*/v1/models: .*ECONNREFUSED`,
+        "u",
+      ),
+    );
+    const cached = await rubric(
+      ...["score", "--rubric", rubricFile, "--outputs", outputsFile, "--judge", gone],
+      ...["--cache", join(dir, "preflight-cache"), "--judge-retries", "0"],
+    );
+    expect(cached.stderr).toMatch(
+      /^warning: --judge .*: cannot reach .*; the verdicts in --cache .* are used, any other is an error$/mu,
+    );
+    // An empty cache: every judged verdict is an error (exit 2), never a score of 0.
+    expect(cached.code).toBe(2);
   });
 
   it("refuses a --cache that is a file before scoring anything (exit 1, naming it)", async () => {

@@ -136,7 +136,23 @@ export class ProviderRequestError extends ProviderError {
   readonly isRetryable = false;
 }
 
-function describeCause(cause: unknown): string {
+/**
+ * A check before a run found the provider unusable: a server that cannot be reached or refuses
+ * the key, a model file that is not GGUF (`preflightProvider`).
+ */
+export class ProviderPreflightError extends ProviderError {
+  override readonly name = "ProviderPreflightError";
+  readonly code = "provider.preflight";
+  readonly isRetryable = false;
+  constructor(
+    readonly spec: string,
+    readonly reason: string,
+  ) {
+    super(`${spec}: ${reason}`);
+  }
+}
+
+export function describeCause(cause: unknown): string {
   if (!(cause instanceof Error)) return String(cause);
   // undici hides the useful part (ECONNREFUSED, "other side closed") one level down.
   const inner = (cause as { cause?: unknown }).cause;

@@ -12,6 +12,7 @@ export {
   ProviderError,
   ProviderHttpError,
   ProviderNetworkError,
+  ProviderPreflightError,
   ProviderRequestError,
   ProviderResponseError,
   ProviderSpecError,
@@ -54,3 +55,4 @@ export {
   type ProviderSpecOptions,
   type SpecifiedModel,
 } from "./spec/provider-spec.js";
+export { preflightProvider, type PreflightOptions, type PreflightResult } from "./spec/preflight.js";

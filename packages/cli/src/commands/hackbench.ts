@@ -9,7 +9,7 @@ import { ruleLimitFlags, ruleLimitsOf } from "../flags/rule-limits.js";
 import { InputFileError, UsageError, readText, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
 import { prepareResultFiles, resultPair, writeResultFile } from "../results/result-files.js";
-import { judgeFlagWords, judgeFlags, judgeHint, judgeModel } from "./judge.js";
+import { judgeFlagWords, judgeFlags, judgeHint, judgeModel, preflightModel } from "./judge.js";
 
 const hackbenchFlags = {
   rubric: textFlag("<file>", "rubric file (.json or .jsonl; flat or staged)").required(),
@@ -104,6 +104,7 @@ export async function hackbench(args: HackbenchArgs, io: CliIO, isTTY = false): 
     const rubric = chooseRubric(loadRubrics(readText(rubricFile), { source: rubricFile }), args.task, rubricFile);
     const samples = parseSamples(readText(samplesFile), samplesFile);
     model = judgeModel(args);
+    await preflightModel("--judge", args.judge, io, { apiKeyEnv: args.judgeKeyEnv, cache: args.cache });
     // A probe replayed alone writes its own card, leaving the full one in place.
     const selected = probes?.length ?? PROBE_IDS.length;
     const replay = (ids: readonly string[]) =>

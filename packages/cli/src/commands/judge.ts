@@ -1,5 +1,11 @@
-import { ProviderConfigError, providerFromSpec, type SpecifiedModel } from "@rubric/providers";
-import { InputFileError } from "../io.js";
+import {
+  ProviderConfigError,
+  ProviderPreflightError,
+  preflightProvider,
+  providerFromSpec,
+  type SpecifiedModel,
+} from "@rubric/providers";
+import { type CliIO, InputFileError } from "../io.js";
 import { integerFlag, textFlag } from "../flags/flag.js";
 
 /**
@@ -49,6 +55,35 @@ export function judgeModel(args: JudgeArgs): SpecifiedModel | undefined {
     // The provider names the fault; the flag it came from is the CLI's to say.
     if (error instanceof ProviderConfigError) throw new InputFileError(`--judge ${args.judge}: ${error.message}`);
     throw error;
+  }
+}
+
+/**
+ * Checks a model flag's provider before any work (`preflightProvider`: a GGUF file, a server that
+ * answers and accepts the key; nothing billed is called), so a judge that cannot answer stops the
+ * run up front rather than turning every verdict into an error. A doubt (a model the server does
+ * not list) is printed as a warning; a fault is a `ProviderPreflightError` naming the flag, or,
+ * with a verdict cache (whose verdicts need no call), a warning.
+ */
+export async function preflightModel(
+  flag: string,
+  spec: string | undefined,
+  io: CliIO,
+  options: { readonly apiKeyEnv?: string | undefined; readonly cache?: string | undefined } = {},
+): Promise<void> {
+  if (spec === undefined) return;
+  try {
+    const { warning } = await preflightProvider(
+      spec,
+      options.apiKeyEnv === undefined ? {} : { apiKeyEnv: options.apiKeyEnv },
+    );
+    if (warning !== undefined) io.err(`warning: ${flag} ${spec}: ${warning}\n`);
+  } catch (error) {
+    if (!(error instanceof ProviderPreflightError)) throw error;
+    if (options.cache === undefined) throw new ProviderPreflightError(`${flag} ${spec}`, error.reason);
+    io.err(
+      `warning: ${flag} ${spec}: ${error.reason}; the verdicts in --cache ${options.cache} are used, any other is an error\n`,
+    );
   }
 }
 

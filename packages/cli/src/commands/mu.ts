@@ -31,6 +31,7 @@ import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { choiceFlag, integerFlag, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
 import { type CliIO, InputFileError, UsageError, readText } from "../io.js";
 import { progressBar } from "../progress.js";
+import { preflightModel } from "./judge.js";
 import { OutputExistsError } from "../results/result-files.js";
 
 const SUBCOMMANDS = ["init", "criteria", "train"] as const;
@@ -379,7 +380,10 @@ async function train(args: MuArgs, io: CliIO, isTTY: boolean): Promise<number> {
   const client = await SidecarClient.start({ threads: args.threads ?? availableParallelism() });
   const bar = progressBar(io, isTTY);
   try {
-    if (args.annotator !== undefined) annotator = providerFromSpec(args.annotator, { checkFiles: true });
+    if (args.annotator !== undefined) {
+      annotator = providerFromSpec(args.annotator, { checkFiles: true });
+      await preflightModel("--annotator", args.annotator, io);
+    }
     const started = performance.now();
     const { manifest } = await readModel(location.directory);
     if (manifest.training.steps === 0)

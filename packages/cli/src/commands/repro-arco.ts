@@ -5,6 +5,7 @@ import { definedFields } from "@rubric/core";
 import { isInputFileError, openInputFileSync } from "@rubric/core/files";
 import { SidecarClient } from "@rubric/sidecar";
 import { parseProviderSpec, providerFromSpec } from "@rubric/providers";
+import { preflightModel } from "./judge.js";
 import { hotpotQa, llmPolicy } from "@rubric/rlxar";
 import { ARCO_METHODS, type ArcoMethod, type ArcoProgress, arcoConfig, runArco } from "@rubric/repro";
 import { z } from "zod";
@@ -177,7 +178,10 @@ function clearEarlierSeeds(out: string, force: boolean): void {
 export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean): Promise<number> {
   const llm = args.policy === undefined || args.policy === "extractive" ? undefined : args.policy;
   // Fails on a malformed spec before any work, with the spec's own error.
-  if (llm !== undefined) parseProviderSpec(llm);
+  if (llm !== undefined) {
+    parseProviderSpec(llm);
+    await preflightModel("--policy", llm, io);
+  }
   const defaults = arcoConfig({ quick: args.quick });
   // An LLM policy on a CPU is slow and is not trained here: one seed on a few questions, no K
   // sweep, demonstrates the pipeline.

@@ -21,6 +21,7 @@ import {
 } from "@rubric/repro";
 import { loadGdpval } from "@rubric/autointeract";
 import { parseProviderSpec, providerFromSpec } from "@rubric/providers";
+import { preflightModel } from "./judge.js";
 import { ErrorPolicySchema } from "@rubric/core";
 import { z } from "zod";
 import { EXIT } from "../exit-codes.js";
@@ -354,6 +355,8 @@ async function reproWithProvider(
   bar: Bar,
 ): Promise<number> {
   const local = parseProviderSpec(spec).kind === "llama-cpp";
+  // Before the minutes of training: a model that cannot answer would fail every role.
+  await preflightModel("--provider", spec, io);
   const { contextSize, threads, errorsAs, taskIds, tasks, maxN } = args;
   // One seed: the LLM stage is the expensive part, and a second seed would double it.
   const config = { ...gym, seeds: gym.seeds.slice(0, 1) };

@@ -7,7 +7,7 @@ import { InputFileError, readJsonLinesFile, type CliIO } from "../io.js";
 import { verifierOptions } from "../flags/verifier-flags.js";
 import { progressBar } from "../progress.js";
 import { printResults } from "./score-results.js";
-import { judgeModel, type JudgeArgs } from "./judge.js";
+import { judgeModel, preflightModel, type JudgeArgs } from "./judge.js";
 
 /** One line of an outputs file. */
 const OutputLineSchema = z.strictObject({
@@ -109,6 +109,7 @@ export async function scoreOutputsCommand(
   const outputs = await readOutputs(args.outputs);
   const model = judgeModel(args);
   try {
+    await preflightModel("--judge", args.judge, io, { apiKeyEnv: args.judgeKeyEnv, cache: args.cache });
     const options = verifierOptions(args, model, args.weights);
     const { errorsAs } = options;
     const bar = progressBar(io, isTTY);

@@ -4,7 +4,7 @@ import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { integerFlag, switchFlag, textFlag } from "../flags/flag.js";
 import { verifierFlags, verifierOptions } from "../flags/verifier-flags.js";
 import { type CliIO, UsageError, readJson, readText } from "../io.js";
-import { judgeHint, judgeModel } from "./judge.js";
+import { judgeHint, judgeModel, preflightModel } from "./judge.js";
 import { checkWeightIds, pick } from "./score.js";
 
 const serveFlags = {
@@ -63,6 +63,7 @@ export async function serve(args: ServeArgs, io: CliIO): Promise<number> {
   // Built (and a local judge's model file checked) before the port opens: a server that cannot
   // score is refused at start, not on its first batch.
   const model = judgeModel(args);
+  await preflightModel("--judge", args.judge, io, { apiKeyEnv: args.judgeKeyEnv, cache: args.cache });
   const options = verifierOptions(args, model, weights);
   const { registry } = options;
   // Every criterion must have a verifier that accepts its spec (an llm-judge criterion needs

@@ -117,6 +117,13 @@ export interface OpenAIChatServerOptions {
   readonly handler?: ChatServerHandler;
   /** Latency added to every reply, on top of a reply's own `delayMs`. */
   readonly latencyMs?: number;
+  /**
+   * Model ids `GET /v1/models` lists, in OpenAI's format (what a preflight probes); without them
+   * that route answers 404, as a server that lists no models does.
+   */
+  readonly models?: readonly string[];
+  /** A key every request must carry as `Authorization: Bearer <key>`; others get 401, as OpenAI and `vllm --api-key` answer. */
+  readonly requireKey?: string;
 }
 
 export interface OpenAIChatServer {
@@ -126,6 +133,8 @@ export interface OpenAIChatServer {
   readonly requests: readonly RecordedRequest[];
   /** Number of requests received so far. */
   readonly requestCount: number;
+  /** The chat-completion requests alone (the model calls; a preflight's `GET /v1/models` is not one), live view. */
+  readonly chatRequests: readonly RecordedRequest[];
   /** Adds replies to the end of the queue. */
   enqueue(...replies: ChatServerReply[]): void;
   /** Replaces the handler used once the queue is empty. */
@@ -139,6 +148,7 @@ export interface OpenAIChatServer {
 }
 
 export const CHAT_COMPLETIONS_PATH = "/v1/chat/completions";
+export const MODELS_PATH = "/v1/models";
 
 export async function startOpenAIChatServer(options: OpenAIChatServerOptions = {}): Promise<OpenAIChatServer> {
   const queue: ChatServerReply[] = [...(options.replies ?? [])];
@@ -172,6 +182,17 @@ export async function startOpenAIChatServer(options: OpenAIChatServerOptions = {
   });
 
   async function answer(request: RecordedRequest, res: ServerResponse): Promise<void> {
+    if (options.requireKey !== undefined && request.headers.authorization !== `Bearer ${options.requireKey}`) {
+      sendJson(res, 401, { error: { message: "Incorrect API key provided", type: "invalid_request_error" } });
+      return;
+    }
+    if (request.method === "GET" && request.path === MODELS_PATH && options.models !== undefined) {
+      sendJson(res, 200, {
+        object: "list",
+        data: options.models.map((id) => ({ id, object: "model", owned_by: "test" })),
+      });
+      return;
+    }
     if (request.method !== "POST" || request.path !== CHAT_COMPLETIONS_PATH) {
       sendJson(res, 404, { error: { message: `no route ${request.method} ${request.path}` } });
       return;
@@ -225,6 +246,9 @@ export async function startOpenAIChatServer(options: OpenAIChatServerOptions = {
     requests,
     get requestCount() {
       return requests.length;
+    },
+    get chatRequests() {
+      return requests.filter((request) => request.method === "POST" && request.path === CHAT_COMPLETIONS_PATH);
     },
     enqueue: (...replies) => void queue.push(...replies),
     setHandler: (next) => {
