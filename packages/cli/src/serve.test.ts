@@ -1,5 +1,5 @@
 import { execFile, spawn } from "node:child_process";
-import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -236,4 +236,65 @@ describe("rubric serve refuses what it cannot serve, before it listens", () => {
     expect(unset.code).toBe(2);
     expect(unset.stderr).toContain("--token-env NO_SUCH_VAR_HERE: that variable is unset or empty");
   });
+});
+
+/** The ```python blocks of a README, each with the line it starts on. */
+function pythonBlocks(file: string): { line: number; code: string }[] {
+  const blocks: { line: number; code: string }[] = [];
+  for (const match of readFileSync(repo(file), "utf8").matchAll(/^```python\n([\s\S]*?)^```/gmu))
+    blocks.push({ line: readFileSync(repo(file), "utf8").slice(0, match.index).split("\n").length, code: match[1]! });
+  return blocks;
+}
+
+/**
+ * The block as a check: each `expression   # value` line whose value is a Python literal asserts
+ * that the expression equals it, as the README claims.
+ */
+function withClaimsAsserted(code: string): string {
+  return code
+    .split("\n")
+    .map((line) => {
+      const claim = /^([^#=]+?)\s{2,}#\s(.+)$/u.exec(line);
+      if (!claim) return line;
+      const [, expression, value] = claim;
+      return [
+        `__got = ${expression}`,
+        `try:\n    __want = __import__("ast").literal_eval(${JSON.stringify(value)})\nexcept (ValueError, SyntaxError):\n    __want = __got`,
+        `assert __got == __want, f"${expression!.replace(/"/gu, '\\"')}: {__got!r}, the README says {__want!r}"`,
+      ].join("\n");
+    })
+    .join("\n");
+}
+
+describe("the Python READMEs' blocks", () => {
+  it(
+    "parse, import only names rubric_reward has, and the client block runs as written against the README's server",
+    async () => {
+      const blocks = ["python/rubric-reward/README.md", "packages/verifiers/README.md"].flatMap((file) =>
+        pythonBlocks(file).map((block) => ({ ...block, file })),
+      );
+      expect(blocks.length).toBe(3);
+      for (const { file, line, code } of blocks) {
+        const names = [...code.matchAll(/^from rubric_reward import (.+)$/gmu)].flatMap((m) => m[1]!.split(/,\s*/u));
+        const check = `import ast, sys, rubric_reward\nast.parse(sys.argv[1])\nmissing = [n for n in sys.argv[2:] if not hasattr(rubric_reward, n)]\nprint(__import__("json").dumps({"missing": missing}))`;
+        expect(await python(check, [code, ...names]), `${file}:${line}`).toEqual({ missing: [] });
+      }
+      // The README's server line serves the memo rubric; its client block asks it.
+      const served = await startServe(["--rubric", repo("examples/data/memo-rubric.json")]);
+      try {
+        const client = blocks.find((block) => block.code.includes("RewardClient("));
+        const code = withClaimsAsserted(client!.code.replace("http://127.0.0.1:8787", served.url));
+        expect(code).toContain("assert __got == __want");
+        expect(await python(`${code}\nprint('{"ran": true}')`, [])).toEqual({ ran: true });
+        // The check can fail: a claim the server does not bear out is caught.
+        await expect(python(withClaimsAsserted(`${code}\nreply.rewards   # [0.5, 0.0]`), [])).rejects.toThrow(
+          /the README says \[0\.5, 0\.0\]/u,
+        );
+      } finally {
+        served.child.kill("SIGTERM");
+        await served.exited;
+      }
+    },
+    TIMEOUT_MS,
+  );
 });
