@@ -123,7 +123,7 @@ export type {
   TrainablePolicy,
 } from "./policy/policy.js";
 
-// critics: μ as a critic, any StepCritic, and the teacher critic
+// critics: μ as a critic, any StepCritic, the teacher critic, and a critic over hand-made step features trained by ARCO's decomposition loss
 export {
   MuCritic,
   type CriteriaSource,
@@ -133,6 +133,12 @@ export {
 } from "./critic/mu-critic.js";
 export type { CriticUpdate, StepCritic, StepRating } from "./critic/step-critic.js";
 export { frozenCritic, hindsightCritic, teacherCritic } from "./critic/teacher-critic.js";
+export {
+  FeatureCritic,
+  featureCritic,
+  type FeatureCriticOptions,
+  type FeatureFitEpoch,
+} from "./critic/feature-critic.js";
 
 // trainer: advantages, settings and the co-evolution trainer
 export {
@@ -280,7 +286,12 @@ export {
   type NameRoles,
   type QueryForm,
 } from "./gym/candidates.js";
-export { GYM_FEATURE_NAMES } from "./gym/features.js";
+export {
+  GYM_ACTION_FEATURE_NAMES,
+  GYM_FEATURE_NAMES,
+  gymActionFeatures,
+  gymStepFeatures,
+} from "./gym/features.js";
 export {
   GymPolicy,
   GymTraceSchema,

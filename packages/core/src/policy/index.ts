@@ -1,13 +1,15 @@
 /**
  * Policy-gradient math: group and step advantages, the GSPO / GRPO / Dr.GRPO clipped objectives
  * with their gradients, the k3 KL estimator, reward-to-go, ARCO's outcome projection and
- * prioritized replay. Pure functions over plain [sequence][token] arrays.
+ * decomposition loss, and prioritized replay. Pure functions over plain [sequence][token] arrays.
  */
 export { Adam, AdamStateSchema, type AdamState } from "./adam.js";
 export { groupAdvantages, stepAdvantages } from "./advantages.js";
 export type { GroupAdvantageOptions, StepAdvantageOptions } from "./advantages.js";
 export { arcoActionBuckets, arcoStepBucket, bucketBaseline } from "./baseline.js";
 export type { ArcoStepBucket } from "./baseline.js";
+export { decompositionLoss, decompositionWeights } from "./decomposition.js";
+export type { DecompositionLoss } from "./decomposition.js";
 export { PolicyInputError } from "./errors.js";
 export { gspoObjective } from "./gspo.js";
 export type { GspoObjectiveInput, GspoObjectiveResult } from "./gspo.js";

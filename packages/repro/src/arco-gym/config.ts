@@ -49,6 +49,13 @@ export interface ArcoGymConfig {
   readonly creditProbeTasks: number;
   /** The learned critics' μ (methods `frozenMu` and `arco`): its shape, warm-up and co-evolution. */
   readonly mu: GymMuSettings;
+  /**
+   * The feature critic (`featureMu`, `featureArco`): fitted on μ's warm-up episodes (the same
+   * `mu.sftTasks` × `mu.sftReplicas` teacher episodes, their outcomes only) for `epochs` passes
+   * in mini-batches of 32, Adam at `learningRate`; co-evolving, one step per batch with the pull
+   * `beta` to the fitted weights.
+   */
+  readonly feature: { readonly epochs: number; readonly learningRate: number; readonly beta: number };
 }
 
 /**
@@ -141,6 +148,9 @@ export function arcoGymConfig(options: ArcoGymConfigOptions = {}): ArcoGymConfig
       beta: 0.05,
       ...options.mu,
     },
+    // Set once, before any run, at ARCO's β and a step size that moves tanh units in tens of
+    // steps; not tuned on any task.
+    feature: { epochs: 50, learningRate: 0.05, beta: 0.05 },
   };
   checkConfig(config);
   return config;

@@ -145,6 +145,46 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
   }, 300_000);
 });
 
+describe("runArcoGym with the feature critics (a labelled variant, no sidecar)", () => {
+  it("fits one critic per feature set on μ's warm-up episodes, records its weights, and measures each critic's credit", async () => {
+    const config = arcoGymConfig({
+      hops: [2],
+      seeds: 1,
+      trainTasks: 8,
+      evalTasks: 10,
+      budget: 32,
+      trueAdvantageRollouts: 2,
+      methods: ["outcome", "featureMu", "featureArco", "featureNoPrefix"],
+      mu: { sftTasks: 40, sftReplicas: 2 },
+    });
+    const table = await runArcoGym(config);
+    expect(ArcoGymTableSchema.parse(table)).toEqual(table);
+    const warmups = table.featureWarmup!;
+    expect(warmups.map((w) => w.features)).toEqual(["prefix", "action"]);
+    for (const warm of warmups) {
+      expect(warm).toMatchObject({ hops: 2, episodes: 80 });
+      // Fitted to its episodes' outcomes: below the class-balanced loss of all-zero scores (½).
+      expect(warm.loss).toBeLessThan(0.5);
+    }
+    // The policy's features (the prefix) fit Σ_t s_t = R closer than the action's alone.
+    expect(warmups[0]!.loss).toBeLessThan(warmups[1]!.loss);
+    expect(Object.keys(warmups[0]!.weights)).toContain("finish:chainComplete");
+    expect(Object.keys(warmups[1]!.weights)).toEqual([
+      "search",
+      "search:full",
+      "search:first-word",
+      "search:last-word",
+      "finish",
+    ]);
+    expect(Object.keys(table.credit)).toEqual(["featureMu", "featureArco", "featureNoPrefix"]);
+    for (const name of Object.keys(table.credit)) expect(table.credit[name]!.steps).toBeGreaterThanOrEqual(10);
+    // A co-evolving critic trained on its batches, a frozen one did not: they rate the probe differently.
+    expect(table.creditPoints["featureArco"]!["2"]).not.toEqual(table.creditPoints["featureMu"]!["2"]);
+    expect(table.timing.byMethodMs.featureWarmup).toBeGreaterThan(0);
+    expect(arcoGymMarkdown(table)).toContain("Feature μ without the prefix");
+  }, 120_000);
+});
+
 describe("arcoGymConfig", () => {
   it("refuses settings the run cannot honour, naming them", () => {
     const bad: [Parameters<typeof arcoGymConfig>[0], RegExp][] = [

@@ -12,11 +12,16 @@ import {
   type Episode,
   evidenceAuc,
   type Environment,
+  featureCritic,
+  GYM_ACTION_FEATURE_NAMES,
+  GYM_FEATURE_NAMES,
+  gymActionFeatures,
   type GymPolicy,
   type GymTask,
   generateGymTasks,
   gymNoisyTeacher,
   gymPolicy,
+  gymStepFeatures,
   gymTeacherCritic,
   imitate,
   readWordVectors,
@@ -30,9 +35,10 @@ import {
 } from "@rubric/rlxar";
 import { ReproInputError } from "../errors.js";
 import type { ArcoGymConfig } from "./config.js";
-import { type GymMuCritic, openGymMuCritic, type WarmGymMu, warmGymMu } from "./mu.js";
+import { criticWarmupEpisodes, type GymMuCritic, openGymMuCritic, type WarmGymMu, warmGymMu } from "./mu.js";
 import {
   ARCO_GYM_CRITICS,
+  ARCO_GYM_FEATURE_METHODS,
   ARCO_GYM_METHODS,
   ARCO_GYM_MU_METHODS,
   type ArcoGymMethod,
@@ -127,6 +133,26 @@ function methodSetup(
             seed: `true-advantage/${seed}`,
           })),
   };
+}
+
+/**
+ * A feature method's critic for H-hop tasks, fitted by the decomposition loss on `episodes` (μ's
+ * warm-up episodes, outcomes only): `featureMu` frozen over the policy's features, `featureArco`
+ * the same co-evolving, `featureNoPrefix` co-evolving over what the action's text alone shows.
+ * The same fit (its seed is H's) for every run of a method.
+ */
+function fittedFeatureCritic(episodes: readonly Episode[], hops: number, config: ArcoGymConfig, method: ArcoGymMethod) {
+  const { feature } = config;
+  const action = method === "featureNoPrefix";
+  const critic = featureCritic({
+    features: action ? gymActionFeatures : gymStepFeatures,
+    names: action ? GYM_ACTION_FEATURE_NAMES : GYM_FEATURE_NAMES,
+    coEvolves: method !== "featureMu",
+    learningRate: feature.learningRate,
+    beta: feature.beta,
+  });
+  const fit = critic.fit(episodes, { epochs: feature.epochs, seed: `feature-critic/${hops}` });
+  return { critic, fit };
 }
 
 /** Held-out rollouts of the warm-up policy with each step's true advantage: what every critic's credit is measured on. */
@@ -233,6 +259,7 @@ async function runAll(
   const byMethodMs: Record<string, number> = Object.fromEntries([["warmup", 0], ...config.methods.map((m) => [m, 0])]);
   const warmup: ArcoGymTable["warmup"] = [];
   const muWarmup: NonNullable<ArcoGymTable["muWarmup"]> = [];
+  const featureWarmup: NonNullable<ArcoGymTable["featureWarmup"]> = [];
   const total = config.hops.length * config.seeds.length * config.methods.length;
   let index = 0;
 
@@ -255,6 +282,39 @@ async function runAll(
       const { directory: _, ...record } = warmMu;
       muWarmup.push({ hops, ...record, sftLoss: [...record.sftLoss] });
       byMethodMs.muWarmup = (byMethodMs.muWarmup ?? 0) + warmMu.ms;
+    }
+    // The feature critic's warm-up data: μ's warm-up episodes, their outcomes only. Fitted once
+    // here for the record; each run fits its own copy the same way (a fraction of a second).
+    let featureEpisodes: Episode[] | undefined;
+    if (config.methods.some((m) => ARCO_GYM_FEATURE_METHODS.includes(m))) {
+      const mark = performance.now();
+      featureEpisodes = await criticWarmupEpisodes(hops, config);
+      // One record per feature set a run uses: the prefix's (featureMu, featureArco) and the action's.
+      const sets = [
+        ...(config.methods.some((m) => m === "featureMu" || m === "featureArco") ? (["prefix"] as const) : []),
+        ...(config.methods.includes("featureNoPrefix") ? (["action"] as const) : []),
+      ];
+      for (const features of sets) {
+        const fitted = fittedFeatureCritic(
+          featureEpisodes,
+          hops,
+          config,
+          features === "action" ? "featureNoPrefix" : "featureMu",
+        );
+        const last = fitted.fit.at(-1)!;
+        const { byFeature, bias } = fitted.critic.weights();
+        featureWarmup.push({
+          hops,
+          features,
+          episodes: featureEpisodes.length,
+          successes: featureEpisodes.filter((e) => e.reward > 0.5).length,
+          loss: last.loss,
+          meanAbsoluteGap: last.meanAbsoluteGap,
+          weights: { ...byFeature },
+          bias,
+        });
+      }
+      byMethodMs.featureWarmup = (byMethodMs.featureWarmup ?? 0) + performance.now() - mark;
     }
     for (const seed of config.seeds) {
       let mark = performance.now();
@@ -302,6 +362,9 @@ async function runAll(
             config,
           });
         try {
+          const learned = ARCO_GYM_FEATURE_METHODS.includes(method)
+            ? fittedFeatureCritic(featureEpisodes!, hops, config, method).critic
+            : mu?.critic;
           const { settings, critic, epochRollouts } = methodSetup(
             method,
             config,
@@ -309,7 +372,7 @@ async function runAll(
             environment,
             train,
             policy,
-            mu?.critic,
+            learned,
           );
           const training: CoEvolutionOptions<GymTask> = {
             environment,
@@ -344,7 +407,7 @@ async function runAll(
     }
   }
   return ArcoGymTableSchema.parse(
-    tableOf(config, runs, warmup, muWarmup, { totalMs: performance.now() - started, byMethodMs }),
+    tableOf(config, runs, warmup, muWarmup, featureWarmup, { totalMs: performance.now() - started, byMethodMs }),
   );
 }
 
@@ -376,6 +439,7 @@ function tableOf(
   runs: Record<ArcoGymMethod, Map<number, MethodRun[]>>,
   warmup: ArcoGymTable["warmup"],
   muWarmup: NonNullable<ArcoGymTable["muWarmup"]>,
+  featureWarmup: NonNullable<ArcoGymTable["featureWarmup"]>,
   timing: ArcoGymTable["timing"],
 ): ArcoGymTable {
   const perSeed = (method: ArcoGymMethod, hops: number) => (runs[method].get(hops) ?? []).map((r) => mean(r.perTask));
@@ -474,6 +538,7 @@ function tableOf(
     curves,
     warmup,
     ...(muWarmup.length === 0 ? {} : { muWarmup }),
+    ...(featureWarmup.length === 0 ? {} : { featureWarmup }),
     timing,
   };
 }

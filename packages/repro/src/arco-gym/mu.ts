@@ -36,6 +36,26 @@ export interface WarmGymMu {
 }
 
 /**
+ * The noisy teacher's episodes a learned critic of H-hop tasks warms up on: `mu.sftTasks` tasks of
+ * the μ stream (`${seed}/mu`, which no policy trains on) × `mu.sftReplicas`, at temperature 1.
+ * μ and the feature critic see the same episodes.
+ */
+export async function criticWarmupEpisodes(hops: number, config: ArcoGymConfig): Promise<Episode[]> {
+  const tasks = generateGymTasks({
+    hops,
+    count: config.mu.sftTasks,
+    seed: `${config.seed}/mu`,
+    split: "train",
+    lookalikes: config.lookalikes,
+  });
+  return rollout(arcoGym(), tasks, gymNoisyTeacher(tasks, { noise: config.teacher.noise }), {
+    temperature: 1,
+    seed: `mu-warm-up/${hops}`,
+    replicas: config.mu.sftReplicas,
+  });
+}
+
+/**
  * Warms up μ for H-hop tasks: the noisy teacher's episodes on the μ stream of training tasks
  * (`${seed}/mu`, which no policy trains on), annotated by the gym's checkers
  * (`gymTeacherAnnotation`: K criteria of the grammar per step, ±0.8 by verdict, projected so
@@ -56,18 +76,7 @@ export async function warmGymMu(
   const { onEpoch } = options;
   const started = performance.now();
   const { mu } = config;
-  const tasks = generateGymTasks({
-    hops,
-    count: mu.sftTasks,
-    seed: `${config.seed}/mu`,
-    split: "train",
-    lookalikes: config.lookalikes,
-  });
-  const episodes: Episode[] = await rollout(arcoGym(), tasks, gymNoisyTeacher(tasks, { noise: config.teacher.noise }), {
-    temperature: 1,
-    seed: `mu-warm-up/${hops}`,
-    replicas: mu.sftReplicas,
-  });
+  const episodes = await criticWarmupEpisodes(hops, config);
   const data = warmupData(
     episodes,
     episodes.map((episode) => gymTeacherAnnotation(episode, mu.k)),

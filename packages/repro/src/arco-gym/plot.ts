@@ -9,6 +9,9 @@ const COLORS: Readonly<Record<ArcoGymMethod, string>> = {
   frozenMu: "#1f77b4",
   arco: "#2ca02c",
   arcoOutcome: "#17becf",
+  featureMu: "#bcbd22",
+  featureArco: "#e377c2",
+  featureNoPrefix: "#8c6d31",
   teacherHindsight: "#9467bd",
   trueAdvantage: "#ff7f0e",
 };
@@ -19,6 +22,9 @@ const SHORT: Readonly<Record<ArcoGymMethod, string>> = {
   frozenMu: "frozen μ",
   arco: "ARCO (μ co-evolving)",
   arcoOutcome: "ARCO + outcome",
+  featureMu: "feature μ (frozen)",
+  featureArco: "feature μ co-evolving",
+  featureNoPrefix: "feature μ, no prefix",
   teacherHindsight: "teacher's hindsight scores",
   trueAdvantage: "true-advantage control",
 };

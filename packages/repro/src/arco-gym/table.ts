@@ -12,6 +12,9 @@ export const ARCO_GYM_METHODS = [
   "frozenMu",
   "arco",
   "arcoOutcome",
+  "featureMu",
+  "featureArco",
+  "featureNoPrefix",
   "teacherHindsight",
   "trueAdvantage",
 ] as const;
@@ -23,22 +26,35 @@ export const ARCO_GYM_METHOD_LABELS: Readonly<Record<ArcoGymMethod, string>> = {
   frozenMu: "Frozen μ: the warm-up μ's step scores as the dense signal",
   arco: "ARCO: μ's step scores as the dense signal, μ co-evolving (decomposition loss + KL)",
   arcoOutcome: "ARCO + outcome (ours): as ARCO, plus R − mean R at the terminal step",
+  featureMu:
+    "Feature μ, frozen (ours, a labelled variant: the policy's step features, fitted by the decomposition loss on the teacher's outcomes alone)",
+  featureArco:
+    "Feature μ co-evolving (ours, a labelled variant: as feature μ, plus ARCO's decomposition step per batch)",
+  featureNoPrefix:
+    "Feature μ without the prefix, co-evolving (ours, a labelled variant: only what the action's text shows, its kind and a whole name or one word)",
   teacherHindsight: "Control: the teacher's hindsight scores (checked criteria, Σ s_t = R) as the dense signal",
   trueAdvantage: "Control: true step advantages (Monte Carlo) as the dense signal",
 };
 
 /** The critics whose credit is measured against the true advantage (every dense method but the truth itself). */
-export const ARCO_GYM_CRITICS: readonly ArcoGymMethod[] = ["frozenMu", "arco", "arcoOutcome", "teacherHindsight"];
+export const ARCO_GYM_CRITICS: readonly ArcoGymMethod[] = ARCO_GYM_METHODS.filter(
+  // outcome and RaR train on R alone; the true advantage is what the others are measured against.
+  (m) => m !== "outcome" && m !== "rar" && m !== "trueAdvantage",
+);
+
+/** The methods whose critic reads the policy's hand-made step features (`featureCritic`): no sidecar. */
+export const ARCO_GYM_FEATURE_METHODS: readonly ArcoGymMethod[] = ["featureMu", "featureArco", "featureNoPrefix"];
 
 /** The methods whose critic is μ (they need the sidecar). */
 export const ARCO_GYM_MU_METHODS: readonly ArcoGymMethod[] = ["rar", "frozenMu", "arco", "arcoOutcome"];
 
 /**
- * What a run compares unless told otherwise: every method but μ's. μ's warm-up takes minutes per
- * hop count on 2 cores (the sidecar trains it), so the learned critics are asked for by name.
+ * What a run compares unless told otherwise: outcome RL and the two controls. μ's warm-up takes
+ * minutes per hop count on 2 cores (the sidecar trains it), and the feature critics are a
+ * labelled variant, so both are asked for by name.
  */
 export const ARCO_GYM_DEFAULT_METHODS: readonly ArcoGymMethod[] = ARCO_GYM_METHODS.filter(
-  (m) => !ARCO_GYM_MU_METHODS.includes(m),
+  (m) => !ARCO_GYM_MU_METHODS.includes(m) && !ARCO_GYM_FEATURE_METHODS.includes(m),
 );
 
 const MeanStdSchema = z.strictObject({ mean: z.number(), std: z.number(), n: z.int() });
@@ -127,6 +143,26 @@ export const ArcoGymTableSchema = z.strictObject({
         embedded: z.int(),
         sftLoss: z.array(z.number()),
         ms: z.number(),
+      }),
+    )
+    .optional(),
+  /**
+   * The feature critics' warm-up per H and feature set (runs with a feature method): the teacher's
+   * episodes it was fitted on (μ's warm-up stream) and how many succeeded, the decomposition loss
+   * and mean |Σ_t s_t − R| on them after the fit, and its weights by feature (and bias).
+   */
+  featureWarmup: z
+    .array(
+      z.strictObject({
+        hops: z.int(),
+        /** The policy's features (what the prefix shows: featureMu, featureArco) or the action's alone (featureNoPrefix). */
+        features: z.enum(["prefix", "action"]),
+        episodes: z.int(),
+        successes: z.int(),
+        loss: z.number(),
+        meanAbsoluteGap: z.number(),
+        weights: z.record(z.string(), z.number()),
+        bias: z.number(),
       }),
     )
     .optional(),
@@ -219,6 +255,25 @@ export function arcoGymMarkdown(table: ArcoGymTable): string {
           ...table.muWarmup.map(
             (m) =>
               `| ${m.hops} | ${m.episodes} | ${m.examples} | ${m.embedded} | ${m.sftLoss[0]?.toFixed(3) ?? "—"} → ${m.sftLoss.at(-1)?.toFixed(3) ?? "—"} |`,
+          ),
+          "",
+        ]),
+    ...(table.featureWarmup === undefined || table.featureWarmup.length === 0
+      ? []
+      : [
+          "The feature critics' fit (one per H and feature set, shared by every seed): μ's warm-up episodes, their outcomes only, ARCO's decomposition loss. The weights are θ of s_t = tanh(θ·φ_t + b), the six largest in size: where Σ_t s_t = R put the credit.",
+          "",
+          "| H | features | episodes (successes) | loss | mean |Σ_t s_t − R| | largest weights |",
+          "|---|---|---|---|---|---|",
+          ...table.featureWarmup.map(
+            (f) =>
+              `| ${f.hops} | ${f.features === "prefix" ? "the policy's (the prefix shows)" : "the action's text alone"} | ${f.episodes} (${f.successes}) | ${f.loss.toFixed(4)} | ${f.meanAbsoluteGap.toFixed(3)} | ${Object.entries(
+                f.weights,
+              )
+                .sort(([, a], [, b]) => Math.abs(b) - Math.abs(a))
+                .slice(0, 6)
+                .map(([name, w]) => `${name} ${w >= 0 ? "+" : "−"}${Math.abs(w).toFixed(2)}`)
+                .join(", ")} |`,
           ),
           "",
         ]),

@@ -1,4 +1,5 @@
-import type { ChainReading, GymCandidate, NameRoles } from "./candidates.js";
+import type { Episode } from "../rollout/rollout.js";
+import { type ChainReading, type GymCandidate, gymCandidates, type NameRoles } from "./candidates.js";
 
 const ROLES: readonly (keyof NameRoles)[] = [
   "expected",
@@ -60,4 +61,48 @@ export function gymFeatureMatrix(candidates: readonly GymCandidate[], reading: C
     } else row[at("finish:mustFinish")] = reading.mustFinish ? 1 : 0;
   });
   return matrix;
+}
+
+/**
+ * φ of the action each step of an episode took (`GYM_FEATURE_NAMES`, the policy's own features),
+ * one row per step: what a critic over the policy's features reads (`featureCritic`). A step whose
+ * action is none of the view's candidates (an invalid action) is a row of zeros.
+ *
+ * @example
+ * gymStepFeatures(episode)[0]![GYM_FEATURE_NAMES.indexOf("search:full")]; // 1 when the first search named the whole name
+ */
+export function gymStepFeatures(episode: Episode): number[][] {
+  const width = GYM_FEATURE_NAMES.length;
+  return episode.steps.map((step) => {
+    const { reading, candidates } = gymCandidates(step.view);
+    const taken = candidates.findIndex((candidate) => candidate.text === step.transition.actionText);
+    if (taken === -1) return new Array<number>(width).fill(0);
+    return Array.from(gymFeatureMatrix(candidates, reading).subarray(taken * width, (taken + 1) * width));
+  });
+}
+
+/**
+ * The features the action's text shows without the prefix (ARCO's "no prefix" ablation, for a
+ * feature critic): its kind and, for a search, whether it names a whole name or one word of it.
+ * The others (a role in the chain, a repeat, the chain's state) need the history to read.
+ */
+export const GYM_ACTION_FEATURE_NAMES: readonly string[] = [
+  "search",
+  "search:full",
+  "search:first-word",
+  "search:last-word",
+  "finish",
+];
+
+const ACTION_COLUMNS = GYM_ACTION_FEATURE_NAMES.map(at);
+
+/**
+ * {@link gymStepFeatures} restricted to {@link GYM_ACTION_FEATURE_NAMES}: what a critic that
+ * does not see the prefix can read of each step.
+ *
+ * @example
+ * gymActionFeatures(episode)[0]; // [1, 1, 0, 0, 0]: a search by a whole name
+ */
+export function gymActionFeatures(episode: Episode): number[][] {
+  return gymStepFeatures(episode).map((row) => ACTION_COLUMNS.map((column) => row[column]!));
 }
