@@ -24,6 +24,7 @@ import {
   klK3,
   prioritizedReplay,
   projectToOutcome,
+  decompositionLoss,
   rewardToGo,
   stepAdvantages,
 } from "../src/policy/index.js";
@@ -42,6 +43,7 @@ const DESCRIPTION = [
   "KL (all objectives and klK3): k3 = exp(ref−θ) − (ref−θ) − 1 per token (θ = logpNew or logp); KL = (1/K) Σ_k masked mean_t k3. `kl` (unscaled by beta) is present whenever logpRef is given; loss adds beta·kl. gradLogpNew / gradLogp are ∂loss/∂θ (∂mean/∂θ for klK3), zero at masked tokens. klK3.perToken reports k3 at every token, masked or not.",
   "groupAdvantages: (r − mean)/(std + eps) with std over n − ddof, or r − mean for normalize 'none'; a group of identical rewards gives zeros. rewardToGo: G_t = Σ_{k≥t} gamma^(k−t)·s_k. bucketBaseline: mean of the entry's bucket, batch mean for singleton buckets. arcoStepBucket: last step 'terminal', else search_1, search_2, then search_3 for every later step. stepAdvantages: scale·(G_t − bucketBaseline over all steps of the batch, bucketed by arcoStepBucket).",
   "projectToOutcome: shift λ with Σ clamp(x + λ, −1, 1) = K·outcome (to ~1e-12), projected = clamp(x + λ); `shift` may differ between correct implementations when the solution is not unique (all entries clamped), `projected` may not. prioritizedReplay: the episodes whose return ≤ numpy.percentile(returns, percentile) (linear), in order.",
+  "decompositionLoss (input stepScores [trajectory][step] = s_t, outcomes): weights w = N/(2·n_pos) for R > 0.5, N/(2·n_neg) otherwise; loss = (1/N) Σ_τ w_τ (Σ_t s_τ,t − R_τ)²; gradients[τ] = ∂loss/∂s_τ,t = (2/N) w_τ (Σ_t s_τ,t − R_τ); meanAbsoluteGap = (1/N) Σ_τ |Σ_t s_τ,t − R_τ|.",
 ].join("\n");
 
 interface VectorCase {
@@ -473,6 +475,26 @@ for (const [name, returns, percentile] of [
     "prioritizedReplay",
     { episodes, percentile },
     prioritizedReplay(episodes, percentile),
+  );
+}
+
+for (const [name, stepScores, outcomes] of [
+  ["hand case, both classes", [[0.5, 0.5], [0.2]], [1, 0]],
+  ["one success among four", [[0.3, 0.3, 0.1], [0.2, -0.1], [0], [-0.4, 0.1, 0.2]], [1, 0, 0, 0]],
+  ["failures only", [[0.1], [-0.2, 0.05]], [0, 0]],
+  ["R = 0.5 is a failure", [[0.4], [0.6]], [0.5, 1]],
+  [
+    "random 6",
+    Array.from({ length: 6 }, (_, i) => Array.from({ length: 1 + (i % 4) }, () => pick(-1, 1, 4))),
+    Array.from({ length: 6 }, (_, i) => (i % 3 === 0 ? 1 : 0)),
+  ],
+] as const) {
+  const scores = stepScores.map((row) => [...row]);
+  addCase(
+    `decompositionLoss: ${name}`,
+    "decompositionLoss",
+    { stepScores: scores, outcomes: [...outcomes] },
+    decompositionLoss(scores, [...outcomes]),
   );
 }
 

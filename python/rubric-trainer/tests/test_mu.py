@@ -4,6 +4,7 @@ files of their own)."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -46,6 +47,26 @@ def test_decomposition_loss_by_hand() -> None:
     ]
     # w = 3/2 for the positive, 3/4 for the negatives: (1.5·0.09 + 0.75·0 + 0.75·0.16) / 3 = 0.085.
     assert float(decomposition_loss(d, [1.0, 0.0, 0.0])) == pytest.approx(0.085, abs=1e-12)
+
+
+VECTORS = Path(__file__).resolve().parents[3] / "packages" / "core" / "fixtures" / "policy-gradient-vectors.json"
+
+
+def test_decomposition_loss_matches_core_vectors() -> None:
+    """The sidecar's μ loss and @rubric/core's `decompositionLoss` (the feature critic's) agree on
+    the shared vectors: one score per step is K = 1."""
+    cases = [case for case in json.loads(VECTORS.read_text())["cases"] if case["fn"] == "decompositionLoss"]
+    assert len(cases) >= 5
+    for case in cases:
+        scores = [torch.tensor([[s] for s in row], dtype=torch.float64, requires_grad=True) for row in case["input"]["stepScores"]]
+        outcomes = case["input"]["outcomes"]
+        expected = case["expected"]
+        assert class_weights(outcomes) == pytest.approx(expected["weights"], abs=1e-12), case["name"]
+        loss = decomposition_loss(scores, outcomes)
+        assert float(loss) == pytest.approx(expected["loss"], abs=1e-12), case["name"]
+        loss.backward()
+        for x, gradient in zip(scores, expected["gradients"]):
+            assert x.grad.flatten().tolist() == pytest.approx([gradient] * x.shape[0], abs=1e-12), case["name"]
 
 
 def test_decomposition_loss_gradient_matches_finite_differences() -> None:

@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { groupAdvantages, stepAdvantages } from "./advantages.js";
 import { arcoStepBucket, bucketBaseline } from "./baseline.js";
+import { decompositionLoss } from "./decomposition.js";
 import { drGrpoObjective, grpoObjective } from "./grpo.js";
 import { gspoObjective } from "./gspo.js";
 import { klK3 } from "./kl.js";
@@ -40,6 +41,8 @@ interface FixtureArguments {
   readonly scores: number[][];
   readonly outcome: number;
   readonly percentile: number;
+  readonly stepScores: number[][];
+  readonly outcomes: number[];
 }
 
 /** Calls `fn` the way the fixture's description says: `input` holds the arguments by name. */
@@ -70,6 +73,8 @@ function run(fn: string, input: Record<string, unknown>): unknown {
       return projectToOutcome(a.scores, a.outcome);
     case "prioritizedReplay":
       return prioritizedReplay(a.episodes, a.percentile);
+    case "decompositionLoss":
+      return decompositionLoss(a.stepScores, a.outcomes);
     default:
       throw new Error(`unknown fn ${fn}`);
   }
@@ -130,6 +135,7 @@ describe("policy-gradient-vectors.json", () => {
       "stepAdvantages",
       "projectToOutcome",
       "prioritizedReplay",
+      "decompositionLoss",
     ]) {
       expect(count(fn)).toBeGreaterThanOrEqual(5);
     }
