@@ -138,6 +138,7 @@ export {
   featureCritic,
   type FeatureCriticOptions,
   type FeatureFitEpoch,
+  type FeatureObjective,
 } from "./critic/feature-critic.js";
 
 // trainer: advantages, settings and the co-evolution trainer
@@ -289,7 +290,9 @@ export {
 export {
   GYM_ACTION_FEATURE_NAMES,
   GYM_FEATURE_NAMES,
+  GYM_STATE_FEATURE_NAMES,
   gymActionFeatures,
+  gymStateFeatures,
   gymStepFeatures,
 } from "./gym/features.js";
 export {

@@ -154,13 +154,13 @@ describe("runArcoGym with the feature critics (a labelled variant, no sidecar)",
       evalTasks: 10,
       budget: 32,
       trueAdvantageRollouts: 2,
-      methods: ["outcome", "featureMu", "featureArco", "featureNoPrefix"],
+      methods: ["outcome", "featureMu", "featureArco", "featureNoPrefix", "valueDifference"],
       mu: { sftTasks: 40, sftReplicas: 2 },
     });
     const table = await runArcoGym(config);
     expect(ArcoGymTableSchema.parse(table)).toEqual(table);
     const warmups = table.featureWarmup!;
-    expect(warmups.map((w) => w.features)).toEqual(["prefix", "action"]);
+    expect(warmups.map((w) => w.features)).toEqual(["prefix", "action", "state"]);
     for (const warm of warmups) {
       expect(warm).toMatchObject({ hops: 2, episodes: 80 });
       // Fitted to its episodes' outcomes: below the class-balanced loss of all-zero scores (½).
@@ -176,12 +176,18 @@ describe("runArcoGym with the feature critics (a labelled variant, no sidecar)",
       "search:last-word",
       "finish",
     ]);
-    expect(Object.keys(table.credit)).toEqual(["featureMu", "featureArco", "featureNoPrefix"]);
+    expect(Object.keys(table.credit)).toEqual(["featureMu", "featureArco", "featureNoPrefix", "valueDifference"]);
+    expect(Object.keys(warmups[2]!.weights)).toContain("slack=0");
     for (const name of Object.keys(table.credit)) expect(table.credit[name]!.steps).toBeGreaterThanOrEqual(10);
     // A co-evolving critic trained on its batches, a frozen one did not: they rate the probe differently.
     expect(table.creditPoints["featureArco"]!["2"]).not.toEqual(table.creditPoints["featureMu"]!["2"]);
     expect(table.timing.byMethodMs.featureWarmup).toBeGreaterThan(0);
-    expect(arcoGymMarkdown(table)).toContain("Feature μ without the prefix");
+    const markdown = arcoGymMarkdown(table);
+    expect(markdown).toContain("Feature μ without the prefix");
+    // The fit's table: a header and one row per fit, every row with the header's six cells.
+    const fits = markdown.split("\n").filter((line) => /^\| (H|\d) \| (features|the )/u.test(line));
+    expect(fits).toHaveLength(1 + 3);
+    for (const line of fits) expect(line.split("|")).toHaveLength(8);
   }, 120_000);
 });
 

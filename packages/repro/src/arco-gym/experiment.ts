@@ -15,7 +15,9 @@ import {
   featureCritic,
   GYM_ACTION_FEATURE_NAMES,
   GYM_FEATURE_NAMES,
+  GYM_STATE_FEATURE_NAMES,
   gymActionFeatures,
+  gymStateFeatures,
   type GymPolicy,
   type GymTask,
   generateGymTasks,
@@ -138,15 +140,22 @@ function methodSetup(
 /**
  * A feature method's critic for H-hop tasks, fitted by the decomposition loss on `episodes` (μ's
  * warm-up episodes, outcomes only): `featureMu` frozen over the policy's features, `featureArco`
- * the same co-evolving, `featureNoPrefix` co-evolving over what the action's text alone shows.
+ * the same co-evolving, `featureNoPrefix` co-evolving over what the action's text alone shows,
+ * `valueDifference` co-evolving, a state value whose changes are the steps' credit.
  * The same fit (its seed is H's) for every run of a method.
  */
 function fittedFeatureCritic(episodes: readonly Episode[], hops: number, config: ArcoGymConfig, method: ArcoGymMethod) {
   const { feature } = config;
-  const action = method === "featureNoPrefix";
+  const [features, names] =
+    method === "featureNoPrefix"
+      ? [gymActionFeatures, GYM_ACTION_FEATURE_NAMES]
+      : method === "valueDifference"
+        ? [gymStateFeatures, GYM_STATE_FEATURE_NAMES]
+        : [gymStepFeatures, GYM_FEATURE_NAMES];
   const critic = featureCritic({
-    features: action ? gymActionFeatures : gymStepFeatures,
-    names: action ? GYM_ACTION_FEATURE_NAMES : GYM_FEATURE_NAMES,
+    features,
+    names,
+    objective: method === "valueDifference" ? "value-difference" : "decomposition",
     coEvolves: method !== "featureMu",
     learningRate: feature.learningRate,
     beta: feature.beta,
@@ -289,18 +298,20 @@ async function runAll(
     if (config.methods.some((m) => ARCO_GYM_FEATURE_METHODS.includes(m))) {
       const mark = performance.now();
       featureEpisodes = await criticWarmupEpisodes(hops, config);
-      // One record per feature set a run uses: the prefix's (featureMu, featureArco) and the action's.
-      const sets = [
-        ...(config.methods.some((m) => m === "featureMu" || m === "featureArco") ? (["prefix"] as const) : []),
-        ...(config.methods.includes("featureNoPrefix") ? (["action"] as const) : []),
-      ];
-      for (const features of sets) {
-        const fitted = fittedFeatureCritic(
-          featureEpisodes,
-          hops,
-          config,
-          features === "action" ? "featureNoPrefix" : "featureMu",
-        );
+      // One record per feature set a run uses: the prefix's (featureMu, featureArco), the action's, the state's.
+      const sets = (
+        [
+          ["prefix", "featureMu"],
+          ["action", "featureNoPrefix"],
+          ["state", "valueDifference"],
+        ] as const
+      ).filter(([, method]) =>
+        method === "featureMu"
+          ? config.methods.includes("featureMu") || config.methods.includes("featureArco")
+          : config.methods.includes(method),
+      );
+      for (const [features, method] of sets) {
+        const fitted = fittedFeatureCritic(featureEpisodes, hops, config, method);
         const last = fitted.fit.at(-1)!;
         const { byFeature, bias } = fitted.critic.weights();
         featureWarmup.push({

@@ -12,6 +12,7 @@ const COLORS: Readonly<Record<ArcoGymMethod, string>> = {
   featureMu: "#bcbd22",
   featureArco: "#e377c2",
   featureNoPrefix: "#8c6d31",
+  valueDifference: "#d62728",
   teacherHindsight: "#9467bd",
   trueAdvantage: "#ff7f0e",
 };
@@ -25,6 +26,7 @@ const SHORT: Readonly<Record<ArcoGymMethod, string>> = {
   featureMu: "feature μ (frozen)",
   featureArco: "feature μ co-evolving",
   featureNoPrefix: "feature μ, no prefix",
+  valueDifference: "state value's change",
   teacherHindsight: "teacher's hindsight scores",
   trueAdvantage: "true-advantage control",
 };

@@ -15,6 +15,7 @@ export const ARCO_GYM_METHODS = [
   "featureMu",
   "featureArco",
   "featureNoPrefix",
+  "valueDifference",
   "teacherHindsight",
   "trueAdvantage",
 ] as const;
@@ -32,6 +33,8 @@ export const ARCO_GYM_METHOD_LABELS: Readonly<Record<ArcoGymMethod, string>> = {
     "Feature μ co-evolving (ours, a labelled variant: as feature μ, plus ARCO's decomposition step per batch)",
   featureNoPrefix:
     "Feature μ without the prefix, co-evolving (ours, a labelled variant: only what the action's text shows, its kind and a whole name or one word)",
+  valueDifference:
+    "State value's change, co-evolving (ours, a labelled variant: V(h_t) over the chain's state fitted to the same episodes' outcomes; s_t = V(h_t+1) − V(h_t), R − V at the end)",
   teacherHindsight: "Control: the teacher's hindsight scores (checked criteria, Σ s_t = R) as the dense signal",
   trueAdvantage: "Control: true step advantages (Monte Carlo) as the dense signal",
 };
@@ -43,7 +46,12 @@ export const ARCO_GYM_CRITICS: readonly ArcoGymMethod[] = ARCO_GYM_METHODS.filte
 );
 
 /** The methods whose critic reads the policy's hand-made step features (`featureCritic`): no sidecar. */
-export const ARCO_GYM_FEATURE_METHODS: readonly ArcoGymMethod[] = ["featureMu", "featureArco", "featureNoPrefix"];
+export const ARCO_GYM_FEATURE_METHODS: readonly ArcoGymMethod[] = [
+  "featureMu",
+  "featureArco",
+  "featureNoPrefix",
+  "valueDifference",
+];
 
 /** The methods whose critic is μ (they need the sidecar). */
 export const ARCO_GYM_MU_METHODS: readonly ArcoGymMethod[] = ["rar", "frozenMu", "arco", "arcoOutcome"];
@@ -155,8 +163,8 @@ export const ArcoGymTableSchema = z.strictObject({
     .array(
       z.strictObject({
         hops: z.int(),
-        /** The policy's features (what the prefix shows: featureMu, featureArco) or the action's alone (featureNoPrefix). */
-        features: z.enum(["prefix", "action"]),
+        /** The policy's features (what the prefix shows: featureMu, featureArco), the action's alone (featureNoPrefix), or the state's (valueDifference). */
+        features: z.enum(["prefix", "action", "state"]),
         episodes: z.int(),
         successes: z.int(),
         loss: z.number(),
@@ -171,6 +179,11 @@ export const ArcoGymTableSchema = z.strictObject({
 export type ArcoGymTable = z.infer<typeof ArcoGymTableSchema>;
 
 const pct = (x: number) => (100 * x).toFixed(1);
+const FEATURE_SETS = {
+  prefix: "the policy's (the prefix shows)",
+  action: "the action's text alone",
+  state: "the chain's state (a value V)",
+} as const;
 const cell = (m: { mean: number; std: number; n: number }) =>
   m.n > 1 ? `${pct(m.mean)} ± ${pct(m.std)}` : pct(m.mean);
 const pValue = (p: number | null) =>
@@ -261,13 +274,13 @@ export function arcoGymMarkdown(table: ArcoGymTable): string {
     ...(table.featureWarmup === undefined || table.featureWarmup.length === 0
       ? []
       : [
-          "The feature critics' fit (one per H and feature set, shared by every seed): μ's warm-up episodes, their outcomes only, ARCO's decomposition loss. The weights are θ of s_t = tanh(θ·φ_t + b), the six largest in size: where Σ_t s_t = R put the credit.",
+          "The feature critics' fit (one per H and feature set, shared by every seed): μ's warm-up episodes, their outcomes only. Over the policy's or the action's features, ARCO's decomposition loss, the weights θ of s_t = tanh(θ·φ_t + b): where Σ_t s_t = R put the credit; the gap is the mean of |Σ_t s_t − R| over episodes. Over the chain's state, the regression of V(h_t) = θ·ψ_t + b on R: the gap is the mean of |V(h_t) − R| over steps. The six largest weights in size.",
           "",
-          "| H | features | episodes (successes) | loss | mean |Σ_t s_t − R| | largest weights |",
+          "| H | features | episodes (successes) | loss | gap | largest weights |",
           "|---|---|---|---|---|---|",
           ...table.featureWarmup.map(
             (f) =>
-              `| ${f.hops} | ${f.features === "prefix" ? "the policy's (the prefix shows)" : "the action's text alone"} | ${f.episodes} (${f.successes}) | ${f.loss.toFixed(4)} | ${f.meanAbsoluteGap.toFixed(3)} | ${Object.entries(
+              `| ${f.hops} | ${FEATURE_SETS[f.features]} | ${f.episodes} (${f.successes}) | ${f.loss.toFixed(4)} | ${f.meanAbsoluteGap.toFixed(3)} | ${Object.entries(
                 f.weights,
               )
                 .sort(([, a], [, b]) => Math.abs(b) - Math.abs(a))

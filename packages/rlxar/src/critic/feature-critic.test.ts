@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RlxarInputError } from "../errors.js";
 import { arcoGym } from "../gym/environment.js";
-import { GYM_FEATURE_NAMES, gymStepFeatures } from "../gym/features.js";
+import { GYM_FEATURE_NAMES, GYM_STATE_FEATURE_NAMES, gymStateFeatures, gymStepFeatures } from "../gym/features.js";
 import { gymNoisyTeacher, gymOracle } from "../gym/teachers.js";
 import { generateGymTasks } from "../gym/world.js";
 import { type Episode, rollout } from "../rollout/rollout.js";
@@ -59,6 +59,33 @@ describe("featureCritic (ARCO's decomposition loss over step features)", () => {
     const sumWhere = (won: boolean) => mean(sums.filter((_, e) => episodes[e]!.reward > 0.5 === won));
     expect(sumWhere(true)).toBeGreaterThan(sumWhere(false) + 0.5);
     expect(ratings[0]![0]!.scores).toEqual([ratings[0]![0]!.s]);
+  });
+
+  it("value-difference: a state value fitted to outcomes credits the careless search with the value it lost", async () => {
+    const learner = featureCritic({
+      features: gymStateFeatures,
+      names: GYM_STATE_FEATURE_NAMES,
+      objective: "value-difference",
+    });
+    const fit = learner.fit(episodes, { epochs: 60, seed: 1 });
+    expect(fit.at(-1)!.loss).toBeLessThan(fit[0]!.loss);
+    // A complete chain is worth more than an incomplete one with no slack left.
+    const { byFeature } = learner.weights();
+    expect(byFeature["complete"]!).toBeGreaterThan(byFeature["slack=0"]!);
+    const ratings = await learner.rate(episodes);
+    const first = ratings.map((steps) => steps[0]!.s);
+    const sums = ratings.map((steps) => steps.reduce((total, r) => total + r.s, 0));
+    // The sum telescopes, Σ_t s_t = R − V(h_0), and every episode starts from an equal state
+    // (nothing found, the same slack): R − Σ_t s_t is one number, V(h_0).
+    const starts = episodes.map((episode, e) => episode.reward - sums[e]!);
+    expect(Math.max(...starts) - Math.min(...starts)).toBeLessThan(1e-9);
+    // The first search: a whole-name search that hit gains value; a one-word search that missed loses it.
+    const firstSearch = (won: (row: number[]) => boolean) =>
+      episodes.flatMap((episode, e) =>
+        won(gymStepFeatures(episode)[0]!) && episode.steps.length > 1 ? [first[e]!] : [],
+      );
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    expect(mean(firstSearch((row) => row[FULL] === 1))).toBeGreaterThan(mean(firstSearch((row) => row[FIRST] === 1)));
   });
 
   it("is reproducible under its seed, and an untrained one scores 0 everywhere", async () => {

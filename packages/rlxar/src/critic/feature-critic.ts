@@ -1,12 +1,25 @@
-import { Adam, createRng, decompositionLoss, shuffle } from "@rubric/core";
+import { Adam, createRng, decompositionLoss, decompositionWeights, shuffle } from "@rubric/core";
 import { RlxarInputError } from "../errors.js";
 import type { Episode } from "../rollout/rollout.js";
 import type { CriticUpdate, StepCritic, StepRating } from "./step-critic.js";
 
+/**
+ * What a feature critic learns from outcomes: `decomposition`, ARCO's (step scores
+ * s_t = tanh(θ·φ_t + b) made to sum to R), or `value-difference` (ours: a state value
+ * V(h_t) = θ·ψ_t + b regressed on R, the step's credit its change s_t = V(h_{t+1}) − V(h_t), the
+ * last step's R − V(h_{T−1}); the one-step advantage of actor-critic methods).
+ */
+export type FeatureObjective = "decomposition" | "value-difference";
+
 /** What a {@link featureCritic} is built from. */
 export interface FeatureCriticOptions {
-  /** φ of every step of an episode: one row per step, `names.length` values each. */
+  /**
+   * One row per step, `names.length` values each: φ of the action each step took
+   * (`decomposition`), or ψ of the state each step started from, h_t (`value-difference`).
+   */
   readonly features: (episode: Episode) => readonly (readonly number[])[];
+  /** Default `decomposition`. */
+  readonly objective?: FeatureObjective;
   /** The features' names, in row order (the criterion text and the weights' keys). */
   readonly names: readonly string[];
   /** Whether `update` trains it on every batch (ARCO's co-evolution); default true. */
@@ -24,10 +37,22 @@ export interface FeatureCriticOptions {
 export interface FeatureFitEpoch {
   readonly epoch: number;
   readonly loss: number;
+  /** decomposition: mean |Σ_t s_t − R| over episodes; value-difference: mean |V(h_t) − R| over steps. */
   readonly meanAbsoluteGap: number;
 }
 
-const CRITERION = "decomposition score over the policy's step features (ours: a labelled variant of μ, no text)";
+const CRITERIA: Readonly<Record<FeatureObjective, string>> = {
+  decomposition: "decomposition score over hand-made step features (ours: a labelled variant of μ, no text)",
+  "value-difference":
+    "change of a state value fitted to outcomes, V(h_t+1) − V(h_t) (ours: a labelled variant, no text)",
+};
+
+/** A batch's loss and its gradient with respect to each row's linear score z = θ·row + b. */
+interface LossAndGradient {
+  readonly loss: number;
+  readonly meanAbsoluteGap: number;
+  readonly dz: number[][];
+}
 
 /**
  * A critic that learns step credit from outcomes alone, with the representation taken out of
@@ -37,6 +62,9 @@ const CRITERION = "decomposition score over the policy's step features (ours: a 
  * Adam step per batch with a pull β·‖θ − θ_ref‖² to the weights `freezeReference` keeps. It
  * answers whether Σ_t s_t = R alone can identify credit when the scorer can read what matters;
  * ARCO's μ must also learn to read it from text. K = 1: its one "criterion" names what it is.
+ * With `objective: "value-difference"` it learns a state value instead and credits each step
+ * with the value's change (ours; see {@link FeatureObjective}): the same data, the same features'
+ * reach, another identification of credit.
  *
  * @example
  * const critic = featureCritic({ features: gymStepFeatures, names: GYM_FEATURE_NAMES });
@@ -52,10 +80,12 @@ export class FeatureCritic implements StepCritic {
   #reference: Float64Array;
   readonly #adam: Adam;
   readonly #cache = new WeakMap<Episode, readonly (readonly number[])[]>();
+  readonly #objective: FeatureObjective;
 
   constructor(options: FeatureCriticOptions) {
     if (options.names.length === 0) throw new RlxarInputError("names", "a feature critic needs at least one feature");
     this.#options = options;
+    this.#objective = options.objective ?? "decomposition";
     this.coEvolves = options.coEvolves ?? true;
     this.#weights = new Float64Array(options.names.length + 1);
     this.#reference = this.#weights.slice();
@@ -76,7 +106,8 @@ export class FeatureCritic implements StepCritic {
   }
 
   async rate(episodes: readonly Episode[]): Promise<StepRating[][]> {
-    return this.#scores(episodes).map((row) => row.map((s) => ({ criteria: [CRITERION], scores: [s], s })));
+    const criterion = CRITERIA[this.#objective];
+    return this.#scores(episodes).map((row) => row.map((s) => ({ criteria: [criterion], scores: [s], s })));
   }
 
   async freezeReference(): Promise<void> {
@@ -94,7 +125,7 @@ export class FeatureCritic implements StepCritic {
   }
 
   /**
-   * The warm-up: `epochs` passes of the decomposition loss over `episodes` (outcomes only, no
+   * The warm-up: `epochs` passes of the objective's loss over `episodes` (outcomes only, no
    * step label), in shuffled mini-batches of `batchSize` (seeded), with no pull to a reference.
    * Returns each epoch's loss over all episodes after it.
    */
@@ -116,10 +147,7 @@ export class FeatureCritic implements StepCritic {
           order.slice(start, start + batchSize).map((i) => episodes[i]!),
           0,
         );
-      const { loss, meanAbsoluteGap } = decompositionLoss(
-        this.#scores(episodes),
-        episodes.map((e) => e.reward),
-      );
+      const { loss, meanAbsoluteGap } = this.#loss(episodes);
       epochs.push({ epoch, loss, meanAbsoluteGap });
     }
     return epochs;
@@ -147,34 +175,63 @@ export class FeatureCritic implements StepCritic {
     return rows;
   }
 
-  #scores(episodes: readonly Episode[]): number[][] {
+  /** z = θ·row + b for every row of every episode. */
+  #linear(episodes: readonly Episode[]): number[][] {
     const w = this.#weights;
     const bias = w.length - 1;
     return episodes.map((episode) =>
-      this.#features(episode).map((row) => Math.tanh(row.reduce((z, x, i) => z + x * w[i]!, w[bias]!))),
+      this.#features(episode).map((row) => row.reduce((z, x, i) => z + x * w[i]!, w[bias]!)),
     );
   }
 
-  /** One Adam step on the decomposition loss (+ β‖θ − θ_ref‖²) of `episodes`. */
+  #scores(episodes: readonly Episode[]): number[][] {
+    const z = this.#linear(episodes);
+    if (this.#objective === "decomposition") return z.map((row) => row.map(Math.tanh));
+    // s_t = V(h_{t+1}) − V(h_t); after the last step the episode's outcome is its value.
+    return z.map((values, e) => values.map((v, t) => (values[t + 1] ?? episodes[e]!.reward) - v));
+  }
+
+  #loss(episodes: readonly Episode[]): LossAndGradient {
+    const outcomes = episodes.map((e) => e.reward);
+    const z = this.#linear(episodes);
+    if (this.#objective === "decomposition") {
+      const scores = z.map((row) => row.map(Math.tanh));
+      const { loss, gradients, meanAbsoluteGap } = decompositionLoss(scores, outcomes);
+      return { loss, meanAbsoluteGap, dz: scores.map((row, e) => row.map((s) => gradients[e]! * (1 - s * s))) };
+    }
+    // (1/N) Σ_τ w_τ (1/T_τ) Σ_t (V(h_t) − R_τ)², class-balanced as the decomposition loss is.
+    const weights = decompositionWeights(outcomes);
+    const n = episodes.length;
+    let loss = 0;
+    let gap = 0;
+    let states = 0;
+    const dz = z.map((values, e) =>
+      values.map((v) => {
+        const error = v - outcomes[e]!;
+        loss += (weights[e]! * error * error) / (n * values.length);
+        gap += Math.abs(error);
+        states++;
+        return (2 * weights[e]! * error) / (n * values.length);
+      }),
+    );
+    return { loss, meanAbsoluteGap: states === 0 ? 0 : gap / states, dz };
+  }
+
+  /** One Adam step on the objective's loss (+ β‖θ − θ_ref‖²) of `episodes`. */
   #step(episodes: readonly Episode[], beta = this.#options.beta ?? 0.05): Record<string, number> {
     const rows = episodes.map((episode) => this.#features(episode));
-    const scores = this.#scores(episodes);
-    const { loss, gradients, meanAbsoluteGap } = decompositionLoss(
-      scores,
-      episodes.map((e) => e.reward),
-    );
+    const { loss, meanAbsoluteGap, dz } = this.#loss(episodes);
     const w = this.#weights;
     const bias = w.length - 1;
     const grad = new Float64Array(w.length);
     let pull = 0;
     rows.forEach((steps, e) =>
       steps.forEach((row, t) => {
-        const s = scores[e]![t]!;
-        const dz = gradients[e]! * (1 - s * s);
+        const d = dz[e]![t]!;
         row.forEach((x, i) => {
-          grad[i]! += dz * x;
+          grad[i]! += d * x;
         });
-        grad[bias]! += dz;
+        grad[bias]! += d;
       }),
     );
     for (let i = 0; i < w.length; i++) {

@@ -1,5 +1,5 @@
 import type { Episode } from "../rollout/rollout.js";
-import { type ChainReading, type GymCandidate, gymCandidates, type NameRoles } from "./candidates.js";
+import { type ChainReading, type GymCandidate, gymCandidates, type NameRoles, readChain } from "./candidates.js";
 
 const ROLES: readonly (keyof NameRoles)[] = [
   "expected",
@@ -105,4 +105,46 @@ const ACTION_COLUMNS = GYM_ACTION_FEATURE_NAMES.map(at);
  */
 export function gymActionFeatures(episode: Episode): number[][] {
   return gymStepFeatures(episode).map((row) => ACTION_COLUMNS.map((column) => row[column]!));
+}
+
+/**
+ * ψ of a gym state, read from the view alone (no gold): how much of the chain is found, whether
+ * it is complete, whether the last search went off it, and the slack — searches left minus hops
+ * still to find, one-hot (below 0 the chain can no longer be completed; at 0 every search left
+ * must hit) — and the forced Finish. What a state value `V(h_t)` reads (`featureCritic` with
+ * `objective: "value-difference"`).
+ */
+export const GYM_STATE_FEATURE_NAMES: readonly string[] = [
+  "found",
+  "complete",
+  "lastOffChain",
+  "slack<0",
+  "slack=0",
+  "slack=1",
+  "slack≥2",
+  "mustFinish",
+];
+
+/**
+ * ψ (`GYM_STATE_FEATURE_NAMES`) of the state each step of an episode started from.
+ *
+ * @example
+ * gymStateFeatures(episode)[0]; // [0, 0, 0, 0, 0, 1, 0, 0]: nothing found, one search to spare
+ */
+export function gymStateFeatures(episode: Episode): number[][] {
+  return episode.steps.map((step) => {
+    const reading = readChain(step.view);
+    const toFind = Math.max(0, reading.hops - reading.found);
+    const slack = reading.budgetLeft - toFind;
+    return [
+      reading.hops === 0 ? 0 : reading.found / reading.hops,
+      toFind === 0 && reading.hops > 0 ? 1 : 0,
+      reading.last !== undefined && !reading.lastOnChain ? 1 : 0,
+      slack < 0 ? 1 : 0,
+      slack === 0 ? 1 : 0,
+      slack === 1 ? 1 : 0,
+      slack >= 2 ? 1 : 0,
+      reading.mustFinish ? 1 : 0,
+    ];
+  });
 }
