@@ -39,7 +39,14 @@ export {
   type RemoteStepMetrics,
   type RemoteStepOptions,
 } from "./handles/remote-policy.js";
-export { RemoteMu, type RemoteMuSftMetrics, type RemoteMuStep, type RemoteMuStepMetrics } from "./handles/remote-mu.js";
+export {
+  RemoteMu,
+  type RemoteMuInitOptions,
+  type RemoteMuLora,
+  type RemoteMuSftMetrics,
+  type RemoteMuStep,
+  type RemoteMuStepMetrics,
+} from "./handles/remote-mu.js";
 
 // wire: every method's schemas, by subject
 export {
@@ -49,7 +56,7 @@ export {
   type TrainingMetrics,
 } from "./wire/envelope.js";
 export { SIDECAR_METHODS, type ParamsOf, type ResultOf, type SidecarMethod } from "./wire/methods.js";
-export { MuModelSpecSchema, type MuSummary } from "./wire/mu.js";
+export { MuLoraSchema, MuModelSpecSchema, type MuSummary } from "./wire/mu.js";
 export {
   ModelSpecSchema,
   PolicyInitParamsSchema,

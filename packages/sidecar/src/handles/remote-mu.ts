@@ -38,6 +38,30 @@ export interface RemoteMuStepMetrics {
   readonly computeMs: number;
 }
 
+/**
+ * μ's LoRA adapter, camelCase (ARCO's defaults: r 8, loraAlpha 32, loraDropout 0.05, targetModules
+ * ["q_proj", "v_proj"], which on a tiny μ name the q and v slices of its fused qkv). With it the
+ * backbone's own weights stay frozen: `sft` and `step` train the adapter at `learningRate` and the
+ * score head at `headLearningRate`, `setReference` freezes a copy of the adapter, and `export`
+ * writes the merged weights.
+ */
+export interface RemoteMuLora {
+  readonly r?: number;
+  readonly loraAlpha?: number;
+  readonly loraDropout?: number;
+  readonly targetModules?: readonly string[];
+}
+
+/** `mu.init`'s params, with `lora` in camelCase. */
+export type RemoteMuInitOptions = Omit<ParamsOf<"mu.init">, "lora"> & { readonly lora?: RemoteMuLora };
+
+const wireLora = (lora: RemoteMuLora) => ({
+  r: lora.r,
+  lora_alpha: lora.loraAlpha,
+  lora_dropout: lora.loraDropout,
+  target_modules: lora.targetModules === undefined ? undefined : [...lora.targetModules],
+});
+
 const clone = (step: RemoteMuStep) => ({ prompt: [...step.prompt], criteria: [...step.criteria] });
 
 /**
@@ -62,8 +86,16 @@ export class RemoteMu {
     this.#summary = summary;
   }
 
-  /** Builds a new μ in the sidecar (`mu.init`), replacing any it held. */
-  static async init(client: SidecarClient, params: ParamsOf<"mu.init">, call: CallOptions = {}): Promise<RemoteMu> {
+  /**
+   * Builds a new μ in the sidecar (`mu.init`), replacing any it held.
+   *
+   * @example
+   * // ARCO's μ: the backbone trained through LoRA (r 8, α 32, dropout 0.05 on q and v).
+   * const mu = await RemoteMu.init(client, { model: { kind: "tiny", vocab_size: 64 }, lora: { r: 8 } });
+   */
+  static async init(client: SidecarClient, options: RemoteMuInitOptions, call: CallOptions = {}): Promise<RemoteMu> {
+    const { lora, ...rest } = options;
+    const params: ParamsOf<"mu.init"> = lora === undefined ? rest : { ...rest, lora: wireLora(lora) };
     return new RemoteMu(client, await client.request("mu.init", params, call), call);
   }
 
@@ -165,6 +197,7 @@ export class RemoteMu {
     this.#summary = { ...this.#summary, reference: true };
   }
 
+  /** SHA-256 of μ's parameters (`fingerprint`) and of its backbone alone (`base`: no score head, no adapter). */
   fingerprint(): Promise<ResultOf<"mu.fingerprint">> {
     return this.client.request("mu.fingerprint", {}, this.call);
   }

@@ -42,17 +42,51 @@ export const MuSummarySchema = z.object({
   pooling: z.enum(["prompt+criteria", "criteria"]),
   steps: z.number().int(),
   reference: z.boolean(),
+  /** The LoRA adapter μ trains through, its defaults filled in; null when μ trains whole. */
+  lora: z
+    .object({
+      r: z.number().int(),
+      lora_alpha: z.number(),
+      lora_dropout: z.number(),
+      target_modules: z.array(z.string()),
+    })
+    .nullable()
+    .optional(),
+  /** The parameters a step may change: with LoRA the adapter and the score head only. */
+  trainable_parameters: z.number().int().optional(),
 });
 
-/** μ's backbone: the sidecar's small causal transformer (with an attention mask and a key/value cache). */
-export const MuModelSpecSchema = z.strictObject({
-  kind: z.literal("tiny"),
-  vocab_size: z.number().int().min(2),
-  d_model: z.number().int().positive().optional(),
-  n_heads: z.number().int().positive().optional(),
-  n_layers: z.number().int().positive().optional(),
-  d_ff: z.number().int().positive().optional(),
-  max_seq_len: z.number().int().min(2).optional(),
+/**
+ * μ's backbone: the sidecar's small causal transformer (with an attention mask and a key/value
+ * cache), or a Hugging Face causal LM by name (needs transformers, and peft with `lora`, in the
+ * sidecar's Python; neither generates through `mu.generate` nor exports).
+ */
+export const MuModelSpecSchema = z.discriminatedUnion("kind", [
+  z.strictObject({
+    kind: z.literal("tiny"),
+    vocab_size: z.number().int().min(2),
+    d_model: z.number().int().positive().optional(),
+    n_heads: z.number().int().positive().optional(),
+    n_layers: z.number().int().positive().optional(),
+    d_ff: z.number().int().positive().optional(),
+    max_seq_len: z.number().int().min(2).optional(),
+  }),
+  z.strictObject({ kind: z.literal("transformers"), name: z.string().min(1) }),
+]);
+
+/** The names a tiny μ's LoRA may target: the q and v slices of its fused `qkv` projection. */
+const TINY_LORA_TARGETS = ["q_proj", "v_proj"];
+
+/**
+ * μ's LoRA adapter (ARCO's: r 8, α 32, dropout 0.05 on q_proj and v_proj, the defaults here): the
+ * base weights stay frozen and `mu.sft`/`mu.step` train the adapter (at `learning_rate`) and the
+ * score head (at `head_learning_rate`).
+ */
+export const MuLoraSchema = z.strictObject({
+  r: z.number().int().positive().optional(),
+  lora_alpha: Positive.optional(),
+  lora_dropout: z.number().nonnegative().lt(1).optional(),
+  target_modules: z.array(z.string().min(1)).min(1).optional(),
 });
 
 /** One step as μ reads it: the step prompt's ids and the criteria's ids (empty for the "no rubric" ablation). */
@@ -82,14 +116,28 @@ const MuTokenizerSchema = z.strictObject({
 /** ARCO's rubric model μ: init, SFT, the decomposition step, scores, logits, checkpoints and the versioned ONNX export. */
 export const MU_METHODS = {
   "mu.init": {
-    params: z.strictObject({
-      model: MuModelSpecSchema,
-      /** Criteria per step (default 3; 1 for the "no rubric" ablation). */
-      k: z.number().int().min(1).max(64).optional(),
-      seed: z.number().int().nonnegative().optional(),
-      /** Which tokens the score head pools: all of prompt + criteria (the paper's, default) or the criteria only. */
-      pooling: z.enum(["prompt+criteria", "criteria"]).optional(),
-    }),
+    params: z
+      .strictObject({
+        model: MuModelSpecSchema,
+        /** Criteria per step (default 3; 1 for the "no rubric" ablation). */
+        k: z.number().int().min(1).max(64).optional(),
+        seed: z.number().int().nonnegative().optional(),
+        /** Which tokens the score head pools: all of prompt + criteria (the paper's, default) or the criteria only. */
+        pooling: z.enum(["prompt+criteria", "criteria"]).optional(),
+        /** Train the backbone through a LoRA adapter; absent: μ trains whole. */
+        lora: MuLoraSchema.optional(),
+      })
+      .superRefine((params, context) => {
+        if (params.model.kind !== "tiny") return;
+        params.lora?.target_modules?.forEach((name, i) => {
+          if (!TINY_LORA_TARGETS.includes(name))
+            context.addIssue({
+              code: "custom",
+              path: ["lora", "target_modules", i],
+              message: `a tiny μ's LoRA targets "q_proj" or "v_proj" (the q and v slices of its fused qkv), got ${JSON.stringify(name)}`,
+            });
+        });
+      }),
     result: MuSummarySchema,
   },
   "mu.sft": {
@@ -148,6 +196,8 @@ export const MU_METHODS = {
       steps: z.number().int(),
       fingerprints: z.array(z.string()).optional(),
       world_size: z.number().int().optional(),
+      /** Rank 0's backbone alone (no score head, no adapter): constant while μ trains through LoRA. */
+      base: z.string().optional(),
     }),
   },
   "mu.save": {

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 import math
 import time
 from pathlib import Path
@@ -29,11 +30,15 @@ from .distributed import DistContext
 from .faults import InvalidParams, NonFinite
 from .model import check_token_ids, parameter_fingerprint
 from .mu_losses import class_weights, criteria_kl, weighted_square_errors
+from .mu_lora import ReferenceView, TinyLora
 from .mu_model import MuNetwork
 from .mu_steps import MICRO_BATCH_TOKENS, Step, batch, micro_batches
 
 MU_CHECKPOINT_FORMAT = "rubric-trainer/mu/1"
+MU_HEAD_FORMAT = "rubric-trainer/mu-head/1"
 MU_CHECKPOINT_FILE = "mu.pt"
+MU_HEAD_FILE = "mu-head.pt"
+"""With LoRA, the score head beside ``mu.pt`` (which then holds the frozen base weights) and the adapter's file."""
 SFT_SCORE_COEF = 10.0
 """ARCO's ``sft_mu.py``: CE(criteria) + 10 × MSE(d, teacher scores)."""
 MAX_GRAD_NORM = 1.0
@@ -48,20 +53,40 @@ class Mu:
         self.init = init
         self.dist = dist if dist is not None else DistContext(0, 1, 0)
         spec = init["model"]
+        self.lora: Optional[dict] = init.get("lora")
+        self.adapter: Optional[Any] = None
+        """TinyLora or mu_transformers.PeftLora when μ trains through LoRA; None when it trains whole."""
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(init["seed"])
-            self.network = MuNetwork(spec["vocab_size"], spec["d_model"], spec["n_heads"], spec["n_layers"], spec["d_ff"] or 4 * spec["d_model"], spec["max_seq_len"], init["k"])
-        self.network.eval()  # no dropout anywhere: scores must not depend on the call
+            if spec["kind"] == "transformers":
+                from .mu_transformers import PeftLora, TransformersMuNetwork
+
+                self.network = TransformersMuNetwork(spec["name"], init["k"], self.lora)
+                if self.lora is not None:
+                    self.adapter = PeftLora(self.network, self.lora, init["seed"])
+            else:
+                self.network = MuNetwork(spec["vocab_size"], spec["d_model"], spec["n_heads"], spec["n_layers"], spec["d_ff"] or 4 * spec["d_model"], spec["max_seq_len"], init["k"])
+                if self.lora is not None:
+                    # Drawn after the base weights: a μ with LoRA has the base of the μ without it.
+                    self.adapter = TinyLora(self.network, self.lora, init["seed"])
+        self.network.eval()  # no dropout but the adapter's in training forwards: scores must not depend on the call
+        if self.adapter is not None:
+            # ARCO's μ: the base weights frozen, the adapter and the score head trained.
+            adapted = {id(p) for p in self.adapter.parameters()}
+            for p in self.network.backbone_parameters():
+                p.requires_grad_(id(p) in adapted)
         # The module training forwards go through: DDP's hooks all-reduce the gradients. A step
         # without a KL term leaves the LM head out, hence find_unused_parameters.
         self.trainable = self.dist.wrap(self.network, find_unused_parameters=True)
-        # Two AdamW groups, as ARCO's trainer has two optimisers: the backbone (with the LM head) and the score head.
+        # Two AdamW groups, as ARCO's trainer has two optimisers: the backbone (with the LM head),
+        # or with LoRA the adapter alone, at learning_rate; the score head at head_learning_rate.
+        backbone = self.adapter.parameters() if self.adapter is not None else self.network.backbone_parameters()
         self.optimizer = torch.optim.AdamW(
-            [{"params": self.network.backbone_parameters()}, {"params": list(self.network.score_head.parameters())}],
+            [{"params": backbone}, {"params": list(self.network.score_head.parameters())}],
             lr=1e-3,
             weight_decay=WEIGHT_DECAY,
         )
-        self.reference: Optional[MuNetwork] = None
+        self.reference: Optional[torch.nn.Module] = None
         self.steps = 0
 
     @property
@@ -70,11 +95,11 @@ class Mu:
 
     @property
     def vocab_size(self) -> int:
-        return int(self.init["model"]["vocab_size"])
+        return int(self.network.vocab_size)
 
     @property
     def max_seq_len(self) -> int:
-        return int(self.init["model"]["max_seq_len"])
+        return int(self.network.max_seq_len)
 
     @property
     def pooling(self) -> str:
@@ -96,13 +121,15 @@ class Mu:
     # --- forward --------------------------------------------------------------------------------
 
     def forward(
-        self, network: torch.nn.Module, inputs: dict[str, torch.Tensor], logits: bool = True
+        self, network: torch.nn.Module, inputs: dict[str, torch.Tensor], logits: bool = True, train: bool = False
     ) -> tuple[Optional[torch.Tensor], torch.Tensor]:
         """(log-softmax of the LM head over the criteria window [B, C, V] — see ``mu_steps.batch`` — or None
         without ``logits``, d [B, K]) by ``network``'s own forward: ``self.trainable`` for
         training (under DDP its hooks must see the call), the bare network or the reference
-        otherwise."""
-        return network(inputs["input_ids"], inputs["attention_mask"], inputs["pool_mask"], logits, inputs["window"])
+        otherwise. ``train``: a training forward, the only kind that applies the adapter's dropout."""
+        dropout = self.adapter.training() if train and self.adapter is not None else contextlib.nullcontext()
+        with dropout:
+            return network(inputs["input_ids"], inputs["attention_mask"], inputs["pool_mask"], logits, inputs["window"])
 
     def scores(self, steps: Sequence[Step]) -> dict:
         # Every rank computes the same scores: no collective, and rank 0's are the reply.
@@ -157,7 +184,7 @@ class Mu:
 
         def share(_: int, group: Sequence[int]) -> torch.Tensor:
             inputs = batch([mine[i] for i in group], self.pooling)
-            logp, d = self.forward(self.trainable, inputs)
+            logp, d = self.forward(self.trainable, inputs, train=True)
             assert logp is not None
             mask = inputs["window_mask"].double()
             token_logp = logp.gather(2, inputs["window_targets"].unsqueeze(2)).squeeze(2).double()
@@ -190,7 +217,7 @@ class Mu:
         flat = [s for trajectory in mine for s in trajectory]
         inputs = batch(flat, self.pooling)
         with_kl = self.reference is not None and beta > 0
-        logp, d = self.forward(self.trainable, inputs, logits=with_kl)
+        logp, d = self.forward(self.trainable, inputs, logits=with_kl, train=True)
         d = d.double()
         bounds = [0]
         for trajectory in mine:
@@ -263,7 +290,7 @@ class Mu:
 
         def share(_: int, group: Sequence[int]) -> torch.Tensor:
             inputs = batch([flat[i] for i in group], self.pooling)
-            logp, scores = self.forward(self.trainable, inputs, logits=with_kl)
+            logp, scores = self.forward(self.trainable, inputs, logits=with_kl, train=True)
             surrogate = (scores.double() * slope[list(group)].unsqueeze(1)).sum()
             if not with_kl:
                 return surrogate
@@ -318,11 +345,32 @@ class Mu:
         return len(ids)
 
     def set_reference(self) -> None:
-        """Freezes a copy of the current μ as μ_ref (ARCO: the warm-up SFT adapter) for the KL term."""
-        self.reference = copy.deepcopy(self.network).requires_grad_(False)
+        """Freezes a copy of the current μ as μ_ref (ARCO: the warm-up SFT adapter) for the KL term.
+        With LoRA the copy is of the adapter alone: μ_ref is the shared, frozen base read through it."""
+        if self.adapter is not None:
+            self.adapter.freeze_reference()
+            self.reference = ReferenceView(self.network, self.adapter)
+        else:
+            self.reference = copy.deepcopy(self.network).requires_grad_(False)
 
     def fingerprint(self) -> str:
         return parameter_fingerprint(self.network)
+
+    def base_fingerprint(self) -> str:
+        """SHA-256 of the backbone's own weights (no score head, no adapter): constant while μ trains through LoRA."""
+        digest = hashlib.sha256()
+        for name, tensor in self.network.base_state().items():
+            digest.update(name.encode())
+            digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+        return digest.hexdigest()
+
+    def export_network(self) -> torch.nn.Module:
+        """The plain network the ONNX graphs trace: with LoRA, the base with the adapter merged in (W + scale·B·A)."""
+        return self.adapter.merged() if self.adapter is not None else self.network
+
+    def checkpoint_files(self) -> list[str]:
+        """The names ``mu.save`` writes in its directory."""
+        return [MU_CHECKPOINT_FILE, *([MU_HEAD_FILE, *self.adapter.files()] if self.adapter is not None else [])]
 
     # --- checkpoints ----------------------------------------------------------------------------
 
@@ -332,16 +380,21 @@ class Mu:
         return self.dist.on_main(lambda: self.write_checkpoint(directory))
 
     def write_checkpoint(self, directory: str) -> str:
+        """Without LoRA, one file. With LoRA, ``mu.pt`` holds the frozen base weights (none for a
+        transformers base, which is ``from_pretrained`` again), and the score head and the adapter
+        (with μ_ref's) have files of their own beside it, as a peft adapter directory would: each
+        part can be replaced or shipped alone."""
+        root = Path(directory)
+        if self.adapter is None:
+            network, reference = self.network.state_dict(), self.reference.state_dict() if self.reference is not None else None
+        else:
+            network, reference = self.network.base_state(), None
+            root.mkdir(parents=True, exist_ok=True)
+            write_checkpoint(root / MU_HEAD_FILE, {"format": MU_HEAD_FORMAT, "score_head": self.network.score_head.state_dict()})
+            self.adapter.write(root)
         return write_checkpoint(
-            Path(directory) / MU_CHECKPOINT_FILE,
-            {
-                "format": MU_CHECKPOINT_FORMAT,
-                "init": self.init,
-                "network": self.network.state_dict(),
-                "optimizer": self.optimizer.state_dict(),
-                "reference": self.reference.state_dict() if self.reference is not None else None,
-                "steps": self.steps,
-            },
+            root / MU_CHECKPOINT_FILE,
+            {"format": MU_CHECKPOINT_FORMAT, "init": self.init, "network": network, "optimizer": self.optimizer.state_dict(), "reference": reference, "steps": self.steps},
         )
 
     @staticmethod
@@ -350,13 +403,21 @@ class Mu:
         path = Path(directory) / MU_CHECKPOINT_FILE
         state = read_checkpoint(path, MU_CHECKPOINT_FORMAT)
         mu = Mu(state["init"], dist)
+        network = dict(state["network"])
+        if mu.adapter is not None:
+            head = read_checkpoint(Path(directory) / MU_HEAD_FILE, MU_HEAD_FORMAT)
+            network.update({f"score_head.{name}": tensor for name, tensor in head["score_head"].items()})
+            network.update(mu.adapter.read(Path(directory)))
         with restoring(path):
-            mu.network.load_state_dict(state["network"])
+            # Strict for the tiny μ (every name checked); a transformers base comes from its name.
+            mu.network.load_state_dict(network, strict=isinstance(mu.network, MuNetwork))
             mu.optimizer.load_state_dict(state["optimizer"])
             if state["reference"] is not None:
                 mu.set_reference()
                 assert mu.reference is not None
                 mu.reference.load_state_dict(state["reference"])
+        if mu.adapter is not None and mu.adapter.has_reference:
+            mu.reference = ReferenceView(mu.network, mu.adapter)
         mu.steps = int(state["steps"])
         return mu
 
@@ -370,4 +431,6 @@ class Mu:
             "pooling": self.pooling,
             "steps": self.steps,
             "reference": self.reference is not None,
+            "lora": self.lora,
+            "trainable_parameters": sum(p.numel() for p in self.network.parameters() if p.requires_grad),
         }

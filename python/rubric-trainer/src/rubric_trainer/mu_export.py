@@ -17,7 +17,8 @@ import torch
 
 from .faults import CheckpointFault, Fault, InvalidParams
 from .model import optional_import
-from .mu import MU_CHECKPOINT_FILE, Mu
+from .mu import MU_CHECKPOINT_FILE, MU_HEAD_FILE, Mu
+from .mu_lora import ADAPTER_FILE
 from .mu_model import DecodeGraph, PrefillGraph, ScoreGraph, cache_names
 
 MANIFEST_FORMAT = "rubric-mu"
@@ -36,7 +37,7 @@ def check_tokenizer(tokenizer: dict, path: str) -> None:
     """The tokenizer files ``mu.export`` writes beside the graphs: simple names only, so that none
     leaves the version directory or replaces a file the export writes itself (the check ignores
     case, since on a case-insensitive file system ``Score.onnx`` is ``score.onnx``), and UTF-8 text."""
-    reserved = {name.casefold(): name for name in (MANIFEST_FILE, MU_CHECKPOINT_FILE, *GRAPH_FILES.values())}
+    reserved = {name.casefold(): name for name in (MANIFEST_FILE, MU_CHECKPOINT_FILE, MU_HEAD_FILE, ADAPTER_FILE, *GRAPH_FILES.values())}
     seen: dict[str, str] = {}
     for name, text in tokenizer["files"].items():
         at = f"{path}.files.{name}"
@@ -59,6 +60,11 @@ def check_max_criteria_tokens(mu: Mu, max_criteria_tokens: int, path: str) -> No
         raise InvalidParams(f"{path}: must be below the model's max_seq_len ({mu.max_seq_len}), leaving room for the prompt; got {max_criteria_tokens}", {"path": path})
 
 
+def check_exportable(mu: Mu) -> None:
+    if mu.init["model"]["kind"] != "tiny":
+        raise InvalidParams(f"mu.export writes the ONNX graphs of a μ with model.kind 'tiny' only, not {mu.init['model']['kind']!r}", {"path": "model.kind"})
+
+
 def export_version(mu: Mu, directory: str, opset: int, tokenizer: dict, max_criteria_tokens: int = DEFAULT_MAX_CRITERIA_TOKENS, prompt: dict | None = None) -> dict:
     """A new version directory ``directory/vNNNN`` (one past the highest there) holding
     ``score.onnx``, ``prefill.onnx``, ``decode.onnx``, the torch checkpoint ``mu.pt``, the tokenizer's files (``tokenizer`` is
@@ -69,6 +75,7 @@ def export_version(mu: Mu, directory: str, opset: int, tokenizer: dict, max_crit
     manifest as ``prompt``. Under torchrun rank 0 writes it and chooses the version; every rank returns its result."""
     check_tokenizer(tokenizer, "tokenizer")
     check_max_criteria_tokens(mu, max_criteria_tokens, "max_criteria_tokens")
+    check_exportable(mu)
     return mu.dist.on_main(lambda: write_version(mu, directory, opset, tokenizer, max_criteria_tokens, prompt))
 
 
@@ -105,7 +112,10 @@ def write_version(mu: Mu, directory: str, opset: int, tokenizer: dict, max_crite
 
 
 def write_graphs(mu: Mu, directory: Path, opset: int) -> dict:
-    layers = mu.network.n_layers
+    """The three graphs of μ's plain network: with LoRA, of the base with the adapter merged in, so
+    the graphs (and @rubric/arco-heads, which runs them) are the same with an adapter or without."""
+    network = mu.export_network()
+    layers = network.n_layers
     spec = mu.init["model"]
     head_width = spec["d_model"] // spec["n_heads"]
     length = min(4, mu.max_seq_len)
@@ -121,10 +131,10 @@ def write_graphs(mu: Mu, directory: Path, opset: int) -> dict:
     }
     past = tuple(torch.zeros(1, spec["n_heads"], length, head_width) for _ in range(2 * layers))
     exports = [
-        (ScoreGraph(mu.network), (ids, mask, mask), {"input_ids": batch_seq, "attention_mask": batch_seq, "pool_mask": batch_seq, "scores": {0: "batch"}}),
-        (PrefillGraph(mu.network), (ids, mask), {"input_ids": batch_seq, "attention_mask": batch_seq, "logits": {0: "batch"}, **{n: present_axes for n in cache_names("present", layers)}}),
+        (ScoreGraph(network), (ids, mask, mask), {"input_ids": batch_seq, "attention_mask": batch_seq, "pool_mask": batch_seq, "scores": {0: "batch"}}),
+        (PrefillGraph(network), (ids, mask), {"input_ids": batch_seq, "attention_mask": batch_seq, "logits": {0: "batch"}, **{n: present_axes for n in cache_names("present", layers)}}),
         (
-            DecodeGraph(mu.network),
+            DecodeGraph(network),
             (ids[:, :1], torch.ones(1, length + 1, dtype=torch.long), *past),
             {"input_ids": batch_seq, "attention_mask": {0: "batch", 1: "total_sequence"}, "logits": {0: "batch"}, **{n: past_axes for n in cache_names("past", layers)}, **{n: present_axes for n in cache_names("present", layers)}},
         ),
@@ -162,7 +172,7 @@ def build_manifest(mu: Mu, version: int, opset: int, graphs: dict, files: dict, 
             "layers": spec["n_layers"],
             "heads": spec["n_heads"],
             "headWidth": spec["d_model"] // spec["n_heads"],
-            "parameters": sum(p.numel() for p in mu.network.parameters()),
+            "parameters": sum(p.numel() for p in mu.export_network().parameters()),  # the graphs' (LoRA merged)
         },
         "graphs": graphs,
         "checkpoint": MU_CHECKPOINT_FILE,

@@ -100,10 +100,11 @@ def mu_set_reference(call: Call, params: dict) -> dict:
 
 def mu_fingerprint(call: Call, params: dict) -> dict:
     """Rank 0's parameter fingerprint (what the TypeScript side reads), and each rank's in rank
-    order as ``policy.fingerprint`` gives them: replicas in sync have equal fingerprints."""
+    order as ``policy.fingerprint`` gives them: replicas in sync have equal fingerprints. ``base``
+    is rank 0's backbone alone (no score head, no adapter): constant while μ trains through LoRA."""
     mu = call.session.require_mu()
     fingerprints = call.session.dist.gather(mu.fingerprint())
-    return {"fingerprint": fingerprints[0], "fingerprints": fingerprints, "world_size": call.session.dist.world_size, "steps": mu.steps}
+    return {"fingerprint": fingerprints[0], "fingerprints": fingerprints, "world_size": call.session.dist.world_size, "steps": mu.steps, "base": mu.base_fingerprint()}
 
 
 def mu_save(call: Call, params: dict) -> dict:

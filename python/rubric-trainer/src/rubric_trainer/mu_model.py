@@ -35,10 +35,17 @@ class CachedSelfAttention(nn.Module):
         self.scale = 1.0 / math.sqrt(self.head)
         self.qkv = nn.Linear(d_model, 3 * d_model)
         self.out = nn.Linear(d_model, d_model)
+        # LoRA deltas on slices of qkv by target name (``mu_lora``); empty without an adapter, so a
+        # μ without LoRA has the same parameters, state dict and traced graph as before.
+        self.lora = nn.ModuleDict()
 
     def forward(self, x: torch.Tensor, bias: torch.Tensor, past: Optional[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
         batch, length = x.shape[0], x.shape[1]
         q, k, v = self.qkv(x).chunk(3, dim=2)
+        if "q_proj" in self.lora:
+            q = q + self.lora["q_proj"](x)
+        if "v_proj" in self.lora:
+            v = v + self.lora["v_proj"](x)
         q, k, v = (t.reshape(batch, length, self.n_heads, self.head).transpose(1, 2) for t in (q, k, v))
         if past is not None:
             k = torch.cat([past[0], k], dim=2)
@@ -92,6 +99,10 @@ class MuNetwork(nn.Module):
     def backbone_parameters(self) -> list[nn.Parameter]:
         head = {id(p) for p in self.score_head.parameters()}
         return [p for p in self.parameters() if id(p) not in head]
+
+    def base_state(self) -> dict[str, torch.Tensor]:
+        """The backbone's own weights: the state dict without the score head and any LoRA adapter."""
+        return {name: t for name, t in self.state_dict().items() if not name.startswith("score_head.") and ".lora." not in name}
 
     def hidden(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, past: Optional[Cache] = None) -> tuple[torch.Tensor, Cache]:
         """The last hidden states [B, T, H] of ``input_ids`` [B, T], and the cache after them.

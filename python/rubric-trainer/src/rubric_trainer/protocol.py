@@ -17,9 +17,10 @@ from typing import BinaryIO, Optional, Union
 import torch
 
 from .faults import InvalidRequest, NonFinite, ParseError
+from .mu_lora import DEFAULT_TARGETS, MAX_DROPOUT, TINY_TARGETS
 from .objectives import OBJECTIVES
 from .policy import DTYPES
-from .schema import Boolean, Field, Integer, ListOf, MapOf, MaskRow, Number, Numbers, ParamError, Record, Tagged, Text
+from .schema import Boolean, Field, Integer, ListOf, MapOf, MaskRow, Number, Numbers, ParamError, Record, Tagged, Text, describe
 from .xoshiro import ALGORITHM
 
 RequestId = Union[int, str]
@@ -167,7 +168,34 @@ def check_teacher_scores(p: dict, path: str) -> None:
             raise ParamError(f"{path}.scores[{k}]", f"expected a score in [-1, 1], got {score}")
 
 
-MU_MODEL = Tagged("kind", {"tiny": tiny_model(1, 256)})
+MU_MODEL = Tagged("kind", {"tiny": tiny_model(1, 256), "transformers": Record({"kind": Text(["transformers"]), "name": Text(min_length=1)})})
+
+
+def check_mu_lora(p: dict, path: str) -> None:
+    if p["lora_dropout"] >= MAX_DROPOUT:
+        raise ParamError(f"{path}.lora_dropout", f"expected a rate below {MAX_DROPOUT:g}, got {p['lora_dropout']}")
+    if p["target_modules"] is None:
+        p["target_modules"] = list(DEFAULT_TARGETS)
+
+
+MU_LORA = Record(
+    {"r": Field(Integer(1), 8), "lora_alpha": Field(POSITIVE, 32.0), "lora_dropout": Field(Number(minimum=0), 0.05), "target_modules": Field(ListOf(Text(min_length=1), min_length=1), None)},
+    check=check_mu_lora,
+)
+"""μ's LoRA adapter, ARCO's settings by default: r 8, α 32, dropout 0.05 on q_proj and v_proj."""
+
+
+def check_mu_init(p: dict, path: str) -> None:
+    # A tiny μ's attention has one fused qkv: only the q and v slices have a name to target.
+    lora = p["lora"]
+    if lora is not None and p["model"]["kind"] == "tiny":
+        for i, name in enumerate(lora["target_modules"]):
+            if name not in TINY_TARGETS:
+                raise ParamError(f"{path}.lora.target_modules[{i}]", f"a tiny μ's LoRA targets {' or '.join(repr(t) for t in TINY_TARGETS)} (the q and v slices of its fused qkv), got {describe(name)}")
+        if len(set(lora["target_modules"])) != len(lora["target_modules"]):
+            raise ParamError(f"{path}.lora.target_modules", "names a module twice")
+
+
 MU_PROMPT = Record(
     {
         "style": Field(Text(choices=("qa", "generic")), None),
@@ -205,7 +233,10 @@ def check_generate(p: dict, path: str) -> None:
 
 
 MU_PARAMS: dict[str, Record] = {
-    "mu.init": Record({"model": MU_MODEL, "k": Field(Integer(1, 64), 3), "seed": Field(Integer(0), 0), "pooling": Field(Text(["prompt+criteria", "criteria"]), "prompt+criteria")}),
+    "mu.init": Record(
+        {"model": MU_MODEL, "k": Field(Integer(1, 64), 3), "seed": Field(Integer(0), 0), "pooling": Field(Text(["prompt+criteria", "criteria"]), "prompt+criteria"), "lora": Field(MU_LORA, None)},
+        check=check_mu_init,
+    ),
     "mu.sft": Record(
         {
             "examples": ListOf(Record({"prompt": TOKENS, "criteria": ListOf(Integer(0)), "scores": Numbers(min_length=1)}, check=check_teacher_scores), min_length=1),
