@@ -9,7 +9,7 @@ import { ruleLimitFlags, ruleLimitsOf } from "../flags/rule-limits.js";
 import { InputFileError, UsageError, readText, type CliIO } from "../io.js";
 import { progressBar } from "../progress.js";
 import { prepareResultFiles, resultPair, writeResultFile } from "../results/result-files.js";
-import { judgeFlagWords, judgeFlags, judgeHint, judgeModel, preflightModel } from "./judge.js";
+import { judgeFlagWords, judgeFlags, judgeHint, judgeModel, preflightModel } from "../flags/judge-flags.js";
 
 const hackbenchFlags = {
   rubric: textFlag("<file>", "rubric file (.json or .jsonl; flat or staged)").required(),

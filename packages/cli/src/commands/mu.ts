@@ -31,7 +31,7 @@ import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { choiceFlag, integerFlag, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
 import { type CliIO, InputFileError, UsageError, readText } from "../io.js";
 import { progressBar } from "../progress.js";
-import { preflightModel } from "./judge.js";
+import { preflightModel } from "../flags/judge-flags.js";
 import { OutputExistsError } from "../results/result-files.js";
 
 const SUBCOMMANDS = ["init", "criteria", "train"] as const;

@@ -5,7 +5,7 @@ import { definedFields } from "@rubric/core";
 import { isInputFileError, openInputFileSync } from "@rubric/core/files";
 import { SidecarClient } from "@rubric/sidecar";
 import { parseProviderSpec, providerFromSpec } from "@rubric/providers";
-import { preflightModel } from "./judge.js";
+import { preflightModel } from "../flags/judge-flags.js";
 import { hotpotQa, llmPolicy } from "@rubric/rlxar";
 import { ARCO_METHODS, type ArcoMethod, type ArcoProgress, arcoConfig, runArco } from "@rubric/repro";
 import { z } from "zod";

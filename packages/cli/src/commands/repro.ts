@@ -21,7 +21,7 @@ import {
 } from "@rubric/repro";
 import { loadGdpval } from "@rubric/autointeract";
 import { parseProviderSpec, providerFromSpec } from "@rubric/providers";
-import { preflightModel } from "./judge.js";
+import { preflightModel } from "../flags/judge-flags.js";
 import { ErrorPolicySchema } from "@rubric/core";
 import { z } from "zod";
 import { EXIT } from "../exit-codes.js";

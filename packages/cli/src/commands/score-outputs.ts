@@ -7,7 +7,7 @@ import { InputFileError, readJsonLinesFile, type CliIO } from "../io.js";
 import { verifierOptions } from "../flags/verifier-flags.js";
 import { progressBar } from "../progress.js";
 import { printResults } from "./score-results.js";
-import { judgeModel, preflightModel, type JudgeArgs } from "./judge.js";
+import { judgeModel, preflightModel, type JudgeArgs } from "../flags/judge-flags.js";
 
 /** One line of an outputs file. */
 const OutputLineSchema = z.strictObject({

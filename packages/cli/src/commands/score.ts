@@ -17,7 +17,7 @@ import { switchFlag, textFlag } from "../flags/flag.js";
 import { verifierFlags } from "../flags/verifier-flags.js";
 import { InputFileError, UsageError, readJson, readText, type CliIO } from "../io.js";
 import { EXIT } from "../exit-codes.js";
-import { judgeFlagWords, judgeHint } from "./judge.js";
+import { judgeFlagWords, judgeHint } from "../flags/judge-flags.js";
 import { printResults } from "./score-results.js";
 
 const scoreFlags = {

@@ -4,7 +4,7 @@ import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { integerFlag, switchFlag, textFlag } from "../flags/flag.js";
 import { verifierFlags, verifierOptions } from "../flags/verifier-flags.js";
 import { type CliIO, UsageError, readJson, readText } from "../io.js";
-import { judgeHint, judgeModel, preflightModel } from "./judge.js";
+import { judgeHint, judgeModel, preflightModel } from "../flags/judge-flags.js";
 import { checkWeightIds, pick } from "./score.js";
 
 const serveFlags = {

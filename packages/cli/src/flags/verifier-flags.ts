@@ -7,7 +7,7 @@ import {
   type VerifierRegistry,
 } from "@rubric/verifiers";
 import { z } from "zod";
-import { judgeFlags } from "../commands/judge.js";
+import { judgeFlags } from "./judge-flags.js";
 import { choiceFlag, integerFlag, switchFlag, textFlag } from "./flag.js";
 import { ruleLimitFlags, ruleLimitsOf } from "./rule-limits.js";
 

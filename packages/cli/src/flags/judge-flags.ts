@@ -6,7 +6,7 @@ import {
   type SpecifiedModel,
 } from "@rubric/providers";
 import { type CliIO, InputFileError } from "../io.js";
-import { integerFlag, textFlag } from "../flags/flag.js";
+import { integerFlag, textFlag } from "./flag.js";
 
 /**
  * The judge's flags, as `score --outputs` and `hackbench` both take them: which model, which key,
