@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import inspect
 import math
 from typing import Any, Sequence
 
@@ -122,11 +123,7 @@ class TransformersCausalLM(nn.Module):
     def __init__(self, name: str, dtype: torch.dtype, lora: dict | None) -> None:
         super().__init__()
         transformers = optional_import("transformers", "policy.init with model.kind 'transformers'")
-        # transformers 4.56 renamed torch_dtype to dtype; an older one would take an unknown
-        # keyword as a config attribute and silently load float32.
-        major, minor = (int(part) for part in transformers.__version__.split(".")[:2])
-        dtype_key = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
-        self.inner = transformers.AutoModelForCausalLM.from_pretrained(name, **{dtype_key: dtype})
+        self.inner = transformers.AutoModelForCausalLM.from_pretrained(name, **dtype_argument(transformers, dtype))
         self.tokenizer = transformers.AutoTokenizer.from_pretrained(name)
         if lora is not None:
             peft = optional_import("peft", "a LoRA adapter (model.lora)")
@@ -144,6 +141,21 @@ class TransformersCausalLM(nn.Module):
         None), and the cache after them: what ``TinyCausalLM.decode`` does, through transformers."""
         out = self.inner(input_ids=input_ids, past_key_values=past, use_cache=True)
         return out.logits[:, -1, :], out.past_key_values
+
+
+def dtype_argument(transformers: Any, dtype: torch.dtype) -> dict:
+    """``from_pretrained``'s keyword for the dtype to load in. transformers 4.56 renamed torch_dtype
+    to dtype; an older one would take an unknown keyword as a config attribute and silently load
+    float32. Always pass one: transformers 5 loads in the checkpoint's own dtype ("auto") by default."""
+    major, minor = (int(part) for part in transformers.__version__.split(".")[:2])
+    return {"dtype" if (major, minor) >= (4, 56) else "torch_dtype": dtype}
+
+
+def onnx_export_arguments() -> dict:
+    """The TorchScript exporter, which the exported graphs are written for: torch ≥ 2.9 exports
+    through dynamo unless told otherwise, and its graphs fail the onnx checker at opset 17
+    (measured on torch 2.13); Debian's torch 1.13 has no ``dynamo`` argument at all."""
+    return {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
 
 
 def optional_import(module: str, needed_for: str) -> Any:

@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from .faults import CheckpointFault, Fault, InvalidParams
-from .model import optional_import
+from .model import onnx_export_arguments, optional_import
 from .mu import MU_CHECKPOINT_FILE, MU_HEAD_FILE, Mu
 from .mu_lora import ADAPTER_FILE
 from .mu_model import DecodeGraph, PrefillGraph, ScoreGraph, cache_names
@@ -146,7 +146,7 @@ def write_graphs(mu: Mu, directory: Path, opset: int) -> dict:
     for (module, example, axes), graph in zip(exports, graphs.values()):
         path = directory / graph["file"]
         with torch.no_grad():
-            torch.onnx.export(module, example, str(path), opset_version=opset, input_names=graph["inputs"], output_names=graph["outputs"], dynamic_axes=axes)
+            torch.onnx.export(module, example, str(path), opset_version=opset, input_names=graph["inputs"], output_names=graph["outputs"], dynamic_axes=axes, **onnx_export_arguments())
         if onnx is not None:
             onnx.checker.check_model(str(path))
     return graphs

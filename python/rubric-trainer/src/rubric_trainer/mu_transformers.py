@@ -5,13 +5,15 @@ sidecar without them serves the tiny μ and names the missing package for this o
 
 The adapter keeps the interface of ``mu_lora.TinyLora`` (parameters, reference, training, state),
 so ``Mu``'s optimiser groups, μ_ref and checkpoints are one code path for both kinds. Only the
-tiny kind is tested here (this machine has neither package); generation with a key/value cache
-and the ONNX export are the tiny μ's.
+tiny kind runs on a machine without them; ``tests/test_mu_transformers.py`` tests this one where
+transformers, tokenizers and peft are installed. Generation with a key/value cache and the ONNX
+export are the tiny μ's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -19,7 +21,7 @@ import torch
 from torch import nn
 
 from .faults import InvalidParams
-from .model import optional_import
+from .model import dtype_argument, optional_import
 from .mu_model import MuNetwork, ScoreHead
 
 ADAPTER = "default"
@@ -38,7 +40,10 @@ class TransformersMuNetwork(nn.Module):
         transformers = optional_import("transformers", "mu.init with model.kind 'transformers'")
         if lora is not None:
             optional_import("peft", "mu.init with lora on model.kind 'transformers'")
-        self.inner = transformers.AutoModelForCausalLM.from_pretrained(name)
+        # float32 whatever the checkpoint holds: transformers 5 loads in the checkpoint's dtype by
+        # default (bfloat16 for most pretrained LMs), and μ's score head, its losses in float64 and
+        # its fingerprints (numpy has no bfloat16) all read float32 hidden states and weights.
+        self.inner = transformers.AutoModelForCausalLM.from_pretrained(name, **dtype_argument(transformers, torch.float32))
         config = self.inner.config
         self.vocab_size = int(config.vocab_size)
         self.max_seq_len = int(getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", 2048))
@@ -92,8 +97,11 @@ class PeftLora:
     def freeze_reference(self) -> None:
         inner = self.network.inner
         if not self.has_reference:
-            inner.add_adapter(REFERENCE, self.config)
-            inner.set_adapter(ADAPTER)
+            # A config of its own (peft keeps one per adapter and edits it when saving), and the
+            # new adapter's random A drawn aside: setting μ_ref leaves the global generator alone.
+            with torch.random.fork_rng(devices=[]):
+                inner.add_adapter(REFERENCE, copy.deepcopy(self.config))
+            inner.set_adapter(ADAPTER)  # add_adapter leaves the active adapter; this marks it trainable again
         reference = self.named(REFERENCE)
         with torch.no_grad():
             for name, p in self.named(ADAPTER).items():
@@ -137,11 +145,13 @@ class PeftLora:
     def read(self, directory: Path) -> dict:
         """Loads the adapters into the model itself; nothing is left for the caller's state-dict load."""
         peft = optional_import("peft", "mu.load of a μ with lora on model.kind 'transformers'")
-        peft.set_peft_model_state_dict(self.network.inner, peft.load_peft_weights(str(directory / ADAPTER_DIR)), adapter_name=ADAPTER)
+        # Onto the model's own device: load_peft_weights otherwise reads onto CUDA whenever torch sees it.
+        device = str(next(iter(self.named(ADAPTER).values())).device)
+        peft.set_peft_model_state_dict(self.network.inner, peft.load_peft_weights(str(directory / ADAPTER_DIR), device=device), adapter_name=ADAPTER)
         reference = directory / REFERENCE_DIR / REFERENCE
         if reference.exists():
             self.freeze_reference()
-            peft.set_peft_model_state_dict(self.network.inner, peft.load_peft_weights(str(reference)), adapter_name=REFERENCE)
+            peft.set_peft_model_state_dict(self.network.inner, peft.load_peft_weights(str(reference), device=device), adapter_name=REFERENCE)
         return {}
 
     def merged(self) -> nn.Module:

@@ -20,7 +20,7 @@ from torch import nn
 from .checkpoint import read_checkpoint, restoring, write_checkpoint
 from .distributed import DistContext
 from .faults import InvalidParams, NonFinite, Unavailable
-from .model import build_model, check_token_ids, optional_import, parameter_fingerprint
+from .model import build_model, check_token_ids, onnx_export_arguments, optional_import, parameter_fingerprint
 from .objectives import Objective, clipped_objective, pad_rows
 
 CHECKPOINT_FORMAT = "rubric-trainer/1"
@@ -362,6 +362,7 @@ class Policy:
                     input_names=["input_ids"],
                     output_names=["logits"],
                     dynamic_axes={"input_ids": {0: "batch", 1: "sequence"}, "logits": {0: "batch", 1: "sequence"}},
+                    **onnx_export_arguments(),
                 )
             os.replace(temporary, target)
             try:
