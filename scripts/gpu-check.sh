@@ -4,11 +4,12 @@
 #
 #   1. the machine: nvidia-smi, and the versions of python, torch (with CUDA), transformers, peft,
 #      tokenizers, accelerate and safetensors                                    -> $OUT/env.txt
-#   2. pytest -x on the transformers policy, μ on transformers + peft LoRA, and the tiny μ's LoRA
-#                                                                             -> $OUT/pytest.txt
-#   3. a small μ (transformers + LoRA) mu.step loop: 20 timed steps of 64 steps each (16
-#      trajectories of 4), with μ_ref set, per-call wall time, the step's own compute_ms,
-#      mu.scores timing and torch.cuda.max_memory_allocated          -> $OUT/mu-lora-bench.json
+#   2. pytest -x on the transformers policy, μ on transformers + peft LoRA (its CUDA tests run where
+#      torch sees CUDA), the tiny μ's LoRA and the tiny μ (its CUDA test too)   -> $OUT/pytest.txt
+#   3. a small μ (transformers + LoRA) on the GPU (device "cuda", bfloat16 backbone; the CPU in
+#      float32 where there is none): 20 timed mu.step calls of 64 steps each (16 trajectories of
+#      4), with μ_ref set, per-call wall time, the step's own compute_ms, mu.scores and greedy
+#      mu.generate timing, and torch.cuda.max_memory_allocated          -> $OUT/mu-lora-bench.json
 #
 # Nothing is downloaded: the tests and the bench write small random models themselves, and the
 # Hugging Face libraries are told to stay offline. Every step runs even when an earlier one
@@ -64,7 +65,7 @@ EOF
 # 2. The tests (-x: the first failure ends them; its traceback is in pytest.txt).
 rc=0
 (cd "$ROOT/python/rubric-trainer" && timeout 280 "$PYTHON" -m pytest -q -x -p no:cacheprovider -rs \
-  tests/test_transformers_policy.py tests/test_mu_transformers.py tests/test_mu_lora.py) 2>&1 | tee "$OUT/pytest.txt" || rc=$?
+  tests/test_transformers_policy.py tests/test_mu_transformers.py tests/test_mu_lora.py tests/test_mu.py) 2>&1 | tee "$OUT/pytest.txt" || rc=$?
 [ "$rc" = 0 ] || fail "pytest (exit $rc; 124 is the 280 s limit)"
 
 # 3. The μ transformers + LoRA mu.step bench. It rewrites mu-lora-bench.json after every phase,
@@ -112,8 +113,10 @@ try:
     model = {"d_model": 64, "layers": 2, "heads": 4, "max_positions": 256}
     result["model"] = {"kind": "transformers (random Llama, tests/hf_model.py)", **model}
     model_dir = write_model(Path(tempfile.mkdtemp()) / "mu-bench", corpus, vocab_size=400, d_model=model["d_model"], layers=model["layers"], heads=model["heads"], max_positions=model["max_positions"])
-    summary, init_ms = call("mu.init", {"model": {"kind": "transformers", "name": str(model_dir)}, "k": 3, "seed": 1, "lora": {}})
-    result.update(status="initialised", init_ms=init_ms, mu=summary, mu_device=str(next(session.mu.network.parameters()).device))
+    # μ where ARCO runs it: on the GPU, the backbone in bfloat16 (the score head stays float32).
+    placement = {"device": "cuda", "dtype": "bfloat16"} if torch.cuda.is_available() else {"device": "cpu", "dtype": "float32"}
+    summary, init_ms = call("mu.init", {"model": {"kind": "transformers", "name": str(model_dir)}, "k": 3, "seed": 1, "lora": {}, **placement})
+    result.update(status="initialised", init_ms=init_ms, mu=summary, mu_device=str(next(session.mu.network.parameters()).device), mu_dtype=summary["dtype"])
     save()
 
     generator = torch.Generator().manual_seed(0)
@@ -141,14 +144,23 @@ try:
     steps = [s for t in trajectories for s in t["steps"]]
     scores_ms = [call("mu.scores", {"steps": steps})[1] for _ in range(5)]
     result.update(scores_call_ms=scores_ms, scores_call_ms_median=statistics.median(scores_ms))
+    save()
+    # Greedy criteria for the 64 step prompts at once (left-padded, through the model's cache):
+    # 32 new tokens at most, an EOS id the random model rarely writes, so rows run to the limit.
+    prompts = [s["prompt"] for s in steps]
+    generated = []
+    for _ in range(3):
+        reply, ms = call("mu.generate", {"prompts": prompts, "max_new_tokens": 32, "eos_id": 1})
+        generated.append({"call_ms": ms, "tokens": sum(len(row) for row in reply["ids"])})
+    result.update(generate=generated, generate_call_ms_median=statistics.median(g["call_ms"] for g in generated), generate_batch={"prompts": 64, "prompt_tokens": 48, "max_new_tokens": 32})
     if torch.cuda.is_available():
         result["cuda_max_memory_allocated_bytes"] = torch.cuda.max_memory_allocated()
         result["cuda_max_memory_reserved_bytes"] = torch.cuda.max_memory_reserved()
     if result["mu_device"] == "cpu":
-        result["note"] = "mu.init takes no device: μ ran on the CPU, so the CUDA figures are not μ's"
+        result["note"] = "torch sees no CUDA: μ ran on the CPU in float32"
     result["status"] = "ok"
     save()
-    print(json.dumps({k: result[k] for k in ("mu_device", "init_ms", "step_call_ms_median", "step_compute_ms_median", "scores_call_ms_median")}))
+    print(json.dumps({k: result[k] for k in ("mu_device", "mu_dtype", "init_ms", "step_call_ms_median", "step_compute_ms_median", "scores_call_ms_median", "generate_call_ms_median")}))
 except BaseException as error:
     result.update(status="failed", error=f"{type(error).__name__}: {error}", traceback=traceback.format_exc(limit=12))
     save()

@@ -315,3 +315,63 @@ def test_step_loss_gradient_matches_finite_differences_in_the_network() -> None:
             down = float(mu.step_loss(trajectories, rewards, beta=0.05)[0])
             parameter[index] = original
         assert analytic == pytest.approx((up - down) / (2 * h), rel=1e-5, abs=1e-9)
+
+
+def test_mu_init_takes_a_device_and_refuses_one_torch_lacks_by_name(sidecar) -> None:
+    """``device`` is the policy's (``policy.resolve_device``): the CPU by default, a CUDA device
+    refused by name where torch sees none, a name torch cannot read refused as a bad param."""
+    summary = sidecar.call("mu.init", {"model": MODEL, "seed": 1})
+    assert summary["device"] == "cpu" and summary["dtype"] == "float32"
+    assert sidecar.call("mu.init", {"model": MODEL, "device": "cpu"})["device"] == "cpu"
+    missing = ["cuda:99"] if torch.cuda.is_available() else ["cuda", "cuda:1", "cuda:99"]
+    for device in missing:
+        refused = sidecar.error("mu.init", {"model": MODEL, "device": device})
+        assert refused["code"] == "unavailable" and refused["data"]["path"] == "params.device", refused
+        assert refused["message"].startswith("params.device: ") and repr(device) in refused["message"]
+    unreadable = sidecar.error("mu.init", {"model": MODEL, "device": "gpu0"})
+    assert unreadable["code"] == "invalid_params" and unreadable["data"]["path"] == "params.device" and "'gpu0'" in unreadable["message"]
+    # A refused init leaves the μ the sidecar held.
+    assert sidecar.call("mu.fingerprint")["steps"] == 0
+
+
+def test_a_tiny_mu_is_float32_only() -> None:
+    from rubric_trainer.schema import ParamError
+
+    for dtype in ("bfloat16", "float16"):
+        with pytest.raises(ParamError) as raised:
+            PARAMS["mu.init"].parse({"model": MODEL, "dtype": dtype}, "params")
+        assert raised.value.path == "params.dtype" and "float32 only" in str(raised.value)
+    with pytest.raises(ParamError) as raised:
+        PARAMS["mu.init"].parse({"model": MODEL, "dtype": "float64"}, "params")
+    assert raised.value.path == "params.dtype"
+
+
+def test_a_checkpoint_from_before_device_and_dtype_loads_on_the_cpu(tmp_path: Path) -> None:
+    mu = make_mu()
+    mu.sft(STEPS, TEACHER, learning_rate=1e-2, head_learning_rate=1e-2)
+    for key in ("device", "dtype"):
+        del mu.init[key]
+    mu.save(str(tmp_path))
+    loaded = Mu.load(str(tmp_path))
+    assert loaded.device == torch.device("cpu") and loaded.describe()["dtype"] == "float32"
+    assert torch.equal(loaded.step_scores(STEPS), mu.step_scores(STEPS))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
+def test_a_tiny_mu_on_cuda_computes_what_it_computes_on_the_cpu(tmp_path: Path) -> None:
+    from rubric_trainer.mu_generate import generate
+
+    cpu, cuda = make_mu(lora={}), make_mu(lora={}, device="cuda")
+    assert cuda.describe()["device"] == "cuda" and all(p.is_cuda for p in cuda.network.parameters())
+    for mu in (cpu, cuda):
+        mu.sft(STEPS, TEACHER, learning_rate=1e-2, head_learning_rate=1e-2)
+        mu.set_reference()
+        mu.step([[STEPS[0], STEPS[1]], [STEPS[2]]], [1.0, 0.0], learning_rate=1e-2, head_learning_rate=1e-2, beta=0.05)
+    assert torch.allclose(cuda.step_scores(STEPS), cpu.step_scores(STEPS), atol=1e-4)
+    prompts = [[1, 2, 3], [4], [5, 6, 7, 8, 9]]
+    assert generate(cuda, prompts, max_new_tokens=6, eos_id=0) == generate(cpu, prompts, max_new_tokens=6, eos_id=0)
+    cuda.save(str(tmp_path))
+    loaded = Mu.load(str(tmp_path))
+    assert all(p.is_cuda for p in loaded.network.parameters()) and loaded.reference is not None
+    assert torch.equal(loaded.step_scores(STEPS), cuda.step_scores(STEPS))
+    assert loaded.export_network().tokens.weight.device.type == "cpu"  # the ONNX graphs trace on the CPU

@@ -7,8 +7,13 @@ is a second, frozen peft adapter (KL 0 right after ``mu.set_reference``, > 0 a s
 
 The model is a small random Llama that tests/hf_model.py writes (LlamaAttention has q_proj and
 v_proj): nothing is downloaded. Skipped unless transformers, tokenizers and peft are all installed
-(Debian has none of them; the GPU machine has all three). ``mu.init`` takes no device: μ runs on
-the CPU wherever it runs, so nothing here is a CUDA check.
+(Debian has none of them; the GPU machine has all three).
+
+``mu.generate`` runs through the model's own key/value cache with the adapter active: greedy, it
+writes what an argmax loop over the model's full forward writes, a left-padded batch what each
+prompt writes alone, and a trained adapter changes what is written. ``dtype`` loads the backbone
+in half precision while the score head and its input stay float32; ``device: "cuda"`` is run
+where torch sees CUDA (the GPU machine) and refused by name where it does not.
 """
 
 from __future__ import annotations
@@ -268,3 +273,156 @@ def test_a_module_the_model_lacks_is_an_error_reply_naming_it(model_dir: Path) -
     reply = session.handle(Request(2, "mu.init", {"model": {"kind": "transformers", "name": str(model_dir)}, "lora": {"target_modules": ["nonexistent_proj"]}}))
     assert "error" in reply and "nonexistent_proj" in reply["error"]["message"], reply
     assert call(session, "health", {})["ok"] is True
+
+
+PROMPTS = [[10, 20, 30], [40], [50, 60, 70, 80, 90, 100], [110, 120]]
+
+
+def argmax_loop(session: Session, prompt: list[int], max_new_tokens: int, eos_id: int) -> tuple[list[int], bool]:
+    """Greedy decoding written out: a full forward of the model (with its active adapter) over
+    prompt + written per token, no cache, no padding, the first maximum of the last logits."""
+    written: list[int] = []
+    while len(written) < max_new_tokens:
+        with torch.no_grad():
+            logits = session.mu.network.inner(input_ids=torch.tensor([prompt + written], device=session.mu.device)).logits[0, -1]
+        token = int(logits.double().argmax())
+        if token == eos_id:
+            return written, True
+        written.append(token)
+    return written, False
+
+
+def trained(model_dir: Path, **overrides) -> Session:
+    """μ with a non-zero adapter (two SFT steps; dropout off, so the steps replay exactly)."""
+    session, _ = init(model_dir, {"lora_dropout": 0.0}, **overrides)
+    for _ in range(2):
+        call(session, "mu.sft", SFT)
+    return session
+
+
+def test_greedy_generation_is_the_argmax_loop_over_the_models_logits(model_dir: Path) -> None:
+    session = trained(model_dir)
+    never = 299  # an id below the vocabulary the random model does not write within 6 tokens (checked below)
+    expected = [argmax_loop(session, prompt, 6, never) for prompt in PROMPTS]
+    assert all(not finished for _, finished in expected)
+    result = call(session, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 6, "eos_id": never})
+    assert result == {"ids": [ids for ids, _ in expected], "finished": [False] * len(PROMPTS)}
+    assert call(session, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 6, "eos_id": never}) == result  # deterministic
+    # EOS: the token the loop writes third for prompt 0 ends that row there, left out of its ids.
+    eos = expected[0][0][2]
+    stop = expected[0][0].index(eos)
+    stopped = call(session, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 6, "eos_id": eos})
+    assert stopped["ids"][0] == expected[0][0][:stop] and stopped["finished"][0] is True
+    for b, prompt in enumerate(PROMPTS):
+        assert (stopped["ids"][b], stopped["finished"][b]) == argmax_loop(session, prompt, 6, eos)
+
+
+def test_a_left_padded_batch_writes_what_each_prompt_writes_alone(model_dir: Path) -> None:
+    session = trained(model_dir)
+    batched = call(session, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 8, "eos_id": 299})
+    for b, prompt in enumerate(PROMPTS):
+        alone = call(session, "mu.generate", {"prompts": [prompt], "max_new_tokens": 8, "eos_id": 299})
+        assert alone == {"ids": [batched["ids"][b]], "finished": [batched["finished"][b]]}
+    # A row stops at max_seq_len (64 positions): 62 prompt tokens leave room for 2.
+    long = call(session, "mu.generate", {"prompts": [[10] * 62, [20]], "max_new_tokens": 5, "eos_id": 299})
+    assert [len(ids) for ids in long["ids"]] == [2, 5] and long["finished"] == [False, False]
+
+
+def test_sampled_generation_follows_the_streams_alone_or_batched(model_dir: Path) -> None:
+    """Sampling is the tiny μ's rule (``mu_generate.next_tokens``) over this model's logits: one
+    stream per row, so a row writes the same tokens alone or in a left-padded batch."""
+    from rubric_trainer.xoshiro import ALGORITHM
+
+    session = trained(model_dir)
+    rng = [{"algorithm": ALGORITHM, "words": [b + 1, 7, 11, 13], "key": f"{b:016x}"} for b in range(len(PROMPTS))]
+    params = {"prompts": PROMPTS, "max_new_tokens": 5, "eos_id": 299, "temperature": 1.5, "rng": rng}
+    batched = call(session, "mu.generate", params)
+    for b, prompt in enumerate(PROMPTS):
+        alone = call(session, "mu.generate", {**params, "prompts": [prompt], "rng": [rng[b]]})
+        assert alone["ids"] == [batched["ids"][b]]
+    greedy = call(session, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 5, "eos_id": 299})
+    assert batched["ids"] != greedy["ids"]
+
+
+def test_max_new_tokens_defaults_to_arcos_128(model_dir: Path) -> None:
+    session = trained(model_dir)
+    result = call(session, "mu.generate", {"prompts": [[10, 20]], "eos_id": 299})
+    # The random model may write EOS-free text to its limit: 62 new tokens here (64 positions), below 128.
+    assert result["finished"] == [False] and len(result["ids"][0]) == 62
+
+
+def test_a_trained_adapter_changes_what_is_written(model_dir: Path) -> None:
+    """The adapter is active while generating: after SFT on the steps' criteria the trained μ
+    writes other tokens than the base model (a fresh adapter, B = 0) on these prompts (seen:
+    every row differs after 10 steps; the criteria themselves come after about 40)."""
+    base, _ = init(model_dir, {"lora_dropout": 0.0})
+    taught, _ = init(model_dir, {"lora_dropout": 0.0})
+    for _ in range(10):
+        call(taught, "mu.sft", {**SFT, "learning_rate": 5e-2})
+    prompts = [s["prompt"] for s in STEPS]
+    params = {"prompts": prompts, "max_new_tokens": 3, "eos_id": 299}
+    before, after = call(base, "mu.generate", params), call(taught, "mu.generate", params)
+    assert after["ids"] != before["ids"]
+    # And what it writes is the argmax of its own logits (mu.logits: the adapter's forward).
+    for prompt, ids in zip(prompts, after["ids"]):
+        logits = call(taught, "mu.logits", {"ids": [prompt]})["logits"][0][-1]
+        assert ids[0] == logits.index(max(logits))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_a_half_precision_backbone_keeps_the_score_head_in_float32(model_dir: Path, dtype: str) -> None:
+    reference, _ = init(model_dir, {})
+    session, summary = init(model_dir, {}, dtype=dtype)
+    mu = session.mu
+    assert summary["dtype"] == dtype
+    assert all(p.dtype == getattr(torch, dtype) for p in base_weights(session).values())
+    assert all(p.dtype == torch.float32 for p in mu.network.score_head.parameters())
+    assert all(p.dtype == torch.float32 for p in mu.adapter.parameters())  # peft upcasts the adapter
+    inputs = mu.batch(steps_of(STEPS))
+    with torch.no_grad():
+        logp, d = mu.forward(mu.network, inputs)
+    assert d.dtype == torch.float32 and logp is not None and logp.dtype == torch.float32
+    # The same seed, the same head and adapter: the scores of the float32 μ within half precision's error.
+    half, full = call(session, "mu.scores", {"steps": STEPS}), call(reference, "mu.scores", {"steps": STEPS})
+    assert torch.allclose(torch.tensor(half["d"]), torch.tensor(full["d"]), atol=5e-2)
+    metrics = call(session, "mu.step", STEP)
+    assert metrics["grad_norm"] > 0 and all(p.dtype == getattr(torch, dtype) for p in base_weights(session).values())
+    assert len(call(session, "mu.fingerprint", {})["fingerprint"]) == 64  # numpy has no bfloat16: read as its bytes
+    assert len(call(session, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 3, "eos_id": 299})["ids"]) == len(PROMPTS)
+
+
+def test_a_cuda_device_torch_lacks_is_refused_by_name(model_dir: Path) -> None:
+    session = Session(DistContext(0, 1, 0), None)
+    devices = ["cuda:99"] if torch.cuda.is_available() else ["cuda", "cuda:99"]
+    for device in devices:
+        reply = session.handle(Request(3, "mu.init", {"model": {"kind": "transformers", "name": str(model_dir)}, "lora": {}, "device": device}))
+        assert reply["error"]["code"] == "unavailable" and reply["error"]["data"]["path"] == "params.device", reply
+        assert repr(device) in reply["error"]["message"]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_mu_runs_on_cuda(model_dir: Path, tmp_path: Path, dtype: str) -> None:
+    cpu = trained(model_dir)
+    cuda = trained(model_dir, device="cuda", dtype=dtype)
+    mu = cuda.mu
+    assert call(cuda, "health", {})["mu"]["device"] == "cuda"
+    assert all(p.is_cuda for p in mu.network.parameters()) and all(p.dtype == torch.float32 for p in mu.network.score_head.parameters())
+    call(cuda, "mu.set_reference", {})
+    metrics = call(cuda, "mu.step", STEP)
+    call(cpu, "mu.set_reference", {})
+    call(cpu, "mu.step", STEP)
+    tolerance = 1e-4 if dtype == "float32" else 5e-2
+    assert torch.allclose(torch.tensor(call(cuda, "mu.scores", {"steps": STEPS})["d"]), torch.tensor(call(cpu, "mu.scores", {"steps": STEPS})["d"]), atol=tolerance)
+    assert metrics["grad_norm"] > 0
+    generated = call(cuda, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 6, "eos_id": 299})
+    if dtype == "float32":
+        assert generated == call(cpu, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 6, "eos_id": 299})
+    for b, prompt in enumerate(PROMPTS):
+        assert (generated["ids"][b], generated["finished"][b]) == argmax_loop(cuda, prompt, 6, 299)
+    call(cuda, "mu.save", {"dir": str(tmp_path)})
+    loaded = Session(DistContext(0, 1, 0), None)
+    assert call(loaded, "mu.load", {"dir": str(tmp_path)})["device"] == "cuda"
+    assert all(p.is_cuda for p in loaded.mu.network.parameters())
+    assert call(loaded, "mu.scores", {"steps": STEPS}) == call(cuda, "mu.scores", {"steps": STEPS})
+    assert equal(adapter(loaded), adapter(cuda)) and equal(adapter(loaded, REFERENCE), adapter(cuda, REFERENCE))

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { InferenceSession, Tensor } from "onnxruntime-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SidecarClient } from "../client/client.js";
+import { SidecarError } from "../errors.js";
 import { SIDECAR_METHODS } from "../wire/methods.js";
 import { RemoteMu } from "./remote-mu.js";
 
@@ -77,6 +78,32 @@ describe("μ trained through LoRA, in the real sidecar", () => {
     },
     TIMEOUT_MS,
   );
+
+  it(
+    "passes device and dtype: μ runs on the CPU by default, a CUDA device torch lacks is refused naming device",
+    async () => {
+      const mu = await RemoteMu.init(client, { model: MODEL, seed: 1, device: "cpu", dtype: "float32" });
+      expect(mu.summary.device).toBe("cpu");
+      expect(mu.summary.dtype).toBe("float32");
+      const { ids } = await mu.generate({ prompts: [[1, 2], [3]], eos_id: 0 }); // max_new_tokens: 128 by default
+      expect(ids.map((row) => row.length <= MODEL.max_seq_len - 1)).toEqual([true, true]);
+      // "cuda:99" is refused whether or not this machine has a GPU; "cuda" too where it has none.
+      const refused = await RemoteMu.init(client, { model: MODEL, device: "cuda:99" }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(SidecarError);
+      expect((refused as SidecarError).fault).toBe("unavailable");
+      expect((refused as SidecarError).data.path).toBe("params.device");
+    },
+    TIMEOUT_MS,
+  );
+
+  it("refuses a dtype other than float32 for a tiny μ, naming the field", () => {
+    const parsed = SIDECAR_METHODS["mu.init"].params.safeParse({ model: MODEL, dtype: "bfloat16" });
+    expect(parsed.error?.issues[0]?.path).toEqual(["dtype"]);
+    const transformers = { kind: "transformers", name: "Qwen/Qwen3-4B-Instruct-2507" };
+    expect(
+      SIDECAR_METHODS["mu.init"].params.safeParse({ model: transformers, dtype: "bfloat16", device: "cuda" }).success,
+    ).toBe(true);
+  });
 
   it("refuses a target module a tiny μ does not have, naming the field", () => {
     const parsed = SIDECAR_METHODS["mu.init"].params.safeParse({ model: MODEL, lora: { target_modules: ["k_proj"] } });

@@ -52,7 +52,11 @@ export interface RemoteMuLora {
   readonly targetModules?: readonly string[];
 }
 
-/** `mu.init`'s params, with `lora` in camelCase. */
+/**
+ * `mu.init`'s params, with `lora` in camelCase; `device` (`"cpu"` by default, `"cuda"`, `"cuda:1"`,
+ * `"auto"`) and `dtype` (a transformers backbone's weights: float32, bfloat16 or float16) go as
+ * they are.
+ */
 export type RemoteMuInitOptions = Omit<ParamsOf<"mu.init">, "lora"> & { readonly lora?: RemoteMuLora };
 
 const wireLora = (lora: RemoteMuLora) => ({
@@ -92,6 +96,13 @@ export class RemoteMu {
    * @example
    * // ARCO's μ: the backbone trained through LoRA (r 8, α 32, dropout 0.05 on q and v).
    * const mu = await RemoteMu.init(client, { model: { kind: "tiny", vocab_size: 64 }, lora: { r: 8 } });
+   * // ARCO's setting: a pretrained backbone in bfloat16 on the GPU, the score head in float32.
+   * const big = await RemoteMu.init(client, {
+   *   model: { kind: "transformers", name: "Qwen/Qwen3-4B-Instruct-2507" },
+   *   lora: {},
+   *   device: "cuda",
+   *   dtype: "bfloat16",
+   * });
    */
   static async init(client: SidecarClient, options: RemoteMuInitOptions, call: CallOptions = {}): Promise<RemoteMu> {
     const { lora, ...rest } = options;

@@ -6,6 +6,9 @@ import { type MethodSchemas, Ok, Positive, RngStateSchema, Tokens } from "./valu
  * generation, checkpoints and the versioned ONNX export.
  */
 
+/** What a transformers μ's backbone may be loaded in (a tiny μ is float32 only). */
+const MU_DTYPES = ["float32", "bfloat16", "float16"] as const;
+
 export const MuSftMetricsSchema = z.object({
   loss: z.number(),
   /** Cross-entropy per criteria token. */
@@ -54,12 +57,17 @@ export const MuSummarySchema = z.object({
     .optional(),
   /** The parameters a step may change: with LoRA the adapter and the score head only. */
   trainable_parameters: z.number().int().optional(),
+  /** Where μ runs (`"cpu"`, `"cuda"`, …), as torch names it. */
+  device: z.string().optional(),
+  /** The backbone's weights' dtype; the score head is float32 whatever it is. */
+  dtype: z.enum(MU_DTYPES).optional(),
 });
 
 /**
  * μ's backbone: the sidecar's small causal transformer (with an attention mask and a key/value
  * cache), or a Hugging Face causal LM by name (needs transformers, and peft with `lora`, in the
- * sidecar's Python; neither generates through `mu.generate` nor exports).
+ * sidecar's Python; it generates through `mu.generate` with its own key/value cache, but only the
+ * tiny μ exports).
  */
 export const MuModelSpecSchema = z.discriminatedUnion("kind", [
   z.strictObject({
@@ -126,9 +134,25 @@ export const MU_METHODS = {
         pooling: z.enum(["prompt+criteria", "criteria"]).optional(),
         /** Train the backbone through a LoRA adapter; absent: μ trains whole. */
         lora: MuLoraSchema.optional(),
+        /**
+         * Where μ runs: `"cpu"` (default), `"cuda"`, `"cuda:1"`, … or `"auto"` (the rank's GPU when
+         * torch sees one, as the policy's default). A CUDA device torch lacks is refused, naming `device`.
+         */
+        device: z.string().min(1).optional(),
+        /**
+         * A transformers backbone's weights: float32 (default), bfloat16 or float16. The score head
+         * stays float32 (its input cast), and so does peft's adapter. A tiny μ is float32 only.
+         */
+        dtype: z.enum(MU_DTYPES).optional(),
       })
       .superRefine((params, context) => {
         if (params.model.kind !== "tiny") return;
+        if (params.dtype !== undefined && params.dtype !== "float32")
+          context.addIssue({
+            code: "custom",
+            path: ["dtype"],
+            message: `a tiny μ is float32 only (dtype is for a transformers backbone's weights), got ${JSON.stringify(params.dtype)}`,
+          });
         params.lora?.target_modules?.forEach((name, i) => {
           if (!TINY_LORA_TARGETS.includes(name))
             context.addIssue({
@@ -207,7 +231,7 @@ export const MU_METHODS = {
   "mu.load": { params: z.strictObject({ dir: z.string().min(1) }), result: MuSummarySchema },
   /**
    * New tokens after each prompt, by μ's LM head with the key/value cache (rows left-padded into one
-   * batch). Greedy: the argmax, lowest id on ties. Sampled (`temperature` > 0): in float64,
+   * batch; a transformers μ through its model's own cache, its LoRA adapter active). Greedy: the argmax, lowest id on ties. Sampled (`temperature` > 0): in float64,
    * p = softmax(logits / temperature), and with u = the row's `rng.next()` (one draw per token
    * written), the smallest id i whose running sum of p exceeds u · sum(p), else the largest id with
    * p > 0. A row stops after writing `eos_id` (left out of its ids; `finished` true), after
@@ -219,7 +243,8 @@ export const MU_METHODS = {
       .strictObject({
         /** Token ids, each prompt at least one and at most `max_seq_len` − 1. */
         prompts: z.array(Tokens).min(1),
-        max_new_tokens: z.number().int().min(1),
+        /** Default 128 (ARCO's `mu_max_new_tokens`). */
+        max_new_tokens: z.number().int().min(1).optional(),
         eos_id: z.number().int().nonnegative(),
         /** Absent or 0: greedy. */
         temperature: z.number().nonnegative().optional(),

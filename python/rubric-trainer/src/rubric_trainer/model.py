@@ -188,5 +188,14 @@ def parameter_fingerprint(module: nn.Module) -> str:
     digest = hashlib.sha256()
     for name, parameter in module.named_parameters():
         digest.update(name.encode())
-        digest.update(parameter.detach().cpu().contiguous().numpy().tobytes())
+        digest.update(tensor_bytes(parameter))
     return digest.hexdigest()
+
+
+def tensor_bytes(tensor: torch.Tensor) -> bytes:
+    """A tensor's raw bytes, wherever it lives. numpy has no bfloat16: such a tensor is read as the
+    int16 words that hold it (the same bytes)."""
+    tensor = tensor.detach().cpu().contiguous()
+    if tensor.dtype == torch.bfloat16:
+        tensor = tensor.view(torch.int16)
+    return tensor.numpy().tobytes()

@@ -28,11 +28,12 @@ import torch
 from .checkpoint import read_checkpoint, restoring, write_checkpoint
 from .distributed import DistContext
 from .faults import InvalidParams, NonFinite
-from .model import check_token_ids, parameter_fingerprint
+from .model import check_token_ids, parameter_fingerprint, tensor_bytes
 from .mu_losses import class_weights, criteria_kl, weighted_square_errors
 from .mu_lora import ReferenceView, TinyLora
 from .mu_model import MuNetwork
 from .mu_steps import MICRO_BATCH_TOKENS, Step, batch, micro_batches
+from .policy import DTYPES, resolve_device
 
 MU_CHECKPOINT_FORMAT = "rubric-trainer/mu/1"
 MU_HEAD_FORMAT = "rubric-trainer/mu-head/1"
@@ -52,6 +53,8 @@ class Mu:
         the replicas start equal (and DDP broadcasts rank 0's parameters besides)."""
         self.init = init
         self.dist = dist if dist is not None else DistContext(0, 1, 0)
+        # A checkpoint written before mu.init took a device and a dtype holds neither: the CPU, float32.
+        self.device = resolve_device(init.get("device", "cpu"), self.dist)
         spec = init["model"]
         self.lora: Optional[dict] = init.get("lora")
         self.adapter: Optional[Any] = None
@@ -61,7 +64,7 @@ class Mu:
             if spec["kind"] == "transformers":
                 from .mu_transformers import PeftLora, TransformersMuNetwork
 
-                self.network = TransformersMuNetwork(spec["name"], init["k"], self.lora)
+                self.network = TransformersMuNetwork(spec["name"], init["k"], self.lora, DTYPES[init.get("dtype", "float32")])
                 if self.lora is not None:
                     self.adapter = PeftLora(self.network, self.lora, init["seed"])
             else:
@@ -69,6 +72,9 @@ class Mu:
                 if self.lora is not None:
                     # Drawn after the base weights: a μ with LoRA has the base of the μ without it.
                     self.adapter = TinyLora(self.network, self.lora, init["seed"])
+        # Built on the CPU from the seed (the same weights on any device), then moved whole: the
+        # backbone, the adapter and the score head (float32 whatever the backbone's dtype).
+        self.network.to(self.device)
         self.network.eval()  # no dropout but the adapter's in training forwards: scores must not depend on the call
         if self.adapter is not None:
             # ARCO's μ: the base weights frozen, the adapter and the score head trained.
@@ -120,6 +126,10 @@ class Mu:
 
     # --- forward --------------------------------------------------------------------------------
 
+    def batch(self, steps: Sequence[Step]) -> dict[str, torch.Tensor]:
+        """``mu_steps.batch`` of ``steps`` on μ's device."""
+        return {name: tensor.to(self.device) for name, tensor in batch(steps, self.pooling).items()}
+
     def forward(
         self, network: torch.nn.Module, inputs: dict[str, torch.Tensor], logits: bool = True, train: bool = False
     ) -> tuple[Optional[torch.Tensor], torch.Tensor]:
@@ -141,8 +151,8 @@ class Mu:
         d = torch.zeros(len(steps), self.k, dtype=torch.float64)
         with torch.no_grad():
             for group in micro_batches([len(s.prompt) + len(s.criteria) for s in steps], budget):
-                _, scores = self.forward(self.network, batch([steps[i] for i in group], self.pooling), logits=False)
-                d[group] = scores.double()
+                _, scores = self.forward(self.network, self.batch([steps[i] for i in group]), logits=False)
+                d[group] = scores.double().cpu()
         return d
 
     def accumulate(self, groups: Sequence[Sequence[int]], backward: Callable[[int, Sequence[int]], torch.Tensor]) -> None:
@@ -158,7 +168,7 @@ class Mu:
 
     def logits(self, ids: list[list[int]]) -> list:
         with torch.no_grad():
-            tensor = torch.tensor(ids, dtype=torch.long)
+            tensor = torch.tensor(ids, dtype=torch.long, device=self.device)
             hidden, _ = self.network.hidden(tensor, torch.ones_like(tensor))
             return self.network.lm_head(hidden).double().tolist()
 
@@ -178,25 +188,25 @@ class Mu:
         mine_teacher = self.dist.shard(teacher)
         # The denominators are the whole batch's, known before any forward: each micro-batch's
         # share is then exact, and the shares' gradients sum to the whole batch's.
-        (tokens,) = self.dist.sum([float(sum(len(s.criteria) for s in mine))], torch.device("cpu"))
+        (tokens,) = self.dist.sum([float(sum(len(s.criteria) for s in mine))], self.device)
         elements = len(steps) * self.k
         parts = {"nll": 0.0, "squares": 0.0}
 
         def share(_: int, group: Sequence[int]) -> torch.Tensor:
-            inputs = batch([mine[i] for i in group], self.pooling)
+            inputs = self.batch([mine[i] for i in group])
             logp, d = self.forward(self.trainable, inputs, train=True)
             assert logp is not None
             mask = inputs["window_mask"].double()
             token_logp = logp.gather(2, inputs["window_targets"].unsqueeze(2)).squeeze(2).double()
             nll = -(token_logp * mask).sum()
-            squares = ((d.double() - torch.tensor([mine_teacher[i] for i in group], dtype=torch.float64)) ** 2).sum()
+            squares = ((d.double() - torch.tensor([mine_teacher[i] for i in group], dtype=torch.float64, device=self.device)) ** 2).sum()
             parts["nll"] += float(nll)
             parts["squares"] += float(squares)
             return nll / max(tokens, 1.0) + SFT_SCORE_COEF * squares / elements
 
         self.optimizer.zero_grad(set_to_none=True)
         self.accumulate(micro_batches([len(s.prompt) + len(s.criteria) for s in mine], budget), share)
-        total_nll, total_squares = self.dist.sum([parts["nll"], parts["squares"]], torch.device("cpu"))
+        total_nll, total_squares = self.dist.sum([parts["nll"], parts["squares"]], self.device)
         ce, mse = total_nll / max(tokens, 1.0), total_squares / elements
         loss = ce + SFT_SCORE_COEF * mse
         grad_norm = self.apply_gradients(loss, learning_rate, head_learning_rate)
@@ -215,7 +225,7 @@ class Mu:
         n = len(trajectories)
         mine = self.dist.shard(trajectories)
         flat = [s for trajectory in mine for s in trajectory]
-        inputs = batch(flat, self.pooling)
+        inputs = self.batch(flat)
         with_kl = self.reference is not None and beta > 0
         logp, d = self.forward(self.trainable, inputs, logits=with_kl, train=True)
         d = d.double()
@@ -247,7 +257,7 @@ class Mu:
         self.require_shards(len(trajectories), "trajectories")
         self.optimizer.zero_grad(set_to_none=True)
         local_loss, local_score_loss, local_kl, sums_mine = self.step_gradients(trajectories, rewards, beta)
-        loss, score_loss, kl = self.dist.sum([local_loss, local_score_loss, local_kl], torch.device("cpu"))
+        loss, score_loss, kl = self.dist.sum([local_loss, local_score_loss, local_kl], self.device)
         grad_norm = self.apply_gradients(loss, learning_rate, head_learning_rate)
         sums = self.unshard(sums_mine, len(trajectories))
         return {
@@ -284,12 +294,12 @@ class Mu:
             sums[i] += float(d[row].mean())
         residuals = [sums[i] - my_rewards[i] for i in range(len(mine))]
         score_loss = sum(w * r * r for w, r in zip(my_weights, residuals)) / n
-        slope = torch.tensor([2 * my_weights[i] * residuals[i] / (n * self.k) for i in owner], dtype=torch.float64)
+        slope = torch.tensor([2 * my_weights[i] * residuals[i] / (n * self.k) for i in owner], dtype=torch.float64, device=self.device)
         with_kl = self.reference is not None and beta > 0
         kl_parts = [0.0]
 
         def share(_: int, group: Sequence[int]) -> torch.Tensor:
-            inputs = batch([flat[i] for i in group], self.pooling)
+            inputs = self.batch([flat[i] for i in group])
             logp, scores = self.forward(self.trainable, inputs, logits=with_kl, train=True)
             surrogate = (scores.double() * slope[list(group)].unsqueeze(1)).sum()
             if not with_kl:
@@ -338,10 +348,10 @@ class Mu:
         are untouched (μ has taken no step when this is meaningful). Returns the rows set."""
         width = self.network.tokens.weight.shape[1]
         with torch.no_grad():
-            values = torch.tensor([list(row) for row in rows], dtype=self.network.tokens.weight.dtype)
+            values = torch.tensor([list(row) for row in rows], dtype=self.network.tokens.weight.dtype, device=self.device)
             if values.shape[1] != width:
                 raise InvalidParams(f"params.rows: expected rows of {width} values (d_model), got {values.shape[1]}", {"path": "params.rows"})
-            self.network.tokens.weight[torch.tensor(list(ids), dtype=torch.long)] = values
+            self.network.tokens.weight[torch.tensor(list(ids), dtype=torch.long, device=self.device)] = values
         return len(ids)
 
     def set_reference(self) -> None:
@@ -361,12 +371,14 @@ class Mu:
         digest = hashlib.sha256()
         for name, tensor in self.network.base_state().items():
             digest.update(name.encode())
-            digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+            digest.update(tensor_bytes(tensor))
         return digest.hexdigest()
 
     def export_network(self) -> torch.nn.Module:
-        """The plain network the ONNX graphs trace: with LoRA, the base with the adapter merged in (W + scale·B·A)."""
-        return self.adapter.merged() if self.adapter is not None else self.network
+        """The plain network the ONNX graphs trace: with LoRA, the base with the adapter merged in
+        (W + scale·B·A). On the CPU, where the export traces, whatever device μ runs on."""
+        network = self.adapter.merged() if self.adapter is not None else self.network
+        return network if self.device.type == "cpu" else copy.deepcopy(network).cpu()
 
     def checkpoint_files(self) -> list[str]:
         """The names ``mu.save`` writes in its directory."""
@@ -433,4 +445,6 @@ class Mu:
             "reference": self.reference is not None,
             "lora": self.lora,
             "trainable_parameters": sum(p.numel() for p in self.network.parameters() if p.requires_grad),
+            "device": str(self.device),
+            "dtype": self.init.get("dtype", "float32"),
         }

@@ -1,6 +1,8 @@
 """``mu.generate``: μ writes criteria with its LM head and key/value cache. The TypeScript
 generator (onnxruntime-node over prefill.onnx and decode.onnx) runs the same loop, so every rule
 here, down to the float64 inverse CDF of a sampled token, is part of the contract between the two.
+A transformers μ runs the same loop through its model's own cache (``next_logits``/``keep_rows``
+of either network), with its LoRA adapter active.
 """
 
 from __future__ import annotations
@@ -83,12 +85,13 @@ def generate(
     for b, prompt in enumerate(prompts):
         ids[b, width - len(prompt) :] = torch.tensor(list(prompt))
         mask[b, width - len(prompt) :] = 1
+    ids, mask = ids.to(mu.device), mask.to(mu.device)
+    network = mu.network
     written: list[list[int]] = [[] for _ in range(n)]
     finished = [False] * n
     rows = list(range(n))  # the prompts still writing, in batch order
     with torch.no_grad():
-        hidden, cache = mu.network.hidden(ids, mask)
-        logits = mu.network.lm_head(hidden[:, -1])
+        logits, cache = network.next_logits(ids, mask)
         while True:
             if check_cancelled is not None:
                 check_cancelled()
@@ -105,12 +108,11 @@ def generate(
                 break
             if len(keep) < len(rows):
                 # Rows that stopped leave the batch (and the cache): no compute on them.
-                index = torch.tensor(keep)
-                cache = [(key.index_select(0, index), value.index_select(0, index)) for key, value in cache]
+                index = torch.tensor(keep, device=mu.device)
+                cache = network.keep_rows(cache, index)
                 mask = mask.index_select(0, index)
                 rows = [rows[i] for i in keep]
-            feed = torch.tensor([[written[b][-1]] for b in rows])
-            mask = torch.cat([mask, torch.ones(len(rows), 1, dtype=torch.long)], dim=1)
-            hidden, cache = mu.network.hidden(feed, mask, cache)
-            logits = mu.network.lm_head(hidden[:, -1])
+            feed = torch.tensor([[written[b][-1]] for b in rows], device=mu.device)
+            mask = torch.cat([mask, torch.ones(len(rows), 1, dtype=torch.long, device=mu.device)], dim=1)
+            logits, cache = network.next_logits(feed, mask, cache)
     return {"ids": written, "finished": finished}

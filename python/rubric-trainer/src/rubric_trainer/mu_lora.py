@@ -114,7 +114,8 @@ class TinyLora:
         for i, block in enumerate(self.network.blocks):
             for target, delta in block.attention.lora.items():
                 prefix = f"blocks.{i}.attention.lora.{target}"
-                delta.reference = (state[f"{prefix}.lora_A"].clone(), state[f"{prefix}.lora_B"].clone())
+                # Read onto the CPU (read_checkpoint); the reference lives where its adapter does.
+                delta.reference = (state[f"{prefix}.lora_A"].to(delta.lora_A.device, copy=True), state[f"{prefix}.lora_B"].to(delta.lora_B.device, copy=True))
         self.has_reference = True
 
     def freeze_reference(self) -> None:

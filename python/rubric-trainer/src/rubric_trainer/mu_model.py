@@ -124,6 +124,17 @@ class MuNetwork(nn.Module):
             presents.append(present)
         return self.norm(x), presents
 
+    def next_logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, past: Optional[Cache] = None) -> tuple[torch.Tensor, Cache]:
+        """One step of ``mu_generate``'s loop: the LM head's logits at the last new position [B, V]
+        and the cache after ``input_ids`` (what ``PrefillGraph`` and ``DecodeGraph`` compute)."""
+        hidden, presents = self.hidden(input_ids, attention_mask, past)
+        return self.lm_head(hidden[:, -1]), presents
+
+    @staticmethod
+    def keep_rows(cache: Cache, rows: torch.Tensor) -> Cache:
+        """The cache of the batch rows ``rows`` only (rows that stopped writing leave the batch)."""
+        return [(key.index_select(0, rows), value.index_select(0, rows)) for key, value in cache]
+
     def scores(self, hidden: torch.Tensor, pool_mask: torch.Tensor) -> torch.Tensor:
         """d [B, K]: the score head over the masked mean of ``hidden`` where ``pool_mask`` is 1."""
         weights = pool_mask.to(hidden.dtype).unsqueeze(2)
@@ -156,7 +167,12 @@ class MuNetwork(nn.Module):
         logp = None
         if logits:
             read = hidden if positions is None else hidden.gather(1, positions.unsqueeze(2).expand(-1, -1, hidden.shape[2]))
-            logp = torch.log_softmax(self.lm_head(read), dim=2)
+            logits = self.lm_head(read)
+            if logits.dtype in (torch.float16, torch.bfloat16):
+                # A half-precision transformers backbone's (this forward is that network's too):
+                # the log-softmax, the CE and the KL in float32.
+                logits = logits.float()
+            logp = torch.log_softmax(logits, dim=2)
         return logp, self.scores(hidden, pool_mask)
 
 

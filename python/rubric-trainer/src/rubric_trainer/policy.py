@@ -41,12 +41,20 @@ class Group:
     sequences: list[Rollout]
 
 
-def resolve_device(name: str, dist: DistContext) -> torch.device:
+def resolve_device(name: str, dist: DistContext, path: str = "params.device") -> torch.device:
+    """The device ``name`` stands for ("auto": this rank's CUDA device when torch sees one, else the
+    CPU), refused at ``path`` when torch cannot read the name or has no such device. Shared by
+    ``policy.init`` and ``mu.init``."""
     if name == "auto":
         return dist.default_device()
-    device = torch.device(name)
+    try:
+        device = torch.device(name)
+    except RuntimeError as error:
+        raise InvalidParams(f"{path}: expected 'auto', 'cpu', 'cuda' or 'cuda:<index>', got {name!r}", {"path": path}) from error
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise Unavailable(f"device {name!r} was asked for, but this torch sees no CUDA device (torch {torch.__version__})")
+        raise Unavailable(f"{path}: device {name!r} was asked for, but this torch sees no CUDA device (torch {torch.__version__})", {"path": path})
+    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
+        raise Unavailable(f"{path}: device {name!r} was asked for, but this torch sees {torch.cuda.device_count()} CUDA device(s)", {"path": path})
     return device
 
 

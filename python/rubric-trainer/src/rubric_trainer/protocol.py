@@ -185,7 +185,13 @@ MU_LORA = Record(
 """μ's LoRA adapter, ARCO's settings by default: r 8, α 32, dropout 0.05 on q_proj and v_proj."""
 
 
+MU_DTYPES = ("float32", "bfloat16", "float16")
+"""What a transformers μ's backbone may be loaded in; its score head and a tiny μ are always float32."""
+
+
 def check_mu_init(p: dict, path: str) -> None:
+    if p["dtype"] != "float32" and p["model"]["kind"] != "transformers":
+        raise ParamError(f"{path}.dtype", f"a tiny μ is float32 only (dtype is for a transformers backbone's weights), got {describe(p['dtype'])}")
     # A tiny μ's attention has one fused qkv: only the q and v slices have a name to target.
     lora = p["lora"]
     if lora is not None and p["model"]["kind"] == "tiny":
@@ -234,7 +240,17 @@ def check_generate(p: dict, path: str) -> None:
 
 MU_PARAMS: dict[str, Record] = {
     "mu.init": Record(
-        {"model": MU_MODEL, "k": Field(Integer(1, 64), 3), "seed": Field(Integer(0), 0), "pooling": Field(Text(["prompt+criteria", "criteria"]), "prompt+criteria"), "lora": Field(MU_LORA, None)},
+        {
+            "model": MU_MODEL,
+            "k": Field(Integer(1, 64), 3),
+            "seed": Field(Integer(0), 0),
+            "pooling": Field(Text(["prompt+criteria", "criteria"]), "prompt+criteria"),
+            "lora": Field(MU_LORA, None),
+            # Checked, as the policy's, by policy.resolve_device when μ is built. The CPU by default
+            # (not the policy's "auto"): μ beside a policy on the one GPU must be asked for.
+            "device": Field(Text(min_length=1), "cpu"),
+            "dtype": Field(Text(list(MU_DTYPES)), "float32"),
+        },
         check=check_mu_init,
     ),
     "mu.sft": Record(
@@ -274,7 +290,7 @@ MU_PARAMS: dict[str, Record] = {
     "mu.generate": Record(
         {
             "prompts": ListOf(TOKENS, min_length=1),
-            "max_new_tokens": Integer(1),
+            "max_new_tokens": Field(Integer(1), 128),  # ARCO's mu_max_new_tokens
             "eos_id": Integer(0),
             "temperature": Field(Number(minimum=0), 0.0),
             "rng": Field(ListOf(RNG_STATE), None),
