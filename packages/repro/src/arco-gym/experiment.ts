@@ -12,6 +12,7 @@ import {
   type Episode,
   evidenceAuc,
   type Environment,
+  type FeatureCritic,
   featureCritic,
   GYM_ACTION_FEATURE_NAMES,
   GYM_FEATURE_NAMES,
@@ -137,26 +138,33 @@ function methodSetup(
   };
 }
 
+/** The features each feature method's critic reads: the policy's (what the prefix shows), the action's alone, the state's. */
+const FEATURE_SETS = {
+  featureMu: "prefix",
+  featureArco: "prefix",
+  featureNoPrefix: "action",
+  valueDifference: "state",
+} as const satisfies Partial<Record<ArcoGymMethod, string>>;
+type FeatureSet = (typeof FEATURE_SETS)[keyof typeof FEATURE_SETS];
+
 /**
- * A feature method's critic for H-hop tasks, fitted by the decomposition loss on `episodes` (μ's
- * warm-up episodes, outcomes only): `featureMu` frozen over the policy's features, `featureArco`
- * the same co-evolving, `featureNoPrefix` co-evolving over what the action's text alone shows,
- * `valueDifference` co-evolving, a state value whose changes are the steps' credit.
- * The same fit (its seed is H's) for every run of a method.
+ * A feature critic for H-hop tasks over one feature set, fitted on `episodes` (μ's warm-up
+ * episodes, outcomes only): ARCO's decomposition loss over the policy's features or the action's
+ * alone, a state value's regression over the state's. Fitted once per H and set; each method's
+ * run takes a copy (`featureMu` frozen, the others co-evolving).
  */
-function fittedFeatureCritic(episodes: readonly Episode[], hops: number, config: ArcoGymConfig, method: ArcoGymMethod) {
+function fittedFeatureCritic(episodes: readonly Episode[], hops: number, config: ArcoGymConfig, set: FeatureSet) {
   const { feature } = config;
   const [features, names] =
-    method === "featureNoPrefix"
+    set === "action"
       ? [gymActionFeatures, GYM_ACTION_FEATURE_NAMES]
-      : method === "valueDifference"
+      : set === "state"
         ? [gymStateFeatures, GYM_STATE_FEATURE_NAMES]
         : [gymStepFeatures, GYM_FEATURE_NAMES];
   const critic = featureCritic({
     features,
     names,
-    objective: method === "valueDifference" ? "value-difference" : "decomposition",
-    coEvolves: method !== "featureMu",
+    objective: set === "state" ? "value-difference" : "decomposition",
     learningRate: feature.learningRate,
     beta: feature.beta,
   });
@@ -292,33 +300,27 @@ async function runAll(
       muWarmup.push({ hops, ...record, sftLoss: [...record.sftLoss] });
       byMethodMs.muWarmup = (byMethodMs.muWarmup ?? 0) + warmMu.ms;
     }
-    // The feature critic's warm-up data: μ's warm-up episodes, their outcomes only. Fitted once
-    // here for the record; each run fits its own copy the same way (a fraction of a second).
-    let featureEpisodes: Episode[] | undefined;
+    // The feature critics' warm-up: μ's warm-up episodes, their outcomes only, one fit per
+    // feature set the run's methods read, recorded; each method's run copies its set's fit.
+    const featureFits = new Map<FeatureSet, FeatureCritic>();
     if (config.methods.some((m) => ARCO_GYM_FEATURE_METHODS.includes(m))) {
       const mark = performance.now();
-      featureEpisodes = await criticWarmupEpisodes(hops, config);
-      // One record per feature set a run uses: the prefix's (featureMu, featureArco), the action's, the state's.
-      const sets = (
-        [
-          ["prefix", "featureMu"],
-          ["action", "featureNoPrefix"],
-          ["state", "valueDifference"],
-        ] as const
-      ).filter(([, method]) =>
-        method === "featureMu"
-          ? config.methods.includes("featureMu") || config.methods.includes("featureArco")
-          : config.methods.includes(method),
-      );
-      for (const [features, method] of sets) {
-        const fitted = fittedFeatureCritic(featureEpisodes, hops, config, method);
+      const episodes = await criticWarmupEpisodes(hops, config);
+      const sets = [
+        ...new Set(
+          config.methods.flatMap((m) => (m in FEATURE_SETS ? [FEATURE_SETS[m as keyof typeof FEATURE_SETS]] : [])),
+        ),
+      ];
+      for (const features of sets) {
+        const fitted = fittedFeatureCritic(episodes, hops, config, features);
+        featureFits.set(features, fitted.critic);
         const last = fitted.fit.at(-1)!;
         const { byFeature, bias } = fitted.critic.weights();
         featureWarmup.push({
           hops,
           features,
-          episodes: featureEpisodes.length,
-          successes: featureEpisodes.filter((e) => e.reward > 0.5).length,
+          episodes: episodes.length,
+          successes: episodes.filter((e) => e.reward > 0.5).length,
           loss: last.loss,
           meanAbsoluteGap: last.meanAbsoluteGap,
           weights: { ...byFeature },
@@ -373,9 +375,12 @@ async function runAll(
             config,
           });
         try {
-          const learned = ARCO_GYM_FEATURE_METHODS.includes(method)
-            ? fittedFeatureCritic(featureEpisodes!, hops, config, method).critic
-            : mu?.critic;
+          const learned =
+            method in FEATURE_SETS
+              ? featureFits
+                  .get(FEATURE_SETS[method as keyof typeof FEATURE_SETS])!
+                  .copy({ coEvolves: method !== "featureMu" })
+              : mu?.critic;
           const { settings, critic, epochRollouts } = methodSetup(
             method,
             config,

@@ -116,6 +116,23 @@ describe("featureCritic (ARCO's decomposition loss over step features)", () => {
     await expect(critic(false).update(careless)).rejects.toThrow(/frozen: it cannot be updated/);
   });
 
+  it("copy: the same weights, reference and optimiser moments, then a life of its own", async () => {
+    const original = critic();
+    original.fit(episodes, { epochs: 5, seed: 3 });
+    await original.freezeReference();
+    const frozen = original.copy({ coEvolves: false });
+    const twin = original.copy();
+    expect(frozen.coEvolves).toBe(false);
+    expect(await frozen.rate(careless)).toEqual(await original.rate(careless));
+    // Trained on the same batch, the copy and the original move alike (the Adam moments came along)…
+    await twin.update(careless);
+    await original.update(careless);
+    expect(twin.weights()).toEqual(original.weights());
+    // …and the frozen copy did not move with them.
+    expect(frozen.weights()).not.toEqual(original.weights());
+    await expect(frozen.update(careless)).rejects.toThrow(/frozen/);
+  });
+
   it("names an episode whose features do not fit: a row count or a width that is wrong", async () => {
     const short = featureCritic({ features: () => [[1]], names: ["one"] });
     await expect(short.rate([careless.find((e) => e.steps.length > 1)!])).rejects.toThrow(/feature rows for \d+ steps/);

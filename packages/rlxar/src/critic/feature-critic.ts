@@ -96,6 +96,18 @@ export class FeatureCritic implements StepCritic {
     return this.#version;
   }
 
+  /**
+   * A critic in this one's state — its weights, reference and optimiser moments — that goes on
+   * on its own: one fit shared by several runs (frozen or co-evolving) without fitting again.
+   */
+  copy(options: { readonly coEvolves?: boolean } = {}): FeatureCritic {
+    const copy = new FeatureCritic({ ...this.#options, coEvolves: options.coEvolves ?? this.coEvolves });
+    copy.#weights.set(this.#weights);
+    copy.#reference = this.#reference.slice();
+    copy.#adam.restore(this.#adam.state());
+    return copy;
+  }
+
   /** θ by feature name, and the bias. */
   weights(): { readonly byFeature: Readonly<Record<string, number>>; readonly bias: number } {
     const { names } = this.#options;
