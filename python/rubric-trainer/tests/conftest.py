@@ -22,6 +22,15 @@ HANG_GUARD_S = 240.0
 TINY_MODEL = {"kind": "tiny", "vocab_size": 12, "d_model": 16, "n_heads": 2, "n_layers": 1, "max_seq_len": 24}
 
 
+def session_call(session, method: str, params: dict) -> dict:
+    """The result of a request to an in-process ``server.Session`` that must succeed."""
+    from rubric_trainer.protocol import Request
+
+    reply = session.handle(Request(1, method, params))
+    assert "result" in reply, reply
+    return reply["result"]
+
+
 def sidecar_environment() -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))

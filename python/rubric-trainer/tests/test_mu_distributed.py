@@ -12,12 +12,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import SidecarProcess
+from conftest import SidecarProcess, session_call
 from rubric_trainer.checkpoint import read_checkpoint
 from rubric_trainer.distributed import DistContext
 from rubric_trainer.mu import MU_CHECKPOINT_FORMAT
 from rubric_trainer.mu_steps import steps_of
-from rubric_trainer.protocol import Request
 from rubric_trainer.server import Session
 
 MODEL = {"kind": "tiny", "vocab_size": 16, "d_model": 16, "n_heads": 2, "n_layers": 2, "max_seq_len": 32}
@@ -68,9 +67,7 @@ def single_process_run() -> tuple[Session, list[dict]]:
     session = Session(DistContext(0, 1, 0), None)
 
     def call(method: str, params: dict) -> dict:
-        reply = session.handle(Request(1, method, params))
-        assert "result" in reply, reply
-        return reply["result"]
+        return session_call(session, method, params)
 
     call("mu.init", INIT)
     return session, [call(method, params) for method, params in STEPS]

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from conftest import session_call
 from rubric_trainer.checkpoint import read_checkpoint
 from rubric_trainer.distributed import DistContext
 from rubric_trainer.mu import MU_CHECKPOINT_FORMAT, MU_HEAD_FILE
@@ -50,10 +51,6 @@ STEP = {"trajectories": TRAJECTORIES, "learning_rate": 5e-2, "head_learning_rate
 SFT = {"examples": [{**s, "scores": t} for s, t in zip(STEPS, TEACHER)], "learning_rate": 1e-2, "head_learning_rate": 1e-2}
 
 
-def call(session: Session, method: str, params: dict) -> dict:
-    reply = session.handle(Request(1, method, params))
-    assert "error" not in reply, reply
-    return reply["result"]
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +65,7 @@ def init(model_dir: Path, lora: dict | None = None, **overrides) -> tuple[Sessio
     params = {"model": {"kind": "transformers", "name": str(model_dir)}, "k": K, "seed": 1, **overrides}
     if lora is not None:
         params["lora"] = lora
-    return session, call(session, "mu.init", params)
+    return session, session_call(session, "mu.init", params)
 
 
 def snapshot(named: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -126,28 +123,28 @@ def test_a_fresh_adapter_gives_exactly_the_base_models_scores_and_logits(model_d
     plain, _ = init(model_dir)
     adapted, _ = init(model_dir, {})
     # The same seed draws the same score head with or without lora; B = 0 adds exactly nothing.
-    assert call(adapted, "mu.scores", {"steps": STEPS}) == call(plain, "mu.scores", {"steps": STEPS})
+    assert session_call(adapted, "mu.scores", {"steps": STEPS}) == session_call(plain, "mu.scores", {"steps": STEPS})
     ids = {"ids": [[10, 20, 30, 40], [50, 60, 70, 80]]}
-    assert call(adapted, "mu.logits", ids) == call(plain, "mu.logits", ids)
+    assert session_call(adapted, "mu.logits", ids) == session_call(plain, "mu.logits", ids)
 
 
 def test_scores_are_k_numbers_in_the_unit_interval_per_step_whatever_the_batch(model_dir: Path) -> None:
     session, _ = init(model_dir, {})
-    scores = call(session, "mu.scores", {"steps": STEPS})
+    scores = session_call(session, "mu.scores", {"steps": STEPS})
     assert len(scores["d"]) == len(STEPS) and all(len(row) == K for row in scores["d"])
     assert all(-1.0 <= v <= 1.0 for row in scores["d"] for v in row)
     assert scores["s"] == pytest.approx([sum(row) / K for row in scores["d"]])
     # Right padding and the attention mask: a step scored in a batch scores as it does alone.
     for step, row in zip(STEPS, scores["d"]):
-        assert call(session, "mu.scores", {"steps": [step]})["d"][0] == pytest.approx(row, abs=1e-5)
+        assert session_call(session, "mu.scores", {"steps": [step]})["d"][0] == pytest.approx(row, abs=1e-5)
 
 
 def test_logits_are_the_models_own(model_dir: Path) -> None:
     """μ's LM head over the last hidden state (``hidden_states[-1]``, after the final norm) is the model's forward."""
     session, _ = init(model_dir, {})
-    call(session, "mu.step", STEP)  # a non-zero adapter
+    session_call(session, "mu.step", STEP)  # a non-zero adapter
     ids = [[10, 20, 30, 40, 50], [60, 70, 80, 90, 100]]
-    logits = torch.tensor(call(session, "mu.logits", {"ids": ids})["logits"], dtype=torch.float64)
+    logits = torch.tensor(session_call(session, "mu.logits", {"ids": ids})["logits"], dtype=torch.float64)
     with torch.no_grad():
         own = session.mu.network.inner(input_ids=torch.tensor(ids)).logits.double()
     assert logits.shape == own.shape and torch.allclose(logits, own, atol=1e-5)
@@ -158,19 +155,19 @@ def test_only_the_adapter_and_the_score_head_change(model_dir: Path, method: str
     session, _ = init(model_dir, {})
     base, lora, score_head = snapshot(base_weights(session)), adapter(session), head(session)
     assert all(not p.requires_grad for p in base_weights(session).values())
-    before = call(session, "mu.fingerprint", {})
+    before = session_call(session, "mu.fingerprint", {})
     for _ in range(2):  # the first step moves B alone (A's gradient is 0 while B is 0); the second A too
-        call(session, f"mu.{method}", STEP if method == "step" else SFT)
+        session_call(session, f"mu.{method}", STEP if method == "step" else SFT)
     assert equal(base, snapshot(base_weights(session)))
     after = adapter(session)
     assert all(not torch.equal(t, after[name]) for name, t in lora.items())  # every A and B moved
     assert any(not torch.equal(t, head(session)[name]) for name, t in score_head.items())
-    fingerprint = call(session, "mu.fingerprint", {})
+    fingerprint = session_call(session, "mu.fingerprint", {})
     assert fingerprint["base"] == before["base"] and fingerprint["fingerprint"] != before["fingerprint"] and fingerprint["steps"] == 2
     # Without LoRA the same step moves the base: the test above can fail.
     plain, _ = init(model_dir)
     untouched = snapshot(base_weights(plain))
-    call(plain, f"mu.{method}", STEP if method == "step" else SFT)
+    session_call(plain, f"mu.{method}", STEP if method == "step" else SFT)
     assert not equal(untouched, snapshot(base_weights(plain)))
 
 
@@ -178,17 +175,17 @@ def test_the_reference_is_a_second_frozen_peft_adapter_on_the_shared_base(model_
     session, _ = init(model_dir, {"lora_dropout": 0.0})
     mu = session.mu
     for _ in range(2):  # a non-zero adapter to freeze
-        call(session, "mu.step", STEP)
-    call(session, "mu.set_reference", {})
+        session_call(session, "mu.step", STEP)
+    session_call(session, "mu.set_reference", {})
     assert isinstance(mu.reference, ReferenceView) and not list(mu.reference.parameters())
-    assert call(session, "health", {})["mu"]["reference"] is True
+    assert session_call(session, "health", {})["mu"]["reference"] is True
     frozen_adapter = adapter(session, REFERENCE)
     assert equal(frozen_adapter, {name.replace(f".{ADAPTER}.", f".{REFERENCE}."): t for name, t in adapter(session).items()})
     inputs = batch(steps_of(STEPS), mu.pooling)
     frozen, _ = mu.forward(mu.reference, inputs)
-    first = call(session, "mu.step", STEP)
+    first = session_call(session, "mu.step", STEP)
     assert first["kl"] == pytest.approx(0.0, abs=1e-9)  # μ = μ_ref right after set_reference
-    second = call(session, "mu.step", STEP)
+    second = session_call(session, "mu.step", STEP)
     assert second["kl"] > 0
     # μ_ref did not follow the steps, stays frozen, and the trained adapter is the active one again.
     assert equal(frozen_adapter, adapter(session, REFERENCE))
@@ -208,7 +205,7 @@ def test_dropout_acts_in_training_forwards_only(model_dir: Path) -> None:
     session, _ = init(model_dir, {"lora_dropout": 0.5})
     mu = session.mu
     for _ in range(2):
-        call(session, "mu.step", STEP)
+        session_call(session, "mu.step", STEP)
     inputs = batch(steps_of(STEPS), mu.pooling)
     with torch.no_grad():
         _, eval_a = mu.forward(mu.network, inputs)
@@ -222,10 +219,10 @@ def test_dropout_acts_in_training_forwards_only(model_dir: Path) -> None:
 def test_save_and_load_round_trip_through_peft_adapter_directories(model_dir: Path, tmp_path: Path) -> None:
     session, _ = init(model_dir, {"lora_dropout": 0.0})
     for _ in range(2):
-        call(session, "mu.step", STEP)
-    call(session, "mu.set_reference", {})
-    call(session, "mu.step", STEP)
-    saved = call(session, "mu.save", {"dir": str(tmp_path)})
+        session_call(session, "mu.step", STEP)
+    session_call(session, "mu.set_reference", {})
+    session_call(session, "mu.step", STEP)
+    saved = session_call(session, "mu.save", {"dir": str(tmp_path)})
     assert saved["steps"] == 3
     assert {p.name for p in tmp_path.iterdir()} >= {"mu.pt", MU_HEAD_FILE, ADAPTER_DIR, REFERENCE_DIR}
     # peft's save_pretrained: the default adapter at the directory's root, another in a subdirectory named after it.
@@ -233,18 +230,18 @@ def test_save_and_load_round_trip_through_peft_adapter_directories(model_dir: Pa
     assert (tmp_path / REFERENCE_DIR / REFERENCE / "adapter_config.json").exists()
     assert read_checkpoint(tmp_path / "mu.pt", MU_CHECKPOINT_FORMAT)["network"] == {}  # no base weights copied
     loaded = Session(DistContext(0, 1, 0), None)
-    summary = call(loaded, "mu.load", {"dir": str(tmp_path)})
+    summary = session_call(loaded, "mu.load", {"dir": str(tmp_path)})
     assert summary["steps"] == 3 and summary["reference"] is True and summary["lora"]["lora_dropout"] == 0.0
-    assert call(loaded, "mu.scores", {"steps": STEPS}) == call(session, "mu.scores", {"steps": STEPS})
+    assert session_call(loaded, "mu.scores", {"steps": STEPS}) == session_call(session, "mu.scores", {"steps": STEPS})
     assert equal(adapter(loaded), adapter(session)) and equal(adapter(loaded, REFERENCE), adapter(session, REFERENCE))
     assert equal(head(loaded), head(session)) and equal(snapshot(base_weights(loaded)), snapshot(base_weights(session)))
-    assert call(loaded, "mu.fingerprint", {})["fingerprint"] == call(session, "mu.fingerprint", {})["fingerprint"]
+    assert session_call(loaded, "mu.fingerprint", {})["fingerprint"] == session_call(session, "mu.fingerprint", {})["fingerprint"]
     assert all(not p.requires_grad for p in loaded.mu.adapter.named(REFERENCE).values())
     assert all(not p.requires_grad for p in base_weights(loaded).values())
     # The optimiser's moments and μ_ref came back: the next step is the same step.
-    a, b = call(session, "mu.step", STEP), call(loaded, "mu.step", STEP)
+    a, b = session_call(session, "mu.step", STEP), session_call(loaded, "mu.step", STEP)
     assert a["loss"] == b["loss"] and a["kl"] == b["kl"] > 0
-    assert call(loaded, "mu.fingerprint", {})["fingerprint"] == call(session, "mu.fingerprint", {})["fingerprint"]
+    assert session_call(loaded, "mu.fingerprint", {})["fingerprint"] == session_call(session, "mu.fingerprint", {})["fingerprint"]
 
 
 def test_a_bfloat16_checkpoint_is_trained_in_float32(model_dir: Path, tmp_path: Path) -> None:
@@ -260,10 +257,10 @@ def test_a_bfloat16_checkpoint_is_trained_in_float32(model_dir: Path, tmp_path: 
         assert transformers.AutoModelForCausalLM.from_pretrained(str(bf16)).dtype == torch.bfloat16
     session, _ = init(bf16, {})
     assert all(p.dtype == torch.float32 for p in session.mu.network.parameters())
-    metrics = call(session, "mu.step", STEP)
+    metrics = session_call(session, "mu.step", STEP)
     assert metrics["grad_norm"] > 0
-    assert all(-1.0 <= v <= 1.0 for row in call(session, "mu.scores", {"steps": STEPS})["d"] for v in row)
-    assert len(call(session, "mu.fingerprint", {})["fingerprint"]) == 64
+    assert all(-1.0 <= v <= 1.0 for row in session_call(session, "mu.scores", {"steps": STEPS})["d"] for v in row)
+    assert len(session_call(session, "mu.fingerprint", {})["fingerprint"]) == 64
 
 
 def test_a_module_the_model_lacks_is_an_error_reply_naming_it(model_dir: Path) -> None:
@@ -272,7 +269,7 @@ def test_a_module_the_model_lacks_is_an_error_reply_naming_it(model_dir: Path) -
     session = Session(DistContext(0, 1, 0), None)
     reply = session.handle(Request(2, "mu.init", {"model": {"kind": "transformers", "name": str(model_dir)}, "lora": {"target_modules": ["nonexistent_proj"]}}))
     assert "error" in reply and "nonexistent_proj" in reply["error"]["message"], reply
-    assert call(session, "health", {})["ok"] is True
+    assert session_call(session, "health", {})["ok"] is True
 
 
 PROMPTS = [[10, 20, 30], [40], [50, 60, 70, 80, 90, 100], [110, 120]]
@@ -296,7 +293,7 @@ def trained(model_dir: Path, **overrides) -> Session:
     """μ with a non-zero adapter (two SFT steps; dropout off, so the steps replay exactly)."""
     session, _ = init(model_dir, {"lora_dropout": 0.0}, **overrides)
     for _ in range(2):
-        call(session, "mu.sft", SFT)
+        session_call(session, "mu.sft", SFT)
     return session
 
 
@@ -305,13 +302,13 @@ def test_greedy_generation_is_the_argmax_loop_over_the_models_logits(model_dir: 
     never = 299  # an id below the vocabulary the random model does not write within 6 tokens (checked below)
     expected = [argmax_loop(session, prompt, 6, never) for prompt in PROMPTS]
     assert all(not finished for _, finished in expected)
-    result = call(session, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 6, "eos_id": never})
+    result = session_call(session, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 6, "eos_id": never})
     assert result == {"ids": [ids for ids, _ in expected], "finished": [False] * len(PROMPTS)}
-    assert call(session, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 6, "eos_id": never}) == result  # deterministic
+    assert session_call(session, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 6, "eos_id": never}) == result  # deterministic
     # EOS: the token the loop writes third for prompt 0 ends that row there, left out of its ids.
     eos = expected[0][0][2]
     stop = expected[0][0].index(eos)
-    stopped = call(session, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 6, "eos_id": eos})
+    stopped = session_call(session, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 6, "eos_id": eos})
     assert stopped["ids"][0] == expected[0][0][:stop] and stopped["finished"][0] is True
     for b, prompt in enumerate(PROMPTS):
         assert (stopped["ids"][b], stopped["finished"][b]) == argmax_loop(session, prompt, 6, eos)
@@ -319,12 +316,12 @@ def test_greedy_generation_is_the_argmax_loop_over_the_models_logits(model_dir: 
 
 def test_a_left_padded_batch_writes_what_each_prompt_writes_alone(model_dir: Path) -> None:
     session = trained(model_dir)
-    batched = call(session, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 8, "eos_id": 299})
+    batched = session_call(session, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 8, "eos_id": 299})
     for b, prompt in enumerate(PROMPTS):
-        alone = call(session, "mu.generate", {"prompts": [prompt], "max_new_tokens": 8, "eos_id": 299})
+        alone = session_call(session, "mu.generate", {"prompts": [prompt], "max_new_tokens": 8, "eos_id": 299})
         assert alone == {"ids": [batched["ids"][b]], "finished": [batched["finished"][b]]}
     # A row stops at max_seq_len (64 positions): 62 prompt tokens leave room for 2.
-    long = call(session, "mu.generate", {"prompts": [[10] * 62, [20]], "max_new_tokens": 5, "eos_id": 299})
+    long = session_call(session, "mu.generate", {"prompts": [[10] * 62, [20]], "max_new_tokens": 5, "eos_id": 299})
     assert [len(ids) for ids in long["ids"]] == [2, 5] and long["finished"] == [False, False]
 
 
@@ -336,17 +333,17 @@ def test_sampled_generation_follows_the_streams_alone_or_batched(model_dir: Path
     session = trained(model_dir)
     rng = [{"algorithm": ALGORITHM, "words": [b + 1, 7, 11, 13], "key": f"{b:016x}"} for b in range(len(PROMPTS))]
     params = {"prompts": PROMPTS, "max_new_tokens": 5, "eos_id": 299, "temperature": 1.5, "rng": rng}
-    batched = call(session, "mu.generate", params)
+    batched = session_call(session, "mu.generate", params)
     for b, prompt in enumerate(PROMPTS):
-        alone = call(session, "mu.generate", {**params, "prompts": [prompt], "rng": [rng[b]]})
+        alone = session_call(session, "mu.generate", {**params, "prompts": [prompt], "rng": [rng[b]]})
         assert alone["ids"] == [batched["ids"][b]]
-    greedy = call(session, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 5, "eos_id": 299})
+    greedy = session_call(session, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 5, "eos_id": 299})
     assert batched["ids"] != greedy["ids"]
 
 
 def test_max_new_tokens_defaults_to_arcos_128(model_dir: Path) -> None:
     session = trained(model_dir)
-    result = call(session, "mu.generate", {"prompts": [[10, 20]], "eos_id": 299})
+    result = session_call(session, "mu.generate", {"prompts": [[10, 20]], "eos_id": 299})
     # The random model may write EOS-free text to its limit: 62 new tokens here (64 positions), below 128.
     assert result["finished"] == [False] and len(result["ids"][0]) == 62
 
@@ -358,14 +355,14 @@ def test_a_trained_adapter_changes_what_is_written(model_dir: Path) -> None:
     base, _ = init(model_dir, {"lora_dropout": 0.0})
     taught, _ = init(model_dir, {"lora_dropout": 0.0})
     for _ in range(10):
-        call(taught, "mu.sft", {**SFT, "learning_rate": 5e-2})
+        session_call(taught, "mu.sft", {**SFT, "learning_rate": 5e-2})
     prompts = [s["prompt"] for s in STEPS]
     params = {"prompts": prompts, "max_new_tokens": 3, "eos_id": 299}
-    before, after = call(base, "mu.generate", params), call(taught, "mu.generate", params)
+    before, after = session_call(base, "mu.generate", params), session_call(taught, "mu.generate", params)
     assert after["ids"] != before["ids"]
     # And what it writes is the argmax of its own logits (mu.logits: the adapter's forward).
     for prompt, ids in zip(prompts, after["ids"]):
-        logits = call(taught, "mu.logits", {"ids": [prompt]})["logits"][0][-1]
+        logits = session_call(taught, "mu.logits", {"ids": [prompt]})["logits"][0][-1]
         assert ids[0] == logits.index(max(logits))
 
 
@@ -383,12 +380,12 @@ def test_a_half_precision_backbone_keeps_the_score_head_in_float32(model_dir: Pa
         logp, d = mu.forward(mu.network, inputs)
     assert d.dtype == torch.float32 and logp is not None and logp.dtype == torch.float32
     # The same seed, the same head and adapter: the scores of the float32 μ within half precision's error.
-    half, full = call(session, "mu.scores", {"steps": STEPS}), call(reference, "mu.scores", {"steps": STEPS})
+    half, full = session_call(session, "mu.scores", {"steps": STEPS}), session_call(reference, "mu.scores", {"steps": STEPS})
     assert torch.allclose(torch.tensor(half["d"]), torch.tensor(full["d"]), atol=5e-2)
-    metrics = call(session, "mu.step", STEP)
+    metrics = session_call(session, "mu.step", STEP)
     assert metrics["grad_norm"] > 0 and all(p.dtype == getattr(torch, dtype) for p in base_weights(session).values())
-    assert len(call(session, "mu.fingerprint", {})["fingerprint"]) == 64  # numpy has no bfloat16: read as its bytes
-    assert len(call(session, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 3, "eos_id": 299})["ids"]) == len(PROMPTS)
+    assert len(session_call(session, "mu.fingerprint", {})["fingerprint"]) == 64  # numpy has no bfloat16: read as its bytes
+    assert len(session_call(session, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 3, "eos_id": 299})["ids"]) == len(PROMPTS)
 
 
 def test_a_cuda_device_torch_lacks_is_refused_by_name(model_dir: Path) -> None:
@@ -406,23 +403,23 @@ def test_mu_runs_on_cuda(model_dir: Path, tmp_path: Path, dtype: str) -> None:
     cpu = trained(model_dir)
     cuda = trained(model_dir, device="cuda", dtype=dtype)
     mu = cuda.mu
-    assert call(cuda, "health", {})["mu"]["device"] == "cuda"
+    assert session_call(cuda, "health", {})["mu"]["device"] == "cuda"
     assert all(p.is_cuda for p in mu.network.parameters()) and all(p.dtype == torch.float32 for p in mu.network.score_head.parameters())
-    call(cuda, "mu.set_reference", {})
-    metrics = call(cuda, "mu.step", STEP)
-    call(cpu, "mu.set_reference", {})
-    call(cpu, "mu.step", STEP)
+    session_call(cuda, "mu.set_reference", {})
+    metrics = session_call(cuda, "mu.step", STEP)
+    session_call(cpu, "mu.set_reference", {})
+    session_call(cpu, "mu.step", STEP)
     tolerance = 1e-4 if dtype == "float32" else 5e-2
-    assert torch.allclose(torch.tensor(call(cuda, "mu.scores", {"steps": STEPS})["d"]), torch.tensor(call(cpu, "mu.scores", {"steps": STEPS})["d"]), atol=tolerance)
+    assert torch.allclose(torch.tensor(session_call(cuda, "mu.scores", {"steps": STEPS})["d"]), torch.tensor(session_call(cpu, "mu.scores", {"steps": STEPS})["d"]), atol=tolerance)
     assert metrics["grad_norm"] > 0
-    generated = call(cuda, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 6, "eos_id": 299})
+    generated = session_call(cuda, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 6, "eos_id": 299})
     if dtype == "float32":
-        assert generated == call(cpu, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 6, "eos_id": 299})
+        assert generated == session_call(cpu, "mu.generate", {"prompts": PROMPTS, "max_new_tokens": 6, "eos_id": 299})
     for b, prompt in enumerate(PROMPTS):
         assert (generated["ids"][b], generated["finished"][b]) == argmax_loop(cuda, prompt, 6, 299)
-    call(cuda, "mu.save", {"dir": str(tmp_path)})
+    session_call(cuda, "mu.save", {"dir": str(tmp_path)})
     loaded = Session(DistContext(0, 1, 0), None)
-    assert call(loaded, "mu.load", {"dir": str(tmp_path)})["device"] == "cuda"
+    assert session_call(loaded, "mu.load", {"dir": str(tmp_path)})["device"] == "cuda"
     assert all(p.is_cuda for p in loaded.mu.network.parameters())
-    assert call(loaded, "mu.scores", {"steps": STEPS}) == call(cuda, "mu.scores", {"steps": STEPS})
+    assert session_call(loaded, "mu.scores", {"steps": STEPS}) == session_call(cuda, "mu.scores", {"steps": STEPS})
     assert equal(adapter(loaded), adapter(cuda)) and equal(adapter(loaded, REFERENCE), adapter(cuda, REFERENCE))

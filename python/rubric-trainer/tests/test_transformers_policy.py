@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import TINY_MODEL
+from conftest import TINY_MODEL, session_call
 from rubric_trainer.distributed import DistContext
 from rubric_trainer.protocol import Request
 from rubric_trainer.server import Session
@@ -27,10 +27,6 @@ CORPUS = [
 ] * 8
 
 
-def call(session: Session, method: str, params: dict) -> dict:
-    reply = session.handle(Request(1, method, params))
-    assert "error" not in reply, reply
-    return reply["result"]
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +39,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture()
 def session(model_dir: Path) -> Session:
     session = Session(DistContext(0, 1, 0), None)
-    call(session, "policy.init", {"model": {"kind": "transformers", "name": str(model_dir)}, "seed": 3, "learning_rate": 3e-3})
+    session_call(session, "policy.init", {"model": {"kind": "transformers", "name": str(model_dir)}, "seed": 3, "learning_rate": 3e-3})
     return session
 
 
@@ -51,7 +47,7 @@ def session(model_dir: Path) -> Session:
 def test_the_policy_reports_its_tokenizer_and_its_device(session: Session, model_dir: Path) -> None:
     import transformers
 
-    health = call(session, "health", {})["policy"]
+    health = session_call(session, "health", {})["policy"]
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(model_dir))
     assert health["tokenizer"] == {"size": len(tokenizer), "bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id}
     assert health["tokenizer"]["eos_token_id"] is not None
@@ -61,25 +57,25 @@ def test_the_policy_reports_its_tokenizer_and_its_device(session: Session, model
 @needs_transformers
 def test_tokenize_and_detokenize_round_trip_without_special_tokens(session: Session) -> None:
     texts = ['{"criteria": [{"text": "Mentions \\"budget\\"", "weight": 2}]}', "Task: a memo — in €, with ünïcode", ""]
-    ids = call(session, "policy.tokenize", {"texts": texts})["ids"]
-    eos = call(session, "health", {})["policy"]["tokenizer"]["eos_token_id"]
+    ids = session_call(session, "policy.tokenize", {"texts": texts})["ids"]
+    eos = session_call(session, "health", {})["policy"]["tokenizer"]["eos_token_id"]
     assert ids[2] == [] and all(eos not in row for row in ids)
     # The merges learnt from the corpus make its phrases shorter than their bytes.
     assert len(ids[0]) < len(texts[0].encode())
-    assert call(session, "policy.detokenize", {"ids": ids[:2]})["texts"] == texts[:2]
+    assert session_call(session, "policy.detokenize", {"ids": ids[:2]})["texts"] == texts[:2]
     # An end token the model wrote is left out of the text.
-    assert call(session, "policy.detokenize", {"ids": [ids[0] + [eos]]})["texts"] == [texts[0]]
+    assert session_call(session, "policy.detokenize", {"ids": [ids[0] + [eos]]})["texts"] == [texts[0]]
 
 
 @needs_transformers
 def test_sampling_through_the_cache_reports_the_models_own_logprobs_and_stops_at_its_eos(session: Session) -> None:
-    prompt = call(session, "policy.tokenize", {"texts": ["Task: Draft a quarterly budget memo.\nQuestions: "]})["ids"][0]
-    eos = call(session, "health", {})["policy"]["tokenizer"]["eos_token_id"]
+    prompt = session_call(session, "policy.tokenize", {"texts": ["Task: Draft a quarterly budget memo.\nQuestions: "]})["ids"][0]
+    eos = session_call(session, "health", {})["policy"]["tokenizer"]["eos_token_id"]
     # No eos_token_id in policy.init or here: the tokenizer's end token ends a completion.
-    sequences = call(session, "policy.sample", {"prompt": prompt, "n": 6, "seed": 5, "max_new_tokens": 40})["sequences"]
-    again = call(session, "policy.sample", {"prompt": prompt, "n": 6, "seed": 5, "max_new_tokens": 40})["sequences"]
+    sequences = session_call(session, "policy.sample", {"prompt": prompt, "n": 6, "seed": 5, "max_new_tokens": 40})["sequences"]
+    again = session_call(session, "policy.sample", {"prompt": prompt, "n": 6, "seed": 5, "max_new_tokens": 40})["sequences"]
     assert [s["tokens"] for s in sequences] == [s["tokens"] for s in again]
-    recomputed = call(session, "policy.logprobs", {"prompt": prompt, "sequences": [s["tokens"] for s in sequences]})["logprobs"]
+    recomputed = session_call(session, "policy.logprobs", {"prompt": prompt, "sequences": [s["tokens"] for s in sequences]})["logprobs"]
     for sequence, logprobs in zip(sequences, recomputed):
         tokens = sequence["tokens"]
         assert eos not in tokens[:-1] and (len(tokens) == 40 or tokens[-1] == eos)
@@ -90,7 +86,7 @@ def test_sampling_through_the_cache_reports_the_models_own_logprobs_and_stops_at
 def model_session(kind: str, model_dir: Path | None) -> Session:
     session = Session(DistContext(0, 1, 0), None)
     model = {"kind": "transformers", "name": str(model_dir)} if kind == "transformers" else {**TINY_MODEL, "vocab_size": 400, "max_seq_len": 96}
-    call(session, "policy.init", {"model": model, "seed": 3, "learning_rate": 3e-3, **({"eos_token_id": 1} if kind == "tiny" else {})})
+    session_call(session, "policy.init", {"model": model, "seed": 3, "learning_rate": 3e-3, **({"eos_token_id": 1} if kind == "tiny" else {})})
     return session
 
 
@@ -98,8 +94,8 @@ def completion(session: Session, kind: str) -> tuple[list[int], list[int]]:
     """A prompt and a completion ending with the model's end token: the corpus's rubric turn, or ids for the small transformer."""
     if kind == "tiny":
         return [0, 5], [7 + (3 * t) % 390 for t in range(40)] + [1]
-    prompt, target = call(session, "policy.tokenize", {"texts": ["Rubric: ", CORPUS[1]]})["ids"]
-    return prompt, target + [call(session, "health", {})["policy"]["tokenizer"]["eos_token_id"]]
+    prompt, target = session_call(session, "policy.tokenize", {"texts": ["Rubric: ", CORPUS[1]]})["ids"]
+    return prompt, target + [session_call(session, "health", {})["policy"]["tokenizer"]["eos_token_id"]]
 
 
 # The small transformer runs the same assertions everywhere, so that they are known to hold for a
@@ -111,11 +107,11 @@ KINDS = [pytest.param("transformers", marks=needs_transformers), "tiny"]
 def test_sft_steps_teach_the_model_a_completion(kind: str, request: pytest.FixtureRequest) -> None:
     session = model_session(kind, request.getfixturevalue("model_dir") if kind == "transformers" else None)
     prompt, target = completion(session, kind)
-    first = call(session, "policy.sft_step", {"examples": [{"prompt": prompt, "tokens": target}], "learning_rate": 3e-3})
+    first = session_call(session, "policy.sft_step", {"examples": [{"prompt": prompt, "tokens": target}], "learning_rate": 3e-3})
     for _ in range(80):
-        last = call(session, "policy.sft_step", {"examples": [{"prompt": prompt, "tokens": target}], "learning_rate": 3e-3})
+        last = session_call(session, "policy.sft_step", {"examples": [{"prompt": prompt, "tokens": target}], "learning_rate": 3e-3})
     assert last["nll"] < 0.5 * first["nll"]
-    greedy = call(session, "policy.sample", {"prompt": prompt, "n": 1, "seed": 1, "temperature": 1e-4, "max_new_tokens": 4})["sequences"][0]["tokens"]
+    greedy = session_call(session, "policy.sample", {"prompt": prompt, "n": 1, "seed": 1, "temperature": 1e-4, "max_new_tokens": 4})["sequences"][0]["tokens"]
     assert greedy == target[:4]
 
 
@@ -123,14 +119,14 @@ def test_sft_steps_teach_the_model_a_completion(kind: str, request: pytest.Fixtu
 def test_a_gspo_step_widens_the_margin_of_the_better_completion(kind: str, request: pytest.FixtureRequest) -> None:
     session = model_session(kind, request.getfixturevalue("model_dir") if kind == "transformers" else None)
     prompt, _ = completion(session, kind)
-    call(session, "policy.set_reference", {})
-    good, bad = (s["tokens"] for s in call(session, "policy.sample", {"prompt": prompt, "n": 2, "seed": 9, "max_new_tokens": 6})["sequences"])
-    before = call(session, "policy.logprobs", {"prompt": prompt, "sequences": [good, bad]})["logprobs"]
+    session_call(session, "policy.set_reference", {})
+    good, bad = (s["tokens"] for s in session_call(session, "policy.sample", {"prompt": prompt, "n": 2, "seed": 9, "max_new_tokens": 6})["sequences"])
+    before = session_call(session, "policy.logprobs", {"prompt": prompt, "sequences": [good, bad]})["logprobs"]
     groups = [{"prompt": prompt, "sequences": [{"tokens": good, "logp_old": before[0], "advantage": 1.0}, {"tokens": bad, "logp_old": before[1], "advantage": -1.0}]}]
-    metrics = call(session, "policy.step", {"groups": groups, "learning_rate": 1e-4, "eps_low": 0.2, "eps_high": 0.28, "kl_coef": 0.01})
+    metrics = session_call(session, "policy.step", {"groups": groups, "learning_rate": 1e-4, "eps_low": 0.2, "eps_high": 0.28, "kl_coef": 0.01})
     # At the reference, the KL is zero; the first step moves the parameters.
     assert metrics["kl"] == pytest.approx(0.0, abs=1e-6)
-    after = call(session, "policy.logprobs", {"prompt": prompt, "sequences": [good, bad]})["logprobs"]
+    after = session_call(session, "policy.logprobs", {"prompt": prompt, "sequences": [good, bad]})["logprobs"]
     mean = lambda row: sum(row) / len(row)  # noqa: E731  GSPO's ratio is per token (length-normalised)
     # GSPO ascends A·s_good − s_bad: to first order the gap between the two sequences' mean log-probs
     # widens. (Each one alone need not move its own way: Adam's first step follows the gradient's signs.)
@@ -139,8 +135,8 @@ def test_a_gspo_step_widens_the_margin_of_the_better_completion(kind: str, reque
 
 def test_the_small_transformer_has_no_tokenizer_to_lend() -> None:
     session = Session(DistContext(0, 1, 0), None)
-    call(session, "policy.init", {"model": TINY_MODEL})
-    assert call(session, "health", {})["policy"]["tokenizer"] is None
+    session_call(session, "policy.init", {"model": TINY_MODEL})
+    assert session_call(session, "health", {})["policy"]["tokenizer"] is None
     reply = session.handle(Request(2, "policy.tokenize", {"texts": ["hello"]}))
     assert reply["error"]["code"] == "unavailable"
     assert "policy.tokenize needs a model with a tokenizer" in reply["error"]["message"]
