@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from typing import BinaryIO, Optional, Union
+from typing import BinaryIO, Callable, Optional, Union
 
 import torch
 
@@ -144,6 +144,19 @@ def tiny_model(min_layers: int, max_seq_len: int) -> Record:
     )
 
 
+def lora_settings(r: Optional[int], lora_alpha: float, lora_dropout: float, check: Optional[Callable[[dict, str], None]] = None) -> Record:
+    """peft's LoRA settings as a record, with the defaults of whoever takes them (``r`` None: required)."""
+    return Record(
+        {
+            "r": Integer(1) if r is None else Field(Integer(1), r),
+            "lora_alpha": Field(POSITIVE, lora_alpha),
+            "lora_dropout": Field(Number(minimum=0), lora_dropout),
+            "target_modules": Field(ListOf(Text(min_length=1), min_length=1), None),
+        },
+        check=check,
+    )
+
+
 MODEL = Tagged(
     "kind",
     {
@@ -152,10 +165,7 @@ MODEL = Tagged(
             {
                 "kind": Text(["transformers"]),
                 "name": Text(min_length=1),
-                "lora": Field(
-                    Record({"r": Integer(1), "lora_alpha": Field(POSITIVE, 16.0), "lora_dropout": Field(Number(minimum=0), 0.0), "target_modules": Field(ListOf(Text(min_length=1), min_length=1), None)}),
-                    None,
-                ),
+                "lora": Field(lora_settings(None, 16.0, 0.0), None),
             }
         ),
     },
@@ -178,10 +188,7 @@ def check_mu_lora(p: dict, path: str) -> None:
         p["target_modules"] = list(DEFAULT_TARGETS)
 
 
-MU_LORA = Record(
-    {"r": Field(Integer(1), 8), "lora_alpha": Field(POSITIVE, 32.0), "lora_dropout": Field(Number(minimum=0), 0.05), "target_modules": Field(ListOf(Text(min_length=1), min_length=1), None)},
-    check=check_mu_lora,
-)
+MU_LORA = lora_settings(8, 32.0, 0.05, check=check_mu_lora)
 """μ's LoRA adapter, ARCO's settings by default: r 8, α 32, dropout 0.05 on q_proj and v_proj."""
 
 
