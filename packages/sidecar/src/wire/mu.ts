@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type MethodSchemas, Ok, Positive, RngStateSchema, Tokens } from "./values.js";
+import { LoraSettingsSchema, type MethodSchemas, Ok, Positive, RngStateSchema, Tokens } from "./values.js";
 
 /**
  * ARCO's rubric model μ on the wire (`mu.*`): init, SFT, the decomposition step, scores, logits,
@@ -90,11 +90,9 @@ const TINY_LORA_TARGETS = ["q_proj", "v_proj"];
  * base weights stay frozen and `mu.sft`/`mu.step` train the adapter (at `learning_rate`) and the
  * score head (at `head_learning_rate`).
  */
-export const MuLoraSchema = z.strictObject({
-  r: z.number().int().positive().optional(),
-  lora_alpha: Positive.optional(),
+export const MuLoraSchema = LoraSettingsSchema.extend({
+  r: LoraSettingsSchema.shape.r.optional(),
   lora_dropout: z.number().nonnegative().lt(1).optional(),
-  target_modules: z.array(z.string().min(1)).min(1).optional(),
 });
 
 /** One step as μ reads it: the step prompt's ids and the criteria's ids (empty for the "no rubric" ablation). */

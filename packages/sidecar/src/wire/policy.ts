@@ -1,5 +1,14 @@
 import { z } from "zod";
-import { Matrix, type MethodSchemas, ObjectiveSchema, Ok, Positive, Row, Tokens } from "./values.js";
+import {
+  LoraSettingsSchema,
+  Matrix,
+  type MethodSchemas,
+  ObjectiveSchema,
+  Ok,
+  Positive,
+  Row,
+  Tokens,
+} from "./values.js";
 
 /**
  * The policy's subject of the wire (`policy.*`, `checkpoint.*`, `gspo.loss`, `export.onnx`): a
@@ -58,14 +67,7 @@ export const ModelSpecSchema = z.discriminatedUnion("kind", [
   z.strictObject({
     kind: z.literal("transformers"),
     name: z.string().min(1),
-    lora: z
-      .strictObject({
-        r: z.number().int().positive(),
-        lora_alpha: Positive.optional(),
-        lora_dropout: z.number().nonnegative().optional(),
-        target_modules: z.array(z.string().min(1)).min(1).optional(),
-      })
-      .optional(),
+    lora: LoraSettingsSchema.optional(),
   }),
 ]);
 export type ModelSpec = z.infer<typeof ModelSpecSchema>;

@@ -14,6 +14,14 @@ const UInt32 = z.number().int().min(0).max(0xffffffff);
 export const ObjectiveSchema = z.enum(["gspo", "grpo", "dr-grpo"]);
 export const Ok = z.object({ ok: z.literal(true) });
 
+/** peft's LoRA settings as the sidecar reads them (the policy's adapter; μ's refines them). */
+export const LoraSettingsSchema = z.strictObject({
+  r: z.number().int().positive(),
+  lora_alpha: Positive.optional(),
+  lora_dropout: z.number().nonnegative().optional(),
+  target_modules: z.array(z.string().min(1)).min(1).optional(),
+});
+
 /** @rubric/core's `RngState`: a stream the sidecar continues (without advancing the caller's copy). */
 export const RngStateSchema = z.strictObject({
   algorithm: z.literal("xoshiro128**"),
