@@ -45,3 +45,9 @@ export function hotpotTrajectories(sharedDir: string, count: number, offset = 0)
 
 export const hotpotSteps = (sharedDir: string, count: number, offset = 0): Step[] =>
   hotpotTrajectories(sharedDir, count, offset).flatMap(stepsOf);
+
+/** Teacher-like criteria of ARCO's length (3 short phrases), varied by step: what a trained μ writes, for the benchmarks. */
+export function teacherCriteria(step: Step): string[] {
+  const kind = step.action.startsWith("Finish") ? "answer" : `search ${step.history.length + 1}`;
+  return [`Targets what the ${kind} still needs`, "Builds on the evidence so far", "Avoids repeated or vague queries"];
+}

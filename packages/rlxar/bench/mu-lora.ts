@@ -14,11 +14,11 @@ import { cpus } from "node:os";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { BOS_ID, criteriaIds, promptText, readModel, stepPrompt, type Step } from "@rubric/arco-heads";
-import { quantile } from "@rubric/core";
+import { BOS_ID, criteriaIds, promptText, readModel, stepPrompt } from "@rubric/arco-heads";
 import { RemoteMu, type RemoteMuLora, SidecarClient } from "@rubric/sidecar";
 import { createMu, exportMu } from "../src/index.js";
-import { hotpotSteps } from "./hotpot-steps.js";
+import { hotpotSteps, teacherCriteria } from "./hotpot-steps.js";
+import { seconds, time } from "./timing.js";
 
 const shared = process.env["RUBRIC_SHARED_DIR"] ?? resolve(import.meta.dirname, "..", "..", "..", "..", "shared");
 const THREADS = cpus().length;
@@ -26,28 +26,6 @@ const RUNS = 2;
 
 const note = (text: string) =>
   process.stderr.write(`[bench:mu-lora ${(performance.now() / 1000).toFixed(1)} s] ${text}\n`);
-
-async function median(fn: () => Promise<unknown>, runs: number): Promise<number> {
-  await fn(); // warm-up
-  const samples: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const started = performance.now();
-    await fn();
-    samples.push(performance.now() - started);
-  }
-  return quantile(
-    samples.sort((a, b) => a - b),
-    0.5,
-  );
-}
-
-const seconds = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
-
-/** Teacher-like criteria of ARCO's length (3 short phrases), varied by step, as bench:mu writes them. */
-function teacherCriteria(step: Step): string[] {
-  const kind = step.action.startsWith("Finish") ? "answer" : `search ${step.history.length + 1}`;
-  return [`Targets what the ${kind} still needs`, "Builds on the evidence so far", "Avoids repeated or vague queries"];
-}
 
 async function main() {
   const steps = hotpotSteps(shared, 16);
@@ -86,14 +64,17 @@ async function main() {
       const mu = await RemoteMu.init(client, { model, k: 3, seed: 1, ...(lora === undefined ? {} : { lora }) });
       await mu.setReference();
       note(`${name}: mu.step`);
-      const step = await median(() => mu.step(trajectories, { learningRate: 1e-4, headLearningRate: 1e-3 }), RUNS);
+      const step = (await time(() => mu.step(trajectories, { learningRate: 1e-4, headLearningRate: 1e-3 }), RUNS))
+        .median;
       note(`${name}: mu.scores`);
-      const scores = await median(() => mu.scores(ids), RUNS);
+      const scores = (await time(() => mu.scores(ids), RUNS)).median;
       note(`${name}: export`);
-      const exported = await median(
-        () => exportMu(mu, join(root, name === "whole" ? "whole" : "lora"), tokenizer, manifest.maxLengths.criteria),
-        1,
-      );
+      const exported = (
+        await time(
+          () => exportMu(mu, join(root, name === "whole" ? "whole" : "lora"), tokenizer, manifest.maxLengths.criteria),
+          1,
+        )
+      ).median;
       const summary = mu.summary;
       results[name] = {
         step,

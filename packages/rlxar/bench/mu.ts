@@ -20,45 +20,24 @@ import {
   BOS_ID,
   RubricModel,
   criteriaIds,
-  fitPrompt,
   promptText,
   rateSteps,
   readModel,
   scoreSteps,
   stepPrompt,
-  type Step,
 } from "@rubric/arco-heads";
 import { quantile } from "@rubric/core";
 import { SidecarClient } from "@rubric/sidecar";
 import { InferenceSession, Tensor } from "onnxruntime-node";
 import { createMu, exportMu, sidecarMuEngine } from "../src/index.js";
-import { hotpotSteps } from "./hotpot-steps.js";
+import { hotpotSteps, teacherCriteria } from "./hotpot-steps.js";
+import { seconds, time } from "./timing.js";
 
 // biome-ignore lint/suspicious/noUndeclaredEnvVars: a bench script, not a turbo task
 const shared = process.env["RUBRIC_SHARED_DIR"] ?? resolve(import.meta.dirname, "..", "..", "..", "..", "shared");
 const THREADS = cpus().length;
 
 const note = (text: string) => process.stderr.write(`[bench:mu ${(performance.now() / 1000).toFixed(1)} s] ${text}\n`);
-
-async function time<T>(fn: () => Promise<T>, runs: number): Promise<{ median: number; last: T }> {
-  let last = await fn(); // warm-up
-  const samples: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const started = performance.now();
-    last = await fn();
-    samples.push(performance.now() - started);
-  }
-  samples.sort((a, b) => a - b);
-  return { median: quantile(samples, 0.5), last };
-}
-
-const seconds = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
-
-/** Teacher-like criteria of ARCO's length (3 short phrases), varied by step. */
-function teacherCriteria(step: Step): string[] {
-  const kind = step.action.startsWith("Finish") ? "answer" : `search ${step.history.length + 1}`;
-  return [`Targets what the ${kind} still needs`, "Builds on the evidence so far", "Avoids repeated or vague queries"];
-}
 
 async function main() {
   const steps = hotpotSteps(shared, 64);
@@ -140,7 +119,7 @@ async function main() {
     note("reloads");
     const reloads: number[] = [];
     for (let i = 0; i < 3; i++) {
-      await exportMu(client, root, tokenizer, manifest.maxLengths.criteria);
+      await exportMu(first.mu, root, tokenizer, manifest.maxLengths.criteria);
       const started = performance.now();
       await reloading.reload();
       reloads.push(performance.now() - started);
