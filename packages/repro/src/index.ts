@@ -22,7 +22,7 @@ export {
   type FixedCriterion,
   type FixedRubricChoice,
 } from "./arcane/controls.js";
-export { scalingSpec, scalingSvg, trainingCurvesSpec, trainingCurvesSvg } from "./arcane/plot.js";
+export { arcaneTrainingSvg, scalingSpec, scalingSvg, trainingCurvesSpec, trainingCurvesSvg } from "./arcane/plot.js";
 export {
   readArcaneTrainingCurves,
   type ArcaneSeedCurves,

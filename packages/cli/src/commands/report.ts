@@ -14,11 +14,9 @@ import {
   arcoGymPlots,
   arcoMarkdown,
   arcoPlots,
-  methodLabels,
-  readArcaneTrainingCurves,
+  arcaneTrainingSvg,
   scalingSvg,
   sidecarManagerMarkdown,
-  trainingCurvesSvg,
   type ArcaneLlmTable,
   type ArcaneTable,
   type ArcoGymTable,
@@ -105,12 +103,8 @@ const RUNS = {
     figures: async (t: unknown, dir: string) => {
       const table = t as ArcaneTable;
       const figures = [{ caption: "Best-of-N scaling", svg: await scalingSvg(table) }];
-      const curves = await readArcaneTrainingCurves(
-        join(dir, "runs"),
-        table.training.map((s) => s.seed),
-      );
-      if (curves !== undefined)
-        figures.push({ caption: "Training curves", svg: await trainingCurvesSvg(curves, methodLabels(table).gspo) });
+      const training = await arcaneTrainingSvg(table, join(dir, "runs"));
+      if (training !== undefined) figures.push({ caption: "Training curves", svg: training });
       return figures;
     },
   },

@@ -8,10 +8,9 @@ import {
   runArcaneWithModel,
   trainArcaneManagers,
   ArcaneTableSchema,
+  arcaneTrainingSvg,
   arcaneMarkdown,
-  readArcaneTrainingCurves,
   scalingSvg,
-  trainingCurvesSvg,
   sidecarManagerConfig,
   sidecarManagerMarkdown,
   SidecarManagerTableSchema,
@@ -266,13 +265,9 @@ async function reproWith(args: ReproArgs, io: CliIO, bar: Bar): Promise<number> 
   writeResultFile(paths.markdown, arcaneMarkdown(table), replace);
   writeResultFile(paths.svg, await scalingSvg(table), replace);
   // Drawn from the logs just written under runs/, as `rubric report` draws it from the same files.
-  const curves = await readArcaneTrainingCurves(
-    join(args.out, "runs"),
-    table.training.map((t) => t.seed),
-  );
+  const trainingSvg = await arcaneTrainingSvg(table, join(args.out, "runs"));
   const training = join(args.out, "training.svg");
-  if (curves !== undefined)
-    writeResultFile(training, await trainingCurvesSvg(curves, methodLabels(table).gspo), replace);
+  if (trainingSvg !== undefined) writeResultFile(training, trainingSvg, replace);
   const m = table.meanReturn;
   const trained = methodLabels(table).gspo;
   const voi = table.valueOfInformation.n8;
@@ -289,7 +284,7 @@ async function reproWith(args: ReproArgs, io: CliIO, bar: Bar): Promise<number> 
     `Controls at N=8: ${trained} − no questions ${diff(vs.gspoNoQuestions)}, − uninformative replies ${diff(vs.gspoUninformative)}, − best fixed rubric ${diff(vs.fixedRubric)}, − SFT on oracle ${diff(vs.sftOracle)}; value of information ${voi.gap.toFixed(3)} (fixed rubric ${voi.noDialogue.toFixed(3)} → oracle ${voi.fullPreferences.toFixed(3)})\n`,
   );
   io.out(
-    `wrote ${paths.json}, ${paths.markdown}, ${paths.svg}${curves === undefined ? "" : `, ${training}`} (${table.timing.seconds.toFixed(0)} s)\n`,
+    `wrote ${paths.json}, ${paths.markdown}, ${paths.svg}${trainingSvg === undefined ? "" : `, ${training}`} (${table.timing.seconds.toFixed(0)} s)\n`,
   );
   return 0;
 }

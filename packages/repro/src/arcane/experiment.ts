@@ -4,10 +4,9 @@ import { performance } from "node:perf_hooks";
 import { loadGdpval } from "@rubric/autointeract";
 import type { ArcaneRunOptions } from "./config.js";
 import { evaluateSeed, type SeedResult } from "./evaluation.js";
-import { scalingSvg, trainingCurvesSvg } from "./plot.js";
+import { arcaneTrainingSvg, scalingSvg } from "./plot.js";
 import { summarize } from "./summary.js";
-import { ArcaneTableSchema, arcaneMarkdown, methodLabels, type ArcaneTable } from "./table.js";
-import { readArcaneTrainingCurves } from "./training-curves.js";
+import { ArcaneTableSchema, arcaneMarkdown, type ArcaneTable } from "./table.js";
 import { trainArcaneManagers } from "./training.js";
 
 /**
@@ -44,12 +43,9 @@ export async function writeArcaneOutputs(
   await writeFile(paths.json, `${JSON.stringify(ArcaneTableSchema.parse(table), null, 2)}\n`);
   await writeFile(paths.markdown, arcaneMarkdown(table));
   await writeFile(paths.svg, await scalingSvg(table));
-  const curves = await readArcaneTrainingCurves(
-    options.runDir ?? join(dir, "runs"),
-    table.training.map((t) => t.seed),
-  );
-  if (curves === undefined) return paths;
+  const svg = await arcaneTrainingSvg(table, options.runDir ?? join(dir, "runs"));
+  if (svg === undefined) return paths;
   const training = join(dir, "training.svg");
-  await writeFile(training, await trainingCurvesSvg(curves, methodLabels(table).gspo));
+  await writeFile(training, svg);
   return { ...paths, training };
 }

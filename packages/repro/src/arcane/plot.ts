@@ -1,6 +1,6 @@
 import { renderSvg, type VegaLiteSpec } from "../plots/vega.js";
 import { ARCANE_METHODS, PAPER, methodLabels, type ArcaneTable } from "./table.js";
-import type { ArcaneTrainingCurves } from "./training-curves.js";
+import { type ArcaneTrainingCurves, readArcaneTrainingCurves } from "./training-curves.js";
 
 const COLORS = { noRubric: "#7f7f7f", sft: "#1f77b4", gspo: "#d62728", oracle: "#2ca02c" } as const;
 
@@ -154,4 +154,20 @@ export function trainingCurvesSpec(curves: ArcaneTrainingCurves, trained = "GSPO
 /** {@link trainingCurvesSpec} drawn as a standalone SVG (`training.svg`). */
 export function trainingCurvesSvg(curves: ArcaneTrainingCurves, trained?: string): Promise<string> {
   return renderSvg(trainingCurvesSpec(curves, trained));
+}
+
+/**
+ * `training.svg` of a run: its table's seeds' curves read from their logs under `runDir`
+ * (`<out>/runs` for `rubric repro arcane`), or undefined when no seed left a log (a run written
+ * before the logs were kept). What the run writes and `rubric report` draws, from the same files.
+ *
+ * @example
+ * const svg = await arcaneTrainingSvg(table, "runs/arcane-quick/runs");
+ */
+export async function arcaneTrainingSvg(table: ArcaneTable, runDir: string): Promise<string | undefined> {
+  const curves = await readArcaneTrainingCurves(
+    runDir,
+    table.training.map((t) => t.seed),
+  );
+  return curves === undefined ? undefined : trainingCurvesSvg(curves, methodLabels(table).gspo);
 }
