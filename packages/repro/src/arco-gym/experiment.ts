@@ -43,6 +43,8 @@ import {
   ARCO_GYM_CRITICS,
   ARCO_GYM_FEATURE_METHODS,
   ARCO_GYM_METHODS,
+  type ArcoGymFeatureSet,
+  featureSetOf,
   ARCO_GYM_MU_METHODS,
   type ArcoGymMethod,
   type ArcoGymTable,
@@ -138,22 +140,18 @@ function methodSetup(
   };
 }
 
-/** The features each feature method's critic reads: the policy's (what the prefix shows), the action's alone, the state's. */
-const FEATURE_SETS = {
-  featureMu: "prefix",
-  featureArco: "prefix",
-  featureNoPrefix: "action",
-  valueDifference: "state",
-} as const satisfies Partial<Record<ArcoGymMethod, string>>;
-type FeatureSet = (typeof FEATURE_SETS)[keyof typeof FEATURE_SETS];
-
 /**
  * A feature critic for H-hop tasks over one feature set, fitted on `episodes` (μ's warm-up
  * episodes, outcomes only): ARCO's decomposition loss over the policy's features or the action's
  * alone, a state value's regression over the state's. Fitted once per H and set; each method's
  * run takes a copy (`featureMu` frozen, the others co-evolving).
  */
-function fittedFeatureCritic(episodes: readonly Episode[], hops: number, config: ArcoGymConfig, set: FeatureSet) {
+function fittedFeatureCritic(
+  episodes: readonly Episode[],
+  hops: number,
+  config: ArcoGymConfig,
+  set: ArcoGymFeatureSet,
+) {
   const { feature } = config;
   const [features, names] =
     set === "action"
@@ -302,15 +300,11 @@ async function runAll(
     }
     // The feature critics' warm-up: μ's warm-up episodes, their outcomes only, one fit per
     // feature set the run's methods read, recorded; each method's run copies its set's fit.
-    const featureFits = new Map<FeatureSet, FeatureCritic>();
+    const featureFits = new Map<ArcoGymFeatureSet, FeatureCritic>();
     if (config.methods.some((m) => ARCO_GYM_FEATURE_METHODS.includes(m))) {
       const mark = performance.now();
       const episodes = await criticWarmupEpisodes(hops, config);
-      const sets = [
-        ...new Set(
-          config.methods.flatMap((m) => (m in FEATURE_SETS ? [FEATURE_SETS[m as keyof typeof FEATURE_SETS]] : [])),
-        ),
-      ];
+      const sets = [...new Set(config.methods.flatMap((m) => featureSetOf(m) ?? []))];
       for (const features of sets) {
         const fitted = fittedFeatureCritic(episodes, hops, config, features);
         featureFits.set(features, fitted.critic);
@@ -375,12 +369,9 @@ async function runAll(
             config,
           });
         try {
+          const set = featureSetOf(method);
           const learned =
-            method in FEATURE_SETS
-              ? featureFits
-                  .get(FEATURE_SETS[method as keyof typeof FEATURE_SETS])!
-                  .copy({ coEvolves: method !== "featureMu" })
-              : mu?.critic;
+            set === undefined ? mu?.critic : featureFits.get(set)!.copy({ coEvolves: method !== "featureMu" });
           const { settings, critic, epochRollouts } = methodSetup(
             method,
             config,

@@ -45,13 +45,24 @@ export const ARCO_GYM_CRITICS: readonly ArcoGymMethod[] = ARCO_GYM_METHODS.filte
   (m) => m !== "outcome" && m !== "rar" && m !== "trueAdvantage",
 );
 
-/** The methods whose critic reads the policy's hand-made step features (`featureCritic`): no sidecar. */
-export const ARCO_GYM_FEATURE_METHODS: readonly ArcoGymMethod[] = [
-  "featureMu",
-  "featureArco",
-  "featureNoPrefix",
-  "valueDifference",
-];
+/**
+ * The methods whose critic reads hand-made features (`featureCritic`, no sidecar), and which:
+ * the policy's (what the prefix shows), the action's alone, or the state's (a value V).
+ */
+export const ARCO_GYM_FEATURE_SETS = {
+  featureMu: "prefix",
+  featureArco: "prefix",
+  featureNoPrefix: "action",
+  valueDifference: "state",
+} as const satisfies Partial<Record<ArcoGymMethod, string>>;
+export type ArcoGymFeatureSet = (typeof ARCO_GYM_FEATURE_SETS)[keyof typeof ARCO_GYM_FEATURE_SETS];
+
+/** The feature methods, {@link ARCO_GYM_FEATURE_SETS}' keys. */
+export const ARCO_GYM_FEATURE_METHODS = Object.keys(ARCO_GYM_FEATURE_SETS) as readonly ArcoGymMethod[];
+
+/** The feature set a method's critic reads, or undefined for a method without a feature critic. */
+export const featureSetOf = (method: ArcoGymMethod): ArcoGymFeatureSet | undefined =>
+  (ARCO_GYM_FEATURE_SETS as Partial<Record<ArcoGymMethod, ArcoGymFeatureSet>>)[method];
 
 /** The methods whose critic is μ (they need the sidecar). */
 export const ARCO_GYM_MU_METHODS: readonly ArcoGymMethod[] = ["rar", "frozenMu", "arco", "arcoOutcome"];
@@ -164,7 +175,7 @@ export const ArcoGymTableSchema = z.strictObject({
       z.strictObject({
         hops: z.int(),
         /** The policy's features (what the prefix shows: featureMu, featureArco), the action's alone (featureNoPrefix), or the state's (valueDifference). */
-        features: z.enum(["prefix", "action", "state"]),
+        features: z.enum(["prefix", "action", "state"] satisfies ArcoGymFeatureSet[]),
         episodes: z.int(),
         successes: z.int(),
         loss: z.number(),
