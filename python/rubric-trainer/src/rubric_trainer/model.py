@@ -10,7 +10,7 @@ import hashlib
 import importlib
 import inspect
 import math
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import torch
 from torch import nn
@@ -185,10 +185,15 @@ def check_token_ids(tokens: Sequence[int], vocab_size: int, path: str) -> None:
 
 def parameter_fingerprint(module: nn.Module) -> str:
     """SHA-256 of the parameters' names and bytes: equal on two copies exactly when they hold the same values."""
+    return tensors_fingerprint(module.named_parameters())
+
+
+def tensors_fingerprint(named: Iterable[tuple[str, torch.Tensor]]) -> str:
+    """SHA-256 of named tensors' names and bytes, in the order given."""
     digest = hashlib.sha256()
-    for name, parameter in module.named_parameters():
+    for name, tensor in named:
         digest.update(name.encode())
-        digest.update(tensor_bytes(parameter))
+        digest.update(tensor_bytes(tensor))
     return digest.hexdigest()
 
 

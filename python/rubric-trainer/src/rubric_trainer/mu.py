@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import hashlib
 import math
 import time
 from pathlib import Path
@@ -28,7 +27,7 @@ import torch
 from .checkpoint import read_checkpoint, restoring, write_checkpoint
 from .distributed import DistContext
 from .faults import InvalidParams, NonFinite
-from .model import check_token_ids, parameter_fingerprint, tensor_bytes
+from .model import check_token_ids, parameter_fingerprint, tensors_fingerprint
 from .mu_losses import class_weights, criteria_kl, weighted_square_errors
 from .mu_lora import ReferenceView, TinyLora
 from .mu_model import MuNetwork
@@ -368,11 +367,7 @@ class Mu:
 
     def base_fingerprint(self) -> str:
         """SHA-256 of the backbone's own weights (no score head, no adapter): constant while μ trains through LoRA."""
-        digest = hashlib.sha256()
-        for name, tensor in self.network.base_state().items():
-            digest.update(name.encode())
-            digest.update(tensor_bytes(tensor))
-        return digest.hexdigest()
+        return tensors_fingerprint(self.network.base_state().items())
 
     def export_network(self) -> torch.nn.Module:
         """The plain network the ONNX graphs trace: with LoRA, the base with the adapter merged in
