@@ -17,6 +17,13 @@ from typing import Iterable
 
 SPECIAL = {"bos": "<s>", "eos": "</s>", "pad": "<pad>"}
 
+# A ChatML template (the form Qwen's chat models use), ending each turn with the end token so that a
+# reply ends where the model writes it.
+CHATML = (
+    "{% for message in messages %}<|{{ message['role'] }}|>\n{{ message['content'] }}</s>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+
 
 def write_model(
     out: Path,
@@ -28,8 +35,10 @@ def write_model(
     heads: int = 4,
     max_positions: int = 1024,
     seed: int = 0,
+    chat_template: str | None = None,
 ) -> Path:
-    """Writes the tokenizer and a Llama-architecture model to ``out`` and returns it."""
+    """Writes the tokenizer and a Llama-architecture model to ``out`` and returns it. ``chat_template``
+    (a Jinja template, as a chat model's tokenizer carries) is saved with the tokenizer when given."""
     import torch
     import transformers
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -49,6 +58,8 @@ def write_model(
     # transformers 5 renamed the fast tokenizer class; both wrap a tokenizers.Tokenizer.
     fast_class = getattr(transformers, "PreTrainedTokenizerFast", None) or getattr(transformers, "TokenizersBackend")
     fast = fast_class(tokenizer_object=tokenizer, bos_token=SPECIAL["bos"], eos_token=SPECIAL["eos"], pad_token=SPECIAL["pad"], model_max_length=max_positions)
+    if chat_template is not None:
+        fast.chat_template = chat_template
     out.mkdir(parents=True, exist_ok=True)
     fast.save_pretrained(str(out))
     ids = {name: tokenizer.token_to_id(token) for name, token in SPECIAL.items()}
@@ -80,10 +91,11 @@ def main() -> None:
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--max-positions", type=int, default=1024)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--chat-template", default=None, help="a Jinja chat template to save with the tokenizer (CHATML: a ChatML one)")
     args = parser.parse_args()
     lines = [line for line in args.corpus.read_text().splitlines() if line.strip()]
     texts = [json.loads(line) if line.startswith('"') else line for line in lines]
-    out = write_model(args.out, texts, vocab_size=args.vocab, d_model=args.d_model, layers=args.layers, heads=args.heads, max_positions=args.max_positions, seed=args.seed)
+    out = write_model(args.out, texts, vocab_size=args.vocab, d_model=args.d_model, layers=args.layers, heads=args.heads, max_positions=args.max_positions, seed=args.seed, chat_template=CHATML if args.chat_template == "CHATML" else args.chat_template)
     print(json.dumps({"out": str(out), "texts": len(texts)}))
 
 

@@ -49,7 +49,7 @@ def test_the_policy_reports_its_tokenizer_and_its_device(session: Session, model
 
     health = session_call(session, "health", {})["policy"]
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(model_dir))
-    assert health["tokenizer"] == {"size": len(tokenizer), "bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id}
+    assert health["tokenizer"] == {"size": len(tokenizer), "bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id, "chat_template": False}
     assert health["tokenizer"]["eos_token_id"] is not None
     assert health["device"].startswith("cuda" if torch.cuda.is_available() else "cpu")
 
@@ -140,3 +140,38 @@ def test_the_small_transformer_has_no_tokenizer_to_lend() -> None:
     reply = session.handle(Request(2, "policy.tokenize", {"texts": ["hello"]}))
     assert reply["error"]["code"] == "unavailable"
     assert "policy.tokenize needs a model with a tokenizer" in reply["error"]["message"]
+
+
+@needs_transformers
+def test_a_chat_template_renders_conversations_with_the_assistants_turn_open(tmp_path: Path) -> None:
+    import transformers
+    from hf_model import CHATML, write_model
+
+    directory = write_model(tmp_path / "chat", CORPUS, vocab_size=400, d_model=32, layers=2, heads=4, max_positions=128, chat_template=CHATML)
+    session = Session(DistContext(0, 1, 0), None)
+    session_call(session, "policy.init", {"model": {"kind": "transformers", "name": str(directory)}, "seed": 3})
+    assert session_call(session, "health", {})["policy"]["tokenizer"]["chat_template"] is True
+    conversations = [
+        [{"role": "system", "content": "Answer with Finish[...]"}, {"role": "user", "content": "Question: who?"}],
+        [{"role": "user", "content": "Question: where?"}],
+    ]
+    ids = session_call(session, "policy.chat", {"conversations": conversations})["ids"]
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(directory))
+    eos = tokenizer.eos_token
+    assert [tokenizer.decode(row) for row in ids] == [
+        f"<|system|>\nAnswer with Finish[...]{eos}\n<|user|>\nQuestion: who?{eos}\n<|assistant|>\n",
+        f"<|user|>\nQuestion: where?{eos}\n<|assistant|>\n",
+    ]
+    # The turns' ends are the tokenizer's end token itself, not its characters spelled out.
+    assert ids[1].count(tokenizer.eos_token_id) == 1
+    # A role the template does not know is refused at the wire, naming its path.
+    reply = session.handle(Request(9, "policy.chat", {"conversations": [[{"role": "tool", "content": "x"}]]}))
+    assert reply["error"]["code"] == "invalid_params"
+    assert "params.conversations[0][0].role" in reply["error"]["message"]
+
+
+@needs_transformers
+def test_a_model_without_a_chat_template_refuses_policy_chat(session: Session) -> None:
+    reply = session.handle(Request(2, "policy.chat", {"conversations": [[{"role": "user", "content": "hi"}]]}))
+    assert reply["error"]["code"] == "unavailable"
+    assert "needs a tokenizer with a chat template" in reply["error"]["message"]

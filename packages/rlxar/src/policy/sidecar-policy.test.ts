@@ -180,4 +180,10 @@ describe("sidecarPolicy: a causal LM on token ids in the Python sidecar", () => 
     },
     TIMEOUT_MS,
   );
+
+  it("refuses the small transformer without a tokenizer here: it has none of its own to lend", async () => {
+    await expect(
+      sidecarPolicy(client, { environment: env, init: { model: { kind: "tiny", vocab_size: 64 }, seed: 1 } }),
+    ).rejects.toThrow(/options\.tokenizer.*no tokenizer of its own/);
+  });
 });

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import type { ChatMessage } from "@rubric/core";
 import type { CallOptions, SidecarClient } from "../client/client.js";
 import type { ResultOf } from "../wire/methods.js";
 import type { PolicyInitParams, PolicySummary } from "../wire/policy.js";
@@ -113,6 +114,22 @@ export class RemotePolicy {
   async detokenize(ids: readonly (readonly number[])[]): Promise<string[]> {
     if (ids.length === 0) return [];
     return (await this.client.request("policy.detokenize", { ids: ids.map((row) => [...row]) }, this.call)).texts;
+  }
+
+  /**
+   * Each conversation's ids through a transformers model's chat template, with the assistant's
+   * turn opened: the prompt a chat model answers. The template places its own special tokens.
+   * A model whose tokenizer has no template (`summary.tokenizer.chat_template`) refuses, "unavailable".
+   */
+  async chat(conversations: readonly (readonly ChatMessage[])[]): Promise<number[][]> {
+    if (conversations.length === 0) return [];
+    return (
+      await this.client.request(
+        "policy.chat",
+        { conversations: conversations.map((turns) => turns.map((t) => ({ role: t.role, content: t.content }))) },
+        this.call,
+      )
+    ).ids;
   }
 
   /** One optimiser step on groups of sequences that share a prompt. */

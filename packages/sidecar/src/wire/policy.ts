@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ChatMessageSchema } from "@rubric/core";
 import {
   LoraSettingsSchema,
   Matrix,
@@ -30,6 +31,8 @@ export const PolicySummarySchema = z.object({
       size: z.number().int().positive(),
       bos_token_id: z.number().int().nonnegative().nullable(),
       eos_token_id: z.number().int().nonnegative().nullable(),
+      /** Whether it has a chat template (`policy.chat` renders conversations with it). */
+      chat_template: z.boolean(),
     })
     .nullable(),
 });
@@ -140,6 +143,16 @@ export const POLICY_METHODS = {
   "policy.detokenize": {
     params: z.strictObject({ ids: z.array(z.array(z.number().int().nonnegative())).min(1) }),
     result: z.object({ texts: z.array(z.string()) }),
+  },
+  /**
+   * Conversations → ids through the model's chat template, the assistant's turn opened (transformers
+   * models whose tokenizer has one): the prompt a chat model was trained to answer.
+   */
+  "policy.chat": {
+    params: z.strictObject({
+      conversations: z.array(z.array(ChatMessageSchema).min(1)).min(1),
+    }),
+    result: z.object({ ids: z.array(z.array(z.number().int().nonnegative())) }),
   },
   "policy.step": {
     params: z.strictObject({

@@ -118,12 +118,29 @@ class Policy:
             self.check_tokens(row, f"params.ids[{k}]")
         return [tokenizer.decode(list(row), skip_special_tokens=True) for row in ids]
 
+    def chat(self, conversations: Sequence[Sequence[dict]]) -> list[list[int]]:
+        """Each conversation's ids as the model's chat template renders it, with the assistant's turn
+        opened (``add_generation_prompt``): what the model reads before it writes a reply. The
+        template places its own special tokens, so nothing else is added. Rendered to text first and
+        then tokenised, which reads the same in transformers 4 and 5 (whose ``tokenize=True``
+        returns different types)."""
+        tokenizer = self.require_tokenizer("policy.chat")
+        if not getattr(tokenizer, "chat_template", None):
+            raise Unavailable("policy.chat needs a tokenizer with a chat template; this model's has none (render the prompt as text and use policy.tokenize)")
+        texts = [tokenizer.apply_chat_template([dict(m) for m in messages], tokenize=False, add_generation_prompt=True) for messages in conversations]
+        return [list(tokenizer(text, add_special_tokens=False)["input_ids"]) for text in texts]
+
     def describe_tokenizer(self) -> Optional[dict]:
         tokenizer = self.tokenizer
         if tokenizer is None:
             return None
         bos = getattr(tokenizer, "bos_token_id", None)
-        return {"size": len(tokenizer), "bos_token_id": None if bos is None else int(bos), "eos_token_id": self.eos_token_id}
+        return {
+            "size": len(tokenizer),
+            "bos_token_id": None if bos is None else int(bos),
+            "eos_token_id": self.eos_token_id,
+            "chat_template": bool(getattr(tokenizer, "chat_template", None)),
+        }
 
     # --- token checks ---------------------------------------------------------------------------
 

@@ -89,6 +89,10 @@ def policy_tokenize(call: Call, params: dict) -> dict:
     return {"ids": call.session.require_policy().tokenize(params["texts"])}
 
 
+def policy_chat(call: Call, params: dict) -> dict:
+    return {"ids": call.session.require_policy().chat(params["conversations"])}
+
+
 def policy_detokenize(call: Call, params: dict) -> dict:
     return {"texts": call.session.require_policy().detokenize(params["ids"])}
 
@@ -174,6 +178,7 @@ METHODS: dict[str, Callable[[Call, dict], dict]] = {
     "policy.logprobs": policy_logprobs,
     "policy.tokenize": policy_tokenize,
     "policy.detokenize": policy_detokenize,
+    "policy.chat": policy_chat,
     "policy.step": policy_step,
     "policy.sft_step": policy_sft_step,
     "policy.set_reference": policy_set_reference,

@@ -350,6 +350,7 @@ PARAMS: dict[str, Record] = {
     "policy.logprobs": Record({"prompt": TOKENS, "sequences": ListOf(TOKENS, min_length=1)}),
     "policy.tokenize": Record({"texts": ListOf(Text(), min_length=1)}),
     "policy.detokenize": Record({"ids": ListOf(ListOf(Integer(0)), min_length=1)}),
+    "policy.chat": Record({"conversations": ListOf(ListOf(Record({"role": Text(("system", "user", "assistant")), "content": Text()}), min_length=1), min_length=1)}),
     "policy.step": Record(
         {
             "objective": Field(Text(OBJECTIVES), "gspo"),
