@@ -37,6 +37,22 @@ describe("rubric repro arco: input checked before any work", () => {
     expect(policy.stderr).toMatch(/gpt:4.*unknown provider "gpt"/);
   });
 
+  it("takes the sidecar's flags only with --policy sidecar:…, and only those its model can use", async () => {
+    const run = (...args: string[]) => runRubric(["repro", "arco", "--out", join(dir, "x"), ...args, ...data]);
+    const device = await run("--device", "cuda");
+    expect(device.code).toBe(2);
+    expect(device.stderr).toContain("--device is for --policy sidecar:… (π trained in the torch sidecar)");
+    const lora = await run("--policy", "extractive", "--lora-rank", "8");
+    expect(lora.code).toBe(2);
+    expect(lora.stderr).toContain("--lora-rank is for --policy sidecar:…");
+    const tinyDtype = await run("--policy", "sidecar:tiny", "--dtype", "bfloat16");
+    expect(tinyDtype.code).toBe(2);
+    expect(tinyDtype.stderr).toContain("--dtype: the small transformer trains in float32");
+    const empty = await run("--policy", "sidecar:");
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain("--policy: sidecar: needs a model");
+  });
+
   it("refuses an earlier run's seed directories without --force, and a missing data file", async () => {
     const out = join(dir, "earlier");
     mkdirSync(join(out, "seed-1"), { recursive: true });

@@ -101,6 +101,16 @@ export {
   type SmallMuSettings,
 } from "./arco/config.js";
 export { runArco, type ArcoProgress, type ArcoRunOptions } from "./arco/experiment.js";
+export {
+  arcoPolicyMaker,
+  arcoPolicySetting,
+  DEFAULT_TINY_POLICY,
+  policyRates,
+  TINY_POLICY_MODEL,
+  type ArcoPolicySetting,
+  type PolicyRates,
+  type TinyPolicyShape,
+} from "./arco/policy.js";
 export { finalAnswer, hotpotMeasure } from "./arco/method.js";
 export { writeArcoOutputs } from "./arco/summary.js";
 export {

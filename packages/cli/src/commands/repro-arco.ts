@@ -7,7 +7,16 @@ import { SidecarClient } from "@rubric/sidecar";
 import { parseProviderSpec, providerFromSpec } from "@rubric/providers";
 import { preflightModel } from "../flags/judge-flags.js";
 import { hotpotQa, llmPolicy } from "@rubric/rlxar";
-import { ARCO_METHODS, type ArcoMethod, type ArcoProgress, arcoConfig, runArco } from "@rubric/repro";
+import {
+  ARCO_METHODS,
+  type ArcoMethod,
+  type ArcoPolicySetting,
+  type ArcoProgress,
+  arcoConfig,
+  arcoPolicySetting,
+  ReproInputError,
+  runArco,
+} from "@rubric/repro";
 import { z } from "zod";
 import { type CommandArgs, defineCommand, fixedOperand } from "../flags/command.js";
 import { choiceFlag, integerFlag, listFlag, numberFlag, switchFlag, textFlag, MAX_SEEDS } from "../flags/flag.js";
@@ -43,7 +52,22 @@ const arcoFlags = {
   ),
   policy: textFlag(
     "<spec>",
-    "π: extractive (default: the in-process trainable policy) or a model that is rolled out but not trained: llama-cpp:<file.gguf> | hf:<model>[@<provider>] | openai-compatible:<baseUrl>#<model>",
+    "π: extractive (default: the in-process trainable policy); a causal LM trained in the torch sidecar: sidecar:tiny (its small transformer, from scratch) | sidecar:<name|dir> (a transformers model with its own tokenizer and chat template, LoRA on q/v; needs transformers in the sidecar's Python: the GPU recipe); or a model rolled out but not trained: llama-cpp:<file.gguf> | hf:<model>[@<provider>] | openai-compatible:<baseUrl>#<model>",
+  ),
+  device: textFlag("<name>", "--policy sidecar:…: torch's device for π (default auto: the GPU when there is one)"),
+  dtype: choiceFlag(
+    "<type>",
+    "--policy sidecar:<model>: the model's dtype (default bfloat16; the small transformer is float32)",
+    z.enum(["float32", "bfloat16", "float16"]),
+  ),
+  loraRank: integerFlag(
+    "<r>",
+    "--policy sidecar:<model>: LoRA rank on q/v, α = 4r (default 8, ARCO's); 0 trains every weight",
+    { min: 0 },
+  ),
+  python: textFlag(
+    "<path>",
+    "the sidecar's Python (default /usr/bin/python3 when it exists, else python3 on PATH); --policy sidecar:<model> needs one with transformers and peft",
   ),
   methods: listFlag("<a,b,…>", `methods to run (default all: ${ARCO_METHODS.join(", ")})`),
   k: integerFlag("<n>", "criteria per step of μ (default 3)", { min: 1 }),
@@ -56,8 +80,15 @@ const arcoFlags = {
   rolloutsPerBatch: integerFlag("<n>", "rollouts per update (default 32; ARCO 64)", { min: 1 }),
   groupSize: integerFlag("<n>", "rollouts per question in the sparse phase (default 4, ARCO's)", { min: 1 }),
   temperature: numberFlag("<x>", "rollout temperature (default 0.7, ARCO's)", (n) => n >= 0, "a number ≥ 0"),
-  sparseLr: positive("<x>", "π's learning rate in the sparse phase (default 0.1, the extractive policy's)"),
-  denseLr: positive("<x>", "π's learning rate in the dense phase (default 0.03: 0.3 × sparse, ARCO's ratio)"),
+  sparseLr: positive(
+    "<x>",
+    "π's learning rate in the sparse phase (default 0.1 for the extractive policy, 1e-4 for sidecar:tiny, ARCO's 1e-5 for a transformers model)",
+  ),
+  denseLr: positive("<x>", "π's learning rate in the dense phase (default 0.3 × the sparse default, ARCO's ratio)"),
+  policySftLr: positive(
+    "<x>",
+    "π's SFT learning rate (default 0.05 for the extractive policy, 3e-3 for sidecar:tiny, ARCO's 1e-5 for a transformers model)",
+  ),
   denseKl: numberFlag(
     "<x>",
     "KL(π_ref‖π) weight in the dense phase (default 0.05, ARCO's)",
@@ -174,21 +205,44 @@ function clearEarlierSeeds(out: string, force: boolean): void {
   for (const name of earlier) rmSync(join(out, name), { recursive: true, force: true });
 }
 
+/** `--policy` and the sidecar's flags as the configuration's π; a sidecar flag without a sidecar π is a usage error. */
+function policySettingOf(args: ReproArcoArgs): ArcoPolicySetting {
+  const setting = (() => {
+    try {
+      return arcoPolicySetting(
+        args.policy,
+        definedFields({ device: args.device, dtype: args.dtype, loraRank: args.loraRank }),
+      );
+    } catch (error) {
+      if (error instanceof ReproInputError) throw new UsageError(error.message);
+      throw error;
+    }
+  })();
+  const sidecarOnly = (["device", "dtype", "loraRank"] as const).filter((k) => args[k] !== undefined);
+  if (setting.kind !== "sidecar" && sidecarOnly.length > 0)
+    throw new UsageError(
+      `--${sidecarOnly[0]!.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is for --policy sidecar:… (π trained in the torch sidecar)`,
+    );
+  return setting;
+}
+
 /** `rubric repro arco`. */
 export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean): Promise<number> {
-  const llm = args.policy === undefined || args.policy === "extractive" ? undefined : args.policy;
+  const policy = policySettingOf(args);
+  const llm = policy.kind === "llm" ? policy.spec : undefined;
   // Fails on a malformed spec before any work, with the spec's own error.
   if (llm !== undefined) {
     parseProviderSpec(llm);
     await preflightModel("--policy", llm, io);
   }
-  const defaults = arcoConfig({ quick: args.quick });
+  const defaults = arcoConfig({ quick: args.quick, policy });
   // An LLM policy on a CPU is slow and is not trained here: one seed on a few questions, no K
   // sweep, demonstrates the pipeline.
   const demonstration = llm !== undefined && !args.quick;
   const fewQuestions = demonstration ? 8 : undefined;
   const config = arcoConfig({
     quick: args.quick,
+    policy,
     trainPath: hotpotFile(args.trainData, "train.jsonl", "--train-data"),
     evalPath: hotpotFile(args.evalData, "dev.jsonl", "--eval-data"),
     ...definedFields({
@@ -201,6 +255,7 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
       k: args.k,
     }),
     teacher: { ...defaults.teacher, ...definedFields({ rollouts: args.teacherRollouts, noise: args.teacherNoise }) },
+    policySft: { ...defaults.policySft, ...definedFields({ learningRate: args.policySftLr }) },
     mu: { ...defaults.mu, ...definedFields({ sftEpochs: args.muSftEpochs, sftExamples: args.muSftExamples }) },
     trainer: definedFields({
       sparseEpochs: args.sparseEpochs,
@@ -233,7 +288,10 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
   );
   // llama-cpp's own default (half the logical cores): more threads than physical cores make its spinning threads fight.
   const model = llm === undefined ? undefined : providerFromSpec(llm);
-  const client = await SidecarClient.start({ threads: args.threads ?? availableParallelism() });
+  const client = await SidecarClient.start({
+    threads: args.threads ?? availableParallelism(),
+    ...definedFields({ python: args.python }),
+  });
   try {
     const table = await runArco(config, {
       out: args.out,

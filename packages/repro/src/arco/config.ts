@@ -1,6 +1,7 @@
 // ARCO on HotpotQA, its configuration: what a run trains on and how, and what each method is.
 import { definedFields } from "@rubric/core";
 import { selectHotpotQuestions, type TrainerSettingsInput } from "@rubric/rlxar";
+import { type ArcoPolicySetting, policyRates } from "./policy.js";
 import { ARCO_METHODS, type ArcoMethod } from "./table.js";
 
 /**
@@ -83,6 +84,8 @@ export interface ArcoConfig {
   readonly kSweep: readonly number[];
   readonly k: number;
   readonly teacher: { readonly rollouts: number; readonly noise: number };
+  /** π: the extractive policy (default), a causal LM the sidecar trains, or a model rolled out only. */
+  readonly policy: ArcoPolicySetting;
   readonly policySft: { readonly epochs: number; readonly learningRate: number; readonly batchSize: number };
   readonly mu: SmallMuSettings & {
     readonly maxObservationChars: number;
@@ -131,6 +134,8 @@ export function arcoConfig(
 ): ArcoConfig {
   const quick = options.quick ?? false;
   const count = options.seeds ?? (quick ? 1 : 3);
+  const policy = options.policy ?? { kind: "extractive" };
+  const rates = policyRates(policy);
   return {
     quick,
     seeds: Array.from({ length: count }, (_, i) => i + 1),
@@ -144,7 +149,8 @@ export function arcoConfig(
     kSweep: options.kSweep ?? (quick ? [] : [1, 5]),
     k: options.k ?? 3,
     teacher: options.teacher ?? { rollouts: 3, noise: 0.25 },
-    policySft: options.policySft ?? { epochs: quick ? 3 : 5, learningRate: 0.05, batchSize: 64 },
+    policy,
+    policySft: options.policySft ?? { epochs: quick ? 3 : 5, learningRate: rates.sft, batchSize: 64 },
     mu: options.mu ?? {
       dModel: 32,
       heads: 2,
@@ -167,8 +173,8 @@ export function arcoConfig(
       rolloutsPerBatch: 32,
       groupSize: 4,
       temperature: 0.7,
-      sparseLearningRate: 0.1,
-      denseLearningRate: 0.03,
+      sparseLearningRate: rates.sparse,
+      denseLearningRate: rates.dense,
       sparseKl: 0,
       denseKl: 0.05,
       denseScale: 0.5,

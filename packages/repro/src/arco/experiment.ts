@@ -5,7 +5,6 @@ import { performance } from "node:perf_hooks";
 import { createRng, shuffle } from "@rubric/core";
 import type { SidecarClient } from "@rubric/sidecar";
 import {
-  extractivePolicy,
   goldTeacher,
   hotpotQa,
   isTrainable,
@@ -21,6 +20,7 @@ import { checkArcoConfig, type MethodRun, readMethodRun } from "./method-run.js"
 import type { ArcoMethod, ArcoTable } from "./table.js";
 import { type ArcoConfig, SELECTION_SEEDS, SETUPS, splitTrainingQuestions } from "./config.js";
 import { runMethod } from "./method.js";
+import { arcoPolicyMaker } from "./policy.js";
 import { rowsOf, tableOf, writeArcoOutputs } from "./summary.js";
 import { sftPolicy, type WarmMu, type WarmMuKind, warmUpMu } from "./warmup.js";
 
@@ -33,8 +33,11 @@ export interface ArcoRunOptions {
   readonly out: string;
   /** The sidecar (torch) that trains μ. */
   readonly client: SidecarClient;
-  /** π for a seed; the extractive policy by default. A policy that is not trainable is rolled out only. */
-  readonly policy?: (seed: number) => Policy;
+  /**
+   * π for a seed, for a π the configuration cannot build (an LLM provider's, `config.policy.kind`
+   * "llm"); otherwise built from `config.policy`. A policy that is not trainable is rolled out only.
+   */
+  readonly policy?: (seed: number) => Policy | Promise<Policy>;
   readonly onProgress?: (progress: ArcoProgress) => void;
   /**
    * Continue the run in `out` (the same configuration, refused otherwise): a method that finished
@@ -70,6 +73,7 @@ export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Prom
       ? evaluation
       : shuffle(evaluation, createRng("arco/diagnostics")).slice(0, config.diagnosticQuestions);
   const environment = hotpotQa({ indexTitles: config.indexTitles });
+  const makePolicy = options.policy ?? arcoPolicyMaker(config.policy, { client: options.client, environment, train });
   const runs: Record<string, MethodRun[]> = {};
   const warmups: Record<string, unknown>[] = [];
   const scratch = await mkdtemp(join(tmpdir(), "rubric-arco-"));
@@ -96,8 +100,7 @@ export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Prom
 
       progress("π SFT");
       const t1 = performance.now();
-      const makePolicy = options.policy ?? (() => extractivePolicy());
-      const base = makePolicy(seed);
+      const base = await makePolicy(seed);
       const piDir = join(seedDir, "pi-sft");
       const piSft = isTrainable(base) ? await sftPolicy(base, warm.policy, config, seed, piDir) : undefined;
       const piMs = performance.now() - t1;
@@ -147,7 +150,7 @@ export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Prom
           train,
           evaluation,
           diagnosed,
-          policy: makePolicy(seed),
+          policy: await makePolicy(seed),
           piDir: isTrainable(base) ? piDir : undefined,
           client: options.client,
           dir,

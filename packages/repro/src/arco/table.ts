@@ -119,6 +119,17 @@ function diagnosticsMarkdown(table: ArcoTable): string[] {
 const cell = (m: { mean: number; std: number; n: number }) =>
   m.n > 1 ? `${pct(m.mean)} ± ${pct(m.std)}` : pct(m.mean);
 
+/** How the run's π differs from ARCO's (Qwen3-4B with LoRA, trained), from the configuration's `policy`. */
+function policyDifference(policy: unknown): string {
+  const setting = policy as { kind?: string; model?: string; spec?: string; loraRank?: number } | undefined;
+  if (setting?.kind === "sidecar" && setting.model === "tiny")
+    return "the policy is the sidecar's small causal transformer trained from scratch, not Qwen3-4B";
+  if (setting?.kind === "sidecar")
+    return `the policy is ${setting.model} trained in the sidecar (${setting.loraRank === 0 ? "every weight" : `LoRA r ${setting.loraRank}`}), ARCO's is Qwen3-4B-Instruct with LoRA r 8`;
+  if (setting?.kind === "llm") return `the policy is ${setting.spec}, rolled out but not trained`;
+  return "the policy is an in-process log-linear policy over extractive candidate actions, not Qwen3-4B";
+}
+
 /** The table as Markdown: ours beside ARCO's one known number, with what differs said in a sentence. */
 export function arcoMarkdown(table: ArcoTable): string {
   const config = table.config as {
@@ -159,7 +170,7 @@ export function arcoMarkdown(table: ArcoTable): string {
   lines.push(...diagnosticsMarkdown(table));
   lines.push(
     "",
-    `What differs from ARCO's 42.80: the policy is an in-process log-linear policy over extractive candidate actions, not Qwen3-4B; μ is a ${String((table.config as { mu?: { dModel?: number } }).mu?.dModel)}-wide transformer trained from scratch, not a LoRA on the same backbone; retrieval is BM25 over each question's ten paragraphs, not SimCSE; the warm-up teacher is a scripted policy with the gold paragraphs and noise, not gpt-4o-mini with a gpt-5.4 annotator; training uses ${config.trainQuestions} questions (ARCO: 2,000) for far fewer epochs, and the dev set is the 400 of ARCO's 500 questions that are shared here.`,
+    `What differs from ARCO's 42.80: ${policyDifference(table.config.policy)}; μ is a ${String((table.config as { mu?: { dModel?: number } }).mu?.dModel)}-wide transformer trained from scratch, not a LoRA on the same backbone; retrieval is BM25 over each question's ten paragraphs, not SimCSE; the warm-up teacher is a scripted policy with the gold paragraphs and noise, not gpt-4o-mini with a gpt-5.4 annotator; training uses ${config.trainQuestions} questions (ARCO: 2,000) for far fewer epochs, and the dev set is the 400 of ARCO's 500 questions that are shared here.`,
     "",
     `Timing: ${(table.timing.totalMs / 1000).toFixed(0)} s in all; ${table.timing.rolloutsPerSecond.toFixed(1)} training rollouts/s; shares of training time: ${Object.entries(
       table.timing.shares,

@@ -1,0 +1,191 @@
+// ARCO on HotpotQA, its π: the extractive policy (the CPU default), a causal LM trained in the
+// sidecar (the sidecar's small transformer, or a transformers model with LoRA on q/v as ARCO's
+// Qwen3-4B), or a model that is rolled out only (an LLM provider, built by the caller).
+import { createRng, shuffle } from "@rubric/core";
+import type { SidecarClient } from "@rubric/sidecar";
+import {
+  type Environment,
+  extractivePolicy,
+  type HotpotQuestion,
+  type Policy,
+  sidecarPolicy,
+  trainPolicyTokenizer,
+} from "@rubric/rlxar";
+import { ReproInputError } from "../errors.js";
+
+/** The sidecar's small transformer as π: `sidecar:tiny`. */
+export const TINY_POLICY_MODEL = "tiny";
+
+/** Shape and tokenizer of `sidecar:tiny` (a causal LM trained from scratch; its BPE is learnt from the training questions). */
+export interface TinyPolicyShape {
+  readonly dModel: number;
+  readonly heads: number;
+  readonly layers: number;
+  readonly maxSequence: number;
+  readonly vocabularySize: number;
+}
+
+/** What π is, as the configuration records it (so a resume with another π is refused). */
+export type ArcoPolicySetting =
+  | { readonly kind: "extractive" }
+  /** A model rolled out but not trained (`llama-cpp:…`, `hf:…`, `openai-compatible:…`): the caller builds it. */
+  | { readonly kind: "llm"; readonly spec: string }
+  | {
+      readonly kind: "sidecar";
+      /** `tiny`, or a transformers model's hub name or directory. */
+      readonly model: string;
+      /** `policy.init`'s device ("auto": the GPU where torch sees one). */
+      readonly device: string;
+      readonly dtype: "float32" | "bfloat16" | "float16";
+      /**
+       * LoRA rank (ARCO's 8, α = 4r as ARCO's 32, on peft's default targets: q_proj and v_proj for
+       * Llama and Qwen); 0 trains every weight. A transformers model only. No dropout: the sidecar
+       * keeps the model in eval mode, so that a sequence's log-probs do not depend on the call.
+       */
+      readonly loraRank: number;
+      /** New tokens per action (ARCO's 64). */
+      readonly maxNewTokens: number;
+      /** `sidecar:tiny`'s shape and vocabulary. */
+      readonly tiny?: TinyPolicyShape;
+    };
+
+export const DEFAULT_TINY_POLICY: TinyPolicyShape = {
+  dModel: 64,
+  heads: 4,
+  layers: 2,
+  maxSequence: 1024,
+  vocabularySize: 1024,
+};
+
+/**
+ * `--policy`'s value as a setting: `extractive`, `sidecar:<tiny|model>`, or any other spec, an
+ * LLM provider's (checked by the caller). The sidecar's device, dtype and LoRA rank come from
+ * their own flags.
+ */
+export function arcoPolicySetting(
+  spec: string | undefined,
+  sidecar: {
+    readonly device?: string;
+    readonly dtype?: "float32" | "bfloat16" | "float16";
+    readonly loraRank?: number;
+  } = {},
+): ArcoPolicySetting {
+  if (spec === undefined || spec === "extractive") return { kind: "extractive" };
+  if (!spec.startsWith("sidecar:")) return { kind: "llm", spec };
+  const model = spec.slice("sidecar:".length);
+  if (model.length === 0)
+    throw new ReproInputError(
+      "--policy",
+      "sidecar: needs a model: sidecar:tiny, or a transformers model's name or directory",
+    );
+  const tiny = model === TINY_POLICY_MODEL;
+  if (tiny && sidecar.dtype !== undefined && sidecar.dtype !== "float32")
+    throw new ReproInputError(
+      "--dtype",
+      `the small transformer trains in float32; ${sidecar.dtype} is for a transformers model`,
+    );
+  if (tiny && sidecar.loraRank !== undefined && sidecar.loraRank > 0)
+    throw new ReproInputError(
+      "--lora-rank",
+      "LoRA is for a transformers model; the small transformer trains every weight",
+    );
+  return {
+    kind: "sidecar",
+    model,
+    device: sidecar.device ?? "auto",
+    dtype: sidecar.dtype ?? (tiny ? "float32" : "bfloat16"),
+    loraRank: tiny ? 0 : (sidecar.loraRank ?? 8),
+    maxNewTokens: 64,
+    ...(tiny ? { tiny: DEFAULT_TINY_POLICY } : {}),
+  };
+}
+
+/** Learning rates that suit a π (the configuration's defaults depend on it; nothing is tuned on dev). */
+export interface PolicyRates {
+  readonly sft: number;
+  readonly sparse: number;
+  readonly dense: number;
+}
+
+/**
+ * The defaults per π: the extractive policy's own (its learning test's); ARCO's for a pretrained
+ * transformers model (SFT 1e-5, RL 1e-5 sparse and 3e-6 dense); for the small transformer trained
+ * from scratch, the rates its sidecar tests and README use (3e-3 SFT, 1e-4 RL) with ARCO's 0.3
+ * dense/sparse ratio.
+ */
+export function policyRates(setting: ArcoPolicySetting): PolicyRates {
+  if (setting.kind !== "sidecar") return { sft: 0.05, sparse: 0.1, dense: 0.03 };
+  if (setting.model === TINY_POLICY_MODEL) return { sft: 3e-3, sparse: 1e-4, dense: 3e-5 };
+  return { sft: 1e-5, sparse: 1e-5, dense: 3e-6 };
+}
+
+/** Texts `sidecar:tiny`'s BPE learns from: the training questions, their paragraphs, and actions on them (a seeded sample). */
+function tokenizerTexts(train: readonly HotpotQuestion[]): string[] {
+  const texts = train.flatMap((q) => [
+    q.question,
+    `Finish[${q.answer}]`,
+    ...q.paragraphs.flatMap((p) => [p.text, `Search[${p.title}]`]),
+  ]);
+  // The BPE's cost grows with its corpus; a thousand texts (7 s) compress the paragraphs as well as 3,000 (22 s): 2.6 characters per token at 1,024.
+  return shuffle(texts, createRng("arco/policy-tokenizer")).slice(0, 1000);
+}
+
+/**
+ * π for each seed, as `runArco` asks for it: a new policy per call (each method starts from the
+ * SFT checkpoint it loads). `sidecar:tiny`'s tokenizer is learnt once per run from the training
+ * questions, the same for every seed. A `llm` setting is the caller's to build.
+ */
+export function arcoPolicyMaker(
+  setting: ArcoPolicySetting,
+  context: {
+    readonly client: SidecarClient;
+    readonly environment: Environment<HotpotQuestion>;
+    readonly train: readonly HotpotQuestion[];
+  },
+): (seed: number) => Promise<Policy> {
+  if (setting.kind === "extractive") return async () => extractivePolicy();
+  if (setting.kind === "llm")
+    throw new ReproInputError("policy", `π ${setting.spec} is a model the caller builds: pass options.policy`);
+  const { client, environment } = context;
+  if (setting.model === TINY_POLICY_MODEL) {
+    const shape = setting.tiny ?? DEFAULT_TINY_POLICY;
+    const tokenizer = trainPolicyTokenizer(environment, tokenizerTexts(context.train), shape.vocabularySize);
+    return (seed) =>
+      sidecarPolicy(client, {
+        environment,
+        tokenizer,
+        maxNewTokens: setting.maxNewTokens,
+        name: "sidecar:tiny",
+        init: {
+          model: {
+            kind: "tiny",
+            vocab_size: tokenizer.vocabularySize,
+            d_model: shape.dModel,
+            n_heads: shape.heads,
+            n_layers: shape.layers,
+            max_seq_len: shape.maxSequence,
+          },
+          seed,
+          device: setting.device,
+        },
+      });
+  }
+  return (seed) =>
+    sidecarPolicy(client, {
+      environment,
+      maxNewTokens: setting.maxNewTokens,
+      name: `sidecar:${setting.model}`,
+      init: {
+        model: {
+          kind: "transformers",
+          name: setting.model,
+          ...(setting.loraRank > 0
+            ? { lora: { r: setting.loraRank, lora_alpha: 4 * setting.loraRank, lora_dropout: 0 } }
+            : {}),
+        },
+        seed,
+        device: setting.device,
+        dtype: setting.dtype,
+      },
+    });
+}
