@@ -30,7 +30,8 @@ from rubric_trainer.distributed import DistContext
 from rubric_trainer.mu import MU_CHECKPOINT_FORMAT, MU_HEAD_FILE
 from rubric_trainer.mu_lora import ReferenceView
 from rubric_trainer.mu_steps import batch, steps_of
-from rubric_trainer.mu_transformers import ADAPTER, ADAPTER_DIR, REFERENCE, REFERENCE_DIR
+from rubric_trainer.mu_transformers import ADAPTER_DIR, REFERENCE_DIR
+from rubric_trainer.peft_lora import ADAPTER, REFERENCE
 from rubric_trainer.protocol import Request
 from rubric_trainer.server import Session
 

@@ -175,3 +175,77 @@ def test_a_model_without_a_chat_template_refuses_policy_chat(session: Session) -
     reply = session.handle(Request(2, "policy.chat", {"conversations": [[{"role": "user", "content": "hi"}]]}))
     assert reply["error"]["code"] == "unavailable"
     assert "needs a tokenizer with a chat template" in reply["error"]["message"]
+
+
+LORA = {"r": 4, "lora_alpha": 16, "lora_dropout": 0.0}
+
+
+def lora_session(model_dir: Path) -> Session:
+    session = Session(DistContext(0, 1, 0), None)
+    session_call(session, "policy.init", {"model": {"kind": "transformers", "name": str(model_dir), "lora": LORA}, "seed": 3, "learning_rate": 1e-2})
+    return session
+
+
+def reinforce(session: Session, prompt: list[int], tokens: list[int], kl_coef: float) -> dict:
+    logp = session_call(session, "policy.logprobs", {"prompt": prompt, "sequences": [tokens]})["logprobs"][0]
+    groups = [{"prompt": prompt, "sequences": [{"tokens": tokens, "logp_old": logp, "advantage": 1.0}]}]
+    return session_call(session, "policy.step", {"groups": groups, "objective": "dr-grpo", "max_tokens": 1, "learning_rate": 1e-2, "kl_coef": kl_coef})
+
+
+@needs_transformers
+def test_a_lora_policy_trains_its_adapter_alone_and_holds_its_reference_as_a_second_adapter(model_dir: Path) -> None:
+    session = lora_session(model_dir)
+    policy = session.policy
+    base = {name: p.detach().clone() for name, p in policy.model.named_parameters() if "lora_" not in name}
+    trained = {id(p) for group in policy.optimizer.param_groups for p in group["params"]}
+    assert trained == {id(p) for name, p in policy.model.named_parameters() if "lora_" in name}
+    prompt, target = completion(session, "transformers")
+    session_call(session, "policy.set_reference", {})
+    # π_ref shares the base: no second copy of the model, one more adapter.
+    assert not any(isinstance(m, type(policy.model)) for m in policy.reference.modules() if m is not policy.reference)
+    assert sum(".reference." in name for name, _ in policy.model.named_parameters()) > 0
+    first = reinforce(session, prompt, target, 0.05)
+    assert first["kl"] == pytest.approx(0.0, abs=1e-9)
+    second = reinforce(session, prompt, target, 0.05)
+    assert second["kl"] > 0
+    # The base never moved; the adapter did.
+    assert all(torch.equal(p, base[name]) for name, p in policy.model.named_parameters() if "lora_" not in name)
+
+
+@needs_transformers
+def test_a_lora_checkpoint_is_a_peft_adapter_directory_and_restores_the_policy_exactly(model_dir: Path, tmp_path: Path) -> None:
+    import peft
+    import transformers
+
+    session = lora_session(model_dir)
+    prompt, target = completion(session, "transformers")
+    session_call(session, "policy.sft_step", {"examples": [{"prompt": prompt, "tokens": target}], "learning_rate": 1e-2})
+    session_call(session, "policy.set_reference", {})
+    reinforce(session, prompt, target, 0.05)
+    session_call(session, "checkpoint.save", {"dir": str(tmp_path)})
+    assert (tmp_path / "adapter_config.json").exists() and (tmp_path / "adapter_model.safetensors").exists()
+    assert (tmp_path / "pi-reference-adapter" / "reference" / "adapter_model.safetensors").exists()
+    # policy.pt holds no weights of the base: the base is from_pretrained(name) again.
+    state = torch.load(tmp_path / "policy.pt", weights_only=True)
+    assert state["model"] == {} and state["reference"] is None and state["has_reference"] is True
+    logp = session_call(session, "policy.logprobs", {"prompt": prompt, "sequences": [target]})["logprobs"][0]
+    # The next step from here, to compare against the restored policy's.
+    after = reinforce(session, prompt, target, 0.05)
+    next_logp = session_call(session, "policy.logprobs", {"prompt": prompt, "sequences": [target]})["logprobs"][0]
+
+    restored = Session(DistContext(0, 1, 0), None)
+    session_call(restored, "checkpoint.load", {"dir": str(tmp_path)})
+    assert session_call(restored, "policy.logprobs", {"prompt": prompt, "sequences": [target]})["logprobs"][0] == pytest.approx(logp, abs=1e-6)
+    again = reinforce(restored, prompt, target, 0.05)
+    # Same optimiser moments and the same π_ref: the same KL, and the same step.
+    assert again["kl"] == pytest.approx(after["kl"], rel=1e-5)
+    assert session_call(restored, "policy.logprobs", {"prompt": prompt, "sequences": [target]})["logprobs"][0] == pytest.approx(next_logp, abs=1e-5)
+
+    # What a server loads: the base with the directory as a peft adapter gives the policy's log-probs.
+    base = transformers.AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
+    served = peft.PeftModel.from_pretrained(base, str(tmp_path)).eval()
+    ids = torch.tensor([prompt + target])
+    with torch.no_grad():
+        logits = served(input_ids=ids).logits[0].double().log_softmax(-1)
+    served_logp = [float(logits[len(prompt) - 1 + t, token]) for t, token in enumerate(target)]
+    assert served_logp == pytest.approx(logp, abs=1e-4)

@@ -34,9 +34,10 @@ export interface ServedPolicyOptions extends SidecarPolicyOptions {
   readonly adapterPrefix?: string;
   /**
    * Writes the trainer's current weights into `directory` in the form the server loads. Default:
-   * the sidecar's `checkpoint.save` (its `policy.pt`). A vLLM server needs a PEFT adapter
-   * directory (`adapter_config.json`, `adapter_model.safetensors`), which the sidecar does not
-   * write yet: pass a function that writes one.
+   * the sidecar's `checkpoint.save`. For a transformers policy with a LoRA adapter
+   * (`init.model.lora`) that directory is a peft adapter directory (`adapter_config.json`,
+   * `adapter_model.safetensors`), what vLLM loads; for a policy without one it is `policy.pt`
+   * alone, which only a server that reads it can load.
    */
   readonly writeAdapter?: (policy: RemotePolicy, directory: string) => Promise<void>;
   /** Time limit of one load or unload request (default 120 000 ms: a server may load from a slow disk). */

@@ -120,14 +120,11 @@ class TransformersCausalLM(nn.Module):
     directory where nothing can be downloaded), returning logits; it samples through the model's
     own key/value cache."""
 
-    def __init__(self, name: str, dtype: torch.dtype, lora: dict | None) -> None:
+    def __init__(self, name: str, dtype: torch.dtype) -> None:
         super().__init__()
         transformers = optional_import("transformers", "policy.init with model.kind 'transformers'")
         self.inner = transformers.AutoModelForCausalLM.from_pretrained(name, **dtype_argument(transformers, dtype))
         self.tokenizer = transformers.AutoTokenizer.from_pretrained(name)
-        if lora is not None:
-            peft = optional_import("peft", "a LoRA adapter (model.lora)")
-            self.inner = peft.get_peft_model(self.inner, peft.LoraConfig(task_type="CAUSAL_LM", **lora))
         config = self.inner.config
         self.vocab_size = int(config.vocab_size)
         self.max_seq_len = int(getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", 2048))
@@ -171,7 +168,8 @@ def build_model(spec: dict, dtype: torch.dtype, seed: int) -> nn.Module:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         if spec["kind"] == "transformers":
-            return TransformersCausalLM(spec["name"], dtype, spec["lora"])
+            # A LoRA adapter (spec["lora"]) is the policy's to add: peft_lora.PeftLora, with π_ref beside it.
+            return TransformersCausalLM(spec["name"], dtype)
         model = TinyCausalLM(spec["vocab_size"], spec["d_model"], spec["n_heads"], spec["n_layers"], spec["d_ff"] or 4 * spec["d_model"], spec["max_seq_len"])
         return model.to(dtype)
 

@@ -57,15 +57,15 @@ class Mu:
         spec = init["model"]
         self.lora: Optional[dict] = init.get("lora")
         self.adapter: Optional[Any] = None
-        """TinyLora or mu_transformers.PeftLora when μ trains through LoRA; None when it trains whole."""
+        """TinyLora or peft_lora.PeftLora when μ trains through LoRA; None when it trains whole."""
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(init["seed"])
             if spec["kind"] == "transformers":
-                from .mu_transformers import PeftLora, TransformersMuNetwork
+                from .mu_transformers import TransformersMuNetwork, mu_peft_lora
 
                 self.network = TransformersMuNetwork(spec["name"], init["k"], self.lora, DTYPES[init.get("dtype", "float32")])
                 if self.lora is not None:
-                    self.adapter = PeftLora(self.network, self.lora, init["seed"])
+                    self.adapter = mu_peft_lora(self.network, self.lora, init["seed"])
             else:
                 self.network = MuNetwork(spec["vocab_size"], spec["d_model"], spec["n_heads"], spec["n_layers"], spec["d_ff"] or 4 * spec["d_model"], spec["max_seq_len"], init["k"])
                 if self.lora is not None:

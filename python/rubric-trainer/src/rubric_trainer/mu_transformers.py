@@ -12,21 +12,16 @@ the model's own key/value cache, the adapter active; the ONNX export is the tiny
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import inspect
-from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
 
 import torch
 from torch import nn
 
-from .faults import InvalidParams
 from .model import dtype_argument, optional_import
 from .mu_model import MuNetwork, ScoreHead
+from .peft_lora import ADAPTER, REFERENCE, PeftLora
 
-ADAPTER = "default"
-REFERENCE = "reference"
 ADAPTER_DIR = "mu-adapter"
 """The peft adapter directory beside ``mu.pt`` (``save_pretrained``); μ_ref's is ``mu-reference-adapter``."""
 REFERENCE_DIR = "mu-reference-adapter"
@@ -99,88 +94,6 @@ class TransformersMuNetwork(nn.Module):
         return {name: t for name, t in self.state_dict().items() if not name.startswith("score_head.")}
 
 
-class PeftLora:
-    """A peft LoRA adapter (``get_peft_model``) on a ``TransformersMuNetwork``, with μ_ref as a
-    second, frozen adapter on the same base (ARCO's ``ref_adapter_view``)."""
-
-    def __init__(self, network: TransformersMuNetwork, settings: dict, seed: int) -> None:
-        peft = optional_import("peft", "mu.init with lora on model.kind 'transformers'")
-        self.settings = settings
-        self.network = network
-        self.config = peft.LoraConfig(task_type="CAUSAL_LM", r=settings["r"], lora_alpha=settings["lora_alpha"], lora_dropout=settings["lora_dropout"], target_modules=list(settings["target_modules"]))
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            network.inner = peft.get_peft_model(network.inner, self.config)  # freezes the base
-        self.has_reference = False
-
-    def named(self, adapter: str) -> dict[str, nn.Parameter]:
-        return {name: p for name, p in self.network.inner.named_parameters() if "lora_" in name and f".{adapter}." in name}
-
-    def parameters(self) -> list[nn.Parameter]:
-        return list(self.named(ADAPTER).values())
-
-    def state(self) -> dict:
-        return {name: p.detach() for name, p in self.named(ADAPTER).items()}
-
-    def freeze_reference(self) -> None:
-        inner = self.network.inner
-        if not self.has_reference:
-            # A config of its own (peft keeps one per adapter and edits it when saving), and the
-            # new adapter's random A drawn aside: setting μ_ref leaves the global generator alone.
-            with torch.random.fork_rng(devices=[]):
-                inner.add_adapter(REFERENCE, copy.deepcopy(self.config))
-            inner.set_adapter(ADAPTER)  # add_adapter leaves the active adapter; this marks it trainable again
-        reference = self.named(REFERENCE)
-        with torch.no_grad():
-            for name, p in self.named(ADAPTER).items():
-                reference[name.replace(f".{ADAPTER}.", f".{REFERENCE}.")].copy_(p)
-        for p in reference.values():
-            p.requires_grad_(False)
-        self.has_reference = True
-
-    @contextlib.contextmanager
-    def reference(self) -> Iterator[None]:
-        inner = self.network.inner
-        inner.set_adapter(REFERENCE)
-        try:
-            yield
-        finally:
-            inner.set_adapter(ADAPTER)  # peft marks the active adapter trainable: the reference stays frozen
-            for p in self.named(REFERENCE).values():
-                p.requires_grad_(False)
-
-    @contextlib.contextmanager
-    def training(self) -> Iterator[None]:
-        dropouts = [m for name, m in self.network.inner.named_modules() if name.endswith(f"lora_dropout.{ADAPTER}")]
-        for module in dropouts:
-            module.train()
-        try:
-            yield
-        finally:
-            for module in dropouts:
-                module.eval()
-
-    def files(self) -> list[str]:
-        return [ADAPTER_DIR, REFERENCE_DIR]
-
-    def write(self, directory: Path) -> None:
-        """The adapters as peft directories (``save_pretrained``: adapter_config.json and the weights;
-        peft puts a non-default adapter in a subdirectory named after it)."""
-        self.network.inner.save_pretrained(str(directory / ADAPTER_DIR), selected_adapters=[ADAPTER])
-        if self.has_reference:
-            self.network.inner.save_pretrained(str(directory / REFERENCE_DIR), selected_adapters=[REFERENCE])
-
-    def read(self, directory: Path) -> dict:
-        """Loads the adapters into the model itself; nothing is left for the caller's state-dict load."""
-        peft = optional_import("peft", "mu.load of a μ with lora on model.kind 'transformers'")
-        # Onto the model's own device: load_peft_weights otherwise reads onto CUDA whenever torch sees it.
-        device = str(next(iter(self.named(ADAPTER).values())).device)
-        peft.set_peft_model_state_dict(self.network.inner, peft.load_peft_weights(str(directory / ADAPTER_DIR), device=device), adapter_name=ADAPTER)
-        reference = directory / REFERENCE_DIR / REFERENCE
-        if reference.exists():
-            self.freeze_reference()
-            peft.set_peft_model_state_dict(self.network.inner, peft.load_peft_weights(str(reference), device=device), adapter_name=REFERENCE)
-        return {}
-
-    def merged(self) -> nn.Module:
-        raise InvalidParams("mu.export writes the ONNX graphs of a μ with model.kind 'tiny' only", {"path": "params.model.kind"})
+def mu_peft_lora(network: TransformersMuNetwork, settings: dict, seed: int) -> PeftLora:
+    """μ's adapter: its peft directories ``mu-adapter`` and ``mu-reference-adapter`` beside ``mu.pt``."""
+    return PeftLora(network, settings, seed, needed_for="mu.init with lora on model.kind 'transformers'", adapter_dir=ADAPTER_DIR, reference_dir=REFERENCE_DIR)

@@ -20,11 +20,15 @@ from torch import nn
 from .checkpoint import read_checkpoint, restoring, write_checkpoint
 from .distributed import DistContext
 from .faults import InvalidParams, NonFinite, Unavailable
-from .model import build_model, check_token_ids, onnx_export_arguments, optional_import, parameter_fingerprint
+from .model import build_model, check_token_ids, onnx_export_arguments, optional_import, parameter_fingerprint, tensors_fingerprint
+from .mu_lora import ReferenceView
 from .objectives import Objective, clipped_objective, pad_rows
+from .peft_lora import REFERENCE, PeftLora
 
 CHECKPOINT_FORMAT = "rubric-trainer/1"
 CHECKPOINT_FILE = "policy.pt"
+POLICY_REFERENCE_DIR = "pi-reference-adapter"
+"""π_ref's peft adapter directory beside ``policy.pt`` under LoRA (the policy's own adapter is the directory itself)."""
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -65,10 +69,16 @@ class Policy:
         self.init = init
         self.dist = dist
         self.device = resolve_device(init["device"], dist)
-        self.model: nn.Module = build_model(init["model"], DTYPES[init["dtype"]], init["seed"]).to(self.device)
+        self.model: nn.Module = build_model(init["model"], DTYPES[init["dtype"]], init["seed"])
+        self.adapter: Optional[PeftLora] = None
+        """ARCO's π: a LoRA adapter on the frozen base, π_ref a second frozen adapter on the same base."""
+        lora = init["model"].get("lora")
+        if lora is not None:
+            self.adapter = PeftLora(self.model, lora, init["seed"], needed_for="a LoRA adapter on the policy (model.lora)", adapter_dir=".", reference_dir=POLICY_REFERENCE_DIR)
+        self.model.to(self.device)
         self.model.eval()  # no dropout anywhere: log-probs must not depend on the call
         self.trainable = dist.wrap(self.model)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=init["learning_rate"])
+        self.optimizer = self.new_optimizer(init["learning_rate"])
         self.reference: Optional[nn.Module] = None
         self.steps = 0
 
@@ -318,33 +328,55 @@ class Policy:
         self.steps += 1
         return norm
 
+    def new_optimizer(self, learning_rate: float) -> torch.optim.Optimizer:
+        """Adam over the trained parameters: every one, or the adapter's alone under LoRA (the frozen
+        base and π_ref's adapter never are, so a checkpoint's optimiser state fits any policy of its init)."""
+        return torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad], lr=learning_rate)
+
     def reset_optimizer(self) -> None:
         """A fresh Adam (no moments, step count 0), e.g. between Stage I (SFT) and Stage II (GSPO)."""
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self.optimizer.param_groups[0]["lr"])
+        self.optimizer = self.new_optimizer(self.optimizer.param_groups[0]["lr"])
 
     def set_reference(self) -> None:
-        """Freezes a copy of the current parameters as π_ref for the KL penalty."""
-        self.reference = copy.deepcopy(self.model).requires_grad_(False)
+        """Freezes the current parameters as π_ref for the KL penalty: a copy of the model, or under
+        LoRA a copy of the adapter on the same base (the base is held once)."""
+        if self.adapter is not None:
+            self.adapter.freeze_reference()
+            self.reference = ReferenceView(self.model, self.adapter)
+        else:
+            self.reference = copy.deepcopy(self.model).requires_grad_(False)
 
     def fingerprint(self) -> str:
         """SHA-256 of the parameters' bytes: equal on two replicas exactly when they hold the same values."""
-        return parameter_fingerprint(self.model)
+        if self.adapter is None:
+            return parameter_fingerprint(self.model)
+        # π's own parameters: π_ref's adapter, added by set_reference, is not the policy.
+        return tensors_fingerprint((name, p) for name, p in self.model.named_parameters() if f".{REFERENCE}." not in name)
 
     # --- checkpoints and export -----------------------------------------------------------------
 
     def save(self, directory: str) -> str:
         """Writes ``policy.pt`` (init params, parameters, optimiser, reference, step count) atomically:
-        a crash mid-write leaves the previous checkpoint. Rank 0 writes; the others wait for it."""
+        a crash mid-write leaves the previous checkpoint. Rank 0 writes; the others wait for it.
+        Under LoRA the parameters are the adapter's, written as a peft adapter directory in
+        ``directory`` itself (``adapter_config.json``, ``adapter_model.safetensors``: what vLLM's
+        runtime LoRA endpoint loads) and π_ref's in ``pi-reference-adapter/``; ``policy.pt`` then
+        holds no weights, the base being ``from_pretrained(name)`` again."""
         path = Path(directory) / CHECKPOINT_FILE
         if self.dist.is_main:
+            if self.adapter is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.adapter.write(path.parent)
+            whole = self.adapter is None
             write_checkpoint(
                 path,
                 {
                     "format": CHECKPOINT_FORMAT,
                     "init": self.init,
-                    "model": self.model.state_dict(),
+                    "model": self.model.state_dict() if whole else {},
                     "optimizer": self.optimizer.state_dict(),
-                    "reference": self.reference.state_dict() if self.reference is not None else None,
+                    "reference": self.reference.state_dict() if whole and self.reference is not None else None,
+                    "has_reference": self.reference is not None,
                     "steps": self.steps,
                 },
             )
@@ -358,10 +390,18 @@ class Policy:
         state = read_checkpoint(path, CHECKPOINT_FORMAT)
         policy = current if current is not None and current.init == state["init"] else Policy(state["init"], dist)
         with restoring(path):
-            policy.model.load_state_dict(state["model"])
+            if policy.adapter is not None:
+                policy.adapter.read(path.parent)
+            else:
+                policy.model.load_state_dict(state["model"])
+            policy.optimizer = policy.new_optimizer(policy.optimizer.param_groups[0]["lr"])
             policy.optimizer.load_state_dict(state["optimizer"])
-        if state["reference"] is None:
+        # A checkpoint written before has_reference was recorded says it by its reference's weights.
+        if not state.get("has_reference", state["reference"] is not None):
             policy.reference = None
+        elif policy.adapter is not None:
+            # read() restored π_ref's adapter beside the policy's.
+            policy.reference = ReferenceView(policy.model, policy.adapter)
         else:
             policy.set_reference()
             policy.reference.load_state_dict(state["reference"])
