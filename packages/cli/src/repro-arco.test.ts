@@ -51,6 +51,16 @@ describe("rubric repro arco: input checked before any work", () => {
     const empty = await run("--policy", "sidecar:");
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain("--policy: sidecar: needs a model");
+    const noUrl = await run("--policy", "served:Qwen/Qwen3-4B");
+    expect(noUrl.code).toBe(2);
+    expect(noUrl.stderr).toContain("served: needs the server's root and the model the sidecar trains");
+    const whole = await run("--policy", "served:http://127.0.0.1:9#/models/qwen", "--lora-rank", "0");
+    expect(whole.code).toBe(2);
+    expect(whole.stderr).toContain("--lora-rank: a served policy is published as LoRA adapters");
+    // The server is asked before any training: nothing listens on port 9.
+    const down = await run("--policy", "served:http://127.0.0.1:9#/models/qwen");
+    expect(down.code).toBe(1);
+    expect(down.stderr).toContain("http://127.0.0.1:9/v1");
   });
 
   it("refuses an earlier run's seed directories without --force, and a missing data file", async () => {

@@ -109,6 +109,8 @@ export {
   TINY_POLICY_MODEL,
   type ArcoPolicySetting,
   type PolicyRates,
+  type ServedPolicyContext,
+  type SidecarPolicySetting,
   type TinyPolicyShape,
 } from "./arco/policy.js";
 export { finalAnswer, hotpotMeasure } from "./arco/method.js";

@@ -52,7 +52,7 @@ const arcoFlags = {
   ),
   policy: textFlag(
     "<spec>",
-    "π: extractive (default: the in-process trainable policy); a causal LM trained in the torch sidecar: sidecar:tiny (its small transformer, from scratch) | sidecar:<name|dir> (a transformers model with its own tokenizer and chat template, LoRA on q/v; needs transformers in the sidecar's Python: the GPU recipe); or a model rolled out but not trained: llama-cpp:<file.gguf> | hf:<model>[@<provider>] | openai-compatible:<baseUrl>#<model>",
+    "π: extractive (default: the in-process trainable policy); a causal LM trained in the torch sidecar: sidecar:tiny (its small transformer, from scratch) | sidecar:<name|dir> (a transformers model with its own tokenizer and chat template, LoRA on q/v; needs transformers in the sidecar's Python: the GPU recipe); trained in the sidecar and rolled out by a vLLM server that loads each update's LoRA adapter at runtime (VLLM_ALLOW_RUNTIME_LORA_UPDATING=True): served:<http://host:port>#<name|dir>; or a model rolled out but not trained: llama-cpp:<file.gguf> | hf:<model>[@<provider>] | openai-compatible:<baseUrl>#<model>",
   ),
   device: textFlag("<name>", "--policy sidecar:…: torch's device for π (default auto: the GPU when there is one)"),
   dtype: choiceFlag(
@@ -219,7 +219,7 @@ function policySettingOf(args: ReproArcoArgs): ArcoPolicySetting {
     }
   })();
   const sidecarOnly = (["device", "dtype", "loraRank"] as const).filter((k) => args[k] !== undefined);
-  if (setting.kind !== "sidecar" && sidecarOnly.length > 0)
+  if (setting.kind !== "sidecar" && setting.kind !== "served" && sidecarOnly.length > 0)
     throw new UsageError(
       `--${sidecarOnly[0]!.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is for --policy sidecar:… (π trained in the torch sidecar)`,
     );
@@ -235,6 +235,11 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
     parseProviderSpec(llm);
     await preflightModel("--policy", llm, io);
   }
+  // A served π's rollouts are the server's chat completions under each adapter's name: the server
+  // must answer before any training (a model it does not list is a warning: it names adapters too).
+  const servedSpec = (adapter: string) =>
+    policy.kind === "served" ? `openai-compatible:${policy.url}/v1#${adapter}` : undefined;
+  if (policy.kind === "served") await preflightModel("--policy", servedSpec(policy.model)!, io);
   const defaults = arcoConfig({ quick: args.quick, policy });
   // An LLM policy on a CPU is slow and is not trained here: one seed on a few questions, no K
   // sweep, demonstrates the pipeline.
@@ -300,6 +305,7 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
       ...(model === undefined
         ? {}
         : { policy: () => llmPolicy(model, { environment: hotpotQa(), name: llm!, concurrency: 4 }) }),
+      ...(policy.kind === "served" ? { modelFor: (adapter: string) => providerFromSpec(servedSpec(adapter)!) } : {}),
       onProgress: (progress: ArcoProgress) => {
         if (progress.type === "stage") {
           bar.done();

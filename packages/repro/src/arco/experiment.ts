@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { createRng, shuffle } from "@rubric/core";
+import { createRng, type LanguageModel, shuffle } from "@rubric/core";
 import type { SidecarClient } from "@rubric/sidecar";
 import {
   goldTeacher,
@@ -38,6 +38,11 @@ export interface ArcoRunOptions {
    * "llm"); otherwise built from `config.policy`. A policy that is not trainable is rolled out only.
    */
   readonly policy?: (seed: number) => Policy | Promise<Policy>;
+  /**
+   * For a served π (`config.policy.kind` "served"): the server's completions under an adapter
+   * name. The adapters the run publishes are written under `<out>/pi-adapters/`.
+   */
+  readonly modelFor?: (adapter: string) => LanguageModel;
   readonly onProgress?: (progress: ArcoProgress) => void;
   /**
    * Continue the run in `out` (the same configuration, refused otherwise): a method that finished
@@ -73,7 +78,16 @@ export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Prom
       ? evaluation
       : shuffle(evaluation, createRng("arco/diagnostics")).slice(0, config.diagnosticQuestions);
   const environment = hotpotQa({ indexTitles: config.indexTitles });
-  const makePolicy = options.policy ?? arcoPolicyMaker(config.policy, { client: options.client, environment, train });
+  const makePolicy =
+    options.policy ??
+    arcoPolicyMaker(config.policy, {
+      client: options.client,
+      environment,
+      train,
+      ...(options.modelFor === undefined
+        ? {}
+        : { served: { modelFor: options.modelFor, adapterRoot: join(options.out, "pi-adapters") } }),
+    });
   const runs: Record<string, MethodRun[]> = {};
   const warmups: Record<string, unknown>[] = [];
   const scratch = await mkdtemp(join(tmpdir(), "rubric-arco-"));

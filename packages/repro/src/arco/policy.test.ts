@@ -6,6 +6,8 @@ import { fileURLToPath } from "node:url";
 import { SidecarClient } from "@rubric/sidecar";
 import { loadHotpotQa, policyMessages, hotpotQa, type TrainerLogLine } from "@rubric/rlxar";
 import { afterAll, describe, expect, it } from "vitest";
+import { openAICompatible } from "@rubric/providers";
+import { startLoraServer } from "../../../rlxar/src/policy/__fixtures__/lora-server.js";
 import { HF_PYTHON, HF_SKIP_REASON, writeHfModel } from "../../../sidecar/src/client/__fixtures__/hf-model.js";
 import { ReproInputError } from "../errors.js";
 import { type ArcoConfig, arcoConfig } from "./config.js";
@@ -133,6 +135,51 @@ describe("runArco with π a causal LM trained in the sidecar", () => {
       expect(arcoMarkdown(table)).toContain(
         "the policy is the sidecar's small causal transformer trained from scratch",
       );
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    "served:<url>#tiny: rollouts from a server that loads each update's adapter at runtime, training in the sidecar",
+    async () => {
+      const out = await mkdtemp(join(tmpdir(), "rubric-arco-served-pi-"));
+      dirs.push(out);
+      const serving = await SidecarClient.start({ threads: 1 });
+      const server = await startLoraServer(serving);
+      const client = await SidecarClient.start({ threads: 1 });
+      const served = arcoPolicySetting(`served:${server.url}/#tiny`);
+      expect(served).toMatchObject({ kind: "served", url: server.url, model: "tiny" });
+      const config = smallRun({
+        ...served,
+        maxNewTokens: 16,
+        tiny: { dModel: 16, heads: 2, layers: 1, maxSequence: 1024, vocabularySize: 1024 },
+      } as ArcoPolicySetting);
+      try {
+        await runArco(config, {
+          out,
+          client,
+          modelFor: (adapter) => openAICompatible({ baseUrl: `${server.url}/v1`, model: adapter, apiKeyEnv: false }),
+        });
+      } finally {
+        await client.close();
+        await server.close();
+        await serving.close();
+      }
+      const table = await expectSidecarRun(out, config);
+      expect(arcoMarkdown(table)).toContain(`rolled out by the server at ${server.url}`);
+      const loads = server.requests
+        .filter((r) => r.path === "/v1/load_lora_adapter")
+        .map((r) => r.body as { lora_name: string; lora_path: string });
+      const chats = server.requests
+        .filter((r) => r.path === "/v1/chat/completions")
+        .map((r) => (r.body as { model: string }).model);
+      // SFT's policy publishes its versions (pi1), then outcome's (pi2): its start, the SFT checkpoint it loads, one per update.
+      expect(loads.map((l) => l.lora_name)).toContain("pi1-v0001");
+      expect(loads.filter((l) => l.lora_name.startsWith("pi2-"))).toHaveLength(2 + 2);
+      for (const l of loads) expect(l.lora_path.startsWith(join(out, "pi-adapters"))).toBe(true);
+      // Every rollout of the run was the server's, each from the adapter in service.
+      expect(chats.length).toBeGreaterThan(0);
+      expect(new Set(chats.map((m) => m.split("-")[0]))).toEqual(new Set(["pi2"]));
     },
     TIMEOUT_MS,
   );

@@ -121,7 +121,11 @@ const cell = (m: { mean: number; std: number; n: number }) =>
 
 /** How the run's π differs from ARCO's (Qwen3-4B with LoRA, trained), from the configuration's `policy`. */
 function policyDifference(policy: unknown): string {
-  const setting = policy as { kind?: string; model?: string; spec?: string; loraRank?: number } | undefined;
+  const setting = policy as
+    | { kind?: string; model?: string; spec?: string; loraRank?: number; url?: string }
+    | undefined;
+  if (setting?.kind === "served")
+    return `the policy is ${setting.model} trained in the sidecar${setting.loraRank === 0 ? "" : ` (LoRA r ${setting.loraRank})`} and rolled out by the server at ${setting.url}, ARCO's is Qwen3-4B-Instruct with LoRA r 8 served by vLLM`;
   if (setting?.kind === "sidecar" && setting.model === "tiny")
     return "the policy is the sidecar's small causal transformer trained from scratch, not Qwen3-4B";
   if (setting?.kind === "sidecar")

@@ -34,7 +34,7 @@ export interface ServedPolicyOptions extends SidecarPolicyOptions {
   readonly adapterPrefix?: string;
   /**
    * Writes the trainer's current weights into `directory` in the form the server loads. Default:
-   * the sidecar's `checkpoint.save`. For a transformers policy with a LoRA adapter
+   * the trainer's `save` (the sidecar's `checkpoint.save`, with `tokenizer.json` for a tokenizer of this side). For a transformers policy with a LoRA adapter
    * (`init.model.lora`) that directory is a peft adapter directory (`adapter_config.json`,
    * `adapter_model.safetensors`), what vLLM loads; for a policy without one it is `policy.pt`
    * alone, which only a server that reads it can load.
@@ -82,11 +82,9 @@ export async function servedPolicy(client: SidecarClient, options: ServedPolicyO
       `expected letters, digits, '.', '_' or '-', got ${JSON.stringify(prefix)}`,
     );
   const root = resolve(options.adapterRoot);
-  const writeAdapter =
-    options.writeAdapter ??
-    (async (policy: RemotePolicy, directory: string) => {
-      await policy.save(directory);
-    });
+  // By default the trainer's own save: the sidecar's checkpoint (a peft adapter directory under
+  // LoRA) and, for a tokenizer of this side's, its tokenizer.json beside it.
+  const writeAdapter = options.writeAdapter ?? ((_: RemotePolicy, directory: string) => trainer.save(directory));
   const timeoutMs = options.adapterTimeoutMs ?? 120_000;
   let serving: string | undefined;
   let version = 0;

@@ -1,8 +1,8 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { BOS_ID, EOS_ID, promptText } from "@rubric/arco-heads";
+import { BOS_ID, byteBpeTokenizer, EOS_ID, promptText } from "@rubric/arco-heads";
 import type { SidecarClient } from "@rubric/sidecar";
 import { z } from "zod";
 import type { PolicyTokenizer } from "../sidecar-policy.js";
@@ -40,19 +40,26 @@ const ChatSchema = z.object({
   logprobs: z.boolean().optional(),
 });
 
-export async function startLoraServer(sidecar: SidecarClient, tokenizer: PolicyTokenizer): Promise<LoraServer> {
+/**
+ * `tokenizer`: the policy's. Without one, each adapter directory's own `tokenizer.json` (what the
+ * sidecar policy's `save` writes beside `policy.pt`) is read when its weights are loaded.
+ */
+export async function startLoraServer(sidecar: SidecarClient, given?: PolicyTokenizer): Promise<LoraServer> {
   const adapters = new Map<string, string>();
   const requests: { path: string; body: unknown }[] = [];
   const loadFaults: number[] = [];
   const unloadFaults: number[] = [];
   const delays: number[] = [];
   let inSidecar: string | undefined; // the directory whose weights the sidecar holds now
+  let tokenizer: PolicyTokenizer | undefined = given;
   let queue = Promise.resolve(); // one sidecar: one request at a time, in arrival order
 
   const holdWeightsOf = async (directory: string) => {
     if (inSidecar === directory) return;
     await sidecar.request("checkpoint.load", { dir: directory });
     inSidecar = directory;
+    if (given === undefined)
+      tokenizer = byteBpeTokenizer(JSON.parse(readFileSync(join(directory, "tokenizer.json"), "utf8")));
   };
 
   async function route(path: string, body: unknown): Promise<{ status: number; json?: unknown; text?: string }> {
@@ -80,8 +87,10 @@ export async function startLoraServer(sidecar: SidecarClient, tokenizer: PolicyT
       if (directory === undefined)
         return { status: 404, json: { error: { message: `The model \`${chat.model}\` does not exist.` } } };
       await holdWeightsOf(directory);
+      const words = tokenizer;
+      if (words === undefined) throw new Error("no tokenizer: none given, and no adapter loaded");
       const { sequences } = await sidecar.request("policy.sample", {
-        prompt: [BOS_ID, ...tokenizer.encode(promptText(chat.messages))],
+        prompt: [BOS_ID, ...words.encode(promptText(chat.messages))],
         n: 1,
         seed: chat.seed,
         temperature: chat.temperature === 0 ? GREEDY_TEMPERATURE : chat.temperature,
@@ -101,11 +110,11 @@ export async function startLoraServer(sidecar: SidecarClient, tokenizer: PolicyT
           choices: [
             {
               index: 0,
-              message: { role: "assistant", content: tokenizer.decode(ids) },
+              message: { role: "assistant", content: words.decode(ids) },
               logprobs: chat.logprobs
                 ? {
                     content: (sequence?.tokens ?? []).map((id, t) => ({
-                      token: tokenizer.decode([id]),
+                      token: words.decode([id]),
                       logprob: logprobs[t],
                       top_logprobs: [],
                     })),
