@@ -38,29 +38,25 @@ describe("rubric repro arco: input checked before any work", () => {
   });
 
   it("takes the sidecar's flags only with --policy sidecar:…, and only those its model can use", async () => {
-    const run = (...args: string[]) => runRubric(["repro", "arco", "--out", join(dir, "x"), ...args, ...data]);
-    const device = await run("--device", "cuda");
-    expect(device.code).toBe(2);
-    expect(device.stderr).toContain("--device is for --policy sidecar:… (π trained in the torch sidecar)");
-    const lora = await run("--policy", "extractive", "--lora-rank", "8");
-    expect(lora.code).toBe(2);
-    expect(lora.stderr).toContain("--lora-rank is for --policy sidecar:…");
-    const tinyDtype = await run("--policy", "sidecar:tiny", "--dtype", "bfloat16");
-    expect(tinyDtype.code).toBe(2);
-    expect(tinyDtype.stderr).toContain("--dtype: the small transformer trains in float32");
-    const empty = await run("--policy", "sidecar:");
-    expect(empty.code).toBe(2);
-    expect(empty.stderr).toContain("--policy: sidecar: needs a model");
-    const noUrl = await run("--policy", "served:Qwen/Qwen3-4B");
-    expect(noUrl.code).toBe(2);
-    expect(noUrl.stderr).toContain("served: needs the server's root and the model the sidecar trains");
-    const whole = await run("--policy", "served:http://127.0.0.1:9#/models/qwen", "--lora-rank", "0");
-    expect(whole.code).toBe(2);
-    expect(whole.stderr).toContain("--lora-rank: a served policy is published as LoRA adapters");
-    // The server is asked before any training: nothing listens on port 9.
-    const down = await run("--policy", "served:http://127.0.0.1:9#/models/qwen");
-    expect(down.code).toBe(1);
-    expect(down.stderr).toContain("http://127.0.0.1:9/v1");
+    const cases: [args: string[], code: number, says: string][] = [
+      [["--device", "cuda"], 2, "--device is for --policy sidecar:… (π trained in the torch sidecar)"],
+      [["--policy", "extractive", "--lora-rank", "8"], 2, "--lora-rank is for --policy sidecar:…"],
+      [["--policy", "sidecar:tiny", "--dtype", "bfloat16"], 2, "--dtype: the small transformer trains in float32"],
+      [["--policy", "sidecar:"], 2, "--policy: sidecar: needs a model"],
+      [["--policy", "served:Qwen/Qwen3-4B"], 2, "served: needs the server's root and the model the sidecar trains"],
+      [
+        ["--policy", "served:http://127.0.0.1:9#/models/qwen", "--lora-rank", "0"],
+        2,
+        "--lora-rank: a served policy is published as LoRA adapters",
+      ],
+      // The server is asked before any training: nothing listens on port 9.
+      [["--policy", "served:http://127.0.0.1:9#/models/qwen"], 1, "http://127.0.0.1:9/v1"],
+    ];
+    for (const [args, code, says] of cases) {
+      const run = await runRubric(["repro", "arco", "--out", join(dir, "x"), ...args, ...data]);
+      expect({ args, code: run.code }).toEqual({ args, code });
+      expect(run.stderr).toContain(says);
+    }
   });
 
   it("refuses an earlier run's seed directories without --force, and a missing data file", async () => {
