@@ -26,6 +26,7 @@ import {
   projectToOutcome,
   decompositionLoss,
   rewardToGo,
+  valueLoss,
   stepAdvantages,
 } from "../src/policy/index.js";
 import type { ClippedObjectiveInput, DrGrpoObjectiveInput } from "../src/policy/index.js";
@@ -44,6 +45,7 @@ const DESCRIPTION = [
   "groupAdvantages: (r − mean)/(std + eps) with std over n − ddof, or r − mean for normalize 'none'; a group of identical rewards gives zeros. rewardToGo: G_t = Σ_{k≥t} gamma^(k−t)·s_k. bucketBaseline: mean of the entry's bucket, batch mean for singleton buckets. arcoStepBucket: last step 'terminal', else search_1, search_2, then search_3 for every later step. stepAdvantages: scale·(G_t − bucketBaseline over all steps of the batch, bucketed by arcoStepBucket).",
   "projectToOutcome: shift λ with Σ clamp(x + λ, −1, 1) = K·outcome (to ~1e-12), projected = clamp(x + λ); `shift` may differ between correct implementations when the solution is not unique (all entries clamped), `projected` may not. prioritizedReplay: the episodes whose return ≤ numpy.percentile(returns, percentile) (linear), in order.",
   "decompositionLoss (input stepScores [trajectory][step] = s_t, outcomes): weights w = N/(2·n_pos) for R > 0.5, N/(2·n_neg) otherwise; loss = (1/N) Σ_τ w_τ (Σ_t s_τ,t − R_τ)²; gradients[τ] = ∂loss/∂s_τ,t = (2/N) w_τ (Σ_t s_τ,t − R_τ); meanAbsoluteGap = (1/N) Σ_τ |Σ_t s_τ,t − R_τ|.",
+  "valueLoss (input values [trajectory][step] = v_t, outcomes): the same weights; loss = (1/N) Σ_τ w_τ (1/T_τ) Σ_t (v_τ,t − R_τ)²; gradients[τ][t] = (2/N) w_τ (v_τ,t − R_τ)/T_τ; meanAbsoluteGap = mean |v_τ,t − R_τ| over all steps.",
 ].join("\n");
 
 interface VectorCase {
@@ -496,6 +498,21 @@ for (const [name, stepScores, outcomes] of [
     { stepScores: scores, outcomes: [...outcomes] },
     decompositionLoss(scores, [...outcomes]),
   );
+}
+
+for (const [name, values, outcomes] of [
+  ["hand case, both classes", [[0.5, 1], [0.2]], [1, 0]],
+  ["one success among four", [[0.3, 0.3, 0.1], [0.2, -0.1], [0], [-0.4, 0.1, 0.2]], [1, 0, 0, 0]],
+  ["failures only", [[0.1], [-0.2, 0.05]], [0, 0]],
+  ["R = 0.5 is a failure", [[0.4], [0.6]], [0.5, 1]],
+  [
+    "random 6",
+    Array.from({ length: 6 }, (_, i) => Array.from({ length: 1 + (i % 4) }, () => pick(-1, 1, 4))),
+    Array.from({ length: 6 }, (_, i) => (i % 3 === 0 ? 1 : 0)),
+  ],
+] as const) {
+  const rows = values.map((row) => [...row]);
+  addCase(`valueLoss: ${name}`, "valueLoss", { values: rows, outcomes: [...outcomes] }, valueLoss(rows, [...outcomes]));
 }
 
 mkdirSync(dirname(OUTPUT), { recursive: true });

@@ -180,6 +180,8 @@ export {
   rewardToGo,
   sampleCategorical,
   stepAdvantages,
+  valueDifferences,
+  valueLoss,
   type AdamState,
   type ArcoStepBucket,
   type ClippedObjectiveInput,
@@ -197,6 +199,7 @@ export {
   type TokenMask,
   type TokenMatrix,
   type Trainable,
+  type ValueLoss,
 } from "./policy/index.js";
 
 // random: seeded, reproducible streams

@@ -127,6 +127,7 @@ export type {
 export {
   MuCritic,
   type CriteriaSource,
+  type MuCredit,
   type MuCriticOptions,
   type MuUpdate,
   type MuUpdateSettings,

@@ -13,7 +13,7 @@ import torch
 from torch.nn import functional as F
 
 from rubric_trainer.mu import Mu
-from rubric_trainer.mu_losses import class_weights, criteria_kl, decomposition_loss
+from rubric_trainer.mu_losses import class_weights, criteria_kl, decomposition_loss, value_loss
 from rubric_trainer.mu_steps import Step, batch, micro_batches
 from rubric_trainer.protocol import PARAMS
 
@@ -69,6 +69,20 @@ def test_decomposition_loss_matches_core_vectors() -> None:
             assert x.grad.flatten().tolist() == pytest.approx([gradient] * x.shape[0], abs=1e-12), case["name"]
 
 
+def test_value_loss_matches_core_vectors() -> None:
+    """The sidecar's value loss (ours) and @rubric/core's `valueLoss` agree on the shared vectors (K = 1)."""
+    cases = [case for case in json.loads(VECTORS.read_text())["cases"] if case["fn"] == "valueLoss"]
+    assert len(cases) >= 5
+    for case in cases:
+        values = [torch.tensor([[v] for v in row], dtype=torch.float64, requires_grad=True) for row in case["input"]["values"]]
+        expected = case["expected"]
+        loss = value_loss(values, case["input"]["outcomes"])
+        assert float(loss) == pytest.approx(expected["loss"], abs=1e-12), case["name"]
+        loss.backward()
+        for x, gradients in zip(values, expected["gradients"]):
+            assert x.grad.flatten().tolist() == pytest.approx(gradients, abs=1e-12), case["name"]
+
+
 def test_decomposition_loss_gradient_matches_finite_differences() -> None:
     generator = torch.Generator().manual_seed(3)
     d = [torch.rand(n, 3, generator=generator, dtype=torch.float64).mul(2).sub(1).requires_grad_() for n in (2, 1, 4)]
@@ -96,8 +110,9 @@ def grads(mu: Mu) -> list[torch.Tensor]:
     return [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p) for p in mu.network.parameters()]
 
 
+@pytest.mark.parametrize("objective", ["decomposition", "value"])
 @pytest.mark.parametrize("budget", [1, 9, 10_000])
-def test_step_in_micro_batches_has_the_whole_batch_gradient(budget: int) -> None:
+def test_step_in_micro_batches_has_the_whole_batch_gradient(budget: int, objective: str) -> None:
     # step_gradients (two passes, length-sorted micro-batches) against backward() of step_loss
     # (one forward over the whole batch), in float64, with a KL term: the same loss parts, sums
     # and gradient, whether every step is its own micro-batch (budget 1) or all share one.
@@ -108,11 +123,11 @@ def test_step_in_micro_batches_has_the_whole_batch_gradient(budget: int) -> None
     mu.sft(STEPS, TEACHER, learning_rate=1e-2, head_learning_rate=1e-2)
     trajectories, rewards = [[STEPS[0], STEPS[1]], [STEPS[2]], [STEPS[1], STEPS[2], STEPS[0]]], [1.0, 0.0, 0.0]
     mu.network.zero_grad()
-    loss, score_loss, kl, d = mu.step_loss(trajectories, rewards, beta=0.05)
+    loss, score_loss, kl, d = mu.step_loss(trajectories, rewards, beta=0.05, objective=objective)
     loss.backward()
     whole = grads(mu)
     mu.network.zero_grad()
-    parts = mu.step_gradients(trajectories, rewards, beta=0.05, budget=budget)
+    parts = mu.step_gradients(trajectories, rewards, beta=0.05, budget=budget, objective=objective)
     assert parts[0] == pytest.approx(float(loss), rel=1e-12) and parts[1] == pytest.approx(float(score_loss), rel=1e-12)
     assert parts[2] == pytest.approx(float(kl), rel=1e-12) and float(kl) > 0
     assert parts[3] == pytest.approx([float(x.mean(dim=1).sum()) for x in d], rel=1e-12)
@@ -375,3 +390,26 @@ def test_a_tiny_mu_on_cuda_computes_what_it_computes_on_the_cpu(tmp_path: Path) 
     assert all(p.is_cuda for p in loaded.network.parameters()) and loaded.reference is not None
     assert torch.equal(loaded.step_scores(STEPS), cuda.step_scores(STEPS))
     assert loaded.export_network().tokens.weight.device.type == "cpu"  # the ONNX graphs trace on the CPU
+
+
+def test_the_value_objective_learns_each_steps_expected_outcome() -> None:
+    """``mu.step`` with ``objective: "value"`` (ours): a step shared by a success and a failure is
+    pulled to their mean, the steps that only the success (failure) took towards 1 (0). The
+    decomposition loss would accept any split of R over the steps instead."""
+    from rubric_trainer.distributed import DistContext
+    from rubric_trainer.server import Session
+    from conftest import session_call
+    from rubric_trainer.protocol import Request
+
+    session = Session(DistContext(0, 1, 0), None)
+    session_call(session, "mu.init", {"model": MODEL, "seed": 1})
+    shared, good, bad = {"prompt": [1, 2, 3], "criteria": [4, 5]}, {"prompt": [1, 2, 6], "criteria": [7]}, {"prompt": [1, 2, 9], "criteria": [10]}
+    trajectories = [{"steps": [shared, good], "reward": 1}, {"steps": [shared, bad], "reward": 0}]
+    for _ in range(150):
+        metrics = session_call(session, "mu.step", {"trajectories": trajectories, "learning_rate": 3e-3, "beta": 0, "objective": "value"})
+    s = session_call(session, "mu.scores", {"steps": [shared, good, bad]})["s"]
+    # The floor: the shared step cannot be both 1 and 0; at 0.5 each trajectory keeps (0.5²)/2.
+    assert metrics["score_loss"] == pytest.approx(0.125, abs=0.005)
+    assert s[0] == pytest.approx(0.5, abs=0.1) and s[1] > 0.85 and s[2] < 0.15
+    reply = session.handle(Request(2, "mu.step", {"trajectories": trajectories, "learning_rate": 1e-3, "objective": "values"}))
+    assert reply["error"]["code"] == "invalid_params" and "params.objective" in reply["error"]["message"]

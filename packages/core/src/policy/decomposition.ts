@@ -69,3 +69,67 @@ export function decompositionLoss(
   });
   return { loss, gradients, weights, meanAbsoluteGap: gap };
 }
+
+/** What {@link valueLoss} returns. */
+export interface ValueLoss {
+  /** (1/N) Σ_τ w_τ (1/T_τ) Σ_t (v_τ,t − R_τ)². */
+  readonly loss: number;
+  /** ∂loss/∂v_τ,t = (2/N) w_τ (v_τ,t − R_τ) / T_τ, per step. */
+  readonly gradients: number[][];
+  /** The class weights w_τ (as {@link decompositionWeights}). */
+  readonly weights: number[];
+  /** Mean |v_τ,t − R_τ| over every step of the batch, unweighted. */
+  readonly meanAbsoluteGap: number;
+}
+
+/**
+ * A value's regression on outcomes (ours, beside ARCO's decomposition): every step's value
+ * v_τ,t should predict its trajectory's outcome R_τ, class-balanced as the decomposition loss is,
+ * each trajectory weighing the same whatever its length. Where the decomposition loss leaves
+ * any split of R over the steps equally good, this one has a unique minimiser, E[R | what the
+ * value reads], so the change of the value from step to step ({@link valueDifferences}) is a
+ * credit the outcomes alone identify.
+ *
+ * @example
+ * valueLoss([[0.5, 1], [0.2]], [1, 0]);
+ * // loss = (1/2)(1·(0.25 + 0)/2 + 1·0.04) = 0.0825; gradients [[-0.25, 0], [0.2]]
+ */
+export function valueLoss(values: readonly (readonly number[])[], outcomes: readonly number[]): ValueLoss {
+  if (values.length === 0) throw new PolicyInputError("values", "expected at least one trajectory, got none");
+  if (outcomes.length !== values.length)
+    throw new PolicyInputError(
+      "outcomes",
+      `expected one outcome per trajectory (${values.length}), got ${outcomes.length}`,
+    );
+  const weights = decompositionWeights(outcomes);
+  const n = values.length;
+  let loss = 0;
+  let gap = 0;
+  let steps = 0;
+  const gradients = values.map((row, i) => {
+    if (row.length === 0) throw new PolicyInputError(`values[${i}]`, "expected at least one step, got none");
+    return row.map((v, t) => {
+      const error = requireFinite(`values[${i}][${t}]`, v) - outcomes[i]!;
+      loss += (weights[i]! * error * error) / (n * row.length);
+      gap += Math.abs(error);
+      steps++;
+      return (2 * weights[i]! * error) / (n * row.length);
+    });
+  });
+  return { loss, gradients, weights, meanAbsoluteGap: gap / steps };
+}
+
+/**
+ * Each step's credit as the change of a value it brought (ours): `values[t]` is the value of the
+ * state step t started from, V(h_t); s_t = V(h_{t+1}) − V(h_t), and the last step's
+ * R − V(h_{T−1}), the outcome being the value of the end. Σ_t s_t = R − V(h_0): the outcome
+ * less what the start already promised (the one-step advantage of actor-critic methods).
+ *
+ * @example
+ * valueDifferences([0.5, 0.8], 1); // [0.3, 0.2]
+ */
+export function valueDifferences(values: readonly number[], outcome: number): number[] {
+  requireFinite("outcome", outcome);
+  values.forEach((v, t) => requireFinite(`values[${t}]`, v));
+  return values.map((v, t) => (values[t + 1] ?? outcome) - v);
+}

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { groupAdvantages, stepAdvantages } from "./advantages.js";
 import { arcoStepBucket, bucketBaseline } from "./baseline.js";
-import { decompositionLoss } from "./decomposition.js";
+import { decompositionLoss, valueLoss } from "./decomposition.js";
 import { drGrpoObjective, grpoObjective } from "./grpo.js";
 import { gspoObjective } from "./gspo.js";
 import { klK3 } from "./kl.js";
@@ -75,6 +75,9 @@ function run(fn: string, input: Record<string, unknown>): unknown {
       return prioritizedReplay(a.episodes, a.percentile);
     case "decompositionLoss":
       return decompositionLoss(a.stepScores, a.outcomes);
+    case "valueLoss":
+      // `values` is [trajectory][step] here, bucketBaseline's flat list elsewhere.
+      return valueLoss(input.values as number[][], a.outcomes);
     default:
       throw new Error(`unknown fn ${fn}`);
   }
@@ -136,6 +139,7 @@ describe("policy-gradient-vectors.json", () => {
       "projectToOutcome",
       "prioritizedReplay",
       "decompositionLoss",
+      "valueLoss",
     ]) {
       expect(count(fn)).toBeGreaterThanOrEqual(5);
     }

@@ -1,4 +1,4 @@
-import { Adam, createRng, decompositionLoss, decompositionWeights, shuffle } from "@rubric/core";
+import { Adam, createRng, decompositionLoss, shuffle, valueDifferences, valueLoss } from "@rubric/core";
 import { RlxarInputError } from "../errors.js";
 import type { Episode } from "../rollout/rollout.js";
 import type { CriticUpdate, StepCritic, StepRating } from "./step-critic.js";
@@ -200,7 +200,7 @@ export class FeatureCritic implements StepCritic {
     const z = this.#linear(episodes);
     if (this.#objective === "decomposition") return z.map((row) => row.map(Math.tanh));
     // s_t = V(h_{t+1}) − V(h_t); after the last step the episode's outcome is its value.
-    return z.map((values, e) => values.map((v, t) => (values[t + 1] ?? episodes[e]!.reward) - v));
+    return z.map((values, e) => valueDifferences(values, episodes[e]!.reward));
   }
 
   #loss(episodes: readonly Episode[]): LossAndGradient {
@@ -212,21 +212,8 @@ export class FeatureCritic implements StepCritic {
       return { loss, meanAbsoluteGap, dz: scores.map((row, e) => row.map((s) => gradients[e]! * (1 - s * s))) };
     }
     // (1/N) Σ_τ w_τ (1/T_τ) Σ_t (V(h_t) − R_τ)², class-balanced as the decomposition loss is.
-    const weights = decompositionWeights(outcomes);
-    const n = episodes.length;
-    let loss = 0;
-    let gap = 0;
-    let states = 0;
-    const dz = z.map((values, e) =>
-      values.map((v) => {
-        const error = v - outcomes[e]!;
-        loss += (weights[e]! * error * error) / (n * values.length);
-        gap += Math.abs(error);
-        states++;
-        return (2 * weights[e]! * error) / (n * values.length);
-      }),
-    );
-    return { loss, meanAbsoluteGap: states === 0 ? 0 : gap / states, dz };
+    const { loss, gradients, meanAbsoluteGap } = valueLoss(z, outcomes);
+    return { loss, meanAbsoluteGap, dz: gradients };
   }
 
   /** One Adam step on the objective's loss (+ β‖θ − θ_ref‖²) of `episodes`. */

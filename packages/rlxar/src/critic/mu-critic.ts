@@ -5,7 +5,8 @@ import {
   type Step,
   type StepPromptOptions,
 } from "@rubric/arco-heads";
-import type { RemoteMu } from "@rubric/sidecar";
+import { valueDifferences } from "@rubric/core";
+import type { MuObjective, RemoteMu } from "@rubric/sidecar";
 import { RlxarInputError } from "../errors.js";
 import { type Episode, episodeSteps } from "../rollout/rollout.js";
 import { exportMu } from "../mu/sidecar-mu.js";
@@ -29,7 +30,22 @@ export interface MuUpdateSettings {
   readonly headLearningRate: number;
   /** β of KL(μ_ref ‖ μ) on the criteria tokens (ARCO: 0.05). */
   readonly beta: number;
+  /**
+   * What `mu.step` fits: ARCO's `decomposition` of R over the steps (default), or ours, `value`:
+   * every step's score regressed on its episode's R (core's `valueLoss`), for `credit: "value-difference"`.
+   */
+  readonly objective?: MuObjective;
 }
+
+/**
+ * What a step's credit `s` is: μ's score itself (ARCO), or ours, the change of μ's value that the
+ * step brought, for a μ trained as a value (`objective: "value"`). μ scores a step before its
+ * observation, so its score is the value of the prefix with the action, Q(h_t, a_t), which in a
+ * deterministic environment is the value of the next state: the credits are `valueDifferences`
+ * over [V₀, Q₀, …, Q_{T−2}] with the outcome R at the end, where V₀ is the batch's mean outcome.
+ * Σ_t s_t = R − V₀, the outcome's advantage over the batch.
+ */
+export type MuCredit = "scores" | "value-difference";
 
 export interface MuCriticOptions {
   /** μ for inference (onnxruntime-node); reloaded after each update. */
@@ -46,6 +62,8 @@ export interface MuCriticOptions {
   readonly maxNewTokens?: number;
   /** μ's step prompt options (the environment description, observation cut). */
   readonly prompt?: StepPromptOptions;
+  /** Each step's credit: μ's score (default, ARCO's) or the change of μ's value (ours). */
+  readonly credit?: MuCredit;
 }
 
 /** What one μ update did (a `CriticUpdate` whose metrics are the sidecar's `mu.step`'s). */
@@ -125,14 +143,28 @@ export class MuCritic implements StepCritic {
     await this.#options.mu?.load(this.#options.model.directory);
   }
 
-  /** Every step of every episode, rated on one export. */
+  /**
+   * Every step of every episode, rated on one export. With `credit: "value-difference"` each
+   * rating's `s` is the change of μ's value the step brought (its `scores` stay μ's d).
+   */
   async rate(episodes: readonly Episode[]): Promise<StepRating[][]> {
     const flat = await this.rateSteps(episodes.flatMap((episode) => this.steps(episode)));
     let next = 0;
-    return episodes.map((episode) => episode.steps.map(() => flat[next++]!));
+    const rated = episodes.map((episode) => episode.steps.map(() => flat[next++]!));
+    if (this.#options.credit !== "value-difference" || episodes.length === 0) return rated;
+    const start = episodes.reduce((sum, episode) => sum + episode.reward, 0) / episodes.length;
+    return rated.map((ratings, e) => {
+      const q = ratings.map((rating) => rating.s);
+      const credits = valueDifferences([start, ...q.slice(0, -1)], episodes[e]!.reward);
+      return ratings.map((rating, t) => ({ ...rating, s: credits[t]! }));
+    });
   }
 
-  /** Steps of any origin (a diagnostic's contrast pairs), rated on one export as this critic rates. */
+  /**
+   * Steps of any origin (a diagnostic's contrast pairs), rated on one export as this critic rates.
+   * A lone step has no predecessor, so with `credit: "value-difference"` its `s` is μ's value
+   * Q(h, a) itself: two actions at one prefix differ by exactly what their credits would.
+   */
   async rateSteps(steps: readonly Step[]): Promise<StepRating[]> {
     const { model } = this.#options;
     const prompt = this.#options.prompt ?? {};

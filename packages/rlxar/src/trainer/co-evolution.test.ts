@@ -2,6 +2,7 @@ import { cp, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readManifest, RubricModel } from "@rubric/arco-heads";
+import { valueDifferences, valueLoss } from "@rubric/core";
 import { InputFileSymlinkError } from "@rubric/core/files";
 import { RemoteMu, SidecarClient } from "@rubric/sidecar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,7 +11,7 @@ import { episodeSteps, rollout } from "../rollout/rollout.js";
 import { RunExistsError, RunFileError } from "@rubric/core/runs";
 import { RlxarInputError } from "../errors.js";
 import { contrastScores } from "../diagnostics/step-scores.js";
-import { MuCritic } from "../critic/mu-critic.js";
+import { MuCritic, type MuCriticOptions } from "../critic/mu-critic.js";
 import { createMu } from "../mu/sidecar-mu.js";
 import { denseAdvantages, sparseAdvantages } from "./advantages.js";
 import { type BatchDetail, isTrainable, planBatches, trainCoEvolution, type TrainerEvent } from "./co-evolution.js";
@@ -57,7 +58,11 @@ describe("trainCoEvolution on a user's environment with a real μ", () => {
   const roots: string[] = [];
 
   /** A fresh copy of the warm-up μ (v0001), loaded into the sidecar and onnxruntime-node. */
-  async function freshMu(criteria?: { kind: "fixed"; criteria: string[] }, update = true) {
+  async function freshMu(
+    criteria?: { kind: "fixed"; criteria: string[] },
+    update = true,
+    value: Pick<MuCriticOptions, "credit"> & { objective?: "value" } = {},
+  ) {
     const root = await mkdtemp(join(tmpdir(), "rlxar-run-"));
     roots.push(root);
     await cp(join(base, "v0001"), join(root, "v0001"), { recursive: true });
@@ -65,8 +70,15 @@ describe("trainCoEvolution on a user's environment with a real μ", () => {
     const model = await RubricModel.load(root, { threads: 1 });
     const critic = await MuCritic.open({
       model,
-      ...(update ? { mu, root, update: MU_UPDATE } : {}),
+      ...(update
+        ? {
+            mu,
+            root,
+            update: { ...MU_UPDATE, ...(value.objective === undefined ? {} : { objective: value.objective }) },
+          }
+        : {}),
       ...(criteria === undefined ? {} : { criteria }),
+      ...(value.credit === undefined ? {} : { credit: value.credit }),
       maxNewTokens: 12,
     });
     return { root, model, critic };
@@ -91,6 +103,37 @@ describe("trainCoEvolution on a user's environment with a real μ", () => {
     await client?.close();
     for (const dir of [base, ...roots]) await rm(dir, { recursive: true, force: true });
   }, TIMEOUT_MS);
+
+  it(
+    "credit as the change of μ's value (ours): each step's s is the change it brought, μ trained by the value loss",
+    async () => {
+      const scored = await freshMu(undefined, false);
+      const valued = await freshMu(undefined, true, { credit: "value-difference", objective: "value" });
+      const episodes = await rollout(environment, tasks.slice(0, 6), new TablePolicy(), { temperature: 1, seed: 4 });
+      const q = (await scored.critic.rate(episodes)).map((steps) => steps.map((step) => step.s));
+      const ratings = await valued.critic.rate(episodes);
+      const start = episodes.reduce((sum, e) => sum + e.reward, 0) / episodes.length;
+      ratings.forEach((steps, e) => {
+        // The same export: μ's own scores, then their differences, the outcome after the last.
+        expect(steps.map((step) => step.scores)).toEqual((q[e] ?? []).map((_, t) => expect.anything()));
+        const credits = valueDifferences([start, ...q[e]!.slice(0, -1)], episodes[e]!.reward);
+        steps.forEach((step, t) => expect(step.s).toBeCloseTo(credits[t]!, 12));
+        expect(steps.reduce((sum, step) => sum + step.s, 0)).toBeCloseTo(episodes[e]!.reward - start, 10);
+      });
+      // The update fits the value loss on μ's own scores (the sidecar's torch and the export agree to float32).
+      const { metrics } = await valued.critic.update(episodes, ratings);
+      expect(metrics.score_loss as number).toBeCloseTo(
+        valueLoss(
+          q,
+          episodes.map((e) => e.reward),
+        ).loss,
+        4,
+      );
+      await scored.model.close();
+      await valued.model.close();
+    },
+    TIMEOUT_MS,
+  );
 
   it(
     "gives π the group advantages, then μ's bucketed reward-to-go, and updates and reloads μ every batch",

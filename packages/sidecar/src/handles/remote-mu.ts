@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import type { CallOptions, SidecarClient } from "../client/client.js";
 import type { ParamsOf, ResultOf } from "../wire/methods.js";
-import type { MuSummary } from "../wire/mu.js";
+import type { MuObjective, MuSummary } from "../wire/mu.js";
 
 /** One step as μ reads it: the step prompt's ids and its criteria's ids (empty for the "no rubric" ablation). */
 export interface RemoteMuStep {
@@ -148,7 +148,13 @@ export class RemoteMu {
   /** One decomposition step: Σ_τ w_τ (Σ_t s_t − R_τ)² + β·KL(μ_ref‖μ) on criteria tokens. */
   async step(
     trajectories: readonly { readonly steps: readonly RemoteMuStep[]; readonly reward: number }[],
-    options: { readonly learningRate: number; readonly headLearningRate?: number; readonly beta?: number },
+    options: {
+      readonly learningRate: number;
+      readonly headLearningRate?: number;
+      readonly beta?: number;
+      /** ARCO's `decomposition` (default) or ours, `value`. */
+      readonly objective?: MuObjective;
+    },
   ): Promise<RemoteMuStepMetrics> {
     const m = await this.client.request(
       "mu.step",
@@ -157,6 +163,7 @@ export class RemoteMu {
         learning_rate: options.learningRate,
         head_learning_rate: options.headLearningRate,
         beta: options.beta,
+        objective: options.objective,
       },
       this.call,
     );

@@ -6,6 +6,10 @@ import { LoraSettingsSchema, type MethodSchemas, Ok, Positive, RngStateSchema, T
  * generation, checkpoints and the versioned ONNX export.
  */
 
+/** What `mu.step` trains the score head for: ARCO's decomposition of R, or (ours) a value of each step. */
+export const MuObjectiveSchema = z.enum(["decomposition", "value"]);
+export type MuObjective = z.infer<typeof MuObjectiveSchema>;
+
 /** What a transformers μ's backbone may be loaded in (a tiny μ is float32 only). */
 const MU_DTYPES = ["float32", "bfloat16", "float16"] as const;
 
@@ -186,6 +190,11 @@ export const MU_METHODS = {
       head_learning_rate: Positive.optional(),
       /** The KL coefficient (default 0.05); the KL counts once `mu.set_reference` froze a reference. */
       beta: z.number().nonnegative().optional(),
+      /**
+       * ARCO's decomposition loss (default), or ours, `value`: every step's s_t regressed on its
+       * trajectory's R (core's `valueLoss`), so that s_t is a value of the prefix and the action.
+       */
+      objective: MuObjectiveSchema.optional(),
     }),
     result: MuStepMetricsSchema,
   },

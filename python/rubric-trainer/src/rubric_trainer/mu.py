@@ -28,7 +28,7 @@ from .checkpoint import read_checkpoint, restoring, write_checkpoint
 from .distributed import DistContext
 from .faults import InvalidParams, NonFinite
 from .model import check_token_ids, parameter_fingerprint, tensors_fingerprint
-from .mu_losses import class_weights, criteria_kl, weighted_square_errors
+from .mu_losses import class_weights, criteria_kl, value_square_errors, weighted_square_errors
 from .mu_lora import ReferenceView, TinyLora
 from .mu_model import MuNetwork
 from .mu_steps import MICRO_BATCH_TOKENS, Step, batch, micro_batches
@@ -216,7 +216,7 @@ class Mu:
         if count < self.dist.world_size:
             raise InvalidParams(f"params.{name}: {self.dist.world_size} ranks need at least {self.dist.world_size} {name}, got {count}", {"path": f"params.{name}"})
 
-    def step_loss(self, trajectories: Sequence[Sequence[Step]], rewards: Sequence[float], beta: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+    def step_loss(self, trajectories: Sequence[Sequence[Step]], rewards: Sequence[float], beta: float, objective: str = "decomposition") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[torch.Tensor]]:
         """This rank's share of ARCO's μ loss and its parts: (loss, decomposition loss, KL, d of
         each of this rank's trajectories), over this rank's shard of ``trajectories`` but with the
         whole batch's class weights and 1/N, so that the shares of all ranks sum to the loss of
@@ -234,7 +234,8 @@ class Mu:
         per_trajectory = [d[bounds[i] : bounds[i + 1]] for i in range(len(mine))]
         # The weights come from all rewards (every rank holds the whole request): a shard's own
         # class counts would weigh the classes differently on each rank.
-        score_loss = weighted_square_errors(per_trajectory, self.dist.shard(rewards), self.dist.shard(class_weights(rewards))) / n
+        errors = value_square_errors if objective == "value" else weighted_square_errors
+        score_loss = errors(per_trajectory, self.dist.shard(rewards), self.dist.shard(class_weights(rewards))) / n
         kl = score_loss.new_zeros(())
         if with_kl:
             assert logp is not None and self.reference is not None
@@ -244,18 +245,20 @@ class Mu:
             kl = criteria_kl(logp.double(), logp_ref.double(), inputs["window_mask"]).sum() / n
         return score_loss + beta * kl, score_loss, kl, per_trajectory
 
-    def step(self, trajectories: Sequence[Sequence[Step]], rewards: Sequence[float], *, learning_rate: float, head_learning_rate: float, beta: float) -> dict:
+    def step(self, trajectories: Sequence[Sequence[Step]], rewards: Sequence[float], *, learning_rate: float, head_learning_rate: float, beta: float, objective: str = "decomposition") -> dict:
         """One AdamW step on ARCO's μ loss: the decomposition loss plus β · (1/N) Σ_τ Σ_t KL_t(μ_ref ‖ μ)
         over criteria tokens once a reference is set (ARCO's kl_loss is summed over a trajectory's
         steps and, like the score loss, averaged over the batch). Under DDP each rank takes every
         world_size-th trajectory; the metrics are the whole batch's, in the request's order.
 
         The gradient is ``step_loss``'s, computed in length-sorted micro-batches of steps (see
-        ``step_gradients``); a test holds the two equal."""
+        ``step_gradients``); a test holds the two equal. ``objective`` "value" (ours) replaces the
+        decomposition loss by the value regression ``mu_losses.value_loss``: every step's s_t
+        regressed on its trajectory's R."""
         started = time.perf_counter()
         self.require_shards(len(trajectories), "trajectories")
         self.optimizer.zero_grad(set_to_none=True)
-        local_loss, local_score_loss, local_kl, sums_mine = self.step_gradients(trajectories, rewards, beta)
+        local_loss, local_score_loss, local_kl, sums_mine = self.step_gradients(trajectories, rewards, beta, objective=objective)
         loss, score_loss, kl = self.dist.sum([local_loss, local_score_loss, local_kl], self.device)
         grad_norm = self.apply_gradients(loss, learning_rate, head_learning_rate)
         sums = self.unshard(sums_mine, len(trajectories))
@@ -270,7 +273,7 @@ class Mu:
             "compute_ms": (time.perf_counter() - started) * 1000,
         }
 
-    def step_gradients(self, trajectories: Sequence[Sequence[Step]], rewards: Sequence[float], beta: float, budget: int = MICRO_BATCH_TOKENS) -> tuple[float, float, float, list[float]]:
+    def step_gradients(self, trajectories: Sequence[Sequence[Step]], rewards: Sequence[float], beta: float, budget: int = MICRO_BATCH_TOKENS, objective: str = "decomposition") -> tuple[float, float, float, list[float]]:
         """Accumulates into ``.grad`` the gradient of this rank's share of ``step_loss`` (times
         world_size, for DDP's average), and returns that share's (loss, decomposition loss, KL)
         and Σ_t s_t of each of its trajectories.
@@ -291,9 +294,17 @@ class Mu:
         sums = [0.0] * len(mine)
         for row, i in enumerate(owner):
             sums[i] += float(d[row].mean())
-        residuals = [sums[i] - my_rewards[i] for i in range(len(mine))]
-        score_loss = sum(w * r * r for w, r in zip(my_weights, residuals)) / n
-        slope = torch.tensor([2 * my_weights[i] * residuals[i] / (n * self.k) for i in owner], dtype=torch.float64, device=self.device)
+        if objective == "value":
+            # Each step's own residual s_t − R_τ, each trajectory's steps averaged: ∂L/∂d_{t,k} =
+            # 2·w_τ·(s_t − R_τ) / (N·T_τ·K), again a constant per step once the scores are known.
+            lengths = [len(trajectory) for trajectory in mine]
+            step_residuals = [float(d[row].mean()) - my_rewards[i] for row, i in enumerate(owner)]
+            score_loss = sum(my_weights[i] * r * r / lengths[i] for r, i in zip(step_residuals, owner)) / n
+            slope = torch.tensor([2 * my_weights[i] * r / (n * lengths[i] * self.k) for r, i in zip(step_residuals, owner)], dtype=torch.float64, device=self.device)
+        else:
+            residuals = [sums[i] - my_rewards[i] for i in range(len(mine))]
+            score_loss = sum(w * r * r for w, r in zip(my_weights, residuals)) / n
+            slope = torch.tensor([2 * my_weights[i] * residuals[i] / (n * self.k) for i in owner], dtype=torch.float64, device=self.device)
         with_kl = self.reference is not None and beta > 0
         kl_parts = [0.0]
 

@@ -46,6 +46,22 @@ def weighted_square_errors(step_scores: Sequence[torch.Tensor], rewards: Sequenc
     return total
 
 
+def value_loss(step_scores: Sequence[torch.Tensor], rewards: Sequence[float]) -> torch.Tensor:
+    """(1/N) Σ_τ w_τ (1/T_τ) Σ_t (mean_k d_{t,k} − R_τ)²: ours, beside ARCO's decomposition loss.
+    Every step's score is regressed on its trajectory's outcome (a value of the prefix and the
+    action), class-balanced as the decomposition loss is, each trajectory weighing the same
+    whatever its length; @rubric/core's ``valueLoss`` is the same function (shared vectors)."""
+    return value_square_errors(step_scores, rewards, class_weights(rewards)) / len(rewards)
+
+
+def value_square_errors(step_scores: Sequence[torch.Tensor], rewards: Sequence[float], weights: Sequence[float]) -> torch.Tensor:
+    """Σ_τ w_τ (1/T_τ) Σ_t (mean_k d_{t,k} − R_τ)²: the value loss's numerator, with the weights given."""
+    total = step_scores[0].new_zeros(())
+    for d, reward, weight in zip(step_scores, rewards, weights):
+        total = total + weight * ((d.mean(dim=1) - reward) ** 2).mean()
+    return total
+
+
 def criteria_kl(logp: torch.Tensor, logp_ref: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """KL(μ_ref ‖ μ) per step, averaged over its criteria tokens: ``logp``/``logp_ref`` are
     log-softmaxes [B, T, V], ``mask`` [B, T] marks criteria positions; returns [B].

@@ -47,7 +47,7 @@ def mu_step(call: Call, params: dict) -> dict:
     trajectories = [checked_steps(mu, t["steps"], f"params.trajectories[{i}].steps") for i, t in enumerate(params["trajectories"])]
     call.check_cancelled()
     lr = params["learning_rate"]
-    metrics = mu.step(trajectories, [t["reward"] for t in params["trajectories"]], learning_rate=lr, head_learning_rate=params["head_learning_rate"] or lr, beta=params["beta"])
+    metrics = mu.step(trajectories, [t["reward"] for t in params["trajectories"]], learning_rate=lr, head_learning_rate=params["head_learning_rate"] or lr, beta=params["beta"], objective=params["objective"])
     call.notify("metrics", {"method": "mu.step", **metrics})
     return metrics
 

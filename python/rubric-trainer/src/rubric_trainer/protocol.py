@@ -273,6 +273,8 @@ MU_PARAMS: dict[str, Record] = {
             "learning_rate": POSITIVE,
             "head_learning_rate": Field(POSITIVE, None),
             "beta": Field(Number(minimum=0), 0.05),
+            # ARCO's decomposition loss, or ours: every step's score regressed on its trajectory's R.
+            "objective": Field(Text(("decomposition", "value")), "decomposition"),
         }
     ),
     "mu.scores": Record({"steps": ListOf(MU_STEP, min_length=1)}),
