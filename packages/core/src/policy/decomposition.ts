@@ -20,6 +20,17 @@ export function decompositionWeights(outcomes: readonly number[]): number[] {
   return outcomes.map((r) => (r > POSITIVE_OUTCOME ? n / (2 * positives) : n / (2 * negatives)));
 }
 
+/** A batch of trajectories with one outcome each, refused naming `name` when it is not one; its class weights. */
+function checkedWeights(name: string, trajectories: readonly unknown[], outcomes: readonly number[]): number[] {
+  if (trajectories.length === 0) throw new PolicyInputError(name, "expected at least one trajectory, got none");
+  if (outcomes.length !== trajectories.length)
+    throw new PolicyInputError(
+      "outcomes",
+      `expected one outcome per trajectory (${trajectories.length}), got ${outcomes.length}`,
+    );
+  return decompositionWeights(outcomes);
+}
+
 /** What {@link decompositionLoss} returns. */
 export interface DecompositionLoss {
   /** (1/N) Σ_τ w_τ (Σ_t s_τ,t − R_τ)². */
@@ -47,13 +58,7 @@ export function decompositionLoss(
   stepScores: readonly (readonly number[])[],
   outcomes: readonly number[],
 ): DecompositionLoss {
-  if (stepScores.length === 0) throw new PolicyInputError("stepScores", "expected at least one trajectory, got none");
-  if (outcomes.length !== stepScores.length)
-    throw new PolicyInputError(
-      "outcomes",
-      `expected one outcome per trajectory (${stepScores.length}), got ${outcomes.length}`,
-    );
-  const weights = decompositionWeights(outcomes);
+  const weights = checkedWeights("stepScores", stepScores, outcomes);
   const n = stepScores.length;
   let loss = 0;
   let gap = 0;
@@ -95,13 +100,7 @@ export interface ValueLoss {
  * // loss = (1/2)(1·(0.25 + 0)/2 + 1·0.04) = 0.0825; gradients [[-0.25, 0], [0.2]]
  */
 export function valueLoss(values: readonly (readonly number[])[], outcomes: readonly number[]): ValueLoss {
-  if (values.length === 0) throw new PolicyInputError("values", "expected at least one trajectory, got none");
-  if (outcomes.length !== values.length)
-    throw new PolicyInputError(
-      "outcomes",
-      `expected one outcome per trajectory (${values.length}), got ${outcomes.length}`,
-    );
-  const weights = decompositionWeights(outcomes);
+  const weights = checkedWeights("values", values, outcomes);
   const n = values.length;
   let loss = 0;
   let gap = 0;
