@@ -153,6 +153,7 @@ export {
   ARCO_GYM_METHOD_LABELS,
   ARCO_GYM_METHODS,
   ARCO_GYM_MU_METHODS,
+  ARCO_GYM_VALUE_MU_METHODS,
   ArcoGymTableSchema,
   arcoGymMarkdown,
   type ArcoGymMethod,

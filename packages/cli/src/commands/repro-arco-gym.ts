@@ -73,7 +73,9 @@ no seed trains or selects on. It measures the value of dense credit first: outco
 groups) against the true-advantage control (Monte-Carlo step advantages as the dense signal),
 with a paired t-test over seeds; the teacher's hindsight scores are the other control. The learned
 critics (--methods rar,frozenMu,arco,arcoOutcome) train μ in the sidecar: one warm-up per H on the
-teacher's annotated episodes, token embeddings from GloVe vectors. The feature critics (--methods
+teacher's annotated episodes, token embeddings from GloVe vectors; muValue (ours) is the same μ
+warmed up on each step's outcome and trained as a value, a step's credit the change of μ's value
+it brought. The feature critics (--methods
 featureMu,featureArco,featureNoPrefix,valueDifference; a labelled variant, no sidecar) fit the same
 loss on the same episodes' outcomes over the policy's own step features, or the action's alone, or
 fit a state value whose changes are the steps' credit. Every critic's

@@ -99,7 +99,7 @@ describe("runArcoGym", () => {
 const GLOVE = fileURLToPath(new URL("../../../../../shared/models/glove-6b-100d", import.meta.url));
 
 describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
-  it("warms up one μ per H from word vectors, runs it frozen and co-evolving, and measures both critics' credit", async () => {
+  it("warms up one μ per H and objective from word vectors, runs it frozen, co-evolving and as a value, and measures each critic's credit", async () => {
     const config = arcoGymConfig({
       hops: [2],
       seeds: 1,
@@ -107,10 +107,10 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
       evalTasks: 8,
       budget: 32,
       trueAdvantageRollouts: 2,
-      methods: ["outcome", "frozenMu", "arco"],
+      methods: ["outcome", "frozenMu", "arco", "muValue"],
       mu: { dModel: 32, layers: 1, sftTasks: 4, sftReplicas: 2, sftEpochs: 2, wordVectors: GLOVE },
     });
-    await expect(runArcoGym(config)).rejects.toThrow(/^client: frozenMu, arco need μ/u);
+    await expect(runArcoGym(config)).rejects.toThrow(/^client: frozenMu, arco, muValue need μ/u);
     const client = await SidecarClient.start({ threads: 1 });
     try {
       const events: string[] = [];
@@ -121,16 +121,19 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
           if (e.type === "run") events.push(e.method);
         },
       });
-      expect(events).toEqual(["mu H2 0/2", "mu H2 1/2", "mu H2 2/2", "outcome", "frozenMu", "arco"]);
+      const warmUp = ["mu H2 0/2", "mu H2 1/2", "mu H2 2/2"];
+      expect(events).toEqual([...warmUp, ...warmUp, "outcome", "frozenMu", "arco", "muValue"]);
       expect(ArcoGymTableSchema.parse(table)).toEqual(table);
-      const [warm] = table.muWarmup!;
-      expect(warm).toMatchObject({ hops: 2, episodes: 8 });
+      const [warm, value] = table.muWarmup!;
+      expect(warm).toMatchObject({ hops: 2, episodes: 8, objective: "decomposition" });
+      // The value μ saw the same episodes and examples, its targets each step's outcome.
+      expect(value).toMatchObject({ hops: 2, episodes: 8, objective: "value", examples: warm!.examples });
       expect(warm!.embedded).toBeGreaterThan(0);
       expect(warm!.examples).toBeGreaterThan(0);
       expect(warm!.sftLoss).toHaveLength(2);
       // Both learned critics rated every probe step; the frozen one's criteria are the warm-up's.
-      expect(Object.keys(table.credit)).toEqual(["frozenMu", "arco"]);
-      for (const name of ["frozenMu", "arco"]) {
+      expect(Object.keys(table.credit)).toEqual(["frozenMu", "arco", "muValue"]);
+      for (const name of ["frozenMu", "arco", "muValue"]) {
         expect(table.credit[name]!.steps).toBeGreaterThanOrEqual(8);
         expect(table.creditPoints[name]!["2"]!.length).toBe(table.credit[name]!.steps);
       }

@@ -3,7 +3,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { SidecarClient } from "@rubric/sidecar";
+import type { MuObjective, SidecarClient } from "@rubric/sidecar";
 import { mcnemarExact, mean, pairedTTest, spearman, summarizeSeeds } from "@rubric/core";
 import {
   arcoGym,
@@ -46,6 +46,7 @@ import {
   type ArcoGymFeatureSet,
   featureSetOf,
   ARCO_GYM_MU_METHODS,
+  ARCO_GYM_VALUE_MU_METHODS,
   type ArcoGymMethod,
   type ArcoGymTable,
   ArcoGymTableSchema,
@@ -286,17 +287,26 @@ async function runAll(
       split: config.evaluationSplit,
       lookalikes: config.lookalikes,
     });
-    // One warm-up μ per H, shared by every seed and learned method (it does not depend on a seed's policy).
-    let warmMu: WarmGymMu | undefined;
-    if (client !== undefined && scratch !== undefined && config.methods.some((m) => ARCO_GYM_MU_METHODS.includes(m))) {
+    // One warm-up μ per H and objective, shared by every seed and learned method (it does not
+    // depend on a seed's policy): ARCO's for its methods, a value (ours) for muValue.
+    const warmMus = new Map<MuObjective, WarmGymMu>();
+    const objectives = new Set(
+      config.methods
+        .filter((m) => ARCO_GYM_MU_METHODS.includes(m))
+        .map((m): MuObjective => (ARCO_GYM_VALUE_MU_METHODS.includes(m) ? "value" : "decomposition")),
+    );
+    for (const objective of objectives) {
+      if (client === undefined || scratch === undefined) break;
       options.onProgress?.({ type: "mu", hops, epoch: 0, of: config.mu.sftEpochs });
-      warmMu = await warmGymMu(client, join(scratch, `mu-h${hops}`), hops, config, {
+      const warm = await warmGymMu(client, join(scratch, `mu-h${hops}-${objective}`), hops, config, {
         ...(wordVectors === undefined ? {} : { wordVectors }),
+        objective,
         onEpoch: (epoch, of) => options.onProgress?.({ type: "mu", hops, epoch, of }),
       });
-      const { directory: _, ...record } = warmMu;
+      warmMus.set(objective, warm);
+      const { directory: _, ...record } = warm;
       muWarmup.push({ hops, ...record, sftLoss: [...record.sftLoss] });
-      byMethodMs.muWarmup = (byMethodMs.muWarmup ?? 0) + warmMu.ms;
+      byMethodMs.muWarmup = (byMethodMs.muWarmup ?? 0) + warm.ms;
     }
     // The feature critics' warm-up: μ's warm-up episodes, their outcomes only, one fit per
     // feature set the run's methods read, recorded; each method's run copies its set's fit.
@@ -364,10 +374,15 @@ async function runAll(
         const policy = gymPolicy({ name: `gym-${method}`, initialWeights: warm.featureWeights() });
         let mu: GymMuCritic | undefined;
         if (ARCO_GYM_MU_METHODS.includes(method))
-          mu = await openGymMuCritic(client!, warmMu!, join(scratch!, `run-h${hops}-s${seed}-${method}`), {
-            coEvolves: method === "arco" || method === "arcoOutcome",
-            config,
-          });
+          mu = await openGymMuCritic(
+            client!,
+            warmMus.get(ARCO_GYM_VALUE_MU_METHODS.includes(method) ? "value" : "decomposition")!,
+            join(scratch!, `run-h${hops}-s${seed}-${method}`),
+            {
+              coEvolves: method === "arco" || method === "arcoOutcome" || method === "muValue",
+              config,
+            },
+          );
         try {
           const set = featureSetOf(method);
           const learned =

@@ -4,12 +4,13 @@
 import { cp, mkdir, rm } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { RubricModel } from "@rubric/arco-heads";
-import { RemoteMu, type SidecarClient } from "@rubric/sidecar";
+import { type MuObjective, RemoteMu, type SidecarClient } from "@rubric/sidecar";
 import {
   arcoGym,
   createMu,
   type Episode,
   episodeSteps,
+  episodeTrajectory,
   generateGymTasks,
   gymNoisyTeacher,
   gymTeacherAnnotation,
@@ -19,6 +20,7 @@ import {
   warmupData,
   type WordVectors,
 } from "@rubric/rlxar";
+import { ReproInputError } from "../errors.js";
 import type { ArcoGymConfig } from "./config.js";
 
 /** μ's step prompt in the gym: the observations are one sentence each, so nothing is cut. */
@@ -27,6 +29,8 @@ export const GYM_MU_PROMPT = { maxObservationChars: 400 } as const;
 /** The warm-up μ of one hop count: its export, and what its warm-up saw. */
 export interface WarmGymMu {
   readonly directory: string;
+  /** What its score head was fitted to: the teacher's decomposed scores (ARCO's), or each step's outcome (a value, ours). */
+  readonly objective: MuObjective;
   readonly examples: number;
   readonly episodes: number;
   /** Tokens of the vocabulary that started from a word vector (0 without them). */
@@ -71,9 +75,16 @@ export async function warmGymMu(
     /** `config.mu.wordVectors` already read (a run reads them once, before any training). */
     readonly wordVectors?: WordVectors;
     readonly onEpoch?: (epoch: number, of: number) => void;
+    /**
+     * ARCO's `decomposition` (default): the teacher's per-step scores, projected so Σ_t s_t = R;
+     * or `value` (ours): every step's K targets its episode's outcome R, so that μ's score is a
+     * Monte Carlo value of the prefix and the action.
+     */
+    readonly objective?: MuObjective;
   } = {},
 ): Promise<WarmGymMu> {
   const { onEpoch } = options;
+  const objective = options.objective ?? "decomposition";
   const started = performance.now();
   const { mu } = config;
   const episodes = await criticWarmupEpisodes(hops, config);
@@ -82,6 +93,19 @@ export async function warmGymMu(
     episodes.map((episode) => gymTeacherAnnotation(episode, mu.k)),
     GYM_MU_PROMPT,
   );
+  const rewards = new Map(episodes.map((episode) => [episodeTrajectory(episode).id, episode.reward]));
+  const examples =
+    objective === "decomposition"
+      ? data.mu
+      : data.mu.map((example) => {
+          const reward = rewards.get(example.trajectory);
+          if (reward === undefined)
+            throw new ReproInputError(
+              `μ warm-up, H = ${hops}`,
+              `example of ${example.trajectory}, an episode it did not see`,
+            );
+          return { ...example, scores: example.scores.map(() => reward) };
+        });
   let embedded = 0;
   const losses: number[] = [];
   const exported = await createMu(client, root, {
@@ -96,7 +120,7 @@ export async function warmGymMu(
       embedded = matched;
     },
     sft: {
-      examples: data.mu,
+      examples,
       epochs: mu.sftEpochs,
       learningRate: mu.sftLearningRate,
       headLearningRate: mu.sftHeadLearningRate,
@@ -110,6 +134,7 @@ export async function warmGymMu(
   });
   return {
     directory: exported.directory,
+    objective,
     examples: data.mu.length,
     episodes: episodes.length,
     embedded,
@@ -134,6 +159,8 @@ export async function openGymMuCritic(
   dir: string,
   options: { readonly coEvolves: boolean; readonly config: ArcoGymConfig },
 ): Promise<GymMuCritic> {
+  // A value μ is trained by the value loss and credits each step with its value's change (ours).
+  const value = warm.objective === "value";
   const { mu } = options.config;
   // The export keeps its own directory name (its manifest's exportVersion must match it).
   await rm(dir, { recursive: true, force: true });
@@ -147,9 +174,15 @@ export async function openGymMuCritic(
       ? {
           mu: await RemoteMu.load(client, start),
           root: dir,
-          update: { learningRate: mu.learningRate, headLearningRate: mu.headLearningRate, beta: mu.beta },
+          update: {
+            learningRate: mu.learningRate,
+            headLearningRate: mu.headLearningRate,
+            beta: mu.beta,
+            ...(value ? { objective: "value" as const } : {}),
+          },
         }
       : {}),
+    ...(value ? { credit: "value-difference" as const } : {}),
     maxNewTokens: mu.maxCriteriaTokens,
     prompt: GYM_MU_PROMPT,
   });

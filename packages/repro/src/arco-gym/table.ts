@@ -12,6 +12,7 @@ export const ARCO_GYM_METHODS = [
   "frozenMu",
   "arco",
   "arcoOutcome",
+  "muValue",
   "featureMu",
   "featureArco",
   "featureNoPrefix",
@@ -27,6 +28,8 @@ export const ARCO_GYM_METHOD_LABELS: Readonly<Record<ArcoGymMethod, string>> = {
   frozenMu: "Frozen μ: the warm-up μ's step scores as the dense signal",
   arco: "ARCO: μ's step scores as the dense signal, μ co-evolving (decomposition loss + KL)",
   arcoOutcome: "ARCO + outcome (ours): as ARCO, plus R − mean R at the terminal step",
+  muValue:
+    "μ as a value (ours): ARCO's μ (text, the same backbone and criteria), its score head regressed on the outcome from each prefix and action, co-evolving; a step's credit is the change of μ's value it brought",
   featureMu:
     "Feature μ, frozen (ours, a labelled variant: the policy's step features, fitted by the decomposition loss on the teacher's outcomes alone)",
   featureArco:
@@ -65,7 +68,10 @@ export const featureSetOf = (method: ArcoGymMethod): ArcoGymFeatureSet | undefin
   (ARCO_GYM_FEATURE_SETS as Partial<Record<ArcoGymMethod, ArcoGymFeatureSet>>)[method];
 
 /** The methods whose critic is μ (they need the sidecar). */
-export const ARCO_GYM_MU_METHODS: readonly ArcoGymMethod[] = ["rar", "frozenMu", "arco", "arcoOutcome"];
+export const ARCO_GYM_MU_METHODS: readonly ArcoGymMethod[] = ["rar", "frozenMu", "arco", "arcoOutcome", "muValue"];
+
+/** The μ methods whose μ is a value (ours: warmed up on outcomes, trained by the value loss, credit its change). */
+export const ARCO_GYM_VALUE_MU_METHODS: readonly ArcoGymMethod[] = ["muValue"];
 
 /**
  * What a run compares unless told otherwise: outcome RL and the two controls. μ's warm-up takes
@@ -157,6 +163,8 @@ export const ArcoGymTableSchema = z.strictObject({
     .array(
       z.strictObject({
         hops: z.int(),
+        /** What the warm-up fitted: the teacher's decomposed scores (ARCO's, absent in older tables) or each step's outcome (a value, ours). */
+        objective: z.enum(["decomposition", "value"]).optional(),
         episodes: z.int(),
         examples: z.int(),
         embedded: z.int(),
@@ -272,13 +280,13 @@ export function arcoGymMarkdown(table: ArcoGymTable): string {
     ...(table.muWarmup === undefined || table.muWarmup.length === 0
       ? []
       : [
-          "μ's warm-up (one per H, shared by every seed): the noisy teacher's annotated episodes, ARCO's μ-SFT.",
+          "μ's warm-up (one per H and objective, shared by every seed): the noisy teacher's annotated episodes, ARCO's μ-SFT on the decomposed scores, or (a value, ours) on each step's outcome.",
           "",
-          "| H | episodes | μ-SFT examples | tokens from word vectors | SFT loss, first → last epoch |",
-          "|---|---|---|---|---|",
+          "| H | fits | episodes | μ-SFT examples | tokens from word vectors | SFT loss, first → last epoch |",
+          "|---|---|---|---|---|---|",
           ...table.muWarmup.map(
             (m) =>
-              `| ${m.hops} | ${m.episodes} | ${m.examples} | ${m.embedded} | ${m.sftLoss[0]?.toFixed(3) ?? "—"} → ${m.sftLoss.at(-1)?.toFixed(3) ?? "—"} |`,
+              `| ${m.hops} | ${m.objective ?? "decomposition"} | ${m.episodes} | ${m.examples} | ${m.embedded} | ${m.sftLoss[0]?.toFixed(3) ?? "—"} → ${m.sftLoss.at(-1)?.toFixed(3) ?? "—"} |`,
           ),
           "",
         ]),
