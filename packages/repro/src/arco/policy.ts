@@ -168,8 +168,8 @@ function tokenizerTexts(train: readonly HotpotQuestion[]): string[] {
 /** Where a served π's adapters go and how the server is asked for completions. */
 export interface ServedPolicyContext {
   /**
-   * The server's completions under an adapter name, e.g. `(adapter) =>
-   * providerFromSpec(\`openai-compatible:${url}/v1#${adapter}\`)`: its retries and timeouts are the rollouts'.
+   * The server's completions under an adapter name, e.g. providers' `openAICompatible` with
+   * `baseUrl` the server's `/v1` and `model` the adapter: its retries and timeouts are the rollouts'.
    */
   readonly modelFor: (adapter: string) => LanguageModel;
   /** Each published adapter is a directory under here (`<root>/pi1-v0001`, …). */
