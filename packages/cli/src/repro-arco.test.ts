@@ -37,7 +37,7 @@ describe("rubric repro arco: input checked before any work", () => {
     expect(policy.stderr).toMatch(/gpt:4.*unknown provider "gpt"/);
   });
 
-  it("takes the sidecar's flags only with --policy sidecar:…, and only those its model can use", async () => {
+  it("takes the sidecar's flags only with --policy sidecar:…, and only those its model can use; --mu-device reaches μ", async () => {
     const cases: [args: string[], code: number, says: string][] = [
       [["--device", "cuda"], 2, "--device is for --policy sidecar:… (π trained in the torch sidecar)"],
       [["--policy", "extractive", "--lora-rank", "8"], 2, "--lora-rank is for --policy sidecar:…"],
@@ -51,6 +51,12 @@ describe("rubric repro arco: input checked before any work", () => {
       ],
       // The server is asked before any training: nothing listens on port 9.
       [["--policy", "served:http://127.0.0.1:9#/models/qwen"], 1, "http://127.0.0.1:9/v1"],
+      // μ's device reaches mu.init: one torch lacks stops the run at μ's warm-up, named.
+      [
+        ["--quick", "--methods", "arco", "--train-questions", "8", "--eval-questions", "4", "--mu-device", "cuda:7"],
+        1,
+        "params.device: device 'cuda:7' was asked for",
+      ],
     ];
     for (const [args, code, says] of cases) {
       const run = await runRubric(["repro", "arco", "--out", join(dir, "x"), ...args, ...data]);

@@ -349,6 +349,18 @@ def test_mu_init_takes_a_device_and_refuses_one_torch_lacks_by_name(sidecar) -> 
     assert sidecar.call("mu.fingerprint")["steps"] == 0
 
 
+def test_mu_load_puts_a_checkpoint_on_the_device_asked_for(sidecar, tmp_path: Path) -> None:
+    """``mu.load``'s ``device`` overrides the checkpoint's (a μ trained on a GPU, read on a CPU):
+    the same weights there, its init recording the new device; one torch lacks is refused by name."""
+    sidecar.call("mu.init", {"model": MODEL, "seed": 4, "device": "cpu"})
+    sidecar.call("mu.save", {"dir": str(tmp_path)})
+    fingerprint = sidecar.call("mu.fingerprint")["fingerprint"]
+    assert sidecar.call("mu.load", {"dir": str(tmp_path), "device": "cpu"})["device"] == "cpu"
+    assert sidecar.call("mu.fingerprint")["fingerprint"] == fingerprint
+    refused = sidecar.error("mu.load", {"dir": str(tmp_path), "device": "cuda:99"})
+    assert refused["code"] == "unavailable" and refused["data"]["path"] == "params.device", refused
+
+
 def test_a_tiny_mu_is_float32_only() -> None:
     from rubric_trainer.schema import ParamError
 

@@ -60,6 +60,10 @@ const arcoFlags = {
     "--policy sidecar:<model>: the model's dtype (default bfloat16; the small transformer is float32)",
     z.enum(["float32", "bfloat16", "float16"]),
   ),
+  muDevice: textFlag(
+    "<name>",
+    "torch's device for μ (default cpu), e.g. cuda:1 beside π on cuda:0 (ARCO's placement); its checkpoints keep it",
+  ),
   loraRank: integerFlag(
     "<r>",
     "--policy sidecar:<model>: LoRA rank on q/v, α = 4r (default 8, ARCO's); 0 trains every weight",
@@ -261,7 +265,10 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
     }),
     teacher: { ...defaults.teacher, ...definedFields({ rollouts: args.teacherRollouts, noise: args.teacherNoise }) },
     policySft: { ...defaults.policySft, ...definedFields({ learningRate: args.policySftLr }) },
-    mu: { ...defaults.mu, ...definedFields({ sftEpochs: args.muSftEpochs, sftExamples: args.muSftExamples }) },
+    mu: {
+      ...defaults.mu,
+      ...definedFields({ sftEpochs: args.muSftEpochs, sftExamples: args.muSftExamples, device: args.muDevice }),
+    },
     trainer: definedFields({
       sparseEpochs: args.sparseEpochs,
       denseEpochs: args.denseEpochs,

@@ -91,6 +91,8 @@ export interface ArcoConfig {
     readonly maxObservationChars: number;
     /** μ-SFT examples at most (a seeded sample of the warm-up's); the sidecar's torch cost bounds this on a CPU. */
     readonly sftExamples: number;
+    /** torch's device for μ (absent: the sidecar's default, the CPU), e.g. "cuda:1" beside π on "cuda:0", ARCO's placement. */
+    readonly device?: string;
   };
   readonly trainer: TrainerSettingsInput;
 }

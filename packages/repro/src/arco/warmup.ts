@@ -130,6 +130,7 @@ export async function warmUpMu(
     maxCriteriaTokens: config.mu.maxCriteriaTokens,
     corpus: sample(corpus),
     sft: { examples: sample(examples), ...sftOptions },
+    ...(config.mu.device === undefined ? {} : { device: config.mu.device }),
   });
   return { directory: exported.directory, k };
 }

@@ -73,6 +73,8 @@ export interface CreateMuOptions {
   readonly prompt?: StepPromptSettings;
   /** Told how many tokens the word vectors covered, once they are set. */
   readonly onEmbedded?: (embedded: { readonly matched: number; readonly vocabularySize: number }) => void;
+  /** torch's device for μ (default the sidecar's: "cpu"); its checkpoints and exports record it. */
+  readonly device?: string;
 }
 
 export interface SftMuOptions {
@@ -248,6 +250,7 @@ export async function createMu(
     k,
     seed: options.seed,
     pooling: options.pooling,
+    ...(options.device === undefined ? {} : { device: options.device }),
   });
   if (options.wordVectors !== undefined) {
     const embeddings = tokenEmbeddings(tokenizer, options.wordVectors, {
@@ -305,7 +308,11 @@ export async function sidecarMuEngine(client: SidecarClient, directory: string):
 export async function loadSidecarMu(
   client: SidecarClient,
   directory: string,
-  options: { readonly batch?: number } = {},
+  options: {
+    readonly batch?: number;
+    /** Where to put μ instead of the device it was trained on ("cpu" for a μ trained on a GPU). */
+    readonly device?: string;
+  } = {},
 ): Promise<{ readonly mu: RemoteMu; readonly engine: MuEngine }> {
   const { manifest, tokenizer } = await readModel(directory);
   // The sidecar's mu.load reads `mu.pt` in the directory it is given.
@@ -316,7 +323,7 @@ export async function loadSidecarMu(
         ? "no checkpoint: this export carries ONNX graphs only, not torch weights"
         : `checkpoint ${JSON.stringify(manifest.checkpoint)}; the sidecar loads "mu.pt"`,
     );
-  const mu = await RemoteMu.load(client, directory);
+  const mu = await RemoteMu.load(client, directory, options.device === undefined ? {} : { device: options.device });
   checkManifestFits(directory, manifest, mu.summary);
   const { fingerprint } = await mu.fingerprint();
   if (fingerprint !== manifest.training.fingerprint)

@@ -92,6 +92,20 @@ describe("μ trained through LoRA, in the real sidecar", () => {
       expect(refused).toBeInstanceOf(SidecarError);
       expect((refused as SidecarError).fault).toBe("unavailable");
       expect((refused as SidecarError).data.path).toBe("params.device");
+      // A checkpoint loads where it was made, or where `device` says (a GPU's μ read on a CPU).
+      const dir = await mkdtemp(join(tmpdir(), "remote-mu-device-"));
+      try {
+        await mu.save(dir);
+        const { fingerprint } = await mu.fingerprint();
+        const moved = await RemoteMu.load(client, dir, { device: "cpu" });
+        expect(moved.summary.device).toBe("cpu");
+        expect((await moved.fingerprint()).fingerprint).toBe(fingerprint);
+        const nowhere = await RemoteMu.load(client, dir, { device: "cuda:99" }).catch((error: unknown) => error);
+        expect((nowhere as SidecarError).fault).toBe("unavailable");
+        expect((nowhere as SidecarError).data.path).toBe("params.device");
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     },
     TIMEOUT_MS,
   );

@@ -110,9 +110,18 @@ export class RemoteMu {
     return new RemoteMu(client, await client.request("mu.init", params, call), call);
   }
 
-  /** μ read from a checkpoint directory (`dir/mu.pt`), replacing any the sidecar held. */
-  static async load(client: SidecarClient, dir: string, call: CallOptions = {}): Promise<RemoteMu> {
-    return new RemoteMu(client, await client.request("mu.load", { dir: resolve(dir) }, call), call);
+  /**
+   * μ read from a checkpoint directory (`dir/mu.pt`), replacing any the sidecar held; on the
+   * checkpoint's own device, or on `device` (a μ trained on a GPU, read where there is none).
+   */
+  static async load(
+    client: SidecarClient,
+    dir: string,
+    options: CallOptions & { readonly device?: string } = {},
+  ): Promise<RemoteMu> {
+    const { device, ...call } = options;
+    const params = device === undefined ? { dir: resolve(dir) } : { dir: resolve(dir), device };
+    return new RemoteMu(client, await client.request("mu.load", params, call), call);
   }
 
   get summary(): MuSummary {

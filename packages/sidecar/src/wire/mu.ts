@@ -235,7 +235,14 @@ export const MU_METHODS = {
     params: z.strictObject({ dir: z.string().min(1) }),
     result: z.object({ path: z.string(), steps: z.number().int() }),
   },
-  "mu.load": { params: z.strictObject({ dir: z.string().min(1) }), result: MuSummarySchema },
+  "mu.load": {
+    params: z.strictObject({
+      dir: z.string().min(1),
+      /** Where to put μ instead of the checkpoint's device ("cpu" for a μ trained on a GPU). */
+      device: z.string().min(1).optional(),
+    }),
+    result: MuSummarySchema,
+  },
   /**
    * New tokens after each prompt, by μ's LM head with the key/value cache (rows left-padded into one
    * batch; a transformers μ through its model's own cache, its LoRA adapter active). Greedy: the argmax, lowest id on ties. Sampled (`temperature` > 0): in float64,

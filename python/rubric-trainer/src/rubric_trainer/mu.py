@@ -416,11 +416,13 @@ class Mu:
         )
 
     @staticmethod
-    def load(directory: str, dist: Optional[DistContext] = None) -> "Mu":
-        """The μ of a checkpoint; under torchrun every rank reads it (a file system all ranks see)."""
+    def load(directory: str, dist: Optional[DistContext] = None, device: Optional[str] = None) -> "Mu":
+        """The μ of a checkpoint; under torchrun every rank reads it (a file system all ranks see).
+        ``device`` overrides the one the checkpoint was made on (a μ trained on a GPU, read on a
+        machine without one); the μ's init then records the new one."""
         path = Path(directory) / MU_CHECKPOINT_FILE
         state = read_checkpoint(path, MU_CHECKPOINT_FORMAT)
-        mu = Mu(state["init"], dist)
+        mu = Mu(state["init"] if device is None else {**state["init"], "device": device}, dist)
         network = dict(state["network"])
         if mu.adapter is not None:
             head = read_checkpoint(Path(directory) / MU_HEAD_FILE, MU_HEAD_FORMAT)

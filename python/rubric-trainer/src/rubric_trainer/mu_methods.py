@@ -113,7 +113,7 @@ def mu_save(call: Call, params: dict) -> dict:
 
 
 def mu_load(call: Call, params: dict) -> dict:
-    call.session.mu = Mu.load(params["dir"], call.session.dist)
+    call.session.mu = Mu.load(params["dir"], call.session.dist, device=params["device"])
     return call.session.mu.describe()
 
 

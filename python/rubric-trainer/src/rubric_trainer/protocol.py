@@ -283,7 +283,8 @@ MU_PARAMS: dict[str, Record] = {
     "mu.set_reference": Record({}),
     "mu.fingerprint": Record({}),
     "mu.save": Record({"dir": Text(min_length=1)}),
-    "mu.load": Record({"dir": Text(min_length=1)}),
+    # device: where to put it instead of the checkpoint's own (e.g. "cpu" for a μ trained on a GPU).
+    "mu.load": Record({"dir": Text(min_length=1), "device": Field(Text(min_length=1), None)}),
     "mu.export": Record(
         {
             "dir": Text(min_length=1),
