@@ -110,6 +110,7 @@ export {
   type ArcoPolicySetting,
   type PolicyRates,
   type ServedPolicyContext,
+  type SidecarPolicyFlags,
   type SidecarPolicySetting,
   type TinyPolicyShape,
 } from "./arco/policy.js";
@@ -152,8 +153,10 @@ export {
   ARCO_GYM_DEFAULT_METHODS,
   ARCO_GYM_METHOD_LABELS,
   ARCO_GYM_METHODS,
+  ARCO_GYM_CO_EVOLVING_MU_METHODS,
   ARCO_GYM_MU_METHODS,
   ARCO_GYM_VALUE_MU_METHODS,
+  muObjectiveOf,
   ArcoGymTableSchema,
   arcoGymMarkdown,
   type ArcoGymMethod,

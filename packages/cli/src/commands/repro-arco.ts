@@ -211,22 +211,25 @@ function clearEarlierSeeds(out: string, force: boolean): void {
 
 /** `--policy` and the sidecar's flags as the configuration's π; a sidecar flag without a sidecar π is a usage error. */
 function policySettingOf(args: ReproArcoArgs): ArcoPolicySetting {
-  const setting = (() => {
-    try {
-      return arcoPolicySetting(
-        args.policy,
-        definedFields({ device: args.device, dtype: args.dtype, loraRank: args.loraRank }),
-      );
-    } catch (error) {
-      if (error instanceof ReproInputError) throw new UsageError(error.message);
-      throw error;
-    }
-  })();
-  const sidecarOnly = (["device", "dtype", "loraRank"] as const).filter((k) => args[k] !== undefined);
-  if (setting.kind !== "sidecar" && setting.kind !== "served" && sidecarOnly.length > 0)
-    throw new UsageError(
-      `--${sidecarOnly[0]!.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is for --policy sidecar:… (π trained in the torch sidecar)`,
+  let setting: ArcoPolicySetting;
+  try {
+    setting = arcoPolicySetting(
+      args.policy,
+      definedFields({ device: args.device, dtype: args.dtype, loraRank: args.loraRank }),
     );
+  } catch (error) {
+    if (error instanceof ReproInputError) throw new UsageError(error.message);
+    throw error;
+  }
+  const given = (
+    [
+      ["--device", args.device],
+      ["--dtype", args.dtype],
+      ["--lora-rank", args.loraRank],
+    ] as const
+  ).find(([, value]) => value !== undefined);
+  if (setting.kind !== "sidecar" && setting.kind !== "served" && given !== undefined)
+    throw new UsageError(`${given[0]} is for --policy sidecar:… (π trained in the torch sidecar)`);
   return setting;
 }
 
@@ -241,9 +244,9 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
   }
   // A served π's rollouts are the server's chat completions under each adapter's name: the server
   // must answer before any training (a model it does not list is a warning: it names adapters too).
-  const servedSpec = (adapter: string) =>
-    policy.kind === "served" ? `openai-compatible:${policy.url}/v1#${adapter}` : undefined;
-  if (policy.kind === "served") await preflightModel("--policy", servedSpec(policy.model)!, io);
+  const servedUrl = policy.kind === "served" ? policy.url : undefined;
+  const servedSpec = (adapter: string) => `openai-compatible:${servedUrl}/v1#${adapter}`;
+  if (policy.kind === "served") await preflightModel("--policy", servedSpec(policy.model), io);
   const defaults = arcoConfig({ quick: args.quick, policy });
   // An LLM policy on a CPU is slow and is not trained here: one seed on a few questions, no K
   // sweep, demonstrates the pipeline.
@@ -312,7 +315,7 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
       ...(model === undefined
         ? {}
         : { policy: () => llmPolicy(model, { environment: hotpotQa(), name: llm!, concurrency: 4 }) }),
-      ...(policy.kind === "served" ? { modelFor: (adapter: string) => providerFromSpec(servedSpec(adapter)!) } : {}),
+      ...(servedUrl === undefined ? {} : { modelFor: (adapter: string) => providerFromSpec(servedSpec(adapter)) }),
       onProgress: (progress: ArcoProgress) => {
         if (progress.type === "stage") {
           bar.done();

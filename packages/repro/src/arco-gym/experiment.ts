@@ -45,8 +45,9 @@ import {
   ARCO_GYM_METHODS,
   type ArcoGymFeatureSet,
   featureSetOf,
+  ARCO_GYM_CO_EVOLVING_MU_METHODS,
   ARCO_GYM_MU_METHODS,
-  ARCO_GYM_VALUE_MU_METHODS,
+  muObjectiveOf,
   type ArcoGymMethod,
   type ArcoGymTable,
   ArcoGymTableSchema,
@@ -290,11 +291,7 @@ async function runAll(
     // One warm-up μ per H and objective, shared by every seed and learned method (it does not
     // depend on a seed's policy): ARCO's for its methods, a value (ours) for muValue.
     const warmMus = new Map<MuObjective, WarmGymMu>();
-    const objectives = new Set(
-      config.methods
-        .filter((m) => ARCO_GYM_MU_METHODS.includes(m))
-        .map((m): MuObjective => (ARCO_GYM_VALUE_MU_METHODS.includes(m) ? "value" : "decomposition")),
-    );
+    const objectives = new Set(config.methods.filter((m) => ARCO_GYM_MU_METHODS.includes(m)).map(muObjectiveOf));
     for (const objective of objectives) {
       if (client === undefined || scratch === undefined) break;
       options.onProgress?.({ type: "mu", hops, epoch: 0, of: config.mu.sftEpochs });
@@ -376,12 +373,9 @@ async function runAll(
         if (ARCO_GYM_MU_METHODS.includes(method))
           mu = await openGymMuCritic(
             client!,
-            warmMus.get(ARCO_GYM_VALUE_MU_METHODS.includes(method) ? "value" : "decomposition")!,
+            warmMus.get(muObjectiveOf(method))!,
             join(scratch!, `run-h${hops}-s${seed}-${method}`),
-            {
-              coEvolves: method === "arco" || method === "arcoOutcome" || method === "muValue",
-              config,
-            },
+            { coEvolves: ARCO_GYM_CO_EVOLVING_MU_METHODS.includes(method), config },
           );
         try {
           const set = featureSetOf(method);

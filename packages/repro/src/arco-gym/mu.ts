@@ -159,8 +159,6 @@ export async function openGymMuCritic(
   dir: string,
   options: { readonly coEvolves: boolean; readonly config: ArcoGymConfig },
 ): Promise<GymMuCritic> {
-  // A value μ is trained by the value loss and credits each step with its value's change (ours).
-  const value = warm.objective === "value";
   const { mu } = options.config;
   // The export keeps its own directory name (its manifest's exportVersion must match it).
   await rm(dir, { recursive: true, force: true });
@@ -174,15 +172,11 @@ export async function openGymMuCritic(
       ? {
           mu: await RemoteMu.load(client, start),
           root: dir,
-          update: {
-            learningRate: mu.learningRate,
-            headLearningRate: mu.headLearningRate,
-            beta: mu.beta,
-            ...(value ? { objective: "value" as const } : {}),
-          },
+          update: { learningRate: mu.learningRate, headLearningRate: mu.headLearningRate, beta: mu.beta },
         }
       : {}),
-    ...(value ? { credit: "value-difference" as const } : {}),
+    // A value μ credits each step with its value's change (ours), and so trains by the value loss.
+    ...(warm.objective === "value" ? { credit: "value-difference" as const } : {}),
     maxNewTokens: mu.maxCriteriaTokens,
     prompt: GYM_MU_PROMPT,
   });

@@ -73,6 +73,13 @@ export const ARCO_GYM_MU_METHODS: readonly ArcoGymMethod[] = ["rar", "frozenMu",
 /** The μ methods whose μ is a value (ours: warmed up on outcomes, trained by the value loss, credit its change). */
 export const ARCO_GYM_VALUE_MU_METHODS: readonly ArcoGymMethod[] = ["muValue"];
 
+/** The warm-up a μ method's critic starts from: a value's (ours) or ARCO's decomposition's. */
+export const muObjectiveOf = (method: ArcoGymMethod): "value" | "decomposition" =>
+  ARCO_GYM_VALUE_MU_METHODS.includes(method) ? "value" : "decomposition";
+
+/** The μ methods whose μ trains on every batch (the others serve the warm-up μ frozen). */
+export const ARCO_GYM_CO_EVOLVING_MU_METHODS: readonly ArcoGymMethod[] = ["arco", "arcoOutcome", "muValue"];
+
 /**
  * What a run compares unless told otherwise: outcome RL and the two controls. μ's warm-up takes
  * minutes per hop count on 2 cores (the sidecar trains it), and the feature critics are a

@@ -67,19 +67,15 @@ export const DEFAULT_TINY_POLICY: TinyPolicyShape = {
   vocabularySize: 1024,
 };
 
+/** What the sidecar's own flags may set of π (`--device`, `--dtype`, `--lora-rank`); the rest are defaults. */
+export type SidecarPolicyFlags = Partial<Pick<SidecarPolicySetting, "device" | "dtype" | "loraRank">>;
+
 /**
  * `--policy`'s value as a setting: `extractive`, `sidecar:<tiny|model>`, `served:<url>#<model>`,
  * or any other spec, an LLM provider's (checked by the caller). The sidecar's device, dtype and
  * LoRA rank come from their own flags.
  */
-export function arcoPolicySetting(
-  spec: string | undefined,
-  sidecar: {
-    readonly device?: string;
-    readonly dtype?: "float32" | "bfloat16" | "float16";
-    readonly loraRank?: number;
-  } = {},
-): ArcoPolicySetting {
+export function arcoPolicySetting(spec: string | undefined, sidecar: SidecarPolicyFlags = {}): ArcoPolicySetting {
   if (spec === undefined || spec === "extractive") return { kind: "extractive" };
   if (spec.startsWith("sidecar:"))
     return { kind: "sidecar", ...sidecarSetting(spec.slice("sidecar:".length), sidecar, "sidecar:") };
@@ -103,15 +99,7 @@ export function arcoPolicySetting(
   return { kind: "llm", spec };
 }
 
-function sidecarSetting(
-  model: string,
-  sidecar: {
-    readonly device?: string;
-    readonly dtype?: "float32" | "bfloat16" | "float16";
-    readonly loraRank?: number;
-  },
-  prefix: string,
-): SidecarPolicySetting {
+function sidecarSetting(model: string, sidecar: SidecarPolicyFlags, prefix: string): SidecarPolicySetting {
   if (model.length === 0)
     throw new ReproInputError("--policy", `${prefix} needs a model: tiny, or a transformers model's name or directory`);
   const tiny = model === TINY_POLICY_MODEL;

@@ -31,8 +31,9 @@ export interface MuUpdateSettings {
   /** β of KL(μ_ref ‖ μ) on the criteria tokens (ARCO: 0.05). */
   readonly beta: number;
   /**
-   * What `mu.step` fits: ARCO's `decomposition` of R over the steps (default), or ours, `value`:
-   * every step's score regressed on its episode's R (core's `valueLoss`), for `credit: "value-difference"`.
+   * What `mu.step` fits: ARCO's `decomposition` of R over the steps, or ours, `value`: every
+   * step's score regressed on its episode's R (core's `valueLoss`). Default: the one the critic's
+   * `credit` reads (`value` for `value-difference`); a mismatch is refused.
    */
   readonly objective?: MuObjective;
 }
@@ -62,7 +63,7 @@ export interface MuCriticOptions {
   readonly maxNewTokens?: number;
   /** μ's step prompt options (the environment description, observation cut). */
   readonly prompt?: StepPromptOptions;
-  /** Each step's credit: μ's score (default, ARCO's) or the change of μ's value (ours). */
+  /** Each step's credit: μ's score (default, ARCO's) or the change of μ's value (ours; μ then trains as a value). */
   readonly credit?: MuCredit;
 }
 
@@ -108,8 +109,18 @@ export class MuCritic implements StepCritic {
         "a co-evolving μ (with the sidecar's μ) needs `update` settings and a `root` to export to",
       );
     }
+    // A value's differences need a μ trained as a value, and a value is no decomposition of R.
+    const objective: MuObjective = options.credit === "value-difference" ? "value" : "decomposition";
+    if (options.update?.objective !== undefined && options.update.objective !== objective)
+      throw new RlxarInputError(
+        "update.objective",
+        `is ${JSON.stringify(options.update.objective)}, but credit ${JSON.stringify(options.credit ?? "scores")} reads a μ trained by ${JSON.stringify(objective)}`,
+      );
     const { tokenizer } = await readModel(options.model.directory);
-    return new MuCritic(options, tokenizer);
+    return new MuCritic(
+      options.update === undefined ? options : { ...options, update: { ...options.update, objective } },
+      tokenizer,
+    );
   }
 
   /** The export in service. */

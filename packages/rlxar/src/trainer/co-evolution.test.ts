@@ -11,7 +11,7 @@ import { episodeSteps, rollout } from "../rollout/rollout.js";
 import { RunExistsError, RunFileError } from "@rubric/core/runs";
 import { RlxarInputError } from "../errors.js";
 import { contrastScores } from "../diagnostics/step-scores.js";
-import { MuCritic, type MuCriticOptions } from "../critic/mu-critic.js";
+import { MuCritic, type MuCredit } from "../critic/mu-critic.js";
 import { createMu } from "../mu/sidecar-mu.js";
 import { denseAdvantages, sparseAdvantages } from "./advantages.js";
 import { type BatchDetail, isTrainable, planBatches, trainCoEvolution, type TrainerEvent } from "./co-evolution.js";
@@ -58,11 +58,7 @@ describe("trainCoEvolution on a user's environment with a real μ", () => {
   const roots: string[] = [];
 
   /** A fresh copy of the warm-up μ (v0001), loaded into the sidecar and onnxruntime-node. */
-  async function freshMu(
-    criteria?: { kind: "fixed"; criteria: string[] },
-    update = true,
-    value: Pick<MuCriticOptions, "credit"> & { objective?: "value" } = {},
-  ) {
+  async function freshMu(criteria?: { kind: "fixed"; criteria: string[] }, update = true, credit?: MuCredit) {
     const root = await mkdtemp(join(tmpdir(), "rlxar-run-"));
     roots.push(root);
     await cp(join(base, "v0001"), join(root, "v0001"), { recursive: true });
@@ -70,18 +66,12 @@ describe("trainCoEvolution on a user's environment with a real μ", () => {
     const model = await RubricModel.load(root, { threads: 1 });
     const critic = await MuCritic.open({
       model,
-      ...(update
-        ? {
-            mu,
-            root,
-            update: { ...MU_UPDATE, ...(value.objective === undefined ? {} : { objective: value.objective }) },
-          }
-        : {}),
+      ...(update ? { mu, root, update: MU_UPDATE } : {}),
       ...(criteria === undefined ? {} : { criteria }),
-      ...(value.credit === undefined ? {} : { credit: value.credit }),
+      ...(credit === undefined ? {} : { credit }),
       maxNewTokens: 12,
     });
-    return { root, model, critic };
+    return { root, model, critic, mu };
   }
 
   beforeAll(async () => {
@@ -108,7 +98,17 @@ describe("trainCoEvolution on a user's environment with a real μ", () => {
     "credit as the change of μ's value (ours): each step's s is the change it brought, μ trained by the value loss",
     async () => {
       const scored = await freshMu(undefined, false);
-      const valued = await freshMu(undefined, true, { credit: "value-difference", objective: "value" });
+      const valued = await freshMu(undefined, true, "value-difference");
+      // The credit asks for a μ trained as a value: told to decompose R instead, it refuses.
+      await expect(
+        MuCritic.open({
+          model: valued.model,
+          mu: valued.mu,
+          root: valued.root,
+          update: { ...MU_UPDATE, objective: "decomposition" },
+          credit: "value-difference",
+        }),
+      ).rejects.toThrow(/update\.objective.*"value-difference" reads a μ trained by "value"/);
       const episodes = await rollout(environment, tasks.slice(0, 6), new TablePolicy(), { temperature: 1, seed: 4 });
       const plain = await scored.critic.rate(episodes);
       const q = plain.map((steps) => steps.map((step) => step.s));
@@ -121,7 +121,8 @@ describe("trainCoEvolution on a user's environment with a real μ", () => {
         steps.forEach((step, t) => expect(step.s).toBeCloseTo(credits[t]!, 12));
         expect(steps.reduce((sum, step) => sum + step.s, 0)).toBeCloseTo(episodes[e]!.reward - start, 10);
       });
-      // The update fits the value loss on μ's own scores (the sidecar's torch and the export agree to float32).
+      // The update fits the value loss (the credit's default objective) on μ's own scores (the
+      // sidecar's torch and the export agree to float32).
       const { metrics } = await valued.critic.update(episodes, ratings);
       expect(metrics.score_loss as number).toBeCloseTo(
         valueLoss(
