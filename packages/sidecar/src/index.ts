@@ -64,3 +64,5 @@ export {
   type PolicyInitParams,
   type PolicySummary,
 } from "./wire/policy.js";
+export { ModelTokenizerSchema, type ModelTokenizer } from "./wire/values.js";
+export type { ModelText } from "./handles/model-text.js";

@@ -425,3 +425,22 @@ def test_the_value_objective_learns_each_steps_expected_outcome() -> None:
     assert s[0] == pytest.approx(0.5, abs=0.1) and s[1] > 0.85 and s[2] < 0.15
     reply = session.handle(Request(2, "mu.step", {"trajectories": trajectories, "learning_rate": 1e-3, "objective": "values"}))
     assert reply["error"]["code"] == "invalid_params" and "params.objective" in reply["error"]["message"]
+
+
+def test_a_tiny_mu_has_no_tokenizer_and_its_text_methods_say_so() -> None:
+    from conftest import session_call
+    from rubric_trainer.distributed import DistContext
+    from rubric_trainer.protocol import Request
+    from rubric_trainer.server import Session
+
+    session = Session(DistContext(0, 1, 0), None)
+    assert session_call(session, "mu.init", {"model": MODEL, "seed": 1})["tokenizer"] is None
+    for i, (method, params) in enumerate(
+        [("mu.tokenize", {"texts": ["a"]}), ("mu.detokenize", {"ids": [[1]]}), ("mu.chat", {"conversations": [[{"role": "user", "content": "a"}]]})]
+    ):
+        reply = session.handle(Request(i, method, params))
+        assert reply["error"]["code"] == "unavailable", reply
+        assert f"{method} needs a model with a tokenizer" in reply["error"]["message"]
+    # The wire refuses an empty list before μ is asked.
+    reply = session.handle(Request(9, "mu.tokenize", {"texts": []}))
+    assert reply["error"]["code"] == "invalid_params" and "params.texts" in reply["error"]["message"]

@@ -254,6 +254,7 @@ def test_a_bfloat16_checkpoint_is_trained_in_float32(model_dir: Path, tmp_path: 
 
     bf16 = tmp_path / "bf16"
     transformers.AutoModelForCausalLM.from_pretrained(str(model_dir), **dtype_argument(transformers, torch.bfloat16)).save_pretrained(str(bf16))
+    transformers.AutoTokenizer.from_pretrained(str(model_dir)).save_pretrained(str(bf16))  # a model directory ships its tokenizer
     if int(transformers.__version__.split(".")[0]) >= 5:  # seen with 5.17: a load without a dtype keeps bfloat16
         assert transformers.AutoModelForCausalLM.from_pretrained(str(bf16)).dtype == torch.bfloat16
     session, _ = init(bf16, {})
@@ -424,3 +425,34 @@ def test_mu_runs_on_cuda(model_dir: Path, tmp_path: Path, dtype: str) -> None:
     assert all(p.is_cuda for p in loaded.mu.network.parameters())
     assert session_call(loaded, "mu.scores", {"steps": STEPS}) == session_call(cuda, "mu.scores", {"steps": STEPS})
     assert equal(adapter(loaded), adapter(cuda)) and equal(adapter(loaded, REFERENCE), adapter(cuda, REFERENCE))
+
+
+def test_mu_reads_text_with_the_models_own_tokenizer_and_chat_template(tmp_path: Path) -> None:
+    """``mu.tokenize``/``detokenize``/``chat`` are the policy's methods on μ's tokenizer: a step
+    prompt through the template with the assistant's turn opened, criteria text without special
+    tokens, and the summary says which end token closes μ's criteria."""
+    import transformers
+    from hf_model import CHATML, write_model
+
+    directory = write_model(tmp_path / "chat", CORPUS, vocab_size=300, d_model=D_MODEL, layers=LAYERS, heads=4, max_positions=128, chat_template=CHATML)
+    session, summary = init(directory, lora={"r": 4})
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(directory))
+    assert summary["tokenizer"] == {"size": len(tokenizer), "bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id, "chat_template": True}
+    conversation = [{"role": "system", "content": "Write 3 criteria."}, {"role": "user", "content": "Question: who?"}]
+    ids = session_call(session, "mu.chat", {"conversations": [conversation]})["ids"][0]
+    assert tokenizer.decode(ids) == f"<|system|>\nWrite 3 criteria.{tokenizer.eos_token}\n<|user|>\nQuestion: who?{tokenizer.eos_token}\n<|assistant|>\n"
+    text = '{"criteria": ["a", "b", "c"]}'
+    criteria = session_call(session, "mu.tokenize", {"texts": [text]})["ids"][0]
+    assert criteria == tokenizer(text, add_special_tokens=False)["input_ids"]
+    assert session_call(session, "mu.detokenize", {"ids": [criteria + [tokenizer.eos_token_id]]})["texts"] == [text]
+    # μ scores and trains on these very ids.
+    assert len(session_call(session, "mu.scores", {"steps": [{"prompt": ids, "criteria": criteria}]})["d"][0]) == K
+    reply = session.handle(Request(7, "mu.detokenize", {"ids": [[len(tokenizer) + 10_000]]}))
+    assert reply["error"]["code"] == "invalid_params" and "params.ids[0]" in reply["error"]["message"]
+
+
+def test_a_mu_whose_tokenizer_has_no_chat_template_refuses_mu_chat(model_dir: Path) -> None:
+    session, summary = init(model_dir)
+    assert summary["tokenizer"]["chat_template"] is False
+    reply = session.handle(Request(3, "mu.chat", {"conversations": [[{"role": "user", "content": "hi"}]]}))
+    assert reply["error"]["code"] == "unavailable" and "use mu.tokenize" in reply["error"]["message"]

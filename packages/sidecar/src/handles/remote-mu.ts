@@ -1,7 +1,9 @@
 import { resolve } from "node:path";
+import type { ChatMessage } from "@rubric/core";
 import type { CallOptions, SidecarClient } from "../client/client.js";
 import type { ParamsOf, ResultOf } from "../wire/methods.js";
 import type { MuObjective, MuSummary } from "../wire/mu.js";
+import { modelText } from "./model-text.js";
 
 /** One step as μ reads it: the step prompt's ids and its criteria's ids (empty for the "no rubric" ablation). */
 export interface RemoteMuStep {
@@ -216,6 +218,27 @@ export class RemoteMu {
       this.call,
     );
     return result.rows;
+  }
+
+  /**
+   * Each text's ids under a transformers μ's own tokenizer (`summary.tokenizer`), no special token
+   * added: the criteria text μ is scored and trained on. The tiny μ refuses, "unavailable".
+   */
+  tokenize(texts: readonly string[]): Promise<number[][]> {
+    return modelText(this.client, "mu", this.call).tokenize(texts);
+  }
+
+  /** Each row's text under a transformers μ's own tokenizer, special tokens left out: μ's criteria as written. */
+  detokenize(ids: readonly (readonly number[])[]): Promise<string[]> {
+    return modelText(this.client, "mu", this.call).detokenize(ids);
+  }
+
+  /**
+   * Each step prompt's ids through a transformers μ's chat template with the assistant's turn
+   * opened, as ARCO's μ reads its prompt. A tokenizer without a template refuses, "unavailable".
+   */
+  chat(conversations: readonly (readonly ChatMessage[])[]): Promise<number[][]> {
+    return modelText(this.client, "mu", this.call).chat(conversations);
   }
 
   /** Freezes the current μ as the KL reference of later decomposition steps. */

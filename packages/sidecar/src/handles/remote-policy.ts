@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import type { ChatMessage } from "@rubric/core";
 import type { CallOptions, SidecarClient } from "../client/client.js";
 import type { ResultOf } from "../wire/methods.js";
+import { modelText } from "./model-text.js";
 import type { PolicyInitParams, PolicySummary } from "../wire/policy.js";
 
 /** One sequence a policy step trains on: its tokens, their log-probs when sampled (π_old), its advantage. */
@@ -105,15 +106,13 @@ export class RemotePolicy {
   }
 
   /** Each text's ids under a transformers model's own tokenizer, no special token added. */
-  async tokenize(texts: readonly string[]): Promise<number[][]> {
-    if (texts.length === 0) return [];
-    return (await this.client.request("policy.tokenize", { texts: [...texts] }, this.call)).ids;
+  tokenize(texts: readonly string[]): Promise<number[][]> {
+    return modelText(this.client, "policy", this.call).tokenize(texts);
   }
 
   /** Each row's text under a transformers model's own tokenizer, special tokens left out. */
-  async detokenize(ids: readonly (readonly number[])[]): Promise<string[]> {
-    if (ids.length === 0) return [];
-    return (await this.client.request("policy.detokenize", { ids: ids.map((row) => [...row]) }, this.call)).texts;
+  detokenize(ids: readonly (readonly number[])[]): Promise<string[]> {
+    return modelText(this.client, "policy", this.call).detokenize(ids);
   }
 
   /**
@@ -121,15 +120,8 @@ export class RemotePolicy {
    * turn opened: the prompt a chat model answers. The template places its own special tokens.
    * A model whose tokenizer has no template (`summary.tokenizer.chat_template`) refuses, "unavailable".
    */
-  async chat(conversations: readonly (readonly ChatMessage[])[]): Promise<number[][]> {
-    if (conversations.length === 0) return [];
-    return (
-      await this.client.request(
-        "policy.chat",
-        { conversations: conversations.map((turns) => turns.map((t) => ({ role: t.role, content: t.content }))) },
-        this.call,
-      )
-    ).ids;
+  chat(conversations: readonly (readonly ChatMessage[])[]): Promise<number[][]> {
+    return modelText(this.client, "policy", this.call).chat(conversations);
   }
 
   /** One optimiser step on groups of sequences that share a prompt. */

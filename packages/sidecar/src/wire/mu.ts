@@ -1,5 +1,14 @@
 import { z } from "zod";
-import { LoraSettingsSchema, type MethodSchemas, Ok, Positive, RngStateSchema, Tokens } from "./values.js";
+import {
+  LoraSettingsSchema,
+  type MethodSchemas,
+  ModelTokenizerSchema,
+  Ok,
+  Positive,
+  RngStateSchema,
+  TextMethods,
+  Tokens,
+} from "./values.js";
 
 /**
  * ARCO's rubric model μ on the wire (`mu.*`): init, SFT, the decomposition step, scores, logits,
@@ -65,6 +74,12 @@ export const MuSummarySchema = z.object({
   device: z.string().optional(),
   /** The backbone's weights' dtype; the score head is float32 whatever it is. */
   dtype: z.enum(MU_DTYPES).optional(),
+  /**
+   * A transformers μ's own tokenizer (`mu.tokenize` and `mu.chat` read text with it; its end
+   * token closes μ's criteria); null for the tiny μ, whose client makes its ids. Absent from a
+   * sidecar older than these methods.
+   */
+  tokenizer: ModelTokenizerSchema.optional(),
 });
 
 /**
@@ -210,6 +225,10 @@ export const MU_METHODS = {
    * Sets the token embeddings of `ids` to `rows` (one row of d_model values per id): pretrained
    * word vectors, the inductive bias a pretrained backbone gives ARCO's μ.
    */
+  /** Text through a transformers μ's own tokenizer: what `policy.tokenize`/`detokenize`/`chat` are for π. */
+  "mu.tokenize": TextMethods.tokenize,
+  "mu.detokenize": TextMethods.detokenize,
+  "mu.chat": TextMethods.chat,
   "mu.embed": {
     params: z.strictObject({
       ids: Tokens,

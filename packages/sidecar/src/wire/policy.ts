@@ -1,13 +1,14 @@
 import { z } from "zod";
-import { ChatMessageSchema } from "@rubric/core";
 import {
   LoraSettingsSchema,
   Matrix,
+  ModelTokenizerSchema,
   type MethodSchemas,
   ObjectiveSchema,
   Ok,
   Positive,
   Row,
+  TextMethods,
   Tokens,
 } from "./values.js";
 
@@ -26,15 +27,7 @@ export const PolicySummarySchema = z.object({
   steps: z.number().int(),
   reference: z.boolean(),
   /** A transformers model's tokenizer (`policy.tokenize` reads text with it); null for the small transformer, whose ids its client makes. */
-  tokenizer: z
-    .object({
-      size: z.number().int().positive(),
-      bos_token_id: z.number().int().nonnegative().nullable(),
-      eos_token_id: z.number().int().nonnegative().nullable(),
-      /** Whether it has a chat template (`policy.chat` renders conversations with it). */
-      chat_template: z.boolean(),
-    })
-    .nullable(),
+  tokenizer: ModelTokenizerSchema,
 });
 export type PolicySummary = z.infer<typeof PolicySummarySchema>;
 
@@ -134,26 +127,9 @@ export const POLICY_METHODS = {
     params: z.strictObject({ prompt: Tokens, sequences: z.array(Tokens).min(1) }),
     result: z.object({ logprobs: z.array(z.array(z.number())) }),
   },
-  /** Text → ids with the model's own tokenizer, no special token added (transformers models only). */
-  "policy.tokenize": {
-    params: z.strictObject({ texts: z.array(z.string()).min(1) }),
-    result: z.object({ ids: z.array(z.array(z.number().int().nonnegative())) }),
-  },
-  /** Ids → text, special tokens left out (transformers models only). */
-  "policy.detokenize": {
-    params: z.strictObject({ ids: z.array(z.array(z.number().int().nonnegative())).min(1) }),
-    result: z.object({ texts: z.array(z.string()) }),
-  },
-  /**
-   * Conversations → ids through the model's chat template, the assistant's turn opened (transformers
-   * models whose tokenizer has one): the prompt a chat model was trained to answer.
-   */
-  "policy.chat": {
-    params: z.strictObject({
-      conversations: z.array(z.array(ChatMessageSchema).min(1)).min(1),
-    }),
-    result: z.object({ ids: z.array(z.array(z.number().int().nonnegative())) }),
-  },
+  "policy.tokenize": TextMethods.tokenize,
+  "policy.detokenize": TextMethods.detokenize,
+  "policy.chat": TextMethods.chat,
   "policy.step": {
     params: z.strictObject({
       objective: ObjectiveSchema.optional(),

@@ -1,3 +1,4 @@
+import { ChatMessageSchema } from "@rubric/core";
 import { z } from "zod";
 
 /**
@@ -31,6 +32,38 @@ export const RngStateSchema = z.strictObject({
     .refine((words) => words.some((word) => word !== 0), { message: "must not be all zero" }),
   key: z.string().regex(/^[0-9a-f]{16}$/, "expected 16 lower-case hex digits"),
 });
+
+/**
+ * A transformers model's own tokenizer, as a summary describes it (the policy's and μ's alike);
+ * null for the small transformer, whose ids its client makes.
+ */
+export const ModelTokenizerSchema = z
+  .object({
+    size: z.number().int().positive(),
+    bos_token_id: z.number().int().nonnegative().nullable(),
+    eos_token_id: z.number().int().nonnegative().nullable(),
+    /** Whether it has a chat template (`<subject>.chat` renders conversations with it). */
+    chat_template: z.boolean(),
+  })
+  .nullable();
+export type ModelTokenizer = z.infer<typeof ModelTokenizerSchema>;
+
+const Ids = z.array(z.array(z.number().int().nonnegative()));
+
+/**
+ * Text through a transformers model's own tokenizer: the same three methods for π (`policy.*`)
+ * and μ (`mu.*`). `tokenize`: text → ids, no special token added; `detokenize`: ids → text,
+ * special tokens left out; `chat`: conversations → ids through the model's chat template with
+ * the assistant's turn opened (the prompt a chat model was trained to answer).
+ */
+export const TextMethods = {
+  tokenize: { params: z.strictObject({ texts: z.array(z.string()).min(1) }), result: z.object({ ids: Ids }) },
+  detokenize: { params: z.strictObject({ ids: Ids.min(1) }), result: z.object({ texts: z.array(z.string()) }) },
+  chat: {
+    params: z.strictObject({ conversations: z.array(z.array(ChatMessageSchema).min(1)).min(1) }),
+    result: z.object({ ids: Ids }),
+  },
+} as const;
 
 /** A method's two schemas: its params (checked before sending) and its result (checked on arrival). */
 export type MethodSchemas = Record<string, { params: z.ZodType; result: z.ZodType }>;

@@ -24,6 +24,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import torch
 
+from . import model_text
 from .checkpoint import read_checkpoint, restoring, write_checkpoint
 from .distributed import DistContext
 from .faults import InvalidParams, NonFinite
@@ -109,6 +110,25 @@ class Mu:
     @property
     def pooling(self) -> str:
         return str(self.init["pooling"])
+
+    # --- text -----------------------------------------------------------------------------------
+
+    @property
+    def tokenizer(self) -> Any:
+        """A transformers μ's own tokenizer; None for the tiny μ, whose client makes its ids."""
+        return getattr(self.network, "tokenizer", None)
+
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        return model_text.tokenize(self.tokenizer, texts, "mu.tokenize")
+
+    def detokenize(self, ids: Sequence[Sequence[int]]) -> list[str]:
+        model_text.require_tokenizer(self.tokenizer, "mu.detokenize")
+        for k, row in enumerate(ids):
+            self.check_tokens(row, f"params.ids[{k}]")
+        return model_text.detokenize(self.tokenizer, ids, "mu.detokenize")
+
+    def chat(self, conversations: Sequence[Sequence[dict]]) -> list[list[int]]:
+        return model_text.chat(self.tokenizer, conversations, "mu.chat", "mu.tokenize")
 
     # --- input checks ---------------------------------------------------------------------------
 
@@ -455,4 +475,5 @@ class Mu:
             "trainable_parameters": sum(p.numel() for p in self.network.parameters() if p.requires_grad),
             "device": str(self.device),
             "dtype": self.init.get("dtype", "float32"),
+            "tokenizer": model_text.describe_tokenizer(self.tokenizer, None if self.tokenizer is None else getattr(self.tokenizer, "eos_token_id", None)),
         }

@@ -79,6 +79,18 @@ def mu_generate(call: Call, params: dict) -> dict:
     return generate(mu, params["prompts"], max_new_tokens=params["max_new_tokens"], eos_id=params["eos_id"], temperature=params["temperature"], rngs=params["rng"], check_cancelled=call.check_cancelled)
 
 
+def mu_tokenize(call: Call, params: dict) -> dict:
+    return {"ids": call.session.require_mu().tokenize(params["texts"])}
+
+
+def mu_detokenize(call: Call, params: dict) -> dict:
+    return {"texts": call.session.require_mu().detokenize(params["ids"])}
+
+
+def mu_chat(call: Call, params: dict) -> dict:
+    return {"ids": call.session.require_mu().chat(params["conversations"])}
+
+
 def mu_embed(call: Call, params: dict) -> dict:
     mu = call.session.require_mu()
     ids, rows = params["ids"], params["rows"]
@@ -131,6 +143,9 @@ METHODS: dict[str, Callable[[Call, dict], dict]] = {
     "mu.scores": mu_scores,
     "mu.logits": mu_logits,
     "mu.generate": mu_generate,
+    "mu.tokenize": mu_tokenize,
+    "mu.detokenize": mu_detokenize,
+    "mu.chat": mu_chat,
     "mu.embed": mu_embed,
     "mu.set_reference": mu_set_reference,
     "mu.fingerprint": mu_fingerprint,

@@ -41,6 +41,9 @@ class TransformersMuNetwork(nn.Module):
         # score head is float32 whatever the backbone's (``scores`` casts its input), and so are
         # peft's adapter weights (its autocast_adapter_dtype upcasts them on a half-precision base).
         self.inner = transformers.AutoModelForCausalLM.from_pretrained(name, **dtype_argument(transformers, dtype))
+        # The model's own tokenizer: μ's prompts, criteria and SFT targets are its ids
+        # (``mu.tokenize``/``mu.chat``), as ARCO's μ reads its chat-templated prompt.
+        self.tokenizer = transformers.AutoTokenizer.from_pretrained(name)
         config = self.inner.config
         self.vocab_size = int(config.vocab_size)
         self.max_seq_len = int(getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", 2048))

@@ -19,6 +19,7 @@ from torch import nn
 
 from .checkpoint import read_checkpoint, restoring, write_checkpoint
 from .distributed import DistContext
+from . import model_text
 from .faults import InvalidParams, NonFinite, Unavailable
 from .model import build_model, check_token_ids, onnx_export_arguments, optional_import, parameter_fingerprint, tensors_fingerprint
 from .mu_lora import ReferenceView
@@ -107,50 +108,20 @@ class Policy:
         token = getattr(self.tokenizer, "eos_token_id", None)
         return None if token is None else int(token)
 
-    def require_tokenizer(self, method: str):
-        if self.tokenizer is None:
-            raise Unavailable(
-                f"{method} needs a model with a tokenizer (model.kind 'transformers'); the small transformer "
-                "reads ids that its client's tokenizer made"
-            )
-        return self.tokenizer
-
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
-        """Each text's ids as the model reads them, with no special token added (the client frames its
-        prompts: the start token, if any, and the end token are its to place)."""
-        tokenizer = self.require_tokenizer("policy.tokenize")
-        return [list(tokenizer(text, add_special_tokens=False)["input_ids"]) for text in texts]
+        return model_text.tokenize(self.tokenizer, texts, "policy.tokenize")
 
     def detokenize(self, ids: Sequence[Sequence[int]]) -> list[str]:
-        """Each row's text, special tokens left out."""
-        tokenizer = self.require_tokenizer("policy.detokenize")
+        model_text.require_tokenizer(self.tokenizer, "policy.detokenize")
         for k, row in enumerate(ids):
             self.check_tokens(row, f"params.ids[{k}]")
-        return [tokenizer.decode(list(row), skip_special_tokens=True) for row in ids]
+        return model_text.detokenize(self.tokenizer, ids, "policy.detokenize")
 
     def chat(self, conversations: Sequence[Sequence[dict]]) -> list[list[int]]:
-        """Each conversation's ids as the model's chat template renders it, with the assistant's turn
-        opened (``add_generation_prompt``): what the model reads before it writes a reply. The
-        template places its own special tokens, so nothing else is added. Rendered to text first and
-        then tokenised, which reads the same in transformers 4 and 5 (whose ``tokenize=True``
-        returns different types)."""
-        tokenizer = self.require_tokenizer("policy.chat")
-        if not getattr(tokenizer, "chat_template", None):
-            raise Unavailable("policy.chat needs a tokenizer with a chat template; this model's has none (render the prompt as text and use policy.tokenize)")
-        texts = [tokenizer.apply_chat_template([dict(m) for m in messages], tokenize=False, add_generation_prompt=True) for messages in conversations]
-        return [list(tokenizer(text, add_special_tokens=False)["input_ids"]) for text in texts]
+        return model_text.chat(self.tokenizer, conversations, "policy.chat", "policy.tokenize")
 
     def describe_tokenizer(self) -> Optional[dict]:
-        tokenizer = self.tokenizer
-        if tokenizer is None:
-            return None
-        bos = getattr(tokenizer, "bos_token_id", None)
-        return {
-            "size": len(tokenizer),
-            "bos_token_id": None if bos is None else int(bos),
-            "eos_token_id": self.eos_token_id,
-            "chat_template": bool(getattr(tokenizer, "chat_template", None)),
-        }
+        return model_text.describe_tokenizer(self.tokenizer, self.eos_token_id)
 
     # --- token checks ---------------------------------------------------------------------------
 

@@ -217,6 +217,11 @@ MU_PROMPT = Record(
         "maxObservationChars": Field(Integer(1), None),
     }
 )
+# Text through a transformers model's own tokenizer: policy.* and mu.* take the same params.
+TEXTS = Record({"texts": ListOf(Text(), min_length=1)})
+IDS = Record({"ids": ListOf(ListOf(Integer(0)), min_length=1)})
+CONVERSATIONS = Record({"conversations": ListOf(ListOf(Record({"role": Text(("system", "user", "assistant")), "content": Text()}), min_length=1), min_length=1)})
+
 MU_STEP = Record({"prompt": TOKENS, "criteria": ListOf(Integer(0))})
 """A step as μ reads it: the step prompt's ids and the criteria's ids (empty in the "no rubric" ablation)."""
 
@@ -279,6 +284,9 @@ MU_PARAMS: dict[str, Record] = {
     ),
     "mu.scores": Record({"steps": ListOf(MU_STEP, min_length=1)}),
     "mu.logits": Record({"ids": ListOf(TOKENS, min_length=1)}),
+    "mu.tokenize": TEXTS,
+    "mu.detokenize": IDS,
+    "mu.chat": CONVERSATIONS,
     "mu.embed": Record({"ids": TOKENS, "rows": MATRIX}),
     "mu.set_reference": Record({}),
     "mu.fingerprint": Record({}),
@@ -351,9 +359,9 @@ PARAMS: dict[str, Record] = {
         }
     ),
     "policy.logprobs": Record({"prompt": TOKENS, "sequences": ListOf(TOKENS, min_length=1)}),
-    "policy.tokenize": Record({"texts": ListOf(Text(), min_length=1)}),
-    "policy.detokenize": Record({"ids": ListOf(ListOf(Integer(0)), min_length=1)}),
-    "policy.chat": Record({"conversations": ListOf(ListOf(Record({"role": Text(("system", "user", "assistant")), "content": Text()}), min_length=1), min_length=1)}),
+    "policy.tokenize": TEXTS,
+    "policy.detokenize": IDS,
+    "policy.chat": CONVERSATIONS,
     "policy.step": Record(
         {
             "objective": Field(Text(OBJECTIVES), "gspo"),
