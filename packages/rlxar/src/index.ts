@@ -28,6 +28,14 @@ export {
   type SftRow,
 } from "./mu/sidecar-mu.js";
 export {
+  SIDECAR_MU_FILE,
+  SidecarMuModel,
+  type MuTextFormat,
+  type SidecarMuManifest,
+  type SidecarMuModelOptions,
+} from "./mu/sidecar-mu-model.js";
+export { fitHistories, type FittedPrompt } from "./history/fit.js";
+export {
   decompositionFit,
   trainMu,
   type DecompositionFit,

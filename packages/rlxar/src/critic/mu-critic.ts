@@ -10,6 +10,7 @@ import type { MuObjective, RemoteMu } from "@rubric/sidecar";
 import { RlxarInputError } from "../errors.js";
 import { type Episode, episodeSteps } from "../rollout/rollout.js";
 import { exportMu } from "../mu/sidecar-mu.js";
+import { SidecarMuModel } from "../mu/sidecar-mu-model.js";
 import type { CriticUpdate, StepCritic, StepRating } from "./step-critic.js";
 
 /**
@@ -49,11 +50,18 @@ export interface MuUpdateSettings {
 export type MuCredit = "scores" | "value-difference";
 
 export interface MuCriticOptions {
-  /** μ for inference (onnxruntime-node); reloaded after each update. */
-  readonly model: RubricModel;
-  /** The sidecar's μ with the same weights and its optimiser: present when μ co-evolves, absent when frozen. */
+  /**
+   * μ for inference: an ONNX export in onnxruntime-node (`RubricModel`, reloaded after each
+   * update), or the sidecar's μ itself (`SidecarMuModel`: a transformers μ, or the small one
+   * served the same way), which a `mu.step` changes in place and each update saves as a version.
+   */
+  readonly model: RubricModel | SidecarMuModel;
+  /**
+   * The sidecar's μ with the same weights and its optimiser: present when μ co-evolves, absent
+   * when frozen. For a `SidecarMuModel`, its own handle (`model.mu`).
+   */
   readonly mu?: RemoteMu;
-  /** The model root that updates export into (`model`'s own root). */
+  /** The model root that updates export into (`model`'s own root; a `SidecarMuModel` has its own). */
   readonly root?: string;
   readonly criteria?: CriteriaSource;
   /** Show μ the trajectory so far (ARCO); false is the "w/o prefix" ablation: question and action only. */
@@ -79,10 +87,11 @@ export type MuUpdate = CriticUpdate;
  */
 export class MuCritic implements StepCritic {
   readonly #options: MuCriticOptions;
-  readonly #tokenizer: ByteBpeTokenizer;
+  /** The ONNX export's tokenizer, which every next export carries; none for a sidecar-served μ. */
+  readonly #tokenizer: ByteBpeTokenizer | undefined;
   readonly #criteria: CriteriaSource;
 
-  private constructor(options: MuCriticOptions, tokenizer: ByteBpeTokenizer) {
+  private constructor(options: MuCriticOptions, tokenizer: ByteBpeTokenizer | undefined) {
     this.#options = options;
     this.#tokenizer = tokenizer;
     this.#criteria = options.criteria ?? { kind: "generated" };
@@ -103,12 +112,18 @@ export class MuCritic implements StepCritic {
         `a scalar process reward (no criteria) needs a μ with K = 1, this one has K = ${k}`,
       );
     }
-    if (options.mu !== undefined && (options.update === undefined || options.root === undefined)) {
+    const served = options.model instanceof SidecarMuModel;
+    if (options.mu !== undefined && (options.update === undefined || (options.root === undefined && !served))) {
       throw new RlxarInputError(
         "update",
         "a co-evolving μ (with the sidecar's μ) needs `update` settings and a `root` to export to",
       );
     }
+    if (served && options.mu !== undefined && options.mu !== (options.model as SidecarMuModel).mu)
+      throw new RlxarInputError(
+        "mu",
+        "a sidecar-served μ trains the μ it serves: pass its own handle (model.mu), or none for a frozen μ",
+      );
     // A value's differences need a μ trained as a value, and a value is no decomposition of R.
     const objective: MuObjective = options.credit === "value-difference" ? "value" : "decomposition";
     if (options.update?.objective !== undefined && options.update.objective !== objective)
@@ -116,7 +131,7 @@ export class MuCritic implements StepCritic {
         "update.objective",
         `is ${JSON.stringify(options.update.objective)}, but credit ${JSON.stringify(options.credit ?? "scores")} reads a μ trained by ${JSON.stringify(objective)}`,
       );
-    const { tokenizer } = await readModel(options.model.directory);
+    const tokenizer = served ? undefined : (await readModel(options.model.directory)).tokenizer;
     return new MuCritic(
       options.update === undefined ? options : { ...options, update: { ...options.update, objective } },
       tokenizer,
@@ -202,7 +217,7 @@ export class MuCritic implements StepCritic {
    */
   async update(episodes: readonly Episode[], ratings: readonly (readonly StepRating[])[]): Promise<MuUpdate> {
     const { mu, update, root, model } = this.#options;
-    if (mu === undefined || update === undefined || root === undefined) {
+    if (mu === undefined || update === undefined || (root === undefined && !(model instanceof SidecarMuModel))) {
       throw new RlxarInputError("update", "this μ is frozen (no sidecar μ): it cannot be updated");
     }
     if (ratings.length !== episodes.length) {
@@ -242,9 +257,14 @@ export class MuCritic implements StepCritic {
       compute_ms: m.computeMs,
     };
     const exportStart = performance.now();
-    // The next version reads steps as this one does: the prompt settings travel with every export.
-    await exportMu(mu, root, this.#tokenizer, model.manifest.maxLengths.criteria, model.manifest.prompt);
-    await model.reload();
+    if (model instanceof SidecarMuModel) {
+      // The sidecar already serves the new weights: the version is a checkpoint, for a resume.
+      await model.save();
+    } else {
+      // The next version reads steps as this one does: the prompt settings travel with every export.
+      await exportMu(mu, root!, this.#tokenizer!, model.manifest.maxLengths.criteria, model.manifest.prompt);
+      await model.reload();
+    }
     const done = performance.now();
     return { metrics, version: model.version, trainMs: exportStart - trainStart, exportMs: done - exportStart };
   }

@@ -15,49 +15,20 @@ import {
 } from "@rubric/arco-heads";
 import { SidecarClient } from "@rubric/sidecar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CRITERIA, STEPS, sftExamples } from "./__fixtures__/steps.js";
 import { createMu, exportMu, type SftEpoch, sftMu, sidecarMuEngine } from "./sidecar-mu.js";
 
 const TIMEOUT_MS = 300_000; // a guard for a busy 2-core machine, not a measurement
 const TOLERANCE = 1e-4; // float32 in both runtimes
 
-const steps: Step[] = [
-  ...stepsOf({
-    id: "q1",
-    task: "Which river flows through the capital of the country where Tarn Hall was built?",
-    outcome: 1,
-    turns: [
-      {
-        action: "Search[Tarn Hall]",
-        observation: "Tarn Hall is a manor house in Norland, built in 1702.",
-        budgetLeft: 3,
-      },
-      {
-        action: "Search[capital of Norland]",
-        observation: "Vessby is the capital of Norland, on the river Aln.",
-        budgetLeft: 2,
-      },
-      { action: "Finish[Aln]", observation: "Episode finished.", budgetLeft: 1 },
-    ],
-  }),
-  { task: "Is Mount Orr taller than Mount Bel?", history: [], budgetLeft: 3, action: "Finish[yes]" },
-];
-const CRITERIA = ["Finds the country", "Targets the capital", "Avoids repeats"];
+const steps = STEPS;
 
 describe("μ through the sidecar (torch) and onnxruntime-node", () => {
   let client: SidecarClient;
   let root: string;
   let latest: string;
   let epochs: SftEpoch[];
-  const examples: MuSftExample[] = steps.map((step, t) => ({
-    id: `q#${t}`,
-    trajectory: "q",
-    step: t,
-    messages: stepPrompt(step),
-    target: criteriaTarget(CRITERIA),
-    criteria: CRITERIA,
-    scores: [0.3, -0.1, 0.5],
-    outcome: 1,
-  }));
+  const examples = sftExamples(steps, CRITERIA, [0.3, -0.1, 0.5]);
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), "rlxar-mu-"));

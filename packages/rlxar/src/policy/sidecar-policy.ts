@@ -6,6 +6,7 @@ import { formatZodIssues } from "@rubric/core";
 import { z } from "zod";
 import type { AgentView } from "../environment/environment.js";
 import { RlxarInputError } from "../errors.js";
+import { fitHistories } from "../history/fit.js";
 import { rowSeed } from "./llm-policy.js";
 import type {
   ActOptions,
@@ -192,25 +193,8 @@ function modelCodec(options: SidecarPolicyOptions, remote: RemotePolicy): Policy
     eos,
     format,
     async prompts(views, maxTokens) {
-      const ids = await render(views);
-      let dropped = 0;
-      let over = views.flatMap((_, i) => (ids[i]!.length > maxTokens ? [i] : []));
-      while (over.length > 0) {
-        dropped++;
-        const left = over.filter((i) => dropped <= views[i]!.history.length);
-        const stuck = over.find((i) => dropped > views[i]!.history.length);
-        if (stuck !== undefined)
-          throw new RlxarInputError(
-            `view ${views[stuck]!.taskId}`,
-            `its prompt takes ${ids[stuck]!.length} tokens with no history, more than the ${maxTokens} the model leaves for a prompt`,
-          );
-        const again = await render(left.map((i) => ({ ...views[i]!, history: views[i]!.history.slice(dropped) })));
-        left.forEach((i, k) => {
-          ids[i] = again[k]!;
-        });
-        over = left.filter((i) => ids[i]!.length > maxTokens);
-      }
-      return ids;
+      const fitted = await fitHistories(views, render, maxTokens, (i) => `view ${views[i]!.taskId}`);
+      return fitted.map((prompt) => prompt.ids);
     },
     encode: (texts) => remote.tokenize(texts),
     decode: (ids) => remote.detokenize(ids),
