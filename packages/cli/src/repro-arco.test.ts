@@ -42,6 +42,9 @@ describe("rubric repro arco: input checked before any work", () => {
       [["--device", "cuda"], 2, "--device is for --policy sidecar:… (π trained in the torch sidecar)"],
       [["--policy", "extractive", "--lora-rank", "8"], 2, "--lora-rank is for --policy sidecar:…"],
       [["--policy", "sidecar:tiny", "--dtype", "bfloat16"], 2, "--dtype: the small transformer trains in float32"],
+      [["--dtype", "bfloat16"], 2, "--dtype is for --policy sidecar:… (π trained in the torch sidecar) or --mu-model"],
+      // The small μ served by torch is float32: --dtype is for a transformers μ.
+      [["--mu-model", "tiny", "--dtype", "float16"], 2, "--dtype is for --policy sidecar:…"],
       [["--policy", "sidecar:"], 2, "--policy: sidecar: needs a model"],
       [["--policy", "served:Qwen/Qwen3-4B"], 2, "served: needs the server's root and the model the sidecar trains"],
       [
@@ -56,6 +59,24 @@ describe("rubric repro arco: input checked before any work", () => {
         ["--quick", "--methods", "arco", "--train-questions", "8", "--eval-questions", "4", "--mu-device", "cuda:7"],
         1,
         "params.device: device 'cuda:7' was asked for",
+      ],
+      // A transformers μ reaches mu.init: Debian's torch has no transformers, and the sidecar says so.
+      [
+        // --force: the case above left its seed directory in the same --out.
+        [
+          "--quick",
+          "--force",
+          "--methods",
+          "arco",
+          "--train-questions",
+          "8",
+          "--eval-questions",
+          "4",
+          "--mu-model",
+          join(dir, "no-model"),
+        ],
+        1,
+        "mu.init with model.kind 'transformers'",
       ],
     ];
     for (const [args, code, says] of cases) {

@@ -99,6 +99,7 @@ export {
   TUNE_QUESTIONS,
   type ArcoConfig,
   type SmallMuSettings,
+  transformersMuSettings,
 } from "./arco/config.js";
 export { runArco, type ArcoProgress, type ArcoRunOptions } from "./arco/experiment.js";
 export {
@@ -114,6 +115,12 @@ export {
   type SidecarPolicySetting,
   type TinyPolicyShape,
 } from "./arco/policy.js";
+export {
+  ARCO_MU_LORA,
+  arcoMuModel,
+  TINY_MU_MODEL,
+  type MuModelSetting,
+} from "./arco/mu-model.js";
 export { finalAnswer, hotpotMeasure } from "./arco/method.js";
 export { writeArcoOutputs } from "./arco/summary.js";
 export {

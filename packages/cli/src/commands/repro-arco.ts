@@ -13,6 +13,9 @@ import {
   type ArcoPolicySetting,
   type ArcoProgress,
   arcoConfig,
+  arcoMuModel,
+  type MuModelSetting,
+  TINY_MU_MODEL,
   arcoPolicySetting,
   ReproInputError,
   runArco,
@@ -57,12 +60,16 @@ const arcoFlags = {
   device: textFlag("<name>", "--policy sidecar:…: torch's device for π (default auto: the GPU when there is one)"),
   dtype: choiceFlag(
     "<type>",
-    "--policy sidecar:<model>: the model's dtype (default bfloat16; the small transformer is float32)",
+    "--policy sidecar:<model> and --mu-model <model>: the transformers models' dtype (default bfloat16; the small transformers are float32)",
     z.enum(["float32", "bfloat16", "float16"]),
+  ),
+  muModel: textFlag(
+    "<name|dir>",
+    "μ served by the torch sidecar: a transformers model (ARCO's μ: LoRA r 8, α 32, dropout 0.05 on q/v, its own tokenizer and chat template, ARCO's rates; needs transformers and peft in the sidecar's Python: the GPU recipe), or tiny (the small μ, served by torch instead of onnxruntime-node). Default: the small μ exported to ONNX",
   ),
   muDevice: textFlag(
     "<name>",
-    "torch's device for μ (default cpu), e.g. cuda:1 beside π on cuda:0 (ARCO's placement); its checkpoints keep it",
+    "torch's device for μ (default cpu; auto for a transformers --mu-model), e.g. cuda:1 beside π on cuda:0 (ARCO's placement); its checkpoints keep it",
   ),
   loraRank: integerFlag(
     "<r>",
@@ -209,14 +216,22 @@ function clearEarlierSeeds(out: string, force: boolean): void {
   for (const name of earlier) rmSync(join(out, name), { recursive: true, force: true });
 }
 
-/** `--policy` and the sidecar's flags as the configuration's π; a sidecar flag without a sidecar π is a usage error. */
-function policySettingOf(args: ReproArcoArgs): ArcoPolicySetting {
-  let setting: ArcoPolicySetting;
+/**
+ * `--policy`, `--mu-model` and the sidecar's flags as the configuration's π and μ; a sidecar flag
+ * that neither uses is a usage error.
+ */
+function modelSettingsOf(args: ReproArcoArgs): { policy: ArcoPolicySetting; muModel: MuModelSetting | undefined } {
+  const sidecarPolicy = args.policy?.startsWith("sidecar:") === true || args.policy?.startsWith("served:") === true;
+  const transformersMu = args.muModel !== undefined && args.muModel !== TINY_MU_MODEL;
+  let policy: ArcoPolicySetting;
+  let muModel: MuModelSetting | undefined;
   try {
-    setting = arcoPolicySetting(
+    // --dtype is π's when π is in the sidecar, and a transformers μ's too.
+    policy = arcoPolicySetting(
       args.policy,
-      definedFields({ device: args.device, dtype: args.dtype, loraRank: args.loraRank }),
+      definedFields({ device: args.device, dtype: sidecarPolicy ? args.dtype : undefined, loraRank: args.loraRank }),
     );
+    muModel = arcoMuModel(args.muModel, definedFields({ dtype: transformersMu ? args.dtype : undefined }));
   } catch (error) {
     if (error instanceof ReproInputError) throw new UsageError(error.message);
     throw error;
@@ -224,18 +239,20 @@ function policySettingOf(args: ReproArcoArgs): ArcoPolicySetting {
   const given = (
     [
       ["--device", args.device],
-      ["--dtype", args.dtype],
       ["--lora-rank", args.loraRank],
+      ...(transformersMu ? [] : ([["--dtype", args.dtype]] as const)),
     ] as const
   ).find(([, value]) => value !== undefined);
-  if (setting.kind !== "sidecar" && setting.kind !== "served" && given !== undefined)
-    throw new UsageError(`${given[0]} is for --policy sidecar:… (π trained in the torch sidecar)`);
-  return setting;
+  if (policy.kind !== "sidecar" && policy.kind !== "served" && given !== undefined)
+    throw new UsageError(
+      `${given[0]} is for --policy sidecar:… (π trained in the torch sidecar)${given[0] === "--dtype" ? " or --mu-model" : ""}`,
+    );
+  return { policy, muModel };
 }
 
 /** `rubric repro arco`. */
 export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean): Promise<number> {
-  const policy = policySettingOf(args);
+  const { policy, muModel } = modelSettingsOf(args);
   const llm = policy.kind === "llm" ? policy.spec : undefined;
   // Fails on a malformed spec before any work, with the spec's own error.
   if (llm !== undefined) {
@@ -247,7 +264,7 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
   const servedUrl = policy.kind === "served" ? policy.url : undefined;
   const servedSpec = (adapter: string) => `openai-compatible:${servedUrl}/v1#${adapter}`;
   if (policy.kind === "served") await preflightModel("--policy", servedSpec(policy.model), io);
-  const defaults = arcoConfig({ quick: args.quick, policy });
+  const defaults = arcoConfig({ quick: args.quick, policy, ...(muModel === undefined ? {} : { muModel }) });
   // An LLM policy on a CPU is slow and is not trained here: one seed on a few questions, no K
   // sweep, demonstrates the pipeline.
   const demonstration = llm !== undefined && !args.quick;

@@ -2,6 +2,7 @@
 import { definedFields } from "@rubric/core";
 import { selectHotpotQuestions, type TrainerSettingsInput } from "@rubric/rlxar";
 import { type ArcoPolicySetting, policyRates } from "./policy.js";
+import { type MuModelSetting, TINY_MU_MODEL } from "./mu-model.js";
 import { ARCO_METHODS, type ArcoMethod } from "./table.js";
 
 /**
@@ -93,6 +94,11 @@ export interface ArcoConfig {
     readonly sftExamples: number;
     /** torch's device for μ (absent: the sidecar's default, the CPU), e.g. "cuda:1" beside π on "cuda:0", ARCO's placement. */
     readonly device?: string;
+    /**
+     * μ served by the sidecar (`--mu-model`): the small μ (`tiny`) or a transformers model with
+     * ARCO's LoRA. Absent: the small μ exported to ONNX and served by onnxruntime-node.
+     */
+    readonly model?: MuModelSetting;
   };
   readonly trainer: TrainerSettingsInput;
 }
@@ -130,9 +136,14 @@ export interface SmallMuSettings {
  * μ's rates are the small μ's. Nothing is selected on dev.
  */
 export function arcoConfig(
-  options: { quick?: boolean; seeds?: number; trainPath?: string; evalPath?: string } & Partial<
-    Omit<ArcoConfig, "quick" | "seeds" | "trainPath" | "evalPath">
-  > = {},
+  options: {
+    quick?: boolean;
+    seeds?: number;
+    trainPath?: string;
+    evalPath?: string;
+    /** μ served by the sidecar (`arcoMuModel`); a transformers μ takes ARCO's rates and lengths. Ignored when `mu` is given. */
+    muModel?: MuModelSetting;
+  } & Partial<Omit<ArcoConfig, "quick" | "seeds" | "trainPath" | "evalPath">> = {},
 ): ArcoConfig {
   const quick = options.quick ?? false;
   const count = options.seeds ?? (quick ? 1 : 3);
@@ -153,22 +164,7 @@ export function arcoConfig(
     teacher: options.teacher ?? { rollouts: 3, noise: 0.25 },
     policy,
     policySft: options.policySft ?? { epochs: quick ? 3 : 5, learningRate: rates.sft, batchSize: 64 },
-    mu: options.mu ?? {
-      dModel: 32,
-      heads: 2,
-      layers: 1,
-      maxSequence: 1024,
-      vocabularySize: 800,
-      maxCriteriaTokens: 48,
-      maxObservationChars: 240,
-      sftEpochs: 4,
-      sftExamples: quick ? 240 : 256,
-      sftLearningRate: 3e-3,
-      sftHeadLearningRate: 1e-2,
-      learningRate: 1e-4,
-      headLearningRate: 1e-3,
-      beta: 0.05,
-    },
+    mu: options.mu ?? muDefaults(quick, options.muModel),
     trainer: {
       sparseEpochs: 1,
       denseEpochs: quick ? 1 : 2,
@@ -182,5 +178,49 @@ export function arcoConfig(
       denseScale: 0.5,
       ...options.trainer,
     },
+  };
+}
+
+/** μ's defaults: the small μ's, or ARCO's rates and lengths for a transformers μ (`--mu-model <name|dir>`). */
+function muDefaults(quick: boolean, model: MuModelSetting | undefined): ArcoConfig["mu"] {
+  const small: SmallMuSettings = {
+    dModel: 32,
+    heads: 2,
+    layers: 1,
+    maxSequence: 1024,
+    vocabularySize: 800,
+    maxCriteriaTokens: 48,
+    sftEpochs: 4,
+    sftLearningRate: 3e-3,
+    sftHeadLearningRate: 1e-2,
+    learningRate: 1e-4,
+    headLearningRate: 1e-3,
+    beta: 0.05,
+  };
+  const settings = model === undefined || model.name === TINY_MU_MODEL ? small : transformersMuSettings(small);
+  return {
+    ...settings,
+    maxObservationChars: 240,
+    sftExamples: quick ? 240 : 256,
+    ...(model === undefined ? {} : { model }),
+  };
+}
+
+/**
+ * μ's rates and lengths for a transformers μ: ARCO's (μ-SFT 10 epochs at 5e-5 for the adapter and
+ * 1e-3 for the score head; co-evolution at 1e-5 and 5e-4, β 0.05; ≤ 128 new tokens of criteria,
+ * 2,048 positions). The small μ's shape fields stay as given: a transformers μ has its own.
+ */
+export function transformersMuSettings(small: SmallMuSettings): SmallMuSettings {
+  return {
+    ...small,
+    maxSequence: 2048,
+    maxCriteriaTokens: 128,
+    sftEpochs: 10,
+    sftLearningRate: 5e-5,
+    sftHeadLearningRate: 1e-3,
+    learningRate: 1e-5,
+    headLearningRate: 5e-4,
+    beta: 0.05,
   };
 }

@@ -16,6 +16,7 @@ import {
   isTrainable,
   MuCritic,
   type Policy,
+  SidecarMuModel,
   rollout,
   sampleCriteria,
   type StepContrast,
@@ -84,10 +85,13 @@ export async function runMethod(
       await rm(root, { recursive: true, force: true });
       await cp(warm.directory, start, { recursive: true });
     }
-    const remote = await RemoteMu.load(client, start);
-    model = await RubricModel.load(root, { threads: 1 });
+    // μ served by the sidecar (`--mu-model`) rates on the weights it trains; otherwise the ONNX
+    // export in onnxruntime-node rates and each update exports and hot-reloads the next version.
+    const served = config.mu.model === undefined ? undefined : await SidecarMuModel.open(client, start);
+    const remote = served?.mu ?? (await RemoteMu.load(client, start));
+    if (served === undefined) model = await RubricModel.load(root, { threads: 1 });
     mu = await MuCritic.open({
-      model,
+      model: served ?? model!,
       ...(setup.coEvolves
         ? {
             mu: remote,

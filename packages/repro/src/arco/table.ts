@@ -119,6 +119,17 @@ function diagnosticsMarkdown(table: ArcoTable): string[] {
 const cell = (m: { mean: number; std: number; n: number }) =>
   m.n > 1 ? `${pct(m.mean)} ± ${pct(m.std)}` : pct(m.mean);
 
+/** How the run's μ differs from ARCO's (a LoRA on Qwen3-4B), from the configuration's `mu`. */
+function muDifference(mu: unknown): string {
+  const setting = mu as
+    | { dModel?: number; model?: { name?: string; dtype?: string; lora?: { r?: number } } }
+    | undefined;
+  const small = `a ${String(setting?.dModel)}-wide transformer trained from scratch, not a LoRA on the same backbone`;
+  if (setting?.model === undefined) return `μ is ${small}`;
+  if (setting.model.name === "tiny") return `μ is ${small}, served by the torch sidecar`;
+  return `μ is ${setting.model.name} (${setting.model.dtype}, LoRA r ${String(setting.model.lora?.r)} on q/v) served by the torch sidecar, ARCO's is a LoRA on Qwen3-4B`;
+}
+
 /** How the run's π differs from ARCO's (Qwen3-4B with LoRA, trained), from the configuration's `policy`. */
 function policyDifference(policy: unknown): string {
   const setting = policy as
@@ -174,7 +185,7 @@ export function arcoMarkdown(table: ArcoTable): string {
   lines.push(...diagnosticsMarkdown(table));
   lines.push(
     "",
-    `What differs from ARCO's 42.80: ${policyDifference(table.config.policy)}; μ is a ${String((table.config as { mu?: { dModel?: number } }).mu?.dModel)}-wide transformer trained from scratch, not a LoRA on the same backbone; retrieval is BM25 over each question's ten paragraphs, not SimCSE; the warm-up teacher is a scripted policy with the gold paragraphs and noise, not gpt-4o-mini with a gpt-5.4 annotator; training uses ${config.trainQuestions} questions (ARCO: 2,000) for far fewer epochs, and the dev set is the 400 of ARCO's 500 questions that are shared here.`,
+    `What differs from ARCO's 42.80: ${policyDifference(table.config.policy)}; ${muDifference((table.config as { mu?: unknown }).mu)}; retrieval is BM25 over each question's ten paragraphs, not SimCSE; the warm-up teacher is a scripted policy with the gold paragraphs and noise, not gpt-4o-mini with a gpt-5.4 annotator; training uses ${config.trainQuestions} questions (ARCO: 2,000) for far fewer epochs, and the dev set is the 400 of ARCO's 500 questions that are shared here.`,
     "",
     `Timing: ${(table.timing.totalMs / 1000).toFixed(0)} s in all; ${table.timing.rolloutsPerSecond.toFixed(1)} training rollouts/s; shares of training time: ${Object.entries(
       table.timing.shares,

@@ -1,10 +1,12 @@
 // ARCO on HotpotQA, the warm-up: π SFT on the teacher's trajectories, and one warm-up μ per kind.
-import { criteriaTarget, type MuSftExample, stepPrompt, type Step } from "@rubric/arco-heads";
+import { join } from "node:path";
+import { criteriaTarget, type MuSftExample, readModel, stepPrompt, type Step } from "@rubric/arco-heads";
 import { createRng, mean, shuffle } from "@rubric/core";
-import type { SidecarClient } from "@rubric/sidecar";
+import { RemoteMu, type SidecarClient } from "@rubric/sidecar";
 import {
   createMu,
   type Episode,
+  SidecarMuModel,
   episodeSteps,
   type PolicySftExample,
   teacherAnnotation,
@@ -12,8 +14,12 @@ import {
   warmupData,
 } from "@rubric/rlxar";
 import { type ArcoConfig, FIXED_CRITERIA, type MethodSetup } from "./config.js";
+import { TINY_MU_MODEL } from "./mu-model.js";
 
-/** The warm-up μ of one kind: the export every run of that kind starts from. */
+/**
+ * The warm-up μ of one kind: the export every run of that kind starts from (an ONNX export, or a
+ * sidecar-served μ's version directory when the configuration has `mu.model`).
+ */
 export interface WarmMu {
   readonly directory: string;
   readonly k: number;
@@ -122,6 +128,26 @@ export async function warmUpMu(
     shuffle(items, createRng(seed).fork(`mu-sft:${kind}`)).slice(0, config.mu.sftExamples);
   // The scalar reward averages the teacher's scores over the experiment's K criteria.
   const examples = muExamples(kind, kind === "prm" ? config.k : k, teacherEpisodes, promptOptions);
+  if (config.mu.model !== undefined && config.mu.model.name !== TINY_MU_MODEL) {
+    // ARCO's μ: a transformers model with LoRA, its own tokenizer and chat template, in the sidecar.
+    const { model: setting } = config.mu;
+    const mu = await RemoteMu.init(client, {
+      model: { kind: "transformers", name: setting.name },
+      k,
+      seed,
+      dtype: setting.dtype,
+      device: config.mu.device ?? "auto",
+      ...(setting.lora === undefined
+        ? {}
+        : { lora: { ...setting.lora, targetModules: [...setting.lora.targetModules] } }),
+    });
+    const served = await SidecarMuModel.create(mu, join(root, "served"), {
+      maxSequence: config.mu.maxSequence,
+      maxCriteriaTokens: config.mu.maxCriteriaTokens,
+      sft: { examples: sample(examples), ...sftOptions },
+    });
+    return { directory: served.directory, k };
+  }
   const exported = await createMu(client, root, {
     k,
     seed,
@@ -132,5 +158,12 @@ export async function warmUpMu(
     sft: { examples: sample(examples), ...sftOptions },
     ...(config.mu.device === undefined ? {} : { device: config.mu.device }),
   });
-  return { directory: exported.directory, k };
+  if (config.mu.model === undefined) return { directory: exported.directory, k };
+  // The same small μ, served by the sidecar: its criteria written by torch, not onnxruntime-node.
+  const served = await SidecarMuModel.create(exported.mu, join(root, "served"), {
+    tokenizer: (await readModel(exported.directory)).tokenizer,
+    maxSequence: config.mu.maxSequence,
+    maxCriteriaTokens: config.mu.maxCriteriaTokens,
+  });
+  return { directory: served.directory, k };
 }
