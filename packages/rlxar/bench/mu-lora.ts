@@ -1,7 +1,8 @@
 /**
  * μ trained whole against μ trained through LoRA (ARCO's r 8, α 32 on q and v), in the sidecar on
  * the CPU: the time of one `mu.step` (ARCO's decomposition loss + KL to μ_ref), of scoring, and of
- * an export (LoRA: the merged weights), printed as a Markdown section.
+ * an export (LoRA: the merged weights), and of the version a sidecar-served μ saves instead
+ * (`SidecarMuModel.save`: the checkpoint and its fingerprint), printed as a Markdown section.
  *
  *   pnpm --filter @rubric/rlxar run bench:mu-lora            (after `pnpm build`)
  *
@@ -16,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { BOS_ID, criteriaIds, promptText, readModel, stepPrompt } from "@rubric/arco-heads";
 import { RemoteMu, type RemoteMuLora, SidecarClient } from "@rubric/sidecar";
-import { createMu, exportMu } from "../src/index.js";
+import { createMu, exportMu, SidecarMuModel } from "../src/index.js";
 import { hotpotSteps, teacherCriteria } from "./hotpot-steps.js";
 import { seconds, time } from "./timing.js";
 
@@ -54,8 +55,10 @@ async function main() {
       max_seq_len: 1024,
     };
     const rows: string[] = [];
-    const results: Record<string, { step: number; scores: number; export: number; trainable: number; total: number }> =
-      {};
+    const results: Record<
+      string,
+      { step: number; scores: number; export: number; save: number; trainable: number; total: number }
+    > = {};
     for (const [name, lora] of [
       ["whole", undefined],
       ["LoRA r 8, α 32, q and v", { r: 8, loraAlpha: 32, loraDropout: 0.05 }],
@@ -75,11 +78,19 @@ async function main() {
           1,
         )
       ).median;
+      // Served by the sidecar itself (SidecarMuModel, how a transformers μ runs), an update ends
+      // with a saved version (checkpoint + fingerprint) instead of an ONNX export and a reload.
+      note(`${name}: save`);
+      const served = await SidecarMuModel.create(mu, join(root, `${name === "whole" ? "whole" : "lora"}-served`), {
+        tokenizer,
+      });
+      const save = (await time(() => served.save(), RUNS)).median;
       const summary = mu.summary;
       results[name] = {
         step,
         scores,
         export: exported,
+        save,
         trainable: summary.trainable_parameters ?? Number.NaN,
         total: summary.parameters ?? Number.NaN,
       };
@@ -87,7 +98,7 @@ async function main() {
     const whole = results["whole"]!;
     for (const [name, r] of Object.entries(results))
       rows.push(
-        `| ${name} | ${r.trainable.toLocaleString("en")} of ${r.total.toLocaleString("en")} | ${seconds(r.step)} | ${seconds(r.scores)} | ${seconds(r.export)} | ${name === "whole" ? "—" : `${(r.step / whole.step).toFixed(2)}× the step, ${(r.export / whole.export).toFixed(2)}× the export`} |`,
+        `| ${name} | ${r.trainable.toLocaleString("en")} of ${r.total.toLocaleString("en")} | ${seconds(r.step)} | ${seconds(r.scores)} | ${seconds(r.export)} | ${seconds(r.save)} (${(r.save / r.export).toFixed(2)}× the export) | ${name === "whole" ? "—" : `${(r.step / whole.step).toFixed(2)}× the step, ${(r.export / whole.export).toFixed(2)}× the export`} |`,
       );
     const lines = [
       "## μ through LoRA (sidecar, CPU)",
@@ -95,8 +106,8 @@ async function main() {
       `Command: \`pnpm --filter @rubric/rlxar run bench:mu-lora\` (Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}, ${THREADS} torch threads).`,
       `Workload: μ of the default \`rubric mu init\` shape (d 64, 2 layers, vocabulary ${tokenizer.vocabularySize}); one update = ${trajectories.length} trajectories × 4 HotpotQA-shaped steps (${ids.length} steps, prompts of ${(ids.reduce((n, s) => n + s.prompt.length, 0) / ids.length).toFixed(0)} tokens on average) with teacher-like criteria, ARCO's decomposition loss + β·KL(μ_ref‖μ); medians of ${RUNS} calls after a warm-up; the export is one ONNX export (LoRA: of the merged weights) with its manifest and hashes.`,
       "",
-      "| μ | trainable parameters | `mu.step` (64 steps) | `mu.scores` (64 steps) | export | against whole |",
-      "|---|---|---|---|---|---|",
+      "| μ | trainable parameters | `mu.step` (64 steps) | `mu.scores` (64 steps) | export | served: saved version | against whole |",
+      "|---|---|---|---|---|---|---|",
       ...rows,
       "",
     ];

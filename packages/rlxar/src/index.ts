@@ -315,6 +315,8 @@ export { CARELESS_NOISE, gymNoisyTeacher, gymOracle, type GymTeacherOptions } fr
 export { imitate, type ImitationOptions, type ImitationResult } from "./gym/imitation.js";
 export {
   checkGymCriterion,
+  GYM_FIXED_CRITERIA,
+  gymFixedAnnotation,
   criterionValidity,
   GYM_CRITERIA,
   gymStepCriteria,

@@ -5,7 +5,7 @@ import { ReproInputError } from "../errors.js";
 import { arcoGymConfig } from "./config.js";
 import { runArcoGym } from "./experiment.js";
 import { arcoGymPlots } from "./plot.js";
-import { ArcoGymTableSchema, arcoGymMarkdown } from "./table.js";
+import { ArcoGymTableSchema, arcoGymMarkdown, muWarmupKey, muWarmupOf } from "./table.js";
 
 // A small run: one hop count, two seeds, 8 training tasks, two outcome epochs' budget.
 const small = arcoGymConfig({
@@ -142,6 +142,50 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
       expect(table.methods.arco!.vsOutcome).toBeDefined();
       expect(arcoGymMarkdown(table)).toContain("μ's warm-up (one per H");
       expect(table.timing.byMethodMs.muWarmup).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+  }, 300_000);
+
+  it("runs ARCO's ablations, each from a warm-up of its own kind: PRM (K = 1, no criteria), fixed criteria, no prefix, K = 1 and 5", async () => {
+    const config = arcoGymConfig({
+      hops: [2],
+      seeds: 1,
+      trainTasks: 6,
+      evalTasks: 6,
+      budget: 24,
+      trueAdvantageRollouts: 2,
+      methods: ["prm", "fixedCriteria", "noPrefix", "arcoK1", "arcoK5"],
+      mu: { dModel: 16, layers: 1, sftTasks: 4, sftReplicas: 2, sftEpochs: 1, wordVectors: null },
+    });
+    expect(config.methods.map((m) => muWarmupKey(muWarmupOf(m, 3)))).toEqual([
+      "decomposition-prm-k1",
+      "decomposition-fixed-k3",
+      "decomposition-noPrefix-k3",
+      "decomposition-generated-k1",
+      "decomposition-generated-k5",
+    ]);
+    const client = await SidecarClient.start({ threads: 1 });
+    try {
+      const table = await runArcoGym(config, { client });
+      expect(ArcoGymTableSchema.parse(table)).toEqual(table);
+      expect(table.muWarmup!.map((m) => [m.variant, m.k])).toEqual([
+        ["prm", 1],
+        ["fixed", 3],
+        ["noPrefix", 3],
+        ["generated", 1],
+        ["generated", 5],
+      ]);
+      // The same teacher episodes; a PRM's examples have no criteria to skip, so none is fewer.
+      for (const warm of table.muWarmup!) expect(warm.episodes).toBe(8);
+      for (const name of config.methods) {
+        expect(table.credit[name]!.steps).toBeGreaterThan(0);
+        expect(table.methods[name]!.vsOutcome).toBeUndefined(); // no outcome run to pair with
+      }
+      // A PRM writes no criterion to check; fixed criteria are the grammar's, so the checkers read them.
+      expect(table.credit["prm"]!.criterionValidity).toBeNull();
+      expect(table.credit["fixedCriteria"]!.criterionValidity).not.toBeNull();
+      expect(arcoGymMarkdown(table)).toContain("| 2 | decomposition | prm | 1 |");
     } finally {
       await client.close();
     }

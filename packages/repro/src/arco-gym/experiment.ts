@@ -3,7 +3,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { MuObjective, SidecarClient } from "@rubric/sidecar";
+import type { SidecarClient } from "@rubric/sidecar";
 import { mcnemarExact, mean, pairedTTest, spearman, summarizeSeeds } from "@rubric/core";
 import {
   arcoGym,
@@ -47,7 +47,8 @@ import {
   featureSetOf,
   ARCO_GYM_CO_EVOLVING_MU_METHODS,
   ARCO_GYM_MU_METHODS,
-  muObjectiveOf,
+  muWarmupKey,
+  muWarmupOf,
   type ArcoGymMethod,
   type ArcoGymTable,
   ArcoGymTableSchema,
@@ -288,19 +289,25 @@ async function runAll(
       split: config.evaluationSplit,
       lookalikes: config.lookalikes,
     });
-    // One warm-up μ per H and objective, shared by every seed and learned method (it does not
-    // depend on a seed's policy): ARCO's for its methods, a value (ours) for muValue.
-    const warmMus = new Map<MuObjective, WarmGymMu>();
-    const objectives = new Set(config.methods.filter((m) => ARCO_GYM_MU_METHODS.includes(m)).map(muObjectiveOf));
-    for (const objective of objectives) {
+    // One warm-up μ per H and kind (objective, examples, K), shared by every seed and by the
+    // methods of that kind (it does not depend on a seed's policy): ARCO's for its methods, a
+    // value (ours) for muValue, and one per ablation (PRM, fixed criteria, no prefix, K = 1, 5).
+    const warmMus = new Map<string, WarmGymMu>();
+    const kinds = new Map(
+      config.methods
+        .filter((m) => ARCO_GYM_MU_METHODS.includes(m))
+        .map((m) => muWarmupOf(m, config.mu.k))
+        .map((kind) => [muWarmupKey(kind), kind] as const),
+    );
+    for (const [key, kind] of kinds) {
       if (client === undefined || scratch === undefined) break;
       options.onProgress?.({ type: "mu", hops, epoch: 0, of: config.mu.sftEpochs });
-      const warm = await warmGymMu(client, join(scratch, `mu-h${hops}-${objective}`), hops, config, {
+      const warm = await warmGymMu(client, join(scratch, `mu-h${hops}-${key}`), hops, config, {
         ...(wordVectors === undefined ? {} : { wordVectors }),
-        objective,
+        kind,
         onEpoch: (epoch, of) => options.onProgress?.({ type: "mu", hops, epoch, of }),
       });
-      warmMus.set(objective, warm);
+      warmMus.set(key, warm);
       const { directory: _, ...record } = warm;
       muWarmup.push({ hops, ...record, sftLoss: [...record.sftLoss] });
       byMethodMs.muWarmup = (byMethodMs.muWarmup ?? 0) + warm.ms;
@@ -373,7 +380,7 @@ async function runAll(
         if (ARCO_GYM_MU_METHODS.includes(method))
           mu = await openGymMuCritic(
             client!,
-            warmMus.get(muObjectiveOf(method))!,
+            warmMus.get(muWarmupKey(muWarmupOf(method, config.mu.k)))!,
             join(scratch!, `run-h${hops}-s${seed}-${method}`),
             { coEvolves: ARCO_GYM_CO_EVOLVING_MU_METHODS.includes(method), config },
           );

@@ -12,16 +12,19 @@ import {
   episodeSteps,
   episodeTrajectory,
   generateGymTasks,
+  GYM_FIXED_CRITERIA,
+  gymFixedAnnotation,
   gymNoisyTeacher,
   gymTeacherAnnotation,
   MuCritic,
   readWordVectors,
   rollout,
-  warmupData,
   type WordVectors,
 } from "@rubric/rlxar";
 import { ReproInputError } from "../errors.js";
+import { muExamples } from "../arco/warmup.js";
 import type { ArcoGymConfig } from "./config.js";
+import type { GymMuWarmupKind } from "./table.js";
 
 /** μ's step prompt in the gym: the observations are one sentence each, so nothing is cut. */
 export const GYM_MU_PROMPT = { maxObservationChars: 400 } as const;
@@ -31,6 +34,9 @@ export interface WarmGymMu {
   readonly directory: string;
   /** What its score head was fitted to: the teacher's decomposed scores (ARCO's), or each step's outcome (a value, ours). */
   readonly objective: MuObjective;
+  /** Its examples: ARCO's, fixed criteria, without the prefix, or a scalar PRM. */
+  readonly variant: GymMuWarmupKind["variant"];
+  readonly k: number;
   readonly examples: number;
   readonly episodes: number;
   /** Tokens of the vocabulary that started from a word vector (0 without them). */
@@ -76,28 +82,38 @@ export async function warmGymMu(
     readonly wordVectors?: WordVectors;
     readonly onEpoch?: (epoch: number, of: number) => void;
     /**
-     * ARCO's `decomposition` (default): the teacher's per-step scores, projected so Σ_t s_t = R;
-     * or `value` (ours): every step's K targets its episode's outcome R, so that μ's score is a
-     * Monte Carlo value of the prefix and the action.
+     * Which warm-up (`muWarmupOf`): ARCO's `decomposition` objective (the teacher's per-step
+     * scores, projected so Σ_t s_t = R) or `value` (ours: every step's K targets its episode's
+     * outcome R, so that μ's score is a Monte Carlo value of the prefix and the action); the
+     * examples' variant (ARCO's, fixed criteria scored by their checkers, without the prefix, or
+     * a scalar PRM); and K. Default: ARCO's at the run's K.
      */
-    readonly objective?: MuObjective;
+    readonly kind?: GymMuWarmupKind;
   } = {},
 ): Promise<WarmGymMu> {
   const { onEpoch } = options;
-  const objective = options.objective ?? "decomposition";
-  const started = performance.now();
   const { mu } = config;
+  const kind = options.kind ?? { objective: "decomposition", variant: "generated", k: mu.k };
+  const { objective, variant } = kind;
+  if (objective === "value" && variant !== "generated")
+    throw new ReproInputError("kind", `a value's warm-up takes ARCO's examples, not ${JSON.stringify(variant)}`);
+  const started = performance.now();
   const episodes = await criticWarmupEpisodes(hops, config);
-  const data = warmupData(
+  // A PRM's scalar is the mean of the teacher's scores at the run's K.
+  const annotatedK = variant === "prm" ? mu.k : kind.k;
+  const data = muExamples(
+    variant,
+    annotatedK,
     episodes,
-    episodes.map((episode) => gymTeacherAnnotation(episode, mu.k)),
+    (episode) =>
+      variant === "fixed" ? gymFixedAnnotation(episode, annotatedK) : gymTeacherAnnotation(episode, annotatedK),
     GYM_MU_PROMPT,
   );
   const rewards = new Map(episodes.map((episode) => [episodeTrajectory(episode).id, episode.reward]));
   const examples =
     objective === "decomposition"
-      ? data.mu
-      : data.mu.map((example) => {
+      ? data
+      : data.map((example) => {
           const reward = rewards.get(example.trajectory);
           if (reward === undefined)
             throw new ReproInputError(
@@ -109,7 +125,7 @@ export async function warmGymMu(
   let embedded = 0;
   const losses: number[] = [];
   const exported = await createMu(client, root, {
-    k: mu.k,
+    k: kind.k,
     seed: config.seed,
     shape: { dModel: mu.dModel, heads: mu.heads, layers: mu.layers, maxSequence: mu.maxSequence },
     vocabularySize: mu.vocabularySize,
@@ -135,7 +151,9 @@ export async function warmGymMu(
   return {
     directory: exported.directory,
     objective,
-    examples: data.mu.length,
+    variant,
+    k: kind.k,
+    examples: data.length,
     episodes: episodes.length,
     embedded,
     sftLoss: losses,
@@ -177,6 +195,11 @@ export async function openGymMuCritic(
       : {}),
     // A value μ credits each step with its value's change (ours), and so trains by the value loss.
     ...(warm.objective === "value" ? { credit: "value-difference" as const } : {}),
+    ...(warm.variant === "fixed"
+      ? { criteria: { kind: "fixed" as const, criteria: GYM_FIXED_CRITERIA.slice(0, warm.k) } }
+      : {}),
+    ...(warm.variant === "prm" ? { criteria: { kind: "none" as const } } : {}),
+    prefix: warm.variant !== "noPrefix",
     maxNewTokens: mu.maxCriteriaTokens,
     prompt: GYM_MU_PROMPT,
   });

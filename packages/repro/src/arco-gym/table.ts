@@ -12,6 +12,11 @@ export const ARCO_GYM_METHODS = [
   "frozenMu",
   "arco",
   "arcoOutcome",
+  "prm",
+  "fixedCriteria",
+  "noPrefix",
+  "arcoK1",
+  "arcoK5",
   "muValue",
   "featureMu",
   "featureArco",
@@ -28,6 +33,12 @@ export const ARCO_GYM_METHOD_LABELS: Readonly<Record<ArcoGymMethod, string>> = {
   frozenMu: "Frozen μ: the warm-up μ's step scores as the dense signal",
   arco: "ARCO: μ's step scores as the dense signal, μ co-evolving (decomposition loss + KL)",
   arcoOutcome: "ARCO + outcome (ours): as ARCO, plus R − mean R at the terminal step",
+  prm: "PRM (w/o rubric): μ's score head alone (K = 1, no criteria), warmed up on the mean of the teacher's scores, co-evolving",
+  fixedCriteria:
+    "Fixed criteria (w/o adaptive): one list of the grammar's criteria for every step, warmed up on their checkers' verdicts, co-evolving",
+  noPrefix: "Without the prefix: μ sees the question and the action alone, co-evolving",
+  arcoK1: "ARCO with K = 1 criterion per step",
+  arcoK5: "ARCO with K = 5 criteria per step",
   muValue:
     "μ as a value (ours): ARCO's μ (text, the same backbone and criteria), its score head regressed on the outcome from each prefix and action, co-evolving; a step's credit is the change of μ's value it brought",
   featureMu:
@@ -68,7 +79,18 @@ export const featureSetOf = (method: ArcoGymMethod): ArcoGymFeatureSet | undefin
   (ARCO_GYM_FEATURE_SETS as Partial<Record<ArcoGymMethod, ArcoGymFeatureSet>>)[method];
 
 /** The methods whose critic is μ (they need the sidecar). */
-export const ARCO_GYM_MU_METHODS: readonly ArcoGymMethod[] = ["rar", "frozenMu", "arco", "arcoOutcome", "muValue"];
+export const ARCO_GYM_MU_METHODS: readonly ArcoGymMethod[] = [
+  "rar",
+  "frozenMu",
+  "arco",
+  "arcoOutcome",
+  "prm",
+  "fixedCriteria",
+  "noPrefix",
+  "arcoK1",
+  "arcoK5",
+  "muValue",
+];
 
 /** The μ methods whose μ is a value (ours: warmed up on outcomes, trained by the value loss, credit its change). */
 export const ARCO_GYM_VALUE_MU_METHODS: readonly ArcoGymMethod[] = ["muValue"];
@@ -78,7 +100,30 @@ export const muObjectiveOf = (method: ArcoGymMethod): "value" | "decomposition" 
   ARCO_GYM_VALUE_MU_METHODS.includes(method) ? "value" : "decomposition";
 
 /** The μ methods whose μ trains on every batch (the others serve the warm-up μ frozen). */
-export const ARCO_GYM_CO_EVOLVING_MU_METHODS: readonly ArcoGymMethod[] = ["arco", "arcoOutcome", "muValue"];
+export const ARCO_GYM_CO_EVOLVING_MU_METHODS: readonly ArcoGymMethod[] = ARCO_GYM_MU_METHODS.filter(
+  (m) => m !== "rar" && m !== "frozenMu",
+);
+
+/** Which warm-up a μ method starts from: its objective, its examples' kind, and K. */
+export interface GymMuWarmupKind {
+  readonly objective: "value" | "decomposition";
+  readonly variant: "generated" | "fixed" | "noPrefix" | "prm";
+  readonly k: number;
+}
+
+/** The warm-up μ of a μ method, at the run's K (`k`) unless the method fixes its own. */
+export function muWarmupOf(method: ArcoGymMethod, k: number): GymMuWarmupKind {
+  const objective = muObjectiveOf(method);
+  if (method === "prm") return { objective, variant: "prm", k: 1 };
+  if (method === "fixedCriteria") return { objective, variant: "fixed", k };
+  if (method === "noPrefix") return { objective, variant: "noPrefix", k };
+  if (method === "arcoK1") return { objective, variant: "generated", k: 1 };
+  if (method === "arcoK5") return { objective, variant: "generated", k: 5 };
+  return { objective, variant: "generated", k };
+}
+
+/** One key per distinct warm-up: methods that share it share the warm-up μ. */
+export const muWarmupKey = (kind: GymMuWarmupKind) => `${kind.objective}-${kind.variant}-k${kind.k}`;
 
 /**
  * What a run compares unless told otherwise: outcome RL and the two controls. μ's warm-up takes
@@ -172,6 +217,10 @@ export const ArcoGymTableSchema = z.strictObject({
         hops: z.int(),
         /** What the warm-up fitted: the teacher's decomposed scores (ARCO's, absent in older tables) or each step's outcome (a value, ours). */
         objective: z.enum(["decomposition", "value"]).optional(),
+        /** Its examples: ARCO's, fixed criteria, without the prefix, or a scalar PRM (absent in older tables: ARCO's). */
+        variant: z.enum(["generated", "fixed", "noPrefix", "prm"]).optional(),
+        /** Its K (absent in older tables: the run's). */
+        k: z.int().optional(),
         episodes: z.int(),
         examples: z.int(),
         embedded: z.int(),
@@ -289,11 +338,11 @@ export function arcoGymMarkdown(table: ArcoGymTable): string {
       : [
           "μ's warm-up (one per H and objective, shared by every seed): the noisy teacher's annotated episodes, ARCO's μ-SFT on the decomposed scores, or (a value, ours) on each step's outcome.",
           "",
-          "| H | fits | episodes | μ-SFT examples | tokens from word vectors | SFT loss, first → last epoch |",
-          "|---|---|---|---|---|---|",
+          "| H | fits | examples | K | episodes | μ-SFT examples | tokens from word vectors | SFT loss, first → last epoch |",
+          "|---|---|---|---|---|---|---|---|",
           ...table.muWarmup.map(
             (m) =>
-              `| ${m.hops} | ${m.objective ?? "decomposition"} | ${m.episodes} | ${m.examples} | ${m.embedded} | ${m.sftLoss[0]?.toFixed(3) ?? "—"} → ${m.sftLoss.at(-1)?.toFixed(3) ?? "—"} |`,
+              `| ${m.hops} | ${m.objective ?? "decomposition"} | ${m.variant ?? "generated"} | ${m.k ?? "—"} | ${m.episodes} | ${m.examples} | ${m.embedded} | ${m.sftLoss[0]?.toFixed(3) ?? "—"} → ${m.sftLoss.at(-1)?.toFixed(3) ?? "—"} |`,
           ),
           "",
         ]),

@@ -1,6 +1,13 @@
 // ARCO on HotpotQA, the warm-up: π SFT on the teacher's trajectories, and one warm-up μ per kind.
 import { join } from "node:path";
-import { criteriaTarget, type MuSftExample, readModel, stepPrompt, type Step } from "@rubric/arco-heads";
+import {
+  type MuSftExample,
+  readModel,
+  type Step,
+  stepPrompt,
+  type StepPromptOptions,
+  type TrajectoryAnnotation,
+} from "@rubric/arco-heads";
 import { createRng, mean, shuffle } from "@rubric/core";
 import { RemoteMu, type SidecarClient } from "@rubric/sidecar";
 import {
@@ -54,32 +61,29 @@ export async function sftPolicy(
   return { losses, examples: examples.length, learnable: usable.length };
 }
 
-/** μ-SFT examples of one kind: as warmed (ARCO), with the fixed criteria, or without the prefix. */
-function muExamples(
-  kind: WarmMuKind,
+/** Which warm-up μ a method starts from: ARCO's, fixed criteria, without the prefix, or a scalar PRM. */
+export type MuExampleKind = "generated" | "fixed" | "noPrefix" | "prm";
+
+/**
+ * μ-SFT examples of one kind from the teacher's episodes and an annotator of K criteria per step
+ * (`annotate(episode)`: HotpotQA's teacher, or the gym's checkers): as annotated (ARCO, and
+ * `fixed`, whose annotator writes the fixed list), without the prefix (the same targets, the
+ * prompt of the question and the action alone), or ARCO's scalar process reward `prm` ("w/o
+ * rubric", `--rubric_mode direct`: K = 1 and no criteria text, the score head regressed on the
+ * mean of the annotator's K projected scores, under the K = 1 prompt a K = 1 export scores with).
+ */
+export function muExamples(
+  kind: MuExampleKind,
   k: number,
   teacherEpisodes: readonly Episode[],
-  promptOptions: { maxObservationChars: number },
+  annotate: (episode: Episode) => TrajectoryAnnotation,
+  promptOptions: StepPromptOptions,
 ): MuSftExample[] {
-  const warm = warmupData(
-    teacherEpisodes,
-    teacherEpisodes.map((episode) => teacherAnnotation(episode, k)),
-    promptOptions,
-  );
-  if (kind === "generated") return warm.mu;
-  if (kind === "fixed") {
-    return warm.mu.map((example) => ({
-      ...example,
-      criteria: [...FIXED_CRITERIA],
-      target: criteriaTarget([...FIXED_CRITERIA]),
-    }));
-  }
+  const warm = warmupData(teacherEpisodes, teacherEpisodes.map(annotate), promptOptions);
+  if (kind === "generated" || kind === "fixed") return warm.mu;
   const byId = new Map(teacherEpisodes.map((episode) => [`${episode.taskId}#${episode.replica}`, episode]));
   const stepOf = (example: MuSftExample) => episodeSteps(byId.get(example.trajectory)!)[example.step]!;
-  if (kind === "prm") {
-    // The scalar process reward ("w/o rubric", ARCO's `--rubric_mode direct`): K = 1 and no
-    // criteria text, the score head regressed on the mean of the teacher's K projected scores.
-    // The prompt is the K = 1 one, as μ's scoring writes it for a K = 1 export.
+  if (kind === "prm")
     return warm.mu.map((example) => ({
       ...example,
       messages: stepPrompt(stepOf(example), { ...promptOptions, k: 1 }),
@@ -87,12 +91,19 @@ function muExamples(
       target: "",
       scores: [mean(example.scores)],
     }));
-  }
-  // Without the prefix: the same targets, the prompt of the question and the action alone.
   return warm.mu.map((example) => ({
     ...example,
     messages: stepPrompt({ ...stepOf(example), history: [] }, { ...promptOptions, k }),
   }));
+}
+
+/** HotpotQA's teacher at K; `fixed` keeps its scores on the fixed criteria's text, as ARCO's ablation does. */
+function hotpotAnnotator(kind: MuExampleKind, k: number): (episode: Episode) => TrajectoryAnnotation {
+  return (episode) => {
+    const annotation = teacherAnnotation(episode, k);
+    if (kind !== "fixed") return annotation;
+    return { ...annotation, steps: annotation.steps.map((step) => ({ ...step, criteria: [...FIXED_CRITERIA] })) };
+  };
 }
 
 export type WarmMuKind = Exclude<MethodSetup["mu"], "none" | "teacher">;
@@ -127,7 +138,8 @@ export async function warmUpMu(
   const sample = <T>(items: readonly T[]) =>
     shuffle(items, createRng(seed).fork(`mu-sft:${kind}`)).slice(0, config.mu.sftExamples);
   // The scalar reward averages the teacher's scores over the experiment's K criteria.
-  const examples = muExamples(kind, kind === "prm" ? config.k : k, teacherEpisodes, promptOptions);
+  const annotatedK = kind === "prm" ? config.k : k;
+  const examples = muExamples(kind, annotatedK, teacherEpisodes, hotpotAnnotator(kind, annotatedK), promptOptions);
   if (config.mu.model !== undefined && config.mu.model.name !== TINY_MU_MODEL) {
     // ARCO's μ: a transformers model with LoRA, its own tokenizer and chat template, in the sidecar.
     const { model: setting } = config.mu;

@@ -5,6 +5,8 @@ import {
   checkGymCriterion,
   criterionValidity,
   GYM_CRITERIA,
+  GYM_FIXED_CRITERIA,
+  gymFixedAnnotation,
   gymStepCriteria,
   gymTeacherCritic,
   gymTeacherAnnotation,
@@ -55,15 +57,19 @@ describe("the gym's criterion grammar", () => {
       `Answers only after all ${task.hops} relations are found`,
       "Answers with a name the retrieved paragraphs hold",
     ]);
-    expect(() => gymStepCriteria(finish, 4)).toThrow(/k = 4/u);
+    // K = 5 (ARCO's sensitivity) fills every class; more does not.
+    expect(gymStepCriteria(finish, 5).criteria.slice(3)).toEqual([
+      `Does not answer with ${task.chain[0]!.subject}, the entity the question names`,
+      "Answers after at least one search",
+    ]);
+    expect(() => gymStepCriteria(finish, 6)).toThrow(/k = 6/u);
   });
 
   it("checks a step for what each criterion says: the oracle meets all, a careless search only some", async () => {
     const oracle = await rollout(env, tasks, gymOracle(tasks), { temperature: 0, seed: 1 });
     for (const episode of oracle)
       for (const step of episode.steps) {
-        const k = step.transition.kind === "tool" ? 5 : 3;
-        expect(gymStepCriteria(step, k).verdicts.every(Boolean)).toBe(true);
+        expect(gymStepCriteria(step, 5).verdicts.every(Boolean)).toBe(true);
       }
     const careless = (await episodeStarting(`Search[${task.chain[0]!.subject.split(" ")[0]}]`)).steps[0]!;
     const entity = task.chain[0]!.subject;
@@ -76,6 +82,31 @@ describe("the gym's criterion grammar", () => {
     expect(checkGymCriterion(`Searches for ${lure}, the entity the question needs next`, careless)).toBe(false);
     expect(checkGymCriterion(`Answers with ${entity}, the last entity the chain reached`, careless)).toBe(false);
     expect(checkGymCriterion("Keeps the query short", careless)).toBeUndefined();
+    // Answering the question's own entity at once: neither a later entity nor after a search.
+    const rash = (await episodeStarting(`Finish[${entity}]`)).steps[0]!;
+    expect(checkGymCriterion(`Does not answer with ${entity}, the entity the question names`, rash)).toBe(false);
+    expect(checkGymCriterion("Answers after at least one search", rash)).toBe(false);
+    // An unreadable action: it names an entity, but leaves its bracket open.
+    const garbled = (await episodeStarting(`Search[${entity}`)).steps[0]!;
+    expect(garbled.transition.kind).not.toBe("tool");
+    expect(checkGymCriterion("Names an entity the question or the paragraphs hold", garbled)).toBe(true);
+    expect(checkGymCriterion("Closes its action with a bracket", garbled)).toBe(false);
+  });
+
+  it("annotates fixed criteria (w/o adaptive) by their checkers: the same K texts on every step, Σ_t s_t = R", async () => {
+    const episodes = await rollout(env, tasks, gymNoisyTeacher(tasks), { temperature: 1, seed: "fixed" });
+    for (const episode of episodes) {
+      const annotation = gymFixedAnnotation(episode, 3);
+      annotation.steps.forEach((step, t) => {
+        expect(step.criteria).toEqual(GYM_FIXED_CRITERIA.slice(0, 3));
+        const verdicts = step.criteria.map((c) => checkGymCriterion(c, episode.steps[t]!));
+        expect(step.raw).toEqual(verdicts.map((met) => (met ? 0.8 : -0.8)));
+      });
+    }
+    // A search step meets the search criterion at most; a finish step the finish one at most.
+    const search = episodes.flatMap((e) => e.steps).find((step) => step.transition.kind === "tool")!;
+    expect(GYM_FIXED_CRITERIA.slice(0, 3).map((c) => checkGymCriterion(c, search))).toEqual([true, false, false]);
+    expect(() => gymFixedAnnotation(episodes[0]!, 6)).toThrow(/5 fixed criteria, got k = 6/u);
   });
 
   it("annotates an episode as the warm-up's teacher: the checkers' verdicts, projected so that Σ_t s_t = R", async () => {

@@ -51,8 +51,9 @@ const expectedSlot = (reading: ChainReading) =>
 /**
  * The gym's criterion grammar (ours: ARCO's criteria are free text from an LLM; the gym's are a
  * small grammar so that every criterion μ writes can be checked). Search steps have five
- * templates, Finish steps three, anything else (an invalid or forced step) three, so K ≤ 3 fills
- * from any step; the order is the teacher's order of importance.
+ * templates, Finish steps five, anything else (an invalid or forced step) five, so K ≤ 5 fills
+ * from any step (ARCO's sensitivity runs K ∈ {1, 3, 5}); the order is the teacher's order of
+ * importance, so the first three of each class are what K = 3 writes.
  */
 export const GYM_CRITERIA: readonly GymCriterionTemplate[] = [
   {
@@ -126,6 +127,23 @@ export const GYM_CRITERIA: readonly GymCriterionTemplate[] = [
     },
   },
   {
+    key: "answers-not-question",
+    text: "Does not answer with {entity}, the entity the question names",
+    for: "finish",
+    fill: (reading) => (reading.questionEntity === undefined ? undefined : { entity: reading.questionEntity }),
+    check: ({ entity }, _reading, step) => {
+      const answer = argument(step, FINISH);
+      return answer !== undefined && answer !== entity;
+    },
+  },
+  {
+    key: "searched-first",
+    text: "Answers after at least one search",
+    for: "finish",
+    fill: () => ({}),
+    check: (_slots, reading) => reading.issued.size > 0,
+  },
+  {
     key: "well-formed",
     text: "Writes a well-formed Search or Finish action",
     for: "other",
@@ -146,6 +164,33 @@ export const GYM_CRITERIA: readonly GymCriterionTemplate[] = [
     fill: () => ({}),
     check: (_slots, _reading, step) => step.transition.kind === "tool" || step.transition.kind === "finish",
   },
+  {
+    key: "names-entity",
+    text: "Names an entity the question or the paragraphs hold",
+    for: "other",
+    fill: () => ({}),
+    check: (_slots, reading, step) => reading.names.some((name) => step.transition.actionText.includes(name)),
+  },
+  {
+    key: "closes-action",
+    text: "Closes its action with a bracket",
+    for: "other",
+    fill: () => ({}),
+    check: (_slots, _reading, step) => /\]\s*$/u.test(step.transition.actionText),
+  },
+];
+
+/**
+ * The gym's fixed criteria (ARCO's "w/o adaptive" ablation: one list for every step), the first
+ * K of them: slot-free templates of each class, so the checkers score them on any step (a
+ * criterion of another class than the step's is not met).
+ */
+export const GYM_FIXED_CRITERIA: readonly string[] = [
+  "Does not repeat an earlier search",
+  "Answers with a name the retrieved paragraphs hold",
+  "Names an entity the question or the paragraphs hold",
+  "Answers after at least one search",
+  "Closes its action with a bracket",
 ];
 
 function checkK(k: number): void {
@@ -226,14 +271,40 @@ export function gymStepCriteria(step: GymCheckedStep, k: number): { criteria: st
  * const annotation = gymTeacherAnnotation(episode, 3); // annotation.steps[t].criteria, .scores
  */
 export function gymTeacherAnnotation(episode: Episode, k = 3): TrajectoryAnnotation {
-  const judged = episode.steps.map((step) => gymStepCriteria(step, k));
+  return annotated(
+    episode,
+    episode.steps.map((step) => gymStepCriteria(step, k)),
+  );
+}
+
+/**
+ * The warm-up's targets for a μ with fixed criteria (ARCO's "w/o adaptive"): every step scored on
+ * the first K of {@link GYM_FIXED_CRITERIA} by their checkers, ±0.8 by verdict, projected so that
+ * Σ_t mean_k = R as {@link gymTeacherAnnotation}'s are.
+ */
+export function gymFixedAnnotation(episode: Episode, k = 3): TrajectoryAnnotation {
+  checkK(k);
+  if (k > GYM_FIXED_CRITERIA.length)
+    throw new RlxarInputError("k", `the gym has ${GYM_FIXED_CRITERIA.length} fixed criteria, got k = ${k}`);
+  const criteria = GYM_FIXED_CRITERIA.slice(0, k);
+  return annotated(
+    episode,
+    episode.steps.map((step) => ({ criteria, verdicts: criteria.map((c) => checkGymCriterion(c, step) === true) })),
+  );
+}
+
+/** Verdicts as ±0.8, projected so that Σ_t mean_k = R. */
+function annotated(
+  episode: Episode,
+  judged: readonly { readonly criteria: readonly string[]; readonly verdicts: readonly boolean[] }[],
+): TrajectoryAnnotation {
   const raw = judged.map((j) => j.verdicts.map((met) => (met ? 0.8 : -0.8)));
   const { projected, shift } = projectTeacherScores(raw, episode.reward);
   return {
     trajectory: episodeTrajectory(episode).id,
     outcome: episode.reward,
     shift,
-    steps: judged.map((j, t) => ({ criteria: j.criteria, raw: raw[t]!, scores: projected[t]! })),
+    steps: judged.map((j, t) => ({ criteria: [...j.criteria], raw: raw[t]!, scores: projected[t]! })),
   };
 }
 

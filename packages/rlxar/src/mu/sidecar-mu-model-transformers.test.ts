@@ -5,7 +5,7 @@
 import { access, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { criteriaTarget, type MuSftExample, type Step, stepPrompt, stepsOf } from "@rubric/arco-heads";
+import { criteriaTarget, type Step, stepPrompt, stepsOf } from "@rubric/arco-heads";
 import { RemoteMu, SidecarClient } from "@rubric/sidecar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HF_PYTHON, HF_SKIP_REASON, writeHfModel } from "../../../sidecar/src/client/__fixtures__/hf-model.js";

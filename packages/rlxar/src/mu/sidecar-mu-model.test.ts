@@ -9,13 +9,11 @@ import {
   type ByteBpeTokenizer,
   criteriaTarget,
   EOS_ID,
-  type MuSftExample,
   promptText,
   RubricModel,
   readModel,
   type Step,
   stepPrompt,
-  stepsOf,
 } from "@rubric/arco-heads";
 import { RemoteMu, SidecarClient } from "@rubric/sidecar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -4,14 +4,10 @@ import { join } from "node:path";
 import {
   ModelCorruptError,
   type ModelManifest,
-  type MuSftExample,
   RubricModel,
-  criteriaTarget,
   rateSteps,
   readModel,
   stepPrompt,
-  stepsOf,
-  type Step,
 } from "@rubric/arco-heads";
 import { SidecarClient } from "@rubric/sidecar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
