@@ -117,6 +117,8 @@ export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Prom
       const base = await makePolicy(seed);
       const piDir = join(seedDir, "pi-sft");
       const piSft = isTrainable(base) ? await sftPolicy(base, warm.policy, config, seed, piDir) : undefined;
+      // Every method loads this checkpoint into a policy of its own: a served one frees its adapter.
+      await base.close?.();
       const piMs = performance.now() - t1;
 
       let muWarmupMs = 0;
@@ -157,6 +159,7 @@ export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Prom
         const warmMu =
           kind === "none" || kind === "teacher" ? undefined : () => needMu(kind, kind === "prm" ? 1 : plan.k);
         progress(`training ${plan.name}`);
+        const policy = await makePolicy(seed);
         const run = await runMethod(plan.name, setup, warmMu, {
           config,
           seed,
@@ -164,14 +167,14 @@ export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Prom
           train,
           evaluation,
           diagnosed,
-          policy: await makePolicy(seed),
+          policy,
           piDir: isTrainable(base) ? piDir : undefined,
           client: options.client,
           dir,
           resume: options.resume === true,
           promptOptions,
           onEvent: (event) => options.onProgress?.({ type: "trainer", seed, method: plan.name, event }),
-        });
+        }).finally(() => policy.close?.());
         (runs[plan.name] ??= []).push(run);
       }
       warmups.push({

@@ -160,6 +160,8 @@ describe("runArco with π a causal LM trained in the sidecar", () => {
           client,
           modelFor: (adapter) => openAICompatible({ baseUrl: `${server.url}/v1`, model: adapter, apiKeyEnv: false }),
         });
+        // Every policy the run made was closed: no adapter is left in the server's memory.
+        expect([...server.adapters.keys()]).toEqual([]);
       } finally {
         await client.close();
         await server.close();

@@ -26,6 +26,11 @@ export interface Policy {
   readonly name: string;
   /** One decision per view, in order. */
   act(views: readonly AgentView[], options: ActOptions): Promise<PolicyDecision[]>;
+  /**
+   * Releases what the policy holds outside this process (a served policy's adapter in the
+   * server's memory), once it is done with; optional, and a policy without it holds nothing.
+   */
+  close?(): Promise<void>;
 }
 
 /** One decision with the advantage the trainer gave it. */

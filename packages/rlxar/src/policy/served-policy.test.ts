@@ -177,4 +177,22 @@ describe("servedPolicy: rollouts from a server that loads the trainer's adapters
     },
     TIMEOUT_MS,
   );
+
+  // Last: it takes the policy out of service.
+  it(
+    "close unloads the adapter in service, so the server holds no finished policy; act then refuses",
+    async () => {
+      const adapter = policy.adapter!;
+      expect(server.adapters.has(adapter)).toBe(true);
+      await policy.close();
+      expect(server.adapters.has(adapter)).toBe(false);
+      expect(events.at(-1)).toEqual({ kind: "unloaded", adapter });
+      expect(policy.adapter).toBeUndefined();
+      await expect(served("x")).rejects.toThrow(/no adapter is in service/);
+      const asked = server.requests.length;
+      await policy.close(); // nothing left to unload: asks nothing
+      expect(server.requests.length).toBe(asked);
+    },
+    TIMEOUT_MS,
+  );
 });

@@ -53,6 +53,12 @@ export interface ServedPolicy extends TrainablePolicy {
   readonly adapter: string | undefined;
   /** Writes the trainer's weights as the next version and loads it into the server (after a failed load, to try again). */
   publish(): Promise<string>;
+  /**
+   * Unloads the adapter in service, so that the server's LoRA slots and memory hold no policy
+   * that is done with (a run of several methods loads one per method). A failed unload is
+   * reported (`unload-failed`) as after a publish; `act` refuses until the next `publish`.
+   */
+  close(): Promise<void>;
 }
 
 /**
@@ -123,23 +129,21 @@ export async function servedPolicy(client: SidecarClient, options: ServedPolicyO
     const previous = serving;
     serving = adapter;
     options.onAdapter?.({ kind: "loaded", adapter, path: directory });
-    if (previous !== undefined) {
-      // The new adapter already serves: a failed unload costs server memory, not correctness.
-      const unloaded = await post(UNLOAD_ADAPTER_PATH, { lora_name: previous }).catch((error: Error) => ({
-        status: 0,
-        text: error.message,
-      }));
-      options.onAdapter?.(
-        unloaded.status === 200
-          ? { kind: "unloaded", adapter: previous }
-          : {
-              kind: "unload-failed",
-              adapter: previous,
-              detail: `HTTP ${unloaded.status}: ${unloaded.text.slice(0, 200)}`,
-            },
-      );
-    }
+    // The new adapter already serves: a failed unload costs server memory, not correctness.
+    if (previous !== undefined) await unload(previous);
     return adapter;
+  }
+
+  async function unload(adapter: string): Promise<void> {
+    const unloaded = await post(UNLOAD_ADAPTER_PATH, { lora_name: adapter }).catch((error: Error) => ({
+      status: 0,
+      text: error.message,
+    }));
+    options.onAdapter?.(
+      unloaded.status === 200
+        ? { kind: "unloaded", adapter }
+        : { kind: "unload-failed", adapter, detail: `HTTP ${unloaded.status}: ${unloaded.text.slice(0, 200)}` },
+    );
   }
 
   await publish();
@@ -150,6 +154,11 @@ export async function servedPolicy(client: SidecarClient, options: ServedPolicyO
       return serving;
     },
     publish,
+    async close() {
+      const adapter = serving;
+      serving = undefined;
+      if (adapter !== undefined) await unload(adapter);
+    },
     act(views: readonly AgentView[], act: ActOptions): Promise<PolicyDecision[]> {
       if (serving === undefined) return Promise.reject(new RlxarInputError("policy", "no adapter is in service"));
       return llmPolicy(options.modelFor(serving), {
