@@ -135,6 +135,16 @@ describe("rubric mu", () => {
         expect(step.s).toBeCloseTo(step.scores.reduce((x, y) => x + y) / 3, 12);
         step.scores.forEach((x, k) => expect(Math.abs(x - b.steps[i]!.scores[k]!)).toBeLessThan(1e-6));
       });
+      // --device reaches torch's mu.load: cpu reads the same μ; a device torch lacks is named.
+      const onCpu = await criteria(root, "--json", "--backend", "torch", "--device", "cpu");
+      expect(onCpu.code, onCpu.stderr).toBe(0);
+      expect(criteriaJson(onCpu.stdout).steps).toEqual(b.steps);
+      const onGpu = await criteria(root, "--backend", "torch", "--device", "cuda:7");
+      expect(onGpu.code).toBe(1);
+      expect(onGpu.stderr).toContain("params.device: device 'cuda:7' was asked for");
+      const onOnnx = await criteria(root, "--device", "cpu");
+      expect(onOnnx.code).toBe(2);
+      expect(onOnnx.stderr).toContain("--device is for --backend torch");
 
       // The human form names the version and every criterion with its score.
       const text = await criteria(root);

@@ -25,7 +25,7 @@ import {
 import { definedFields } from "@rubric/core";
 import { providerFromSpec, type SpecifiedModel } from "@rubric/providers";
 import { SidecarClient } from "@rubric/sidecar";
-import { createMu, type SftEpoch, sidecarMuEngine, type TrainedMu, trainMu } from "@rubric/rlxar";
+import { createMu, loadSidecarMu, type SftEpoch, type TrainedMu, trainMu } from "@rubric/rlxar";
 import { z } from "zod";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { choiceFlag, integerFlag, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
@@ -143,6 +143,10 @@ const muFlags = {
     "criteria: onnx (default: onnxruntime-node) | torch (the export's checkpoint in the Python sidecar)",
     z.enum(["onnx", "torch"]),
   ).default("onnx"),
+  device: textFlag(
+    "<name>",
+    "criteria --backend torch: torch's device for μ (default: the one its checkpoint was saved on; cpu reads a μ trained on a GPU where there is none)",
+  ),
   sample: switchFlag("criteria: sample the criteria (seeded by --seed) instead of greedy decoding"),
   temperature: numberFlag("<t>", "criteria --sample: temperature (default 0.7, ARCO's)", (n) => n > 0, "a number > 0"),
   maxNewTokens: integerFlag("<n>", "criteria: new tokens per step at most (default: the model's maxLengths.criteria)", {
@@ -324,6 +328,8 @@ async function criteria(args: MuArgs, io: CliIO): Promise<number> {
   let served: string;
   let trainingSteps: number;
   if (args.backend === "onnx") {
+    if (args.device !== undefined)
+      throw new UsageError("--device is for --backend torch (onnxruntime-node runs on the CPU here)");
     const model = await RubricModel.load(directory, { threads });
     try {
       rated = await model.rateSteps(steps, options);
@@ -337,7 +343,9 @@ async function criteria(args: MuArgs, io: CliIO): Promise<number> {
     try {
       // The export onnxruntime-node would serve, with no onnxruntime session opened to find it.
       served = (await findExport(directory)).directory;
-      const engine: MuEngine = await sidecarMuEngine(client, served);
+      const engine: MuEngine = (
+        await loadSidecarMu(client, served, args.device === undefined ? {} : { device: args.device })
+      ).engine;
       version = engine.manifest.exportVersion;
       trainingSteps = engine.manifest.training.steps;
       rated = await rateSteps(engine, steps, options);
