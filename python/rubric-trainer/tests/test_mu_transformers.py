@@ -456,3 +456,17 @@ def test_a_mu_whose_tokenizer_has_no_chat_template_refuses_mu_chat(model_dir: Pa
     assert summary["tokenizer"]["chat_template"] is False
     reply = session.handle(Request(3, "mu.chat", {"conversations": [[{"role": "user", "content": "hi"}]]}))
     assert reply["error"]["code"] == "unavailable" and "use mu.tokenize" in reply["error"]["message"]
+
+
+def test_a_lora_mus_fingerprint_is_its_adapters_and_heads_not_the_bases(model_dir: Path) -> None:
+    """What the checkpoint holds is what the fingerprint hashes: a step moves it, the frozen base
+    (``from_pretrained(name)`` again at load) does not enter it, so a saved version of a 4B μ is not
+    a pass over its billions of weights."""
+    session, _ = init(model_dir, {"r": 4})
+    before = session_call(session, "mu.fingerprint", {})["fingerprint"]
+    base = next(p for name, p in session.mu.network.named_parameters() if "embed_tokens" in name)
+    with torch.no_grad():
+        base.add_(1.0)
+    assert session_call(session, "mu.fingerprint", {})["fingerprint"] == before
+    session_call(session, "mu.step", STEP)
+    assert session_call(session, "mu.fingerprint", {})["fingerprint"] != before

@@ -394,7 +394,14 @@ class Mu:
             self.reference = copy.deepcopy(self.network).requires_grad_(False)
 
     def fingerprint(self) -> str:
-        return parameter_fingerprint(self.network)
+        """SHA-256 of μ's parameters; for a transformers μ under LoRA, of the ones it trains and its
+        checkpoint holds (the adapter and the score head): its base is ``from_pretrained(name)``
+        again and never changes, and hashing billions of weights at every saved version would
+        cost seconds each."""
+        if self.adapter is None or isinstance(self.network, MuNetwork):
+            return parameter_fingerprint(self.network)
+        trained = {id(p) for p in self.adapter.parameters()} | {id(p) for p in self.network.score_head.parameters()}
+        return tensors_fingerprint((name, p) for name, p in self.network.named_parameters() if id(p) in trained)
 
     def base_fingerprint(self) -> str:
         """SHA-256 of the backbone's own weights (no score head, no adapter): constant while μ trains through LoRA."""
