@@ -144,18 +144,26 @@ export interface SidecarMuModelOptions {
 export class SidecarMuModel {
   #manifest: SidecarMuManifest;
   #directory: string;
+  readonly #text: MuText;
+  readonly #tokenizer: ByteBpeTokenizer | undefined;
+  readonly #batch: number;
 
   private constructor(
+    /** The sidecar's μ this model serves and trains. */
     readonly mu: RemoteMu,
+    /** Where its versions go. */
     readonly root: string,
     manifest: SidecarMuManifest,
     directory: string,
-    readonly text: MuText,
-    readonly tokenizer: ByteBpeTokenizer | undefined,
-    readonly batch: number,
+    text: MuText,
+    tokenizer: ByteBpeTokenizer | undefined,
+    batch: number,
   ) {
     this.#manifest = manifest;
     this.#directory = directory;
+    this.#text = text;
+    this.#tokenizer = tokenizer;
+    this.#batch = batch;
   }
 
   /**
@@ -264,8 +272,8 @@ export class SidecarMuModel {
     await this.mu.save(staging);
     const { fingerprint } = await this.mu.fingerprint();
     const manifest = { ...this.#manifest, version, fingerprint, steps: this.mu.summary.steps };
-    if (this.tokenizer !== undefined)
-      await writeFile(join(staging, TOKENIZER_FILE), `${JSON.stringify(this.tokenizer.toFile())}\n`);
+    if (this.#tokenizer !== undefined)
+      await writeFile(join(staging, TOKENIZER_FILE), `${JSON.stringify(this.#tokenizer.toFile())}\n`);
     await writeFile(join(staging, SIDECAR_MU_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
     const directory = join(this.root, name);
     await rename(staging, directory);
@@ -284,7 +292,7 @@ export class SidecarMuModel {
     const prompt = this.#promptOptions(options);
     return fitHistories(
       steps,
-      (rows) => this.text.render(rows.map((step) => stepPrompt(step, prompt))),
+      (rows) => this.#text.render(rows.map((step) => stepPrompt(step, prompt))),
       maxTokens,
       (i) => `steps[${i}]`,
       "this μ",
@@ -294,7 +302,7 @@ export class SidecarMuModel {
   /** The criteria's canonical text's ids (what μ is trained to write), [] for none. */
   async #criteriaIds(lists: readonly (readonly string[])[]): Promise<number[][]> {
     const written = lists.flatMap((list, i) => (list.length === 0 ? [] : [i]));
-    const ids = await this.text.encode(written.map((i) => criteriaTarget(lists[i]!)));
+    const ids = await this.#text.encode(written.map((i) => criteriaTarget(lists[i]!)));
     const out = lists.map(() => [] as number[]);
     written.forEach((i, k) => {
       out[i] = ids[k]!;
@@ -308,7 +316,7 @@ export class SidecarMuModel {
    * refused, naming the example: training on a prompt μ is never scored with teaches nothing.
    */
   async sftRows(examples: readonly MuSftExample[]): Promise<SftRow[]> {
-    const prompts = await this.text.render(examples.map((example) => example.messages));
+    const prompts = await this.#text.render(examples.map((example) => example.messages));
     const targets = await this.#criteriaIds(examples.map((example) => example.criteria));
     const budget = this.#manifest.maxLengths.sequence - this.#manifest.maxLengths.criteria;
     return examples.map((example, i) => {
@@ -322,7 +330,7 @@ export class SidecarMuModel {
           `examples[${i}]`,
           `its prompt takes ${prompts[i]!.length} tokens, more than the ${budget} this μ leaves for a prompt`,
         );
-      const criteria = targets[i]!.length === 0 ? [] : [...targets[i]!, this.text.eos];
+      const criteria = targets[i]!.length === 0 ? [] : [...targets[i]!, this.#text.eos];
       return { prompt: prompts[i]!, criteria, scores: example.scores };
     });
   }
@@ -339,16 +347,16 @@ export class SidecarMuModel {
     const prompts = await this.#prompts(steps, options, sequence - criteria);
     const ids: number[][] = [];
     const finished: boolean[] = [];
-    for (let start = 0; start < prompts.length; start += this.batch) {
+    for (let start = 0; start < prompts.length; start += this.#batch) {
       const out = await this.mu.generate({
-        prompts: prompts.slice(start, start + this.batch).map((p) => p.ids),
+        prompts: prompts.slice(start, start + this.#batch).map((p) => p.ids),
         max_new_tokens: maxNewTokens,
-        eos_id: this.text.eos,
+        eos_id: this.#text.eos,
       });
       ids.push(...out.ids);
       finished.push(...out.finished);
     }
-    const texts = await this.text.decode(ids);
+    const texts = await this.#text.decode(ids);
     const generated = texts.map((text, i) => {
       const base = {
         text,
@@ -410,8 +418,8 @@ export class SidecarMuModel {
     }
     const rows = prompts.map((prompt, i) => ({ prompt: prompt.ids, criteria: criteriaIds[i]! }));
     const d: number[][] = [];
-    for (let start = 0; start < rows.length; start += this.batch) {
-      d.push(...(await this.mu.scores(rows.slice(start, start + this.batch))).d);
+    for (let start = 0; start < rows.length; start += this.#batch) {
+      d.push(...(await this.mu.scores(rows.slice(start, start + this.#batch))).d);
     }
     return d.map((scores, i) => ({ scores, s: scores.reduce((a, b) => a + b, 0) / scores.length, ids: rows[i]! }));
   }
