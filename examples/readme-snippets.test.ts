@@ -103,6 +103,11 @@ const NOT_RUN: readonly (Row & { readonly why: string })[] = [
     why: "GSPO training for every method: about 20 s on 2 cores (the CLI's `repro arcane --quick` tests run it)",
   },
   { readme: "packages/rlxar/README.md", marker: "await createMu(client", why: "starts the Python sidecar (torch)" },
+  {
+    readme: "packages/rlxar/README.md",
+    marker: "SidecarMuModel.create(remote",
+    why: "a transformers μ: needs transformers and peft in the sidecar's Python and a model's weights (the GPU recipe; mu/sidecar-mu-model-transformers.test.ts runs the path on a random Llama)",
+  },
   { readme: "packages/rlxar/README.md", marker: "llmPolicy(model", why: "needs a model server on 127.0.0.1:8000" },
   {
     readme: "packages/rlxar/README.md",
