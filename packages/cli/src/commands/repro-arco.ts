@@ -221,15 +221,14 @@ function clearEarlierSeeds(out: string, force: boolean): void {
  * that neither uses is a usage error.
  */
 function modelSettingsOf(args: ReproArcoArgs): { policy: ArcoPolicySetting; muModel: MuModelSetting | undefined } {
-  const sidecarPolicy = args.policy?.startsWith("sidecar:") === true || args.policy?.startsWith("served:") === true;
   const transformersMu = args.muModel !== undefined && args.muModel !== TINY_MU_MODEL;
   let policy: ArcoPolicySetting;
   let muModel: MuModelSetting | undefined;
   try {
-    // --dtype is π's when π is in the sidecar, and a transformers μ's too.
+    // --dtype is π's when π is in the sidecar (any other π reads none of these), and a transformers μ's too.
     policy = arcoPolicySetting(
       args.policy,
-      definedFields({ device: args.device, dtype: sidecarPolicy ? args.dtype : undefined, loraRank: args.loraRank }),
+      definedFields({ device: args.device, dtype: args.dtype, loraRank: args.loraRank }),
     );
     muModel = arcoMuModel(args.muModel, definedFields({ dtype: transformersMu ? args.dtype : undefined }));
   } catch (error) {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MU_EXAMPLE_KINDS, type MuExampleKind } from "../arco/warmup.js";
 
 /**
  * The methods of the gym's comparison, keyed as `repro arco` keys them; the controls last. So far:
@@ -107,7 +108,7 @@ export const ARCO_GYM_CO_EVOLVING_MU_METHODS: readonly ArcoGymMethod[] = ARCO_GY
 /** Which warm-up a μ method starts from: its objective, its examples' kind, and K. */
 export interface GymMuWarmupKind {
   readonly objective: "value" | "decomposition";
-  readonly variant: "generated" | "fixed" | "noPrefix" | "prm";
+  readonly variant: MuExampleKind;
   readonly k: number;
 }
 
@@ -218,7 +219,7 @@ export const ArcoGymTableSchema = z.strictObject({
         /** What the warm-up fitted: the teacher's decomposed scores (ARCO's, absent in older tables) or each step's outcome (a value, ours). */
         objective: z.enum(["decomposition", "value"]).optional(),
         /** Its examples: ARCO's, fixed criteria, without the prefix, or a scalar PRM (absent in older tables: ARCO's). */
-        variant: z.enum(["generated", "fixed", "noPrefix", "prm"]).optional(),
+        variant: z.enum(MU_EXAMPLE_KINDS).optional(),
         /** Its K (absent in older tables: the run's). */
         k: z.int().optional(),
         episodes: z.int(),

@@ -62,7 +62,8 @@ export async function sftPolicy(
 }
 
 /** Which warm-up μ a method starts from: ARCO's, fixed criteria, without the prefix, or a scalar PRM. */
-export type MuExampleKind = "generated" | "fixed" | "noPrefix" | "prm";
+export const MU_EXAMPLE_KINDS = ["generated", "fixed", "noPrefix", "prm"] as const;
+export type MuExampleKind = (typeof MU_EXAMPLE_KINDS)[number];
 
 /**
  * μ-SFT examples of one kind from the teacher's episodes and an annotator of K criteria per step

@@ -6,7 +6,7 @@ has no tokenizer: its client makes its ids, and these methods name that.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from .faults import Unavailable
 
@@ -24,9 +24,12 @@ def tokenize(tokenizer: Any, texts: Sequence[str], method: str) -> list[list[int
     return [list(tokenizer(text, add_special_tokens=False)["input_ids"]) for text in texts]
 
 
-def detokenize(tokenizer: Any, ids: Sequence[Sequence[int]], method: str) -> list[str]:
-    """Each row's text, special tokens left out (the caller checks the ids against its vocabulary)."""
+def detokenize(tokenizer: Any, ids: Sequence[Sequence[int]], method: str, check_tokens: Callable[[Sequence[int], str], None]) -> list[str]:
+    """Each row's text, special tokens left out; each row checked against the model's vocabulary
+    first (``check_tokens(row, path)``), so an id past it is ``invalid_params`` naming the row."""
     tokenizer = require_tokenizer(tokenizer, method)
+    for k, row in enumerate(ids):
+        check_tokens(row, f"params.ids[{k}]")
     return [tokenizer.decode(list(row), skip_special_tokens=True) for row in ids]
 
 

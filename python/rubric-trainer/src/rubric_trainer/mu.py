@@ -122,10 +122,7 @@ class Mu:
         return model_text.tokenize(self.tokenizer, texts, "mu.tokenize")
 
     def detokenize(self, ids: Sequence[Sequence[int]]) -> list[str]:
-        model_text.require_tokenizer(self.tokenizer, "mu.detokenize")
-        for k, row in enumerate(ids):
-            self.check_tokens(row, f"params.ids[{k}]")
-        return model_text.detokenize(self.tokenizer, ids, "mu.detokenize")
+        return model_text.detokenize(self.tokenizer, ids, "mu.detokenize", self.check_tokens)
 
     def chat(self, conversations: Sequence[Sequence[dict]]) -> list[list[int]]:
         return model_text.chat(self.tokenizer, conversations, "mu.chat", "mu.tokenize")

@@ -112,10 +112,7 @@ class Policy:
         return model_text.tokenize(self.tokenizer, texts, "policy.tokenize")
 
     def detokenize(self, ids: Sequence[Sequence[int]]) -> list[str]:
-        model_text.require_tokenizer(self.tokenizer, "policy.detokenize")
-        for k, row in enumerate(ids):
-            self.check_tokens(row, f"params.ids[{k}]")
-        return model_text.detokenize(self.tokenizer, ids, "policy.detokenize")
+        return model_text.detokenize(self.tokenizer, ids, "policy.detokenize", self.check_tokens)
 
     def chat(self, conversations: Sequence[Sequence[dict]]) -> list[list[int]]:
         return model_text.chat(self.tokenizer, conversations, "policy.chat", "policy.tokenize")
