@@ -35,6 +35,15 @@ describe("rubric repro arco: input checked before any work", () => {
     const policy = await runRubric(["repro", "arco", "--out", join(dir, "x"), "--policy", "gpt:4", ...data]);
     expect(policy.code).not.toBe(0);
     expect(policy.stderr).toMatch(/gpt:4.*unknown provider "gpt"/);
+    // The tune split is the training file's: an evaluation file beside it is a contradiction.
+    const split = await runRubric(["repro", "arco", "--out", join(dir, "x"), "--eval-split", "tune", ...data]);
+    expect(split.code).toBe(2);
+    expect(split.stderr).toContain(
+      "--eval-split tune evaluates on the training file's held-out questions; drop --eval-data",
+    );
+    const unknownSplit = await runRubric(["repro", "arco", "--out", join(dir, "x"), "--eval-split", "test"]);
+    expect(unknownSplit.code).toBe(2);
+    expect(unknownSplit.stderr).toContain("--eval-split");
   });
 
   it("takes the sidecar's flags only with --policy sidecar:…, and only those its model can use; --mu-device reaches μ", async () => {

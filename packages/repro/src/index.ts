@@ -101,7 +101,7 @@ export {
   type SmallMuSettings,
   transformersMuSettings,
 } from "./arco/config.js";
-export { runArco, type ArcoProgress, type ArcoRunOptions } from "./arco/experiment.js";
+export { arcoQuestions, runArco, type ArcoProgress, type ArcoRunOptions } from "./arco/experiment.js";
 export {
   arcoPolicyMaker,
   arcoPolicySetting,

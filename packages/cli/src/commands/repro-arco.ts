@@ -43,6 +43,11 @@ const arcoFlags = {
     "training questions (default $RUBRIC_SHARED_DIR/data/hotpotqa/train.jsonl or ../shared/…)",
   ),
   evalData: textFlag("<jsonl>", "evaluation questions (default …/hotpotqa/dev.jsonl)"),
+  evalSplit: choiceFlag(
+    "<split>",
+    "dev (default: the --eval-data file) | tune (the training file's 69 held-out questions, to choose a setting without reading dev)",
+    z.enum(["dev", "tune"]),
+  ),
   trainQuestions: integerFlag(
     "<n>",
     "a seeded sample of n of the 400 training questions (the other 69 are held out to tune on), the same for every seed (default all 400; 48 with --quick; 8 with an LLM --policy)",
@@ -268,11 +273,14 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
   // sweep, demonstrates the pipeline.
   const demonstration = llm !== undefined && !args.quick;
   const fewQuestions = demonstration ? 8 : undefined;
+  if (args.evalSplit === "tune" && args.evalData !== undefined)
+    throw new UsageError("--eval-split tune evaluates on the training file's held-out questions; drop --eval-data");
   const config = arcoConfig({
     quick: args.quick,
     policy,
     trainPath: hotpotFile(args.trainData, "train.jsonl", "--train-data"),
     evalPath: hotpotFile(args.evalData, "dev.jsonl", "--eval-data"),
+    ...(args.evalSplit === "tune" ? { evalSplit: "tune" as const } : {}),
     ...definedFields({
       seeds: args.seeds ?? (demonstration ? 1 : undefined),
       trainQuestions: args.trainQuestions ?? fewQuestions,

@@ -73,6 +73,11 @@ export interface ArcoConfig {
   readonly trainQuestions?: number;
   readonly evalQuestions?: number;
   /**
+   * `tune`: evaluate on the training file's held-out questions (`splitTrainingQuestions`' 69)
+   * instead of `evalPath`'s, to choose a setting without reading the dev file. Absent: `evalPath`.
+   */
+  readonly evalSplit?: "tune";
+  /**
    * Index each paragraph's title beside its text (default true: issue 30's repair; ARCO's dense
    * retriever encodes the text only, so a search for a title found its paragraph only through
    * the text's words).
@@ -156,6 +161,7 @@ export function arcoConfig(
     evalPath: options.evalPath ?? "../shared/data/hotpotqa/dev.jsonl",
     ...definedFields({ trainQuestions: options.trainQuestions ?? (quick ? 48 : undefined) }),
     ...definedFields({ evalQuestions: options.evalQuestions ?? (quick ? 80 : undefined) }),
+    ...definedFields({ evalSplit: options.evalSplit }),
     indexTitles: options.indexTitles ?? true,
     ...definedFields({ diagnosticQuestions: options.diagnosticQuestions ?? (quick ? undefined : 100) }),
     methods: options.methods ?? ARCO_METHODS,

@@ -6,6 +6,7 @@ import { createRng, type LanguageModel, shuffle } from "@rubric/core";
 import type { SidecarClient } from "@rubric/sidecar";
 import {
   goldTeacher,
+  type HotpotQuestion,
   hotpotQa,
   isTrainable,
   loadHotpotQa,
@@ -53,6 +54,28 @@ export interface ArcoRunOptions {
 }
 
 /**
+ * A run's questions: the training file's 400 (or a seeded sample), and the evaluation questions
+ * with the file they come from: `evalPath`'s, or with `evalSplit: "tune"` the training file's 69
+ * held-out questions, which nothing trains on (each a seeded sample where the config says).
+ */
+export function arcoQuestions(config: ArcoConfig): {
+  readonly train: HotpotQuestion[];
+  readonly evaluation: HotpotQuestion[];
+  readonly evalPath: string;
+} {
+  const { train: pool, tune } = splitTrainingQuestions(loadHotpotQa(config.trainPath));
+  const train =
+    config.trainQuestions === undefined
+      ? pool
+      : selectHotpotQuestions(pool, { sample: { size: config.trainQuestions, seed: SELECTION_SEEDS.train } });
+  const sample =
+    config.evalQuestions === undefined ? {} : { sample: { size: config.evalQuestions, seed: SELECTION_SEEDS.eval } };
+  if (config.evalSplit === "tune")
+    return { train, evaluation: selectHotpotQuestions(tune, sample), evalPath: config.trainPath };
+  return { train, evaluation: loadHotpotQa(config.evalPath, sample), evalPath: config.evalPath };
+}
+
+/**
  * The ARCO reproduction on HotpotQA (train on `trainPath`, report on `evalPath`): per seed, the
  * gold teacher's warm-up (k rollouts per question with noise, annotated and projected), π SFT on its
  * successful multi-step trajectories, one warm-up μ per kind the methods need, then every method
@@ -61,18 +84,10 @@ export interface ArcoRunOptions {
  */
 export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Promise<ArcoTable> {
   const started = performance.now();
-  const { train: pool } = splitTrainingQuestions(loadHotpotQa(config.trainPath));
-  const train =
-    config.trainQuestions === undefined
-      ? pool
-      : selectHotpotQuestions(pool, { sample: { size: config.trainQuestions, seed: SELECTION_SEEDS.train } });
-  const evaluation = loadHotpotQa(
-    config.evalPath,
-    config.evalQuestions === undefined ? {} : { sample: { size: config.evalQuestions, seed: SELECTION_SEEDS.eval } },
-  );
+  const { train, evaluation, evalPath } = arcoQuestions(config);
   await mkdir(options.out, { recursive: true });
   await checkArcoConfig(options.out, config, options.resume === true);
-  await writeFile(join(options.out, "eval-questions.jsonl"), rowsOf(config.evalPath, evaluation));
+  await writeFile(join(options.out, "eval-questions.jsonl"), rowsOf(evalPath, evaluation));
   const diagnosed =
     config.diagnosticQuestions === undefined || config.diagnosticQuestions >= evaluation.length
       ? evaluation

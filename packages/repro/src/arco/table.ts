@@ -152,14 +152,19 @@ export function arcoMarkdown(table: ArcoTable): string {
     evalQuestions?: number;
     seeds?: unknown[];
     quick?: boolean;
+    evalSplit?: string;
   };
+  const tune = config.evalSplit === "tune";
+  const split = tune ? "held-out training (tune)" : "dev";
   const seeds = Array.isArray(config.seeds) ? config.seeds.length : 0;
   const done = table.warmup.length;
   const progress = done < seeds ? ` (${done} of ${seeds} seeds done so far)` : "";
   const lines = [
-    `# ARCO on HotpotQA (${config.quick === true ? "quick run" : "full run"}): ${config.trainQuestions} train questions, ${config.evalQuestions} dev questions, ${seeds} seed${seeds === 1 ? "" : "s"}${progress}`,
+    `# ARCO on HotpotQA (${config.quick === true ? "quick run" : "full run"}): ${config.trainQuestions} train questions, ${config.evalQuestions} ${split} questions, ${seeds} seed${seeds === 1 ? "" : "s"}${progress}`,
     "",
-    "EM and F1 in %, greedy on the dev questions after the last epoch (mean ± std over seeds). Nothing was selected on dev.",
+    tune
+      ? "EM and F1 in %, greedy on the training file's held-out questions (`--eval-split tune`: never trained on, for choosing settings; not a result to report) after the last epoch (mean ± std over seeds)."
+      : "EM and F1 in %, greedy on the dev questions after the last epoch (mean ± std over seeds). Nothing was selected on dev.",
     "",
     "| method | EM | ARCO's EM variant | F1 | vs outcome: EM wins / losses (McNemar p), F1 Wilcoxon p | paper EM |",
     "|---|---|---|---|---|---|",
@@ -185,7 +190,7 @@ export function arcoMarkdown(table: ArcoTable): string {
   lines.push(...diagnosticsMarkdown(table));
   lines.push(
     "",
-    `What differs from ARCO's 42.80: ${policyDifference(table.config.policy)}; ${muDifference((table.config as { mu?: unknown }).mu)}; retrieval is BM25 over each question's ten paragraphs, not SimCSE; the warm-up teacher is a scripted policy with the gold paragraphs and noise, not gpt-4o-mini with a gpt-5.4 annotator; training uses ${config.trainQuestions} questions (ARCO: 2,000) for far fewer epochs, and the dev set is the 400 of ARCO's 500 questions that are shared here.`,
+    `What differs from ARCO's 42.80: ${policyDifference(table.config.policy)}; ${muDifference((table.config as { mu?: unknown }).mu)}; retrieval is BM25 over each question's ten paragraphs, not SimCSE; the warm-up teacher is a scripted policy with the gold paragraphs and noise, not gpt-4o-mini with a gpt-5.4 annotator; training uses ${config.trainQuestions} questions (ARCO: 2,000) for far fewer epochs${tune ? "" : ", and the dev set is the 400 of ARCO's 500 questions that are shared here"}.`,
     "",
     `Timing: ${(table.timing.totalMs / 1000).toFixed(0)} s in all; ${table.timing.rolloutsPerSecond.toFixed(1)} training rollouts/s; shares of training time: ${Object.entries(
       table.timing.shares,
