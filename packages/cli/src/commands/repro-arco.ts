@@ -361,7 +361,8 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
       ([method, result]) =>
         `${method} EM ${(100 * result!.em.mean).toFixed(1)} F1 ${(100 * result!.f1.mean).toFixed(1)}`,
     );
-    io.out(`HotpotQA dev (a CPU-sized reproduction, not the paper's setting): ${rows.join("; ")}\n`);
+    const split = config.evalSplit === "tune" ? "held-out training questions (tune, not a result)" : "dev";
+    io.out(`HotpotQA ${split} (a CPU-sized reproduction, not the paper's setting): ${rows.join("; ")}\n`);
     io.out(
       `wrote ${TABLES.map((name) => join(args.out, name)).join(", ")} (${(table.timing.totalMs / 1000).toFixed(0)} s)\n`,
     );

@@ -109,7 +109,7 @@ function diagnosticsMarkdown(table: ArcoTable): string[] {
   if (rows.length === 0) return [];
   return [
     "",
-    "μ's diagnostics on the dev rollouts of the final policy (0.5 is chance): AUC of s_t for \"this search retrieved a gold paragraph\", AUC of Σ_t s_t for the episode's success, and the same prefix with a gold vs a distractor query (share of pairs where the gold query scores higher).",
+    "μ's diagnostics on the evaluation questions' rollouts of the final policy (0.5 is chance): AUC of s_t for \"this search retrieved a gold paragraph\", AUC of Σ_t s_t for the episode's success, and the same prefix with a gold vs a distractor query (share of pairs where the gold query scores higher).",
     "",
     "| method | seed | evidence AUC | outcome AUC | gold query preferred | criteria unparsed |",
     "|---|---|---|---|---|---|",
