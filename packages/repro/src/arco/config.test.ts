@@ -2,8 +2,6 @@ import { fileURLToPath } from "node:url";
 import { loadHotpotQa } from "@rubric/rlxar";
 import { describe, expect, it } from "vitest";
 import { arcoConfig, splitTrainingQuestions, TUNE_QUESTIONS } from "./config.js";
-import { arcoQuestions } from "./experiment.js";
-import { arcoMarkdown } from "./table.js";
 
 const HOTPOT = `${process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../../shared/", import.meta.url))}/data/hotpotqa`;
 
@@ -32,47 +30,5 @@ describe("arcoConfig", () => {
     expect(arcoConfig().indexTitles).toBe(true);
     expect(arcoConfig({ quick: true }).trainQuestions).toBe(48);
     expect(arcoConfig({ indexTitles: false }).indexTitles).toBe(false);
-  });
-});
-
-describe("arcoQuestions", () => {
-  const paths = { trainPath: `${HOTPOT}/train.jsonl`, evalPath: `${HOTPOT}/dev.jsonl` };
-
-  it("evaluates on the dev file by default, and on the 69 held-out training questions with evalSplit tune", () => {
-    const dev = arcoQuestions(arcoConfig(paths));
-    expect(dev.evalPath).toBe(paths.evalPath);
-    expect(dev.evaluation).toHaveLength(400);
-    const tune = arcoQuestions(arcoConfig({ ...paths, evalSplit: "tune" }));
-    expect(tune.evalPath).toBe(paths.trainPath);
-    const held = splitTrainingQuestions(loadHotpotQa(paths.trainPath)).tune.map((q) => q.id);
-    expect(tune.evaluation.map((q) => q.id)).toEqual(held);
-    // Never a question it trains on, whatever the sample sizes.
-    const small = arcoQuestions(arcoConfig({ ...paths, evalSplit: "tune", trainQuestions: 48, evalQuestions: 20 }));
-    expect(small.evaluation).toHaveLength(20);
-    const trained = new Set(tune.train.map((q) => q.id));
-    expect(small.evaluation.filter((q) => trained.has(q.id))).toEqual([]);
-    expect(small.evaluation.every((q) => held.includes(q.id))).toBe(true);
-  });
-
-  it("says in table.md that a tune-split table is for choosing settings, not a dev result", () => {
-    const table = (evalSplit?: "tune") =>
-      arcoMarkdown({
-        config: {
-          ...arcoConfig(paths),
-          ...(evalSplit === undefined ? {} : { evalSplit }),
-          trainQuestions: 400,
-          evalQuestions: 69,
-        },
-        warmup: [],
-        methods: {},
-        ablations: {},
-        diagnostics: {},
-        timing: { totalMs: 1000, rolloutsPerSecond: 1, shares: {} },
-      } as unknown as Parameters<typeof arcoMarkdown>[0]);
-    expect(table("tune")).toContain("69 held-out training (tune) questions");
-    expect(table("tune")).toContain("not a result to report");
-    expect(table("tune")).not.toContain("Nothing was selected on dev");
-    expect(table()).toContain("69 dev questions");
-    expect(table()).toContain("Nothing was selected on dev");
   });
 });

@@ -5,10 +5,16 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RunSettingsError } from "@rubric/core/runs";
 import { SidecarClient } from "@rubric/sidecar";
-import { evaluateHotpotQa, readHotpotPredictions, readHotpotQa, type TrainerLogLine } from "@rubric/rlxar";
+import {
+  evaluateHotpotQa,
+  loadHotpotQa,
+  readHotpotPredictions,
+  readHotpotQa,
+  type TrainerLogLine,
+} from "@rubric/rlxar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { arcoConfig } from "./config.js";
-import { runArco } from "./experiment.js";
+import { arcoConfig, splitTrainingQuestions } from "./config.js";
+import { arcoQuestions, runArco } from "./experiment.js";
 import { hotpotContrasts } from "./method.js";
 import { ARCO_METHOD_LABELS, type ArcoTable, ArcoTableSchema, arcoMarkdown } from "./table.js";
 
@@ -238,5 +244,25 @@ describe("hotpotContrasts", () => {
       expect(question.supportingTitles).not.toContain(pair.worse.action.slice("Search[".length, -1));
     }
     expect(hotpotContrasts(questions, 1)).toEqual(pairs);
+  });
+});
+
+describe("arcoQuestions", () => {
+  const paths = { trainPath: `${HOTPOT}/train.jsonl`, evalPath: `${HOTPOT}/dev.jsonl` };
+
+  it("evaluates on the dev file by default, and on the 69 held-out training questions with evalSplit tune", () => {
+    const dev = arcoQuestions(arcoConfig(paths));
+    expect(dev.evalPath).toBe(paths.evalPath);
+    expect(dev.evaluation).toHaveLength(400);
+    const tune = arcoQuestions(arcoConfig({ ...paths, evalSplit: "tune" }));
+    expect(tune.evalPath).toBe(paths.trainPath);
+    const held = splitTrainingQuestions(loadHotpotQa(paths.trainPath)).tune.map((q) => q.id);
+    expect(tune.evaluation.map((q) => q.id)).toEqual(held);
+    // Never a question it trains on, whatever the sample sizes.
+    const small = arcoQuestions(arcoConfig({ ...paths, evalSplit: "tune", trainQuestions: 48, evalQuestions: 20 }));
+    expect(small.evaluation).toHaveLength(20);
+    const trained = new Set(tune.train.map((q) => q.id));
+    expect(small.evaluation.filter((q) => trained.has(q.id))).toEqual([]);
+    expect(small.evaluation.every((q) => held.includes(q.id))).toBe(true);
   });
 });

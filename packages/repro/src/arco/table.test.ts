@@ -24,6 +24,15 @@ describe("arcoMarkdown", () => {
     expect(markdown).not.toContain("done so far");
     // Written after the first seed, while the second still runs:
     expect(arcoMarkdown({ ...table, warmup: [{ seed: 1 }] })).toContain("2 seeds (1 of 2 seeds done so far)");
+    expect(markdown).toContain("Nothing was selected on dev");
+  });
+
+  it("says a tune-split table (`--eval-split tune`) is for choosing settings, not a dev result", () => {
+    const markdown = arcoMarkdown({ ...table, config: { ...table.config, evalSplit: "tune", evalQuestions: 69 } });
+    expect(markdown).toContain("128 train questions, 69 held-out training (tune) questions, 2 seeds");
+    expect(markdown).toContain("not a result to report");
+    expect(markdown).not.toContain("Nothing was selected on dev");
+    expect(markdown).not.toContain("the dev set is the 400");
   });
 
   it("reads back only diagnostics it can lay out: a field of another type is refused with its path", () => {
