@@ -58,6 +58,9 @@ describe("rubric repro arco-gym", () => {
     expect(vectors.code).toBe(1);
     expect(vectors.stderr).toContain(join(dir, "no-vectors", "words.txt"));
     expect(vectors.stderr).not.toContain("warm-up"); // refused before any training
+    const muTasks = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--mu-tasks", "0"]);
+    expect(muTasks.code).toBe(2);
+    expect(muTasks.stderr).toContain("--mu-tasks");
   });
 
   it("documents itself, with a usage line that names the command once", async () => {
@@ -67,6 +70,7 @@ describe("rubric repro arco-gym", () => {
     expect(help.stdout).toContain("a simulation");
     expect(help.stdout).toContain("--mc-rollouts <n>");
     expect(help.stdout).toContain("--word-vectors <dir|none>");
+    expect(help.stdout).toContain("--mu-tasks <n>");
   });
 
   it("writes table.json, table.md and the plots, which `rubric report` renders; refuses to overwrite them without --force", async () => {
@@ -116,14 +120,26 @@ describe("rubric repro arco-gym", () => {
       "none",
       "--mu-epochs",
       "1",
+      "--mu-tasks",
+      "12",
+      "--mu-pretrain-tasks",
+      "4",
       "--threads",
       "1",
     ]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain("run 2 of 2: H = 2, seed 1, frozenMu");
     const table = ArcoGymTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));
-    expect(table.config).toMatchObject({ methods: ["outcome", "frozenMu"], mu: { wordVectors: null, sftEpochs: 1 } });
-    expect(table.muWarmup).toEqual([expect.objectContaining({ hops: 2, embedded: 0 })]);
+    expect(table.config).toMatchObject({
+      methods: ["outcome", "frozenMu"],
+      mu: { wordVectors: null, sftEpochs: 1, sftTasks: 12, pretrainTasks: 4, pretrainEpochs: 1 },
+    });
+    expect(table.muWarmup).toEqual([
+      expect.objectContaining({ hops: 2, embedded: 0, episodes: 12, pretrain: expect.objectContaining({ tasks: 4 }) }),
+    ]);
+    expect(readFileSync(join(out, "table.md"), "utf8")).toMatch(
+      /μ was pretrained as a language model on the text of 4 tasks of its own stream \(ours, not ARCO's\): \d+ tokens/u,
+    );
     expect(Object.keys(table.credit)).toEqual(["frozenMu"]);
   }, 300_000);
 

@@ -43,6 +43,7 @@ export {
   RemoteMu,
   type RemoteMuInitOptions,
   type RemoteMuLora,
+  type RemoteMuPretrainMetrics,
   type RemoteMuSftMetrics,
   type RemoteMuStep,
   type RemoteMuStepMetrics,

@@ -175,6 +175,33 @@ def test_sft_lowers_its_loss_and_fits_the_teacher_scores() -> None:
     assert torch.allclose(d, torch.tensor(TEACHER), atol=0.15)
 
 
+def test_pretrain_learns_the_texts_next_tokens_and_leaves_the_score_head_alone() -> None:
+    # A text whose every token follows from the one before: pretraining must learn it, its CE
+    # counting every position but the first, while the score head stays exactly as drawn.
+    mu = make_mu()
+    head = [p.detach().clone() for p in mu.network.score_head.parameters()]
+    texts = [[1, 2, 3, 4, 5, 6], [3, 4, 5, 6, 7]]
+    first = mu.pretrain(texts, learning_rate=1e-2)
+    assert first["tokens"] == 5 + 4 and set(first) == {"ce", "tokens", "grad_norm", "step", "compute_ms"}
+    for _ in range(80):
+        last = mu.pretrain(texts, learning_rate=1e-2)
+    assert last["ce"] < 0.2 * first["ce"] and last["step"] == 81
+    logits = torch.tensor(mu.logits([[1, 2, 3, 4, 5]]))
+    assert logits[0].argmax(dim=-1).tolist() == [2, 3, 4, 5, 6]
+    for before, after in zip(head, mu.network.score_head.parameters()):
+        assert torch.equal(before, after)
+
+
+def test_pretrain_protocol_names_a_bad_text(sidecar) -> None:
+    sidecar.call("mu.init", {"model": MODEL, "seed": 2})
+    metrics = sidecar.call("mu.pretrain", {"texts": [[1, 2, 3], [4, 5]], "learning_rate": 1e-3})
+    assert metrics["tokens"] == 3 and metrics["step"] == 1
+    assert any(n["method"] == "metrics" and n["params"]["method"] == "mu.pretrain" for n in sidecar.notifications)
+    assert sidecar.error("mu.pretrain", {"texts": [[1, 2], [3]], "learning_rate": 1e-3})["data"]["path"] == "params.texts[1]"
+    assert sidecar.error("mu.pretrain", {"texts": [[1, 12]], "learning_rate": 1e-3})["data"]["path"] == "params.texts[0][1]"
+    assert sidecar.error("mu.pretrain", {"texts": [[1] * 25], "learning_rate": 1e-3})["data"]["path"] == "params.texts[0]"
+
+
 def test_no_rubric_ablation_k1_with_empty_criteria() -> None:
     mu = make_mu(k=1)
     steps = [Step([1, 2, 3], []), Step([4, 5], [])]

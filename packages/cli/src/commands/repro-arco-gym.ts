@@ -56,6 +56,13 @@ const gymFlags = {
     "μ's pretrained word vectors (default: the shared GloVe subset, models/glove-6b-100d); none: random token embeddings",
   ),
   muEpochs: integerFlag("<n>", "μ's warm-up epochs (default 6; 3 with --quick)", { min: 1 }),
+  muTasks: integerFlag("<n>", "tasks of the noisy teacher μ's warm-up reads, per H (default 192)", { min: 1 }),
+  muPretrainTasks: integerFlag(
+    "<n>",
+    "ours (ARCO's μ starts from a pretrained LM): pretrain μ as a language model on the text of n tasks of their own stream before its warm-up (default 0: none)",
+    { min: 0 },
+  ),
+  muPretrainEpochs: integerFlag("<n>", "passes of that pretraining (default 1)", { min: 1 }),
   threads: integerFlag("<n>", "torch threads of the sidecar (default: the cores)", { min: 1 }),
   force: switchFlag("replace the tables of an earlier run in <dir> (default: refuse, before any training)"),
 };
@@ -149,7 +156,12 @@ export async function reproArcoGym(args: ReproArcoGymArgs, io: CliIO, isTTY: boo
         ...(methods?.some((m) => ARCO_GYM_MU_METHODS.includes(m))
           ? { wordVectors: wordVectorsOf(args.wordVectors) }
           : {}),
-        ...definedFields({ sftEpochs: args.muEpochs }),
+        ...definedFields({
+          sftEpochs: args.muEpochs,
+          sftTasks: args.muTasks,
+          pretrainTasks: args.muPretrainTasks,
+          pretrainEpochs: args.muPretrainEpochs,
+        }),
       },
     });
   } catch (error) {
@@ -213,4 +225,7 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   "trueAdvantage.rollouts": "--mc-rollouts",
   methods: "--methods",
   "mu.sftEpochs": "--mu-epochs",
+  "mu.sftTasks": "--mu-tasks",
+  "mu.pretrainTasks": "--mu-pretrain-tasks",
+  "mu.pretrainEpochs": "--mu-pretrain-epochs",
 };

@@ -70,6 +70,15 @@ export interface GymMuSettings extends SmallMuSettings {
   readonly wordVectors: string | null;
   readonly sftTasks: number;
   readonly sftReplicas: number;
+  /**
+   * Language-model pretraining before the warm-up (ours, not ARCO's: its μ starts from a
+   * pretrained LM): the text of `pretrainTasks` tasks of their own stream (`${seed}/mu-corpus`,
+   * which nothing else reads) — each question and its pool's paragraphs — for `pretrainEpochs`
+   * passes of next-token CE at `pretrainLearningRate`. 0 tasks (the default): none.
+   */
+  readonly pretrainTasks: number;
+  readonly pretrainEpochs: number;
+  readonly pretrainLearningRate: number;
 }
 
 /** Where the shared GloVe subset lives, from the repository root (as `repro arco`'s data). */
@@ -141,6 +150,9 @@ export function arcoGymConfig(options: ArcoGymConfigOptions = {}): ArcoGymConfig
       sftTasks: 192,
       sftReplicas: 1,
       sftEpochs: quick ? 3 : 6,
+      pretrainTasks: 0,
+      pretrainEpochs: 1,
+      pretrainLearningRate: 3e-3,
       sftLearningRate: 3e-3,
       sftHeadLearningRate: 1e-3,
       learningRate: 1e-3,
@@ -180,8 +192,11 @@ function checkConfig(config: ArcoGymConfig): void {
     ["trueAdvantage.rollouts", config.trueAdvantage.rollouts],
     ["mu.sftTasks", config.mu.sftTasks],
     ["mu.sftEpochs", config.mu.sftEpochs],
+    ["mu.pretrainEpochs", config.mu.pretrainEpochs],
   ] as const)
     if (!Number.isInteger(value) || value < 1) throw new ReproInputError(name, `expected an integer ≥ 1, got ${value}`);
+  if (!Number.isInteger(config.mu.pretrainTasks) || config.mu.pretrainTasks < 0)
+    throw new ReproInputError("mu.pretrainTasks", `expected an integer ≥ 0, got ${config.mu.pretrainTasks}`);
   if (!(rl.learningRate > 0))
     throw new ReproInputError("learningRate", `expected a number > 0, got ${rl.learningRate}`);
   // Both methods take whole epochs: outcome RL's of trainTasks · groupSize rollouts, the dense

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { ReproInputError } from "../errors.js";
 import { arcoGymConfig } from "./config.js";
 import { runArcoGym } from "./experiment.js";
+import { criticWarmupEpisodes, gymPretrainTexts } from "./mu.js";
 import { arcoGymPlots } from "./plot.js";
 import { ArcoGymTableSchema, arcoGymMarkdown, muWarmupKey, muWarmupOf } from "./table.js";
 
@@ -238,6 +239,23 @@ describe("runArcoGym with the feature critics (a labelled variant, no sidecar)",
   }, 120_000);
 });
 
+describe("gymPretrainTexts", () => {
+  it("is the text of tasks no warm-up reads: each question, then its pool's paragraphs as observations show them", async () => {
+    const config = arcoGymConfig({ hops: [2], mu: { sftTasks: 6, pretrainTasks: 5 } });
+    const texts = gymPretrainTexts(2, config);
+    expect(texts).toHaveLength(5);
+    const warmup = new Set((await criticWarmupEpisodes(2, config)).map((episode) => episode.task));
+    for (const text of texts) {
+      const [question, ...paragraphs] = text.split("\n");
+      expect(question).toMatch(/\?$/u);
+      expect(warmup.has(question!)).toBe(false);
+      expect(paragraphs.length).toBeGreaterThanOrEqual(10);
+      for (const paragraph of paragraphs) expect(paragraph).toMatch(/^[^:]+: \S/u);
+    }
+    expect(gymPretrainTexts(2, arcoGymConfig({ hops: [2] }))).toEqual([]);
+  });
+});
+
 describe("arcoGymConfig", () => {
   it("refuses settings the run cannot honour, naming them", () => {
     const bad: [Parameters<typeof arcoGymConfig>[0], RegExp][] = [
@@ -249,6 +267,8 @@ describe("arcoGymConfig", () => {
       [{ learningRate: 0 }, /^learningRate: expected a number > 0/u],
       [{ methods: ["ppo" as "outcome"] }, /^methods\[0\]: unknown method "ppo"/u],
       [{ mu: { sftEpochs: 0 } }, /^mu\.sftEpochs: expected an integer ≥ 1/u],
+      [{ mu: { pretrainTasks: -1 } }, /^mu\.pretrainTasks: expected an integer ≥ 0/u],
+      [{ mu: { pretrainEpochs: 0 } }, /^mu\.pretrainEpochs: expected an integer ≥ 1/u],
     ];
     for (const [options, message] of bad) {
       expect(() => arcoGymConfig(options)).toThrow(ReproInputError);
@@ -267,6 +287,7 @@ describe("arcoGymConfig", () => {
       sftTasks: 192,
       sftEpochs: 6,
       wordVectors: "../shared/models/glove-6b-100d",
+      pretrainTasks: 0, // ARCO's: no language-model pretraining of ours
     });
     expect(arcoGymConfig({ quick: true })).toMatchObject({ hops: [2, 4], evalTasks: 100 });
     expect(arcoGymConfig({ quick: true }).seeds).toHaveLength(6);

@@ -308,8 +308,13 @@ async function runAll(
         onEpoch: (epoch, of) => options.onProgress?.({ type: "mu", hops, epoch, of }),
       });
       warmMus.set(key, warm);
-      const { directory: _, ...record } = warm;
-      muWarmup.push({ hops, ...record, sftLoss: [...record.sftLoss] });
+      const { directory: _, pretrain, ...record } = warm;
+      muWarmup.push({
+        hops,
+        ...record,
+        sftLoss: [...record.sftLoss],
+        ...(pretrain === undefined ? {} : { pretrain: { ...pretrain, ce: [...pretrain.ce] } }),
+      });
       byMethodMs.muWarmup = (byMethodMs.muWarmup ?? 0) + warm.ms;
     }
     // The feature critics' warm-up: μ's warm-up episodes, their outcomes only, one fit per

@@ -42,7 +42,28 @@ export interface WarmGymMu {
   /** Tokens of the vocabulary that started from a word vector (0 without them). */
   readonly embedded: number;
   readonly sftLoss: readonly number[];
+  /** Its language-model pretraining (ours), when the run asked for one. */
+  readonly pretrain?: { readonly tasks: number; readonly tokens: number; readonly ce: readonly number[] };
   readonly ms: number;
+}
+
+/**
+ * The gym's own text a μ is pretrained on as a language model (ours): `mu.pretrainTasks` tasks of
+ * H hops from their own stream (`${seed}/mu-corpus`, read by nothing else, so neither the
+ * warm-up's nor any policy's tasks), each its question and then its pool's paragraphs, one per
+ * line as the observations show them ("title: text").
+ */
+export function gymPretrainTexts(hops: number, config: ArcoGymConfig): string[] {
+  if (config.mu.pretrainTasks === 0) return [];
+  return generateGymTasks({
+    hops,
+    count: config.mu.pretrainTasks,
+    seed: `${config.seed}/mu-corpus`,
+    split: "train",
+    lookalikes: config.lookalikes,
+  }).map((task) =>
+    [task.question, ...task.paragraphs.map((paragraph) => `${paragraph.title}: ${paragraph.text}`)].join("\n"),
+  );
 }
 
 /**
@@ -124,6 +145,9 @@ export async function warmGymMu(
         });
   let embedded = 0;
   const losses: number[] = [];
+  const pretrainTexts = gymPretrainTexts(hops, config);
+  const pretrainCe: number[] = [];
+  let pretrainTokens = 0;
   const exported = await createMu(client, root, {
     k: kind.k,
     seed: config.seed,
@@ -135,6 +159,20 @@ export async function warmGymMu(
     onEmbedded: ({ matched }) => {
       embedded = matched;
     },
+    ...(pretrainTexts.length === 0
+      ? {}
+      : {
+          pretrain: {
+            texts: pretrainTexts,
+            epochs: mu.pretrainEpochs,
+            learningRate: mu.pretrainLearningRate,
+            seed: config.seed,
+            onEpoch: (epoch) => {
+              pretrainCe.push(epoch.ce);
+              pretrainTokens = epoch.tokens;
+            },
+          },
+        }),
     sft: {
       examples,
       epochs: mu.sftEpochs,
@@ -157,6 +195,9 @@ export async function warmGymMu(
     episodes: episodes.length,
     embedded,
     sftLoss: losses,
+    ...(pretrainTexts.length === 0
+      ? {}
+      : { pretrain: { tasks: pretrainTexts.length, tokens: pretrainTokens, ce: pretrainCe } }),
     ms: performance.now() - started,
   };
 }

@@ -226,6 +226,8 @@ export const ArcoGymTableSchema = z.strictObject({
         examples: z.int(),
         embedded: z.int(),
         sftLoss: z.array(z.number()),
+        /** Its language-model pretraining before the warm-up (ours; absent: none): the tasks whose text it read, tokens per epoch, and each epoch's CE per token. */
+        pretrain: z.strictObject({ tasks: z.int(), tokens: z.int(), ce: z.array(z.number()) }).optional(),
         ms: z.number(),
       }),
     )
@@ -346,6 +348,14 @@ export function arcoGymMarkdown(table: ArcoGymTable): string {
               `| ${m.hops} | ${m.objective ?? "decomposition"} | ${m.variant ?? "generated"} | ${m.k ?? "—"} | ${m.episodes} | ${m.examples} | ${m.embedded} | ${m.sftLoss[0]?.toFixed(3) ?? "—"} → ${m.sftLoss.at(-1)?.toFixed(3) ?? "—"} |`,
           ),
           "",
+          ...table.muWarmup.flatMap((m) =>
+            m.pretrain === undefined
+              ? []
+              : [
+                  `Before the warm-up of H = ${m.hops} (${m.objective ?? "decomposition"}, ${m.variant ?? "generated"}), μ was pretrained as a language model on the text of ${m.pretrain.tasks} tasks of its own stream (ours, not ARCO's): ${m.pretrain.tokens} tokens per epoch, CE per token ${m.pretrain.ce[0]?.toFixed(3) ?? "—"} → ${m.pretrain.ce.at(-1)?.toFixed(3) ?? "—"} over ${m.pretrain.ce.length} epoch(s).`,
+                  "",
+                ],
+          ),
         ]),
     ...(table.featureWarmup === undefined || table.featureWarmup.length === 0
       ? []

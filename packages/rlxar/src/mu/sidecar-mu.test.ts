@@ -12,7 +12,15 @@ import {
 import { SidecarClient } from "@rubric/sidecar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CRITERIA, STEPS, sftExamples } from "./__fixtures__/steps.js";
-import { createMu, exportMu, type SftEpoch, sftMu, sidecarMuEngine } from "./sidecar-mu.js";
+import {
+  createMu,
+  exportMu,
+  type PretrainEpoch,
+  pretrainMu,
+  type SftEpoch,
+  sftMu,
+  sidecarMuEngine,
+} from "./sidecar-mu.js";
 
 const TIMEOUT_MS = 300_000; // a guard for a busy 2-core machine, not a measurement
 const TOLERANCE = 1e-4; // float32 in both runtimes
@@ -140,6 +148,50 @@ describe("μ through the sidecar (torch) and onnxruntime-node", () => {
         expect((error as ModelCorruptError).file, name).toBe("manifest.json");
         expect((error as Error).message, name).toMatch(message);
         await rm(copy, { recursive: true });
+      }
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    "createMu pretrains μ as a language model before its warm-up when asked: windows of its positions, the CE falls",
+    async () => {
+      // The steps' own text, each well over one window of 64 positions.
+      const texts = steps.map((step) => [step.task, ...step.history.map((turn) => turn.observation)].join("\n"));
+      const lmRoot = await mkdtemp(join(tmpdir(), "rlxar-lm-"));
+      try {
+        const pretrained: PretrainEpoch[] = [];
+        const { directory, mu } = await createMu(client, lmRoot, {
+          k: 3,
+          seed: 4,
+          shape: { dModel: 16, heads: 2, layers: 1, maxSequence: 64 },
+          maxCriteriaTokens: 16,
+          vocabularySize: 400,
+          corpus: steps,
+          pretrain: {
+            texts,
+            epochs: 12,
+            batchSize: 4,
+            learningRate: 1e-2,
+            seed: 1,
+            onEpoch: (e) => pretrained.push(e),
+          },
+        });
+        const { tokenizer, manifest } = await readModel(directory);
+        // Every token but each window's first is predicted: <bos> + the text, cut at 64.
+        const lengths = texts.map((text) => 1 + tokenizer.encode(text).length);
+        expect(Math.max(...lengths)).toBeGreaterThan(64);
+        const predicted = lengths.reduce((sum, n) => sum + n - Math.ceil(n / 64), 0);
+        expect(pretrained.map((e) => e.tokens)).toEqual(Array.from({ length: 12 }, () => predicted));
+        expect(pretrained.at(-1)!.ce).toBeLessThan(0.7 * pretrained[0]!.ce);
+        // Pretraining steps count as μ's training steps, and its export says so.
+        expect(manifest.training.steps).toBe(mu.summary.steps);
+        expect(mu.summary.steps).toBeGreaterThanOrEqual(12);
+        await expect(pretrainMu(mu, tokenizer, ["", ""], 64)).rejects.toThrow(
+          "pretrain.texts: expected a text of at least one token",
+        );
+      } finally {
+        await rm(lmRoot, { recursive: true, force: true });
       }
     },
     TIMEOUT_MS,

@@ -61,6 +61,13 @@ export interface CreateMuOptions {
    */
   readonly sft?: { readonly examples: readonly MuSftExample[] } & SftMuOptions;
   /**
+   * Language-model pretraining before the warm-up (ours, not ARCO's, whose μ starts from a
+   * pretrained LM): passes of next-token CE over `texts` (`mu.pretrain`), after the word vectors
+   * are set and before `sft`. The tokenizer is learned as without them, so a μ pretrained this
+   * way differs from one that is not in its weights alone.
+   */
+  readonly pretrain?: { readonly texts: readonly string[] } & PretrainMuOptions;
+  /**
    * Pretrained word vectors for the token embeddings (`readWordVectors`): every token that is a
    * whole word they know starts from its vector (`tokenEmbeddings`), set by `mu.embed` before
    * any training. Without them every row starts random, as a μ trained from scratch does.
@@ -90,6 +97,70 @@ export interface SftMuOptions {
   readonly seed?: number;
   /** After each epoch: its mean loss, CE and MSE. */
   readonly onEpoch?: (epoch: SftEpoch) => void;
+}
+
+export interface PretrainMuOptions {
+  /** Passes over the texts (default 1). */
+  readonly epochs?: number;
+  /** Windows per `mu.pretrain` step (default 8). */
+  readonly batchSize?: number;
+  /** The backbone's learning rate (default 3e-3, a small μ from scratch). */
+  readonly learningRate?: number;
+  /** The order of the windows in each epoch (default 0). */
+  readonly seed?: number;
+  /** After each epoch: its mean CE per token. */
+  readonly onEpoch?: (epoch: PretrainEpoch) => void;
+}
+
+export interface PretrainEpoch {
+  readonly epoch: number;
+  readonly ce: number;
+  /** Tokens predicted in the epoch. */
+  readonly tokens: number;
+}
+
+/**
+ * Language-model pretraining of μ in the sidecar (ours): each text is `<bos>` + its tokens, cut
+ * into windows of `maxSequence` positions (a last window of one token is dropped: nothing to
+ * predict), and `epochs` passes of next-token CE run over the windows in seeded random order.
+ * Returns each epoch's CE per token, weighted by tokens.
+ */
+export async function pretrainMu(
+  mu: RemoteMu,
+  tokenizer: ByteBpeTokenizer,
+  texts: readonly string[],
+  maxSequence: number,
+  options: PretrainMuOptions = {},
+): Promise<PretrainEpoch[]> {
+  const windows = texts.flatMap((text) => {
+    const ids = [BOS_ID, ...tokenizer.encode(text)];
+    const out: number[][] = [];
+    for (let start = 0; start < ids.length; start += maxSequence) {
+      const window = ids.slice(start, start + maxSequence);
+      if (window.length >= 2) out.push(window);
+    }
+    return out;
+  });
+  if (windows.length === 0) throw new ArcoInputError("pretrain.texts", "expected a text of at least one token");
+  const size = options.batchSize ?? 8;
+  const rng = createRng(options.seed ?? 0).fork("mu-pretrain");
+  const out: PretrainEpoch[] = [];
+  for (let epoch = 1; epoch <= (options.epochs ?? 1); epoch++) {
+    const order = shuffle(windows, rng.fork(`epoch:${epoch}`));
+    let weighted = 0;
+    let tokens = 0;
+    for (let start = 0; start < order.length; start += size) {
+      const metrics = await mu.pretrain(order.slice(start, start + size), {
+        learningRate: options.learningRate ?? 3e-3,
+      });
+      weighted += metrics.ce * metrics.tokens;
+      tokens += metrics.tokens;
+    }
+    const summary = { epoch, ce: weighted / tokens, tokens };
+    options.onEpoch?.(summary);
+    out.push(summary);
+  }
+  return out;
 }
 
 export interface SftEpoch {
@@ -259,6 +330,9 @@ export async function createMu(
     });
     if (embeddings.matched > 0) await mu.embed(embeddings.ids, embeddings.rows);
     options.onEmbedded?.({ matched: embeddings.matched, vocabularySize: embeddings.vocabularySize });
+  }
+  if (options.pretrain !== undefined) {
+    await pretrainMu(mu, tokenizer, options.pretrain.texts, shape.maxSequence ?? 1024, options.pretrain);
   }
   if (options.sft !== undefined) {
     await sftMu(mu, tokenizer, options.sft.examples, options.sft);

@@ -27,7 +27,7 @@ export const MU_CALLS: ResourceCalls = {
   init: "mu.init",
   save: "mu.save",
   load: "mu.load",
-  steps: ["mu.step", "mu.sft", "mu.embed"],
+  steps: ["mu.step", "mu.sft", "mu.pretrain", "mu.embed"],
   setReference: "mu.set_reference",
 };
 

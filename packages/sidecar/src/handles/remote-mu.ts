@@ -24,6 +24,16 @@ export interface RemoteMuSftMetrics {
   readonly computeMs: number;
 }
 
+/** What one language-model pretraining batch (`mu.pretrain`) measured. */
+export interface RemoteMuPretrainMetrics {
+  /** Cross-entropy per predicted token. */
+  readonly ce: number;
+  readonly tokens: number;
+  readonly gradNorm: number;
+  readonly step: number;
+  readonly computeMs: number;
+}
+
 /** What one decomposition step (`mu.step`) measured. */
 export interface RemoteMuStepMetrics {
   readonly loss: number;
@@ -154,6 +164,24 @@ export class RemoteMu {
       step: m.step,
       computeMs: m.compute_ms,
     };
+  }
+
+  /**
+   * One batch of language-model pretraining (ours, not ARCO's): next-token CE over whole texts of
+   * token ids, the score head untouched. ARCO's μ starts from a pretrained LM; this gives a μ
+   * built from scratch some of that reading, on its environment's own text, before its warm-up.
+   */
+  async pretrain(
+    texts: readonly (readonly number[])[],
+    options: { readonly learningRate: number },
+  ): Promise<RemoteMuPretrainMetrics> {
+    const m = await this.client.request(
+      "mu.pretrain",
+      { texts: texts.map((text) => [...text]), learning_rate: options.learningRate },
+      this.call,
+    );
+    this.#summary = { ...this.#summary, steps: m.step };
+    return { ce: m.ce, tokens: m.tokens, gradNorm: m.grad_norm, step: m.step, computeMs: m.compute_ms };
   }
 
   /** One decomposition step: Σ_τ w_τ (Σ_t s_t − R_τ)² + β·KL(μ_ref‖μ) on criteria tokens. */

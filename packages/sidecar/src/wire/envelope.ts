@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MuSftMetricsSchema, MuStepMetricsSchema } from "./mu.js";
+import { MuPretrainMetricsSchema, MuSftMetricsSchema, MuStepMetricsSchema } from "./mu.js";
 import { SftMetricsSchema, StepMetricsSchema } from "./policy.js";
 
 /**
@@ -55,6 +55,7 @@ export const NotificationSchema = z.discriminatedUnion("method", [
       StepMetricsSchema.extend({ method: z.literal("policy.step") }),
       SftMetricsSchema.extend({ method: z.literal("policy.sft_step") }),
       MuSftMetricsSchema.extend({ method: z.literal("mu.sft") }),
+      MuPretrainMetricsSchema.extend({ method: z.literal("mu.pretrain") }),
       MuStepMetricsSchema.extend({ method: z.literal("mu.step") }),
     ]),
   }),

@@ -34,6 +34,16 @@ export const MuSftMetricsSchema = z.object({
   compute_ms: z.number(),
 });
 
+/** What one language-model pretraining batch (`mu.pretrain`, ours) measured. */
+export const MuPretrainMetricsSchema = z.object({
+  /** Cross-entropy per predicted token (every position of a text but its first). */
+  ce: z.number(),
+  tokens: z.number().int(),
+  grad_norm: z.number(),
+  step: z.number().int(),
+  compute_ms: z.number(),
+});
+
 export const MuStepMetricsSchema = z.object({
   loss: z.number(),
   /** (1/N) Σ_τ w_τ (Σ_t s_t − R_τ)². */
@@ -197,6 +207,15 @@ export const MU_METHODS = {
       head_learning_rate: Positive.optional(),
     }),
     result: MuSftMetricsSchema,
+  },
+  /**
+   * Ours, not ARCO's: one AdamW step of next-token CE over whole texts (token ids, ≥ 2 each, within
+   * the model's positions), the score head untouched — language-model pretraining of a μ built
+   * from scratch, on its environment's own text.
+   */
+  "mu.pretrain": {
+    params: z.strictObject({ texts: z.array(Tokens).min(1), learning_rate: Positive }),
+    result: MuPretrainMetricsSchema,
   },
   "mu.step": {
     params: z.strictObject({

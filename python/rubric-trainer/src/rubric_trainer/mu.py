@@ -198,6 +198,23 @@ class Mu:
         count of the whole batch and the MSE's the element count of the whole batch (N × K), so
         each rank's loss is its share of the single-process loss; times world_size, DDP's
         gradient average is then the single-process gradient."""
+        return self.fit(steps, teacher, SFT_SCORE_COEF, learning_rate, head_learning_rate, budget)
+
+    def pretrain(self, texts: Sequence[Sequence[int]], *, learning_rate: float, budget: int = MICRO_BATCH_TOKENS) -> dict:
+        """One AdamW step of language-model pretraining (ours, not ARCO's): next-token CE over
+        whole texts, mean per token, the score head untouched (nothing reaches it, so AdamW
+        skips it, weight decay included). ARCO's μ starts from a pretrained LM; a μ built from
+        scratch can be given some of that reading this way, on its environment's own text.
+
+        Each text is a step whose prompt is its first token and whose criteria are the rest, so
+        the CE is μ-SFT's over every position but the first; the MSE's coefficient is 0."""
+        steps = [Step(list(text[:1]), list(text[1:])) for text in texts]
+        metrics = self.fit(steps, [[0.0] * self.k for _ in steps], 0.0, learning_rate, learning_rate, budget)
+        return {key: metrics[key] for key in ("ce", "tokens", "grad_norm", "step", "compute_ms")}
+
+    def fit(self, steps: Sequence[Step], teacher: Sequence[Sequence[float]], score_coef: float, learning_rate: float, head_learning_rate: float, budget: int) -> dict:
+        """One AdamW step on CE(criteria tokens) + ``score_coef`` × MSE(d, teacher): ``sft``'s and
+        ``pretrain``'s. With ``score_coef`` 0 the score head's loss is left out of the graph."""
         started = time.perf_counter()
         self.require_shards(len(steps), "examples")
         mine = self.dist.shard(steps)
@@ -218,13 +235,13 @@ class Mu:
             squares = ((d.double() - torch.tensor([mine_teacher[i] for i in group], dtype=torch.float64, device=self.device)) ** 2).sum()
             parts["nll"] += float(nll)
             parts["squares"] += float(squares)
-            return nll / max(tokens, 1.0) + SFT_SCORE_COEF * squares / elements
+            return nll / max(tokens, 1.0) + (score_coef * squares / elements if score_coef else 0.0)
 
         self.optimizer.zero_grad(set_to_none=True)
         self.accumulate(micro_batches([len(s.prompt) + len(s.criteria) for s in mine], budget), share)
         total_nll, total_squares = self.dist.sum([parts["nll"], parts["squares"]], self.device)
         ce, mse = total_nll / max(tokens, 1.0), total_squares / elements
-        loss = ce + SFT_SCORE_COEF * mse
+        loss = ce + score_coef * mse
         grad_norm = self.apply_gradients(loss, learning_rate, head_learning_rate)
         return {"loss": loss, "ce": ce, "mse": mse, "tokens": int(tokens), "grad_norm": grad_norm, "step": self.steps, "compute_ms": (time.perf_counter() - started) * 1000}
 

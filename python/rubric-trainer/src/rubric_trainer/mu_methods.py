@@ -42,6 +42,20 @@ def mu_sft(call: Call, params: dict) -> dict:
     return metrics
 
 
+def mu_pretrain(call: Call, params: dict) -> dict:
+    mu = call.session.require_mu()
+    for i, text in enumerate(params["texts"]):
+        path = f"params.texts[{i}]"
+        mu.check_tokens(text, path)
+        if not 2 <= len(text) <= mu.max_seq_len:
+            raise InvalidParams(f"{path}: expected 2 to {mu.max_seq_len} tokens (the model's positions), got {len(text)}", {"path": path})
+    mu.require_shards(len(params["texts"]), "texts")
+    call.check_cancelled()
+    metrics = mu.pretrain(params["texts"], learning_rate=params["learning_rate"])
+    call.notify("metrics", {"method": "mu.pretrain", **metrics})
+    return metrics
+
+
 def mu_step(call: Call, params: dict) -> dict:
     mu = call.session.require_mu()
     trajectories = [checked_steps(mu, t["steps"], f"params.trajectories[{i}].steps") for i, t in enumerate(params["trajectories"])]
@@ -139,6 +153,7 @@ def mu_export(call: Call, params: dict) -> dict:
 METHODS: dict[str, Callable[[Call, dict], dict]] = {
     "mu.init": mu_init,
     "mu.sft": mu_sft,
+    "mu.pretrain": mu_pretrain,
     "mu.step": mu_step,
     "mu.scores": mu_scores,
     "mu.logits": mu_logits,

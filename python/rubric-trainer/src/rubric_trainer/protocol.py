@@ -272,6 +272,8 @@ MU_PARAMS: dict[str, Record] = {
             "head_learning_rate": Field(POSITIVE, None),
         }
     ),
+    # Language-model pretraining of μ's backbone on whole texts (ours): token ids, ≥ 2 each.
+    "mu.pretrain": Record({"texts": ListOf(TOKENS, min_length=1), "learning_rate": POSITIVE}),
     "mu.step": Record(
         {
             "trajectories": ListOf(Record({"steps": ListOf(MU_STEP, min_length=1), "reward": Number()}), min_length=1),
