@@ -129,6 +129,7 @@ describe("rubric repro arco-gym", () => {
     ]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain("run 2 of 2: H = 2, seed 1, frozenMu");
+    expect(run.stderr).toContain("μ's language-model pretraining for H = 2");
     const table = ArcoGymTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));
     expect(table.config).toMatchObject({
       methods: ["outcome", "frozenMu"],

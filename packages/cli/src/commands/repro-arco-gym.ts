@@ -190,7 +190,8 @@ export async function reproArcoGym(args: ReproArcoGymArgs, io: CliIO, isTTY: boo
       ...(client === undefined ? {} : { client }),
       onProgress: (progress: ArcoGymProgress) => {
         if (progress.type === "mu") {
-          bar.update(progress.epoch, progress.of, `μ's warm-up for H = ${progress.hops}`, "epochs");
+          const stage = progress.stage === "pretrain" ? "μ's language-model pretraining" : "μ's warm-up";
+          bar.update(progress.epoch, progress.of, `${stage} for H = ${progress.hops}`, "epochs");
         } else if (progress.type === "run") {
           label = `run ${progress.index} of ${progress.total}: H = ${progress.hops}, seed ${progress.seed}, ${progress.method}`;
           bar.update(0, 1, label, "");

@@ -66,8 +66,17 @@ export type ArcoGymProgress =
       readonly method: ArcoGymMethod;
     }
   | { readonly type: "batch"; readonly done: number; readonly total: number }
-  /** μ's warm-up for hop count `hops`: epoch `epoch` of `of` done (0 when it starts). */
-  | { readonly type: "mu"; readonly hops: number; readonly epoch: number; readonly of: number };
+  /**
+   * μ's warm-up for hop count `hops`: epoch `epoch` of `of` done (0 when it starts); `stage`
+   * `pretrain` while it is pretrained as a language model first (ours; absent: the warm-up).
+   */
+  | {
+      readonly type: "mu";
+      readonly hops: number;
+      readonly epoch: number;
+      readonly of: number;
+      readonly stage?: "pretrain";
+    };
 
 export interface ArcoGymRunOptions {
   readonly onProgress?: (event: ArcoGymProgress) => void;
@@ -301,11 +310,19 @@ async function runAll(
     );
     for (const [key, kind] of kinds) {
       if (client === undefined || scratch === undefined) break;
-      options.onProgress?.({ type: "mu", hops, epoch: 0, of: config.mu.sftEpochs });
+      options.onProgress?.({
+        type: "mu",
+        hops,
+        epoch: 0,
+        ...(config.mu.pretrainTasks > 0
+          ? { of: config.mu.pretrainEpochs, stage: "pretrain" as const }
+          : { of: config.mu.sftEpochs }),
+      });
       const warm = await warmGymMu(client, join(scratch, `mu-h${hops}-${key}`), hops, config, {
         ...(wordVectors === undefined ? {} : { wordVectors }),
         kind,
         onEpoch: (epoch, of) => options.onProgress?.({ type: "mu", hops, epoch, of }),
+        onPretrainEpoch: (epoch, of) => options.onProgress?.({ type: "mu", hops, epoch, of, stage: "pretrain" }),
       });
       warmMus.set(key, warm);
       const { directory: _, pretrain, ...record } = warm;

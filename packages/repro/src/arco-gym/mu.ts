@@ -102,6 +102,8 @@ export async function warmGymMu(
     /** `config.mu.wordVectors` already read (a run reads them once, before any training). */
     readonly wordVectors?: WordVectors;
     readonly onEpoch?: (epoch: number, of: number) => void;
+    /** After each epoch of the language-model pretraining (ours), when the run asked for one. */
+    readonly onPretrainEpoch?: (epoch: number, of: number) => void;
     /**
      * Which warm-up (`muWarmupOf`): ARCO's `decomposition` objective (the teacher's per-step
      * scores, projected so Σ_t s_t = R) or `value` (ours: every step's K targets its episode's
@@ -170,6 +172,7 @@ export async function warmGymMu(
             onEpoch: (epoch) => {
               pretrainCe.push(epoch.ce);
               pretrainTokens = epoch.tokens;
+              options.onPretrainEpoch?.(epoch.epoch, mu.pretrainEpochs);
             },
           },
         }),
