@@ -245,6 +245,9 @@ describe("gymPretrainTexts", () => {
     const texts = gymPretrainTexts(2, config);
     expect(texts).toHaveLength(5);
     const warmup = new Set((await criticWarmupEpisodes(2, config)).map((episode) => episode.task));
+    // The warm-up's tasks are questions too, so that none is among the pretraining texts means something.
+    expect(warmup.size).toBe(6);
+    for (const question of warmup) expect(question).toMatch(/\?$/u);
     for (const text of texts) {
       const [question, ...paragraphs] = text.split("\n");
       expect(question).toMatch(/\?$/u);

@@ -214,7 +214,8 @@ export const MU_METHODS = {
    * from scratch, on its environment's own text.
    */
   "mu.pretrain": {
-    params: z.strictObject({ texts: z.array(Tokens).min(1), learning_rate: Positive }),
+    // A text of one token predicts nothing: the sidecar refuses it, and so does the client.
+    params: z.strictObject({ texts: z.array(Tokens.min(2)).min(1), learning_rate: Positive }),
     result: MuPretrainMetricsSchema,
   },
   "mu.step": {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { SIDECAR_METHODS } from "./methods.js";
 
 // The client checks params before sending; these are the μ refinements zod cannot infer from types.
-const pathOf = (method: "mu.generate" | "mu.export", params: unknown) => {
+const pathOf = (method: "mu.generate" | "mu.export" | "mu.pretrain", params: unknown) => {
   const checked = SIDECAR_METHODS[method].params.safeParse(params);
   return checked.success ? undefined : checked.error.issues.map((issue) => issue.path.join("."));
 };
@@ -23,6 +23,20 @@ describe("μ's wire schemas", () => {
     expect(pathOf("mu.generate", { ...generate, temperature: 1, rng: [zero, rng[1]] })).toEqual(["rng.0.words"]);
     expect(pathOf("mu.generate", { ...generate, prompts: [[1], []] })).toEqual(["prompts.1"]);
     expect(pathOf("mu.generate", { ...generate, max_new_tokens: 0 })).toEqual(["max_new_tokens"]);
+  });
+
+  it("mu.pretrain takes texts of two tokens or more, as the sidecar does", () => {
+    expect(
+      pathOf("mu.pretrain", {
+        texts: [
+          [1, 2],
+          [3, 4, 5],
+        ],
+        learning_rate: 1e-3,
+      }),
+    ).toBeUndefined();
+    expect(pathOf("mu.pretrain", { texts: [[1, 2], [3]], learning_rate: 1e-3 })).toEqual(["texts.1"]);
+    expect(pathOf("mu.pretrain", { texts: [], learning_rate: 1e-3 })).toEqual(["texts"]);
   });
 
   it("mu.export requires a tokenizer whose files have simple names that are not the export's own", () => {
