@@ -71,6 +71,12 @@ export interface GymMuSettings extends SmallMuSettings {
   readonly sftTasks: number;
   readonly sftReplicas: number;
   /**
+   * Tasks of fresh teacher episodes (their own stream, `${seed}/mu-fit`) on which a warm-up μ's
+   * fit to its targets is measured beside its fit on its own warm-up episodes: memorised or
+   * learnt (`muWarmup[].fit`). 0: only the warm-up episodes.
+   */
+  readonly fitTasks: number;
+  /**
    * Language-model pretraining before the warm-up (ours, not ARCO's: its μ starts from a
    * pretrained LM): the text of `pretrainTasks` tasks of their own stream (`${seed}/mu-corpus`,
    * which nothing else reads) — each question and its pool's paragraphs — for `pretrainEpochs`
@@ -149,6 +155,7 @@ export function arcoGymConfig(options: ArcoGymConfigOptions = {}): ArcoGymConfig
       // ρ 0.55, and not on new ones, ρ 0.11); 192 × 1 gave ρ 0.26 on new tasks (one-off probes).
       sftTasks: 192,
       sftReplicas: 1,
+      fitTasks: 48,
       sftEpochs: quick ? 3 : 6,
       pretrainTasks: 0,
       pretrainEpochs: 1,
@@ -195,8 +202,11 @@ function checkConfig(config: ArcoGymConfig): void {
     ["mu.pretrainEpochs", config.mu.pretrainEpochs],
   ] as const)
     if (!Number.isInteger(value) || value < 1) throw new ReproInputError(name, `expected an integer ≥ 1, got ${value}`);
-  if (!Number.isInteger(config.mu.pretrainTasks) || config.mu.pretrainTasks < 0)
-    throw new ReproInputError("mu.pretrainTasks", `expected an integer ≥ 0, got ${config.mu.pretrainTasks}`);
+  for (const [name, value] of [
+    ["mu.pretrainTasks", config.mu.pretrainTasks],
+    ["mu.fitTasks", config.mu.fitTasks],
+  ] as const)
+    if (!Number.isInteger(value) || value < 0) throw new ReproInputError(name, `expected an integer ≥ 0, got ${value}`);
   if (!(rl.learningRate > 0))
     throw new ReproInputError("learningRate", `expected a number > 0, got ${rl.learningRate}`);
   // Both methods take whole epochs: outcome RL's of trainTasks · groupSize rollouts, the dense

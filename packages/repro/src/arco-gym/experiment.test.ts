@@ -1,10 +1,13 @@
 import { fileURLToPath } from "node:url";
+import { mean } from "@rubric/core";
+import { GYM_FEATURE_NAMES, gymStepFeatures, gymTeacherAnnotation } from "@rubric/rlxar";
 import { SidecarClient } from "@rubric/sidecar";
 import { describe, expect, it } from "vitest";
 import { ReproInputError } from "../errors.js";
 import { arcoGymConfig } from "./config.js";
 import { runArcoGym } from "./experiment.js";
-import { criticWarmupEpisodes, gymPretrainTexts } from "./mu.js";
+import { muExamples } from "../arco/warmup.js";
+import { criticWarmupEpisodes, GYM_MU_PROMPT, gymPretrainTexts, muFit, teacherStepAdvantages } from "./mu.js";
 import { arcoGymPlots } from "./plot.js";
 import { ArcoGymTableSchema, arcoGymMarkdown, muWarmupKey, muWarmupOf } from "./table.js";
 
@@ -109,7 +112,7 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
       budget: 32,
       trueAdvantageRollouts: 2,
       methods: ["outcome", "frozenMu", "arco", "muValue"],
-      mu: { dModel: 32, layers: 1, sftTasks: 4, sftReplicas: 2, sftEpochs: 2, wordVectors: GLOVE },
+      mu: { dModel: 32, layers: 1, sftTasks: 4, sftReplicas: 2, fitTasks: 3, sftEpochs: 2, wordVectors: GLOVE },
     });
     await expect(runArcoGym(config)).rejects.toThrow(/^client: frozenMu, arco, muValue need μ/u);
     const client = await SidecarClient.start({ threads: 1 });
@@ -132,6 +135,14 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
       expect(warm!.embedded).toBeGreaterThan(0);
       expect(warm!.examples).toBeGreaterThan(0);
       expect(warm!.sftLoss).toHaveLength(2);
+      // Each warm-up μ's fit is measured on every example of its own episodes and on 3 fresh tasks.
+      for (const m of table.muWarmup!) {
+        expect(m.fit!.train.steps).toBe(m.examples);
+        expect(m.fit!.heldOut!.steps).toBeGreaterThanOrEqual(3);
+      }
+      expect(arcoGymMarkdown(table)).toMatch(
+        /\| 2 \| value \| generated \| 3 \| 8 \| \d+ \| \d+ \| [\d.]+ → [\d.]+ \| (-?[\d.]+|n\/a) \(\d+ steps\) \/ (-?[\d.]+|n\/a) \(\d+ steps\) \|/u,
+      );
       // Both learned critics rated every probe step; the frozen one's criteria are the warm-up's.
       expect(Object.keys(table.credit)).toEqual(["frozenMu", "arco", "muValue"]);
       for (const name of ["frozenMu", "arco", "muValue"]) {
@@ -156,8 +167,8 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
       evalTasks: 6,
       budget: 24,
       trueAdvantageRollouts: 2,
-      methods: ["prm", "fixedCriteria", "noPrefix", "arcoK1", "arcoK5"],
-      mu: { dModel: 16, layers: 1, sftTasks: 4, sftReplicas: 2, sftEpochs: 1, wordVectors: null },
+      methods: ["prm", "fixedCriteria", "noPrefix", "arcoK1", "arcoK5", "muAdvantage"],
+      mu: { dModel: 16, layers: 1, sftTasks: 4, sftReplicas: 2, fitTasks: 0, sftEpochs: 1, wordVectors: null },
     });
     expect(config.methods.map((m) => muWarmupKey(muWarmupOf(m, 3)))).toEqual([
       "decomposition-prm-k1",
@@ -165,18 +176,25 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
       "decomposition-noPrefix-k3",
       "decomposition-generated-k1",
       "decomposition-generated-k5",
+      "advantage-generated-k3",
     ]);
     const client = await SidecarClient.start({ threads: 1 });
     try {
       const table = await runArcoGym(config, { client });
       expect(ArcoGymTableSchema.parse(table)).toEqual(table);
-      expect(table.muWarmup!.map((m) => [m.variant, m.k])).toEqual([
-        ["prm", 1],
-        ["fixed", 3],
-        ["noPrefix", 3],
-        ["generated", 1],
-        ["generated", 5],
+      expect(table.muWarmup!.map((m) => [m.objective, m.variant, m.k])).toEqual([
+        ["decomposition", "prm", 1],
+        ["decomposition", "fixed", 3],
+        ["decomposition", "noPrefix", 3],
+        ["decomposition", "generated", 1],
+        ["decomposition", "generated", 5],
+        // The control told each step's true advantage: ARCO's examples, other targets.
+        ["advantage", "generated", 3],
       ]);
+      expect(table.muWarmup![5]!.examples).toBe(table.muWarmup![4]!.examples);
+      // With fitTasks 0 the fit is measured on the warm-up episodes alone.
+      for (const m of table.muWarmup!)
+        expect(m.fit).toEqual({ train: { spearman: expect.anything(), steps: m.examples } });
       // The same teacher episodes; a PRM's examples have no criteria to skip, so none is fewer.
       for (const warm of table.muWarmup!) expect(warm.episodes).toBe(8);
       for (const name of config.methods) {
@@ -237,6 +255,54 @@ describe("runArcoGym with the feature critics (a labelled variant, no sidecar)",
     expect(fits).toHaveLength(1 + 3);
     for (const line of fits) expect(line.split("|")).toHaveLength(8);
   }, 120_000);
+});
+
+describe("teacherStepAdvantages", () => {
+  it("labels every step of μ's warm-up episodes with its true advantage under the teacher: a whole-name search above a one-word one", async () => {
+    const config = arcoGymConfig({ hops: [2], trueAdvantageRollouts: 4, mu: { sftTasks: 48, sftReplicas: 1 } });
+    const episodes = await criticWarmupEpisodes(2, config);
+    const advantages = await teacherStepAdvantages(2, config, episodes);
+    expect(advantages.size).toBe(episodes.length);
+    const full = GYM_FEATURE_NAMES.indexOf("search:full");
+    const oneWord = GYM_FEATURE_NAMES.indexOf("search:first-word");
+    const byKind = { full: [] as number[], oneWord: [] as number[] };
+    for (const episode of episodes) {
+      const row = advantages.get(`${episode.taskId}#${episode.replica}`)!;
+      expect(row).toHaveLength(episode.steps.length);
+      for (const a of row) expect(Math.abs(a)).toBeLessThanOrEqual(1);
+      // The first search: the teacher names the whole first entity one time in ten.
+      const first = gymStepFeatures(episode)[0]!;
+      if (first[full] === 1) byKind.full.push(row[0]!);
+      if (first[oneWord] === 1) byKind.oneWord.push(row[0]!);
+    }
+    expect(byKind.full.length).toBeGreaterThan(0);
+    expect(byKind.oneWord.length).toBeGreaterThan(byKind.full.length);
+    expect(mean(byKind.full)).toBeGreaterThan(mean(byKind.oneWord) + 0.05);
+    // Seeded: the same labels again.
+    expect(await teacherStepAdvantages(2, config, episodes)).toEqual(advantages);
+  });
+});
+
+describe("muFit", () => {
+  it("ranks μ's s_t against the mean of each example's targets, and names an example without a rating", async () => {
+    const config = arcoGymConfig({ hops: [2], mu: { sftTasks: 12, sftReplicas: 1 } });
+    const episodes = await criticWarmupEpisodes(2, config);
+    const examples = muExamples("generated", 3, episodes, (e) => gymTeacherAnnotation(e, 3), GYM_MU_PROMPT);
+    const target = new Map(examples.map((x) => [`${x.trajectory}/${x.step}`, mean(x.scores)]));
+    const rate = (sign: number) =>
+      episodes.map((episode) =>
+        episode.steps.map((_, t) => {
+          const s = sign * (target.get(`${episode.taskId}#${episode.replica}/${t}`) ?? 0);
+          return { criteria: [], scores: [s], s };
+        }),
+      );
+    expect(muFit(episodes, rate(1), examples)).toEqual({ spearman: expect.closeTo(1, 9), steps: examples.length });
+    expect(muFit(episodes, rate(-1), examples).spearman).toBeCloseTo(-1, 9);
+    const flat = episodes.map((episode) => episode.steps.map(() => ({ criteria: [], scores: [0.5], s: 0.5 })));
+    expect(muFit(episodes, flat, examples).spearman).toBeNull();
+    const missing = rate(1).map((row, e) => (e === 0 ? row.slice(0, 0) : row));
+    expect(() => muFit(episodes, missing, examples)).toThrow(/^examples\[0\]: step 0 of .+#0 has no rating/u);
+  });
 });
 
 describe("gymPretrainTexts", () => {

@@ -3,8 +3,9 @@
 // count on the teacher's annotated episodes, then frozen or co-evolving in each method's run.
 import { cp, mkdir, rm } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { RubricModel } from "@rubric/arco-heads";
-import { type MuObjective, RemoteMu, type SidecarClient } from "@rubric/sidecar";
+import { type MuSftExample, RubricModel } from "@rubric/arco-heads";
+import { mean, spearman } from "@rubric/core";
+import { RemoteMu, type SidecarClient } from "@rubric/sidecar";
 import {
   arcoGym,
   createMu,
@@ -12,19 +13,24 @@ import {
   episodeSteps,
   episodeTrajectory,
   generateGymTasks,
+  type GymTask,
   GYM_FIXED_CRITERIA,
   gymFixedAnnotation,
   gymNoisyTeacher,
   gymTeacherAnnotation,
   MuCritic,
+  type MuCriticOptions,
+  type Policy,
   readWordVectors,
   rollout,
+  type StepRating,
+  trueStepAdvantages,
   type WordVectors,
 } from "@rubric/rlxar";
 import { ReproInputError } from "../errors.js";
 import { muExamples } from "../arco/warmup.js";
 import type { ArcoGymConfig } from "./config.js";
-import type { GymMuWarmupKind } from "./table.js";
+import type { GymMuObjective, GymMuWarmupKind } from "./table.js";
 
 /** μ's step prompt in the gym: the observations are one sentence each, so nothing is cut. */
 export const GYM_MU_PROMPT = { maxObservationChars: 400 } as const;
@@ -32,8 +38,11 @@ export const GYM_MU_PROMPT = { maxObservationChars: 400 } as const;
 /** The warm-up μ of one hop count: its export, and what its warm-up saw. */
 export interface WarmGymMu {
   readonly directory: string;
-  /** What its score head was fitted to: the teacher's decomposed scores (ARCO's), or each step's outcome (a value, ours). */
-  readonly objective: MuObjective;
+  /**
+   * What its score head was fitted to: the teacher's decomposed scores (ARCO's), each step's
+   * outcome (a value, ours), or each step's true advantage under the teacher (a control, ours).
+   */
+  readonly objective: GymMuObjective;
   /** Its examples: ARCO's, fixed criteria, without the prefix, or a scalar PRM. */
   readonly variant: GymMuWarmupKind["variant"];
   readonly k: number;
@@ -44,6 +53,8 @@ export interface WarmGymMu {
   readonly sftLoss: readonly number[];
   /** Its language-model pretraining (ours), when the run asked for one. */
   readonly pretrain?: { readonly tasks: number; readonly tokens: number; readonly ce: readonly number[] };
+  /** Its fit to its targets, frozen as exported: on its warm-up episodes, and on fresh ones of the same teacher. */
+  readonly fit: { readonly train: MuFit; readonly heldOut?: MuFit };
   readonly ms: number;
 }
 
@@ -66,24 +77,163 @@ export function gymPretrainTexts(hops: number, config: ArcoGymConfig): string[] 
   );
 }
 
+/** The noisy teacher on one stream of training tasks no policy trains on. */
+interface TeacherStream {
+  readonly tasks: readonly GymTask[];
+  readonly teacher: Policy;
+  /** Names the stream in seeds and errors. */
+  readonly name: string;
+  readonly replicas: number;
+}
+
+/**
+ * μ's warm-up stream (`${seed}/mu`, `mu.sftTasks` tasks × `mu.sftReplicas`), or the stream its
+ * fit is measured on (`${seed}/mu-fit`, `mu.fitTasks` tasks once each), which nothing else reads.
+ */
+function teacherStream(hops: number, config: ArcoGymConfig, stream: "mu" | "mu-fit"): TeacherStream {
+  const tasks = generateGymTasks({
+    hops,
+    count: stream === "mu" ? config.mu.sftTasks : config.mu.fitTasks,
+    seed: `${config.seed}/${stream}`,
+    split: "train",
+    lookalikes: config.lookalikes,
+  });
+  return {
+    tasks,
+    teacher: gymNoisyTeacher(tasks, { noise: config.teacher.noise }),
+    name: stream === "mu" ? "mu-warm-up" : stream,
+    replicas: stream === "mu" ? config.mu.sftReplicas : 1,
+  };
+}
+
+/** The teacher's episodes on a stream, at temperature 1. */
+function teacherEpisodes(hops: number, stream: TeacherStream): Promise<Episode[]> {
+  return rollout(arcoGym(), stream.tasks, stream.teacher, {
+    temperature: 1,
+    seed: `${stream.name}/${hops}`,
+    replicas: stream.replicas,
+  });
+}
+
 /**
  * The noisy teacher's episodes a learned critic of H-hop tasks warms up on: `mu.sftTasks` tasks of
  * the μ stream (`${seed}/mu`, which no policy trains on) × `mu.sftReplicas`, at temperature 1.
  * μ and the feature critic see the same episodes.
  */
-export async function criticWarmupEpisodes(hops: number, config: ArcoGymConfig): Promise<Episode[]> {
-  const tasks = generateGymTasks({
-    hops,
-    count: config.mu.sftTasks,
-    seed: `${config.seed}/mu`,
-    split: "train",
-    lookalikes: config.lookalikes,
+export function criticWarmupEpisodes(hops: number, config: ArcoGymConfig): Promise<Episode[]> {
+  return teacherEpisodes(hops, teacherStream(hops, config, "mu"));
+}
+
+/**
+ * Each step's true advantage under the noisy teacher that wrote `episodes` (by default μ's
+ * warm-up episodes): Q − V by Monte Carlo from the replayed prefix, with the teacher continuing
+ * at its own temperature (1), twice the control's continuations as the credit probe takes. The
+ * labels of the `muAdvantage` control (ours): step-level credit that ARCO's setting does not
+ * have, given to μ to ask whether its backbone can read credit from text at all.
+ */
+export async function teacherStepAdvantages(
+  hops: number,
+  config: ArcoGymConfig,
+  episodes: readonly Episode[],
+  stream: TeacherStream = teacherStream(hops, config, "mu"),
+): Promise<Map<string, number[]>> {
+  const environment = arcoGym();
+  const byId = new Map(stream.tasks.map((task) => [environment.taskId(task), task]));
+  const advantages = new Map<string, number[]>();
+  for (const [e, episode] of episodes.entries()) {
+    const task = byId.get(episode.taskId);
+    if (task === undefined)
+      throw new ReproInputError(
+        `episodes[${e}].taskId`,
+        `${JSON.stringify(episode.taskId)} is not a task of the ${stream.name} stream`,
+      );
+    const id = episodeTrajectory(episode).id;
+    const credit = await trueStepAdvantages(environment, task, stream.teacher, episode, {
+      rollouts: 2 * config.trueAdvantage.rollouts,
+      temperature: 1,
+      seed: `mu-advantage/${hops}/${id}`,
+    });
+    advantages.set(
+      id,
+      credit.map((c) => c.advantage),
+    );
+  }
+  return advantages;
+}
+
+/**
+ * A warm-up's μ-SFT examples of `episodes`: ARCO's (the teacher's checked criteria and projected
+ * scores) or a variant's, every step's K targets replaced by its episode's outcome for a value and
+ * by its true advantage for the control.
+ */
+async function warmupExamples(
+  kind: GymMuWarmupKind,
+  hops: number,
+  config: ArcoGymConfig,
+  episodes: readonly Episode[],
+  stream: TeacherStream,
+): Promise<MuSftExample[]> {
+  const { objective, variant } = kind;
+  // A PRM's scalar is the mean of the teacher's scores at the run's K.
+  const annotatedK = variant === "prm" ? config.mu.k : kind.k;
+  const data = muExamples(
+    variant,
+    annotatedK,
+    episodes,
+    (episode) =>
+      variant === "fixed" ? gymFixedAnnotation(episode, annotatedK) : gymTeacherAnnotation(episode, annotatedK),
+    GYM_MU_PROMPT,
+  );
+  if (objective === "decomposition") return data;
+  // A value's target is the step's episode outcome; the control's, the step's true advantage.
+  const targets =
+    objective === "advantage"
+      ? await teacherStepAdvantages(hops, config, episodes, stream)
+      : new Map(
+          episodes.map((episode) => [episodeTrajectory(episode).id, episodeSteps(episode).map(() => episode.reward)]),
+        );
+  return data.map((example) => {
+    const target = targets.get(example.trajectory)?.[example.step];
+    if (target === undefined)
+      throw new ReproInputError(
+        `μ warm-up, H = ${hops}`,
+        `example of step ${example.step} of ${example.trajectory}, a step it did not see`,
+      );
+    return { ...example, scores: example.scores.map(() => target) };
   });
-  return rollout(arcoGym(), tasks, gymNoisyTeacher(tasks, { noise: config.teacher.noise }), {
-    temperature: 1,
-    seed: `mu-warm-up/${hops}`,
-    replicas: config.mu.sftReplicas,
-  });
+}
+
+/** How closely μ's step scores follow its warm-up's targets on some episodes. */
+export interface MuFit {
+  /** Spearman of s_t (the mean of μ's K scores) with the mean of the step's K targets; null if either is constant. */
+  readonly spearman: number | null;
+  readonly steps: number;
+}
+
+/**
+ * μ's fit to its targets: per step that has an example, s_t (its ratings' mean score) against the
+ * mean of the example's K targets. A rating is needed for every example's step.
+ */
+export function muFit(
+  episodes: readonly Episode[],
+  ratings: readonly (readonly StepRating[])[],
+  examples: readonly MuSftExample[],
+): MuFit {
+  const rows = new Map(episodes.map((episode, e) => [episodeTrajectory(episode).id, ratings[e]]));
+  const xs: number[] = [];
+  const ys: number[] = [];
+  for (const [i, example] of examples.entries()) {
+    const rating = rows.get(example.trajectory)?.[example.step];
+    if (rating === undefined)
+      throw new ReproInputError(`examples[${i}]`, `step ${example.step} of ${example.trajectory} has no rating`);
+    xs.push(rating.s);
+    ys.push(mean(example.scores));
+  }
+  const varies = (values: readonly number[]) => values.some((v) => v !== values[0]);
+  return {
+    spearman: xs.length >= 3 && varies(xs) && varies(ys) ? spearman(xs, ys).statistic : null,
+    steps: xs.length,
+  };
 }
 
 /**
@@ -106,8 +256,10 @@ export async function warmGymMu(
     readonly onPretrainEpoch?: (epoch: number, of: number) => void;
     /**
      * Which warm-up (`muWarmupOf`): ARCO's `decomposition` objective (the teacher's per-step
-     * scores, projected so Σ_t s_t = R) or `value` (ours: every step's K targets its episode's
-     * outcome R, so that μ's score is a Monte Carlo value of the prefix and the action); the
+     * scores, projected so Σ_t s_t = R), `value` (ours: every step's K targets its episode's
+     * outcome R, so that μ's score is a Monte Carlo value of the prefix and the action) or
+     * `advantage` (ours, a control: every step's K targets its true advantage under the
+     * teacher, `teacherStepAdvantages`); the
      * examples' variant (ARCO's, fixed criteria scored by their checkers, without the prefix, or
      * a scalar PRM); and K. Default: ARCO's at the run's K.
      */
@@ -118,33 +270,12 @@ export async function warmGymMu(
   const { mu } = config;
   const kind = options.kind ?? { objective: "decomposition", variant: "generated", k: mu.k };
   const { objective, variant } = kind;
-  if (objective === "value" && variant !== "generated")
-    throw new ReproInputError("kind", `a value's warm-up takes ARCO's examples, not ${JSON.stringify(variant)}`);
+  if (objective !== "decomposition" && variant !== "generated")
+    throw new ReproInputError("kind", `a ${objective} warm-up takes ARCO's examples, not ${JSON.stringify(variant)}`);
   const started = performance.now();
-  const episodes = await criticWarmupEpisodes(hops, config);
-  // A PRM's scalar is the mean of the teacher's scores at the run's K.
-  const annotatedK = variant === "prm" ? mu.k : kind.k;
-  const data = muExamples(
-    variant,
-    annotatedK,
-    episodes,
-    (episode) =>
-      variant === "fixed" ? gymFixedAnnotation(episode, annotatedK) : gymTeacherAnnotation(episode, annotatedK),
-    GYM_MU_PROMPT,
-  );
-  const rewards = new Map(episodes.map((episode) => [episodeTrajectory(episode).id, episode.reward]));
-  const examples =
-    objective === "decomposition"
-      ? data
-      : data.map((example) => {
-          const reward = rewards.get(example.trajectory);
-          if (reward === undefined)
-            throw new ReproInputError(
-              `μ warm-up, H = ${hops}`,
-              `example of ${example.trajectory}, an episode it did not see`,
-            );
-          return { ...example, scores: example.scores.map(() => reward) };
-        });
+  const stream = teacherStream(hops, config, "mu");
+  const episodes = await teacherEpisodes(hops, stream);
+  const examples = await warmupExamples(kind, hops, config, episodes, stream);
   let embedded = 0;
   const losses: number[] = [];
   const pretrainTexts = gymPretrainTexts(hops, config);
@@ -189,19 +320,64 @@ export async function warmGymMu(
       },
     },
   });
+  const fit = await warmupFits(root, kind, hops, config, episodes, examples);
   return {
     directory: exported.directory,
     objective,
     variant,
     k: kind.k,
-    examples: data.length,
+    examples: examples.length,
     episodes: episodes.length,
     embedded,
     sftLoss: losses,
     ...(pretrainTexts.length === 0
       ? {}
       : { pretrain: { tasks: pretrainTexts.length, tokens: pretrainTokens, ce: pretrainCe } }),
+    fit,
     ms: performance.now() - started,
+  };
+}
+
+/**
+ * The warm-up μ's fit to its targets, frozen as it was exported: on the episodes it trained on,
+ * and on `mu.fitTasks` fresh episodes of the same teacher, labelled the same way (memorised, or
+ * learnt?). Read with the critic's own criteria and prompt, each step's credit its mean score.
+ */
+async function warmupFits(
+  root: string,
+  kind: GymMuWarmupKind,
+  hops: number,
+  config: ArcoGymConfig,
+  episodes: readonly Episode[],
+  examples: readonly MuSftExample[],
+): Promise<{ train: MuFit; heldOut?: MuFit }> {
+  const model = await RubricModel.load(root, { threads: 1 });
+  try {
+    const critic = await MuCritic.open({ model, ...muReading(kind, config) });
+    const train = muFit(episodes, await critic.rate(episodes), examples);
+    if (config.mu.fitTasks === 0) return { train };
+    const stream = teacherStream(hops, config, "mu-fit");
+    const fresh = await teacherEpisodes(hops, stream);
+    const heldOut = muFit(fresh, await critic.rate(fresh), await warmupExamples(kind, hops, config, fresh, stream));
+    return { train, heldOut };
+  } finally {
+    await model.close();
+  }
+}
+
+/** How a μ of a warm-up kind reads a step: its criteria's source, whether it sees the prefix, the prompt. */
+function muReading(
+  kind: GymMuWarmupKind,
+  config: ArcoGymConfig,
+): Pick<MuCriticOptions, "criteria" | "prefix" | "maxNewTokens" | "prompt"> {
+  return {
+    ...(kind.variant === "fixed"
+      ? { criteria: { kind: "fixed" as const, criteria: GYM_FIXED_CRITERIA.slice(0, kind.k) } }
+      : {}),
+    ...(kind.variant === "prm" ? { criteria: { kind: "none" as const } } : {}),
+    prefix: kind.variant !== "noPrefix",
+    maxNewTokens: config.mu.maxCriteriaTokens,
+    prompt: GYM_MU_PROMPT,
   };
 }
 
@@ -239,13 +415,7 @@ export async function openGymMuCritic(
       : {}),
     // A value μ credits each step with its value's change (ours), and so trains by the value loss.
     ...(warm.objective === "value" ? { credit: "value-difference" as const } : {}),
-    ...(warm.variant === "fixed"
-      ? { criteria: { kind: "fixed" as const, criteria: GYM_FIXED_CRITERIA.slice(0, warm.k) } }
-      : {}),
-    ...(warm.variant === "prm" ? { criteria: { kind: "none" as const } } : {}),
-    prefix: warm.variant !== "noPrefix",
-    maxNewTokens: mu.maxCriteriaTokens,
-    prompt: GYM_MU_PROMPT,
+    ...muReading(warm, options.config),
   });
   return {
     critic,

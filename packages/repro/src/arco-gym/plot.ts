@@ -19,6 +19,7 @@ const COLORS: Readonly<Record<ArcoGymMethod, string>> = {
   featureArco: "#e377c2",
   featureNoPrefix: "#8c6d31",
   valueDifference: "#d62728",
+  muAdvantage: "#aec7e8",
   teacherHindsight: "#9467bd",
   trueAdvantage: "#ff7f0e",
 };
@@ -39,6 +40,7 @@ const SHORT: Readonly<Record<ArcoGymMethod, string>> = {
   featureArco: "feature μ co-evolving",
   featureNoPrefix: "feature μ, no prefix",
   valueDifference: "state value's change",
+  muAdvantage: "μ told the advantage",
   teacherHindsight: "teacher's hindsight scores",
   trueAdvantage: "true-advantage control",
 };

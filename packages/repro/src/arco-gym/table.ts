@@ -23,6 +23,7 @@ export const ARCO_GYM_METHODS = [
   "featureArco",
   "featureNoPrefix",
   "valueDifference",
+  "muAdvantage",
   "teacherHindsight",
   "trueAdvantage",
 ] as const;
@@ -50,6 +51,8 @@ export const ARCO_GYM_METHOD_LABELS: Readonly<Record<ArcoGymMethod, string>> = {
     "Feature μ without the prefix, co-evolving (ours, a labelled variant: only what the action's text shows, its kind and a whole name or one word)",
   valueDifference:
     "State value's change, co-evolving (ours, a labelled variant: V(h_t) over the chain's state fitted to the same episodes' outcomes; s_t = V(h_t+1) − V(h_t), R − V at the end)",
+  muAdvantage:
+    "Control (ours, diagnostic): ARCO's μ (text, the same backbone and criteria) supervised on each step's true advantage under the teacher — step labels ARCO does not have — frozen; can the text μ read credit at all when told it?",
   teacherHindsight: "Control: the teacher's hindsight scores (checked criteria, Σ s_t = R) as the dense signal",
   trueAdvantage: "Control: true step advantages (Monte Carlo) as the dense signal",
 };
@@ -91,23 +94,33 @@ export const ARCO_GYM_MU_METHODS: readonly ArcoGymMethod[] = [
   "arcoK1",
   "arcoK5",
   "muValue",
+  "muAdvantage",
 ];
 
 /** The μ methods whose μ is a value (ours: warmed up on outcomes, trained by the value loss, credit its change). */
 export const ARCO_GYM_VALUE_MU_METHODS: readonly ArcoGymMethod[] = ["muValue"];
 
-/** The warm-up a μ method's critic starts from: a value's (ours) or ARCO's decomposition's. */
-export const muObjectiveOf = (method: ArcoGymMethod): "value" | "decomposition" =>
-  ARCO_GYM_VALUE_MU_METHODS.includes(method) ? "value" : "decomposition";
+/**
+ * What a warm-up μ's score head is fitted to: ARCO's decomposed teacher scores, each step's
+ * outcome (a value, ours), or each step's true advantage under the teacher (a diagnostic control,
+ * ours: step labels that ARCO's setting does not have).
+ */
+export const GYM_MU_OBJECTIVES = ["decomposition", "value", "advantage"] as const;
+export type GymMuObjective = (typeof GYM_MU_OBJECTIVES)[number];
+
+/** The warm-up a μ method's critic starts from: a value's (ours), the true advantage's (ours, a control) or ARCO's decomposition's. */
+export const muObjectiveOf = (method: ArcoGymMethod): GymMuObjective =>
+  ARCO_GYM_VALUE_MU_METHODS.includes(method) ? "value" : method === "muAdvantage" ? "advantage" : "decomposition";
 
 /** The μ methods whose μ trains on every batch (the others serve the warm-up μ frozen). */
 export const ARCO_GYM_CO_EVOLVING_MU_METHODS: readonly ArcoGymMethod[] = ARCO_GYM_MU_METHODS.filter(
-  (m) => m !== "rar" && m !== "frozenMu",
+  // The supervised control stays frozen: co-evolving, it would be trained away from its labels.
+  (m) => m !== "rar" && m !== "frozenMu" && m !== "muAdvantage",
 );
 
 /** Which warm-up a μ method starts from: its objective, its examples' kind, and K. */
 export interface GymMuWarmupKind {
-  readonly objective: "value" | "decomposition";
+  readonly objective: GymMuObjective;
   readonly variant: MuExampleKind;
   readonly k: number;
 }
@@ -136,6 +149,10 @@ export const ARCO_GYM_DEFAULT_METHODS: readonly ArcoGymMethod[] = ARCO_GYM_METHO
 );
 
 const MeanStdSchema = z.strictObject({ mean: z.number(), std: z.number(), n: z.int() });
+
+/** How closely a warm-up μ's s_t follows its targets on some episodes. */
+const MuFitSchema = z.strictObject({ spearman: z.number().nullable(), steps: z.int() });
+type MuFitRecord = z.infer<typeof MuFitSchema>;
 
 /** A paired comparison with outcome-only RL on the same tasks and seeds. */
 const VersusSchema = z.strictObject({
@@ -217,7 +234,7 @@ export const ArcoGymTableSchema = z.strictObject({
       z.strictObject({
         hops: z.int(),
         /** What the warm-up fitted: the teacher's decomposed scores (ARCO's, absent in older tables) or each step's outcome (a value, ours). */
-        objective: z.enum(["decomposition", "value"]).optional(),
+        objective: z.enum(GYM_MU_OBJECTIVES).optional(),
         /** Its examples: ARCO's, fixed criteria, without the prefix, or a scalar PRM (absent in older tables: ARCO's). */
         variant: z.enum(MU_EXAMPLE_KINDS).optional(),
         /** Its K (absent in older tables: the run's). */
@@ -228,6 +245,12 @@ export const ArcoGymTableSchema = z.strictObject({
         sftLoss: z.array(z.number()),
         /** Its language-model pretraining before the warm-up (ours; absent: none): the tasks whose text it read, tokens per epoch, and each epoch's CE per token. */
         pretrain: z.strictObject({ tasks: z.int(), tokens: z.int(), ce: z.array(z.number()) }).optional(),
+        /**
+         * Its fit to its own targets, frozen as exported (absent in older tables): Spearman of s_t
+         * with the mean of the step's targets, on the warm-up episodes and on fresh episodes of the
+         * same teacher labelled the same way (absent with `mu.fitTasks` 0).
+         */
+        fit: z.strictObject({ train: MuFitSchema, heldOut: MuFitSchema.optional() }).optional(),
         ms: z.number(),
       }),
     )
@@ -268,6 +291,13 @@ const pValue = (p: number | null) =>
   p === null ? "n/a (every seed ties)" : p < 1e-4 ? p.toExponential(1) : p.toPrecision(2);
 
 /** The table as Markdown: the value of dense credit per H first, then every method. */
+/** A warm-up μ's fit as table.md shows it: "ρ (n steps) / ρ (n steps)", or "—" before it was measured. */
+function fitText(fit: { train: MuFitRecord; heldOut?: MuFitRecord } | undefined): string {
+  if (fit === undefined) return "—";
+  const one = (f: MuFitRecord) => `${f.spearman === null ? "n/a" : f.spearman.toFixed(3)} (${f.steps} steps)`;
+  return fit.heldOut === undefined ? one(fit.train) : `${one(fit.train)} / ${one(fit.heldOut)}`;
+}
+
 export function arcoGymMarkdown(table: ArcoGymTable): string {
   const config = table.config as Partial<{
     quick: boolean;
@@ -339,13 +369,13 @@ export function arcoGymMarkdown(table: ArcoGymTable): string {
     ...(table.muWarmup === undefined || table.muWarmup.length === 0
       ? []
       : [
-          "μ's warm-up (one per H and objective, shared by every seed): the noisy teacher's annotated episodes, ARCO's μ-SFT on the decomposed scores, or (a value, ours) on each step's outcome.",
+          "μ's warm-up (one per H and objective, shared by every seed): the noisy teacher's annotated episodes, ARCO's μ-SFT on the decomposed scores, or (a value, ours) on each step's outcome, or (a diagnostic control, ours) on each step's true advantage under the teacher.",
           "",
-          "| H | fits | examples | K | episodes | μ-SFT examples | tokens from word vectors | SFT loss, first → last epoch |",
-          "|---|---|---|---|---|---|---|---|",
+          "| H | fits | examples | K | episodes | μ-SFT examples | tokens from word vectors | SFT loss, first → last epoch | fit to its targets (Spearman of s_t): warm-up episodes / fresh ones |",
+          "|---|---|---|---|---|---|---|---|---|",
           ...table.muWarmup.map(
             (m) =>
-              `| ${m.hops} | ${m.objective ?? "decomposition"} | ${m.variant ?? "generated"} | ${m.k ?? "—"} | ${m.episodes} | ${m.examples} | ${m.embedded} | ${m.sftLoss[0]?.toFixed(3) ?? "—"} → ${m.sftLoss.at(-1)?.toFixed(3) ?? "—"} |`,
+              `| ${m.hops} | ${m.objective ?? "decomposition"} | ${m.variant ?? "generated"} | ${m.k ?? "—"} | ${m.episodes} | ${m.examples} | ${m.embedded} | ${m.sftLoss[0]?.toFixed(3) ?? "—"} → ${m.sftLoss.at(-1)?.toFixed(3) ?? "—"} | ${fitText(m.fit)} |`,
           ),
           "",
           ...table.muWarmup.flatMap((m) =>
