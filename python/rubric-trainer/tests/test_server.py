@@ -21,6 +21,8 @@ def test_announces_itself_and_reports_health(sidecar: SidecarProcess) -> None:
     assert sidecar.ready["params"]["pid"] == sidecar.process.pid
     health = sidecar.call("health")
     assert health["ok"] is True and health["policy"] is None and health["world_size"] == 1
+    # serve --threads 1: torch's sums, and so trained weights, depend on the thread count.
+    assert health["threads"] == 1
 
 
 def test_gspo_loss_over_the_wire_matches_every_shared_vector(sidecar: SidecarProcess) -> None:

@@ -30,6 +30,7 @@ describe("runArcoGym", () => {
       },
     });
     expect(ArcoGymTableSchema.parse(table)).toEqual(table);
+    expect(table.sidecar).toBeUndefined(); // no μ, no sidecar
     expect(events).toEqual([
       "1/6 H3 s1 outcome",
       "2/6 H3 s1 teacherHindsight",
@@ -154,6 +155,9 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
       expect(table.methods.arco!.vsOutcome).toBeDefined();
       expect(arcoGymMarkdown(table)).toContain("μ's warm-up (one per H");
       expect(table.timing.byMethodMs.muWarmup).toBeGreaterThan(0);
+      // The sidecar's torch and threads, on which μ's weights depend, are on record.
+      expect(table.sidecar).toEqual({ torch: expect.stringMatching(/^\d+\.\d+/u), threads: 1 });
+      expect(arcoGymMarkdown(table)).toContain("on 1 thread(s)");
     } finally {
       await client.close();
     }

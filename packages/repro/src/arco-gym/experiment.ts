@@ -279,6 +279,11 @@ async function runAll(
 ): Promise<ArcoGymTable> {
   const started = performance.now();
   const environment = arcoGym();
+  // Recorded, since μ's weights depend on torch's thread count (its sums' order).
+  const sidecar =
+    client === undefined || scratch === undefined
+      ? undefined
+      : await client.request("health", {}).then(({ torch, threads }) => ({ torch, threads }));
   const runs = Object.fromEntries(ARCO_GYM_METHODS.map((m) => [m, new Map()])) as Record<
     ArcoGymMethod,
     Map<number, MethodRun[]>
@@ -452,7 +457,15 @@ async function runAll(
     }
   }
   return ArcoGymTableSchema.parse(
-    tableOf(config, runs, warmup, muWarmup, featureWarmup, { totalMs: performance.now() - started, byMethodMs }),
+    tableOf(
+      config,
+      runs,
+      warmup,
+      muWarmup,
+      featureWarmup,
+      { totalMs: performance.now() - started, byMethodMs },
+      sidecar,
+    ),
   );
 }
 
@@ -486,6 +499,7 @@ function tableOf(
   muWarmup: NonNullable<ArcoGymTable["muWarmup"]>,
   featureWarmup: NonNullable<ArcoGymTable["featureWarmup"]>,
   timing: ArcoGymTable["timing"],
+  sidecar: ArcoGymTable["sidecar"],
 ): ArcoGymTable {
   const perSeed = (method: ArcoGymMethod, hops: number) => (runs[method].get(hops) ?? []).map((r) => mean(r.perTask));
   const curveMeans = (method: ArcoGymMethod, hops: number) =>
@@ -585,5 +599,6 @@ function tableOf(
     ...(muWarmup.length === 0 ? {} : { muWarmup }),
     ...(featureWarmup.length === 0 ? {} : { featureWarmup }),
     timing,
+    ...(sidecar === undefined ? {} : { sidecar }),
   };
 }

@@ -276,6 +276,12 @@ export const ArcoGymTableSchema = z.strictObject({
     )
     .optional(),
   timing: z.strictObject({ totalMs: z.number(), byMethodMs: z.record(z.string(), z.number()) }),
+  /**
+   * The sidecar that trained μ (runs with a learned critic; absent in older tables): its torch and
+   * its intra-op threads. torch's sums depend on the thread count, so μ's weights, and what π
+   * learns from them, are reproduced to the bit only on as many threads (`--threads`).
+   */
+  sidecar: z.strictObject({ torch: z.string(), threads: z.int() }).optional(),
 });
 export type ArcoGymTable = z.infer<typeof ArcoGymTableSchema>;
 
@@ -410,6 +416,12 @@ export function arcoGymMarkdown(table: ArcoGymTable): string {
       .map(([method, ms]) => `${method} ${(ms / 1000).toFixed(0)} s`)
       .join(", ")}.`,
     "",
+    ...(table.sidecar === undefined
+      ? []
+      : [
+          `μ was trained by torch ${table.sidecar.torch} on ${table.sidecar.threads} thread(s). torch's sums depend on the thread count: run with --threads ${table.sidecar.threads} to reproduce μ, and what π learns from it, exactly.`,
+          "",
+        ]),
   );
   return lines.join("\n");
 }

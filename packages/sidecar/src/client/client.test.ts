@@ -76,7 +76,8 @@ describe("SidecarClient", () => {
       expect.objectContaining({ code: "sidecar.start", message: expect.stringContaining("nprocPerNode") }),
     );
     const health = await client.request("health", {});
-    expect(health).toMatchObject({ ok: true, world_size: 1, pid: client.pid, mu: null });
+    // Started with --threads 1: torch runs on the threads it was given.
+    expect(health).toMatchObject({ ok: true, world_size: 1, pid: client.pid, mu: null, threads: 1 });
     expect(health.torch).toMatch(/^\d+\.\d+/);
   });
 

@@ -12,6 +12,11 @@ export const SIDECAR_METHODS = {
       version: z.string(),
       pid: z.number().int(),
       torch: z.string(),
+      /**
+       * torch's intra-op threads. Its floating-point sums depend on how many, so a μ or policy
+       * trained on 1 thread differs in its last bits from one trained on 2, and the gap grows.
+       */
+      threads: z.number().int().positive(),
       cuda: z.boolean(),
       world_size: z.number().int(),
       transformers: z.boolean(),

@@ -206,6 +206,8 @@ def health(call: Call, params: dict) -> dict:
         "version": __version__,
         "pid": os.getpid(),
         "torch": torch.__version__,
+        # torch's intra-op threads: its sums (and so trained weights) depend on how many.
+        "threads": torch.get_num_threads(),
         "cuda": torch.cuda.is_available(),
         "world_size": session.dist.world_size,
         "transformers": importlib.util.find_spec("transformers") is not None,

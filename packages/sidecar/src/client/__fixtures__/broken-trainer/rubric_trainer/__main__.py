@@ -32,5 +32,5 @@ for line in sys.stdin:
     elif count == 4:
         out(json.dumps({"id": rid, "result": {"pad": "x" * 5000}}))
     else:
-        health = {"ok": True, "version": "0", "pid": os.getpid(), "torch": "0", "cuda": False, "world_size": 1, "transformers": False, "policy": None, "mu": None}
+        health = {"ok": True, "version": "0", "pid": os.getpid(), "torch": "0", "threads": 1, "cuda": False, "world_size": 1, "transformers": False, "policy": None, "mu": None}
         out(json.dumps({"id": rid, "result": health}))
