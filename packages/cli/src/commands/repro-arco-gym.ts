@@ -82,7 +82,9 @@ with a paired t-test over seeds; the teacher's hindsight scores are the other co
 critics (--methods rar,frozenMu,arco,arcoOutcome) train μ in the sidecar: one warm-up per H on the
 teacher's annotated episodes, token embeddings from GloVe vectors; muValue (ours) is the same μ
 warmed up on each step's outcome and trained as a value, a step's credit the change of μ's value
-it brought. The feature critics (--methods
+it brought; muAdvantage (ours, a diagnostic control) is the same μ told each step's true advantage
+under the teacher, frozen: can it read credit at all? Each warm-up μ's fit to its own targets is
+reported, on its episodes and on fresh ones. The feature critics (--methods
 featureMu,featureArco,featureNoPrefix,valueDifference; a labelled variant, no sidecar) fit the same
 loss on the same episodes' outcomes over the policy's own step features, or the action's alone, or
 fit a state value whose changes are the steps' credit. Every critic's

@@ -233,7 +233,7 @@ export const ArcoGymTableSchema = z.strictObject({
     .array(
       z.strictObject({
         hops: z.int(),
-        /** What the warm-up fitted: the teacher's decomposed scores (ARCO's, absent in older tables) or each step's outcome (a value, ours). */
+        /** What the warm-up fitted: the teacher's decomposed scores (ARCO's, absent in older tables), each step's outcome (a value, ours), or each step's true advantage under the teacher (a control, ours). */
         objective: z.enum(GYM_MU_OBJECTIVES).optional(),
         /** Its examples: ARCO's, fixed criteria, without the prefix, or a scalar PRM (absent in older tables: ARCO's). */
         variant: z.enum(MU_EXAMPLE_KINDS).optional(),
