@@ -37,6 +37,7 @@ import {
   type WordVectors,
 } from "@rubric/rlxar";
 import { ReproInputError } from "../errors.js";
+import { sidecarRecord } from "../sidecar/record.js";
 import type { ArcoGymConfig } from "./config.js";
 import { criticWarmupEpisodes, type GymMuCritic, openGymMuCritic, type WarmGymMu, warmGymMu } from "./mu.js";
 import {
@@ -280,10 +281,7 @@ async function runAll(
   const started = performance.now();
   const environment = arcoGym();
   // Recorded, since μ's weights depend on torch's thread count (its sums' order).
-  const sidecar =
-    client === undefined || scratch === undefined
-      ? undefined
-      : await client.request("health", {}).then(({ torch, threads }) => ({ torch, threads }));
+  const sidecar = client === undefined || scratch === undefined ? undefined : await sidecarRecord(client);
   const runs = Object.fromEntries(ARCO_GYM_METHODS.map((m) => [m, new Map()])) as Record<
     ArcoGymMethod,
     Map<number, MethodRun[]>

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SidecarRecordSchema, sidecarRecordLines } from "../sidecar/record.js";
 import { MU_EXAMPLE_KINDS, type MuExampleKind } from "../arco/warmup.js";
 
 /**
@@ -281,7 +282,7 @@ export const ArcoGymTableSchema = z.strictObject({
    * its intra-op threads. torch's sums depend on the thread count, so μ's weights, and what π
    * learns from them, are reproduced to the bit only on as many threads (`--threads`).
    */
-  sidecar: z.strictObject({ torch: z.string(), threads: z.int() }).optional(),
+  sidecar: SidecarRecordSchema.optional(),
 });
 export type ArcoGymTable = z.infer<typeof ArcoGymTableSchema>;
 
@@ -416,12 +417,7 @@ export function arcoGymMarkdown(table: ArcoGymTable): string {
       .map(([method, ms]) => `${method} ${(ms / 1000).toFixed(0)} s`)
       .join(", ")}.`,
     "",
-    ...(table.sidecar === undefined
-      ? []
-      : [
-          `μ was trained by torch ${table.sidecar.torch} on ${table.sidecar.threads} thread(s). torch's sums depend on the thread count: run with --threads ${table.sidecar.threads} to reproduce μ, and what π learns from it, exactly.`,
-          "",
-        ]),
+    ...sidecarRecordLines(table.sidecar),
   );
   return lines.join("\n");
 }

@@ -151,6 +151,9 @@ describe("runArco on real HotpotQA questions", () => {
       steps: expect.any(Number),
     });
     expect(table.timing.rollouts).toBeGreaterThan(0);
+    // The sidecar's torch and threads, on which μ's weights depend, are on record.
+    expect(table.sidecar).toEqual({ torch: expect.stringMatching(/^\d+\.\d+/u), threads: 1 });
+    expect(arcoMarkdown(table)).toContain("on 1 thread(s)");
     expect(Object.values(table.timing.shares).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9);
   });
 });

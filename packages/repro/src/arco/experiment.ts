@@ -23,6 +23,7 @@ import { type ArcoConfig, SELECTION_SEEDS, SETUPS, splitTrainingQuestions } from
 import { runMethod } from "./method.js";
 import { arcoPolicyMaker } from "./policy.js";
 import { rowsOf, tableOf, writeArcoOutputs } from "./summary.js";
+import { sidecarRecord } from "../sidecar/record.js";
 import { sftPolicy, type WarmMu, type WarmMuKind, warmUpMu } from "./warmup.js";
 
 /** A line of progress, for the CLI. */
@@ -88,6 +89,8 @@ export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Prom
   await mkdir(options.out, { recursive: true });
   await checkArcoConfig(options.out, config, options.resume === true);
   await writeFile(join(options.out, "eval-questions.jsonl"), rowsOf(evalPath, evaluation));
+  // Recorded, since μ's weights depend on torch's thread count (its sums' order).
+  const sidecar = await sidecarRecord(options.client);
   const diagnosed =
     config.diagnosticQuestions === undefined || config.diagnosticQuestions >= evaluation.length
       ? evaluation
@@ -201,13 +204,13 @@ export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Prom
       // Each finished seed's tables are written at once: a later seed that fails loses only itself.
       await writeArcoOutputs(
         options.out,
-        tableOf(config, runs, warmups, performance.now() - started, train.length, evaluation.length),
+        tableOf(config, runs, warmups, performance.now() - started, train.length, evaluation.length, sidecar),
       );
     }
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
-  const table = tableOf(config, runs, warmups, performance.now() - started, train.length, evaluation.length);
+  const table = tableOf(config, runs, warmups, performance.now() - started, train.length, evaluation.length, sidecar);
   await writeArcoOutputs(options.out, table);
   return table;
 }

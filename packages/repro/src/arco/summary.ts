@@ -40,6 +40,7 @@ export function tableOf(
   ms: number,
   trainCount: number,
   evalCount: number,
+  sidecar?: ArcoTable["sidecar"],
 ): ArcoTable {
   const baseline = runs["outcome"];
   const summarize = (name: string) => {
@@ -90,6 +91,7 @@ export function tableOf(
       shares: Object.fromEntries(Object.entries(shares).map(([key, value]) => [key, value / trainingMs])),
     },
     paper: PAPER_ARCO,
+    ...(sidecar === undefined ? {} : { sidecar }),
   };
 }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SidecarRecordSchema, sidecarRecordLines } from "../sidecar/record.js";
 
 /** The methods of ARCO's comparison, ours last: the same loop, budget and warm-up for each. */
 export const ARCO_METHODS = [
@@ -89,6 +90,12 @@ export const ArcoTableSchema = z.strictObject({
     shares: z.record(z.string(), z.number()),
   }),
   paper: z.unknown(),
+  /**
+   * The sidecar that trained μ (absent in older tables): its torch and intra-op threads. torch's
+   * sums depend on the thread count, so μ's weights, and what π learns from them, are reproduced
+   * to the bit only on as many threads (`--threads`).
+   */
+  sidecar: SidecarRecordSchema.optional(),
 });
 export type ArcoTable = z.infer<typeof ArcoTableSchema>;
 
@@ -198,6 +205,7 @@ export function arcoMarkdown(table: ArcoTable): string {
       .map(([key, share]) => `${key} ${(100 * share).toFixed(0)} %`)
       .join(", ")}.`,
     "",
+    ...sidecarRecordLines(table.sidecar),
   );
   return lines.join("\n");
 }
