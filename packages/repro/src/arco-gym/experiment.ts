@@ -4,7 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SidecarClient } from "@rubric/sidecar";
-import { mcnemarExact, mean, pairedTTest, spearman, summarizeSeeds } from "@rubric/core";
+import { mcnemarExact, mean, pairedTTest, summarizeSeeds } from "@rubric/core";
 import {
   arcoGym,
   type CoEvolutionOptions,
@@ -39,7 +39,14 @@ import {
 import { ReproInputError } from "../errors.js";
 import { sidecarRecord } from "../sidecar/record.js";
 import type { ArcoGymConfig } from "./config.js";
-import { criticWarmupEpisodes, type GymMuCritic, openGymMuCritic, type WarmGymMu, warmGymMu } from "./mu.js";
+import {
+  criticWarmupEpisodes,
+  definedSpearman,
+  type GymMuCritic,
+  openGymMuCritic,
+  type WarmGymMu,
+  warmGymMu,
+} from "./mu.js";
 import {
   ARCO_GYM_CRITICS,
   ARCO_GYM_FEATURE_METHODS,
@@ -226,9 +233,8 @@ async function measureCredit(critic: StepCritic, probe: CreditProbe): Promise<Cr
   const points = probe.advantages.flatMap((row, e) => row.map((advantage, t) => ({ advantage, s: ratings[e]![t]!.s })));
   const xs = points.map((p) => p.s);
   const ys = points.map((p) => p.advantage);
-  const varies = (values: number[]) => values.some((v) => v !== values[0]);
   return {
-    spearman: points.length >= 3 && varies(xs) && varies(ys) ? spearman(xs, ys).statistic : null,
+    spearman: definedSpearman(xs, ys),
     evidenceAuc: evidenceAuc(probe.episodes, ratings).auc ?? null,
     criterionValidity: criterionValidity(probe.episodes, ratings).validity,
     steps: points.length,

@@ -229,11 +229,16 @@ export function muFit(
     xs.push(rating.s);
     ys.push(mean(example.scores));
   }
+  return { spearman: definedSpearman(xs, ys), steps: xs.length };
+}
+
+/**
+ * Spearman's ρ of paired values, or null where it is undefined: fewer than 3 pairs, or either
+ * side constant. How the gym reports every rank correlation of a critic (its credit, its fit).
+ */
+export function definedSpearman(xs: readonly number[], ys: readonly number[]): number | null {
   const varies = (values: readonly number[]) => values.some((v) => v !== values[0]);
-  return {
-    spearman: xs.length >= 3 && varies(xs) && varies(ys) ? spearman(xs, ys).statistic : null,
-    steps: xs.length,
-  };
+  return xs.length >= 3 && varies(xs) && varies(ys) ? spearman([...xs], [...ys]).statistic : null;
 }
 
 /**
