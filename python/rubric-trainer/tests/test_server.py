@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
 from conftest import TINY_MODEL, SidecarProcess, sidecar_environment
+from rubric_trainer import server
+from rubric_trainer.__main__ import main
 from rubric_trainer.distributed import DistContext
 from rubric_trainer.protocol import Request
 from rubric_trainer.server import Session
@@ -177,6 +180,17 @@ def test_shutdown_answers_then_exits(sidecar: SidecarProcess) -> None:
 def test_the_cli_explains_itself_without_loading_torch() -> None:
     done = subprocess.run([sys.executable, "-m", "rubric_trainer", "--help"], capture_output=True, text=True, env=sidecar_environment(), check=True)
     assert "serve" in done.stdout
+
+
+def test_serve_has_openmp_wait_passively_unless_the_user_said_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Spinning OpenMP threads made `rubric mu train` 4× slower beside one busy core (see __main__).
+    seen: list[str | None] = []
+    monkeypatch.setattr(server, "serve", lambda threads=None, log_level="INFO": seen.append(os.environ.get("OMP_WAIT_POLICY")))
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    main(["serve"])
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    main(["serve"])
+    assert seen == ["PASSIVE", "ACTIVE"]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("transformers") is not None, reason="transformers is installed here: the model would be downloaded")

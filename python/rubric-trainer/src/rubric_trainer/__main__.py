@@ -7,6 +7,7 @@ Under torchrun: ``python3 -m torch.distributed.run --standalone --nproc_per_node
 from __future__ import annotations
 
 import argparse
+import os
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -16,6 +17,12 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice)")
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="stderr log level")
     args = parser.parse_args(argv)
+    # OpenMP's threads spin while they wait for work by default. On a machine whose cores are busy
+    # with anything else (a second sidecar, a test runner, the user's own jobs) each of torch's
+    # parallel regions then waits a time slice for its spinning peers: `rubric mu train` took 190 s
+    # beside one busy core against 48 s alone, and 50 s with passive waiting (47 s alone). libgomp
+    # reads this when torch loads it, so it is set before the import; a user's own setting wins.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     # Imported here so that `--help` answers without loading torch.
     from .server import serve as run
 
