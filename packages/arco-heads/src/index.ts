@@ -82,7 +82,9 @@ export { StepTraceSchema, readTraces, stepTrace, traceJsonLines, type StepTrace 
 export {
   MANIFEST_FILE,
   MANIFEST_FORMAT_VERSION,
+  MU_POOLINGS,
   ModelManifestSchema,
+  type MuPooling,
   readManifest,
   readModel,
   type ModelManifest,

@@ -61,6 +61,9 @@ describe("rubric repro arco-gym", () => {
     const muTasks = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--mu-tasks", "0"]);
     expect(muTasks.code).toBe(2);
     expect(muTasks.stderr).toContain("--mu-tasks");
+    const pooling = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--mu-pooling", "max"]);
+    expect(pooling.code).toBe(2);
+    expect(pooling.stderr).toMatch(/--mu-pooling.*prompt\+criteria.*last/u);
   });
 
   it("documents itself, with a usage line that names the command once", async () => {

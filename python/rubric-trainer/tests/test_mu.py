@@ -223,6 +223,20 @@ def test_criteria_pooling_reads_only_the_criteria() -> None:
     assert inputs["criteria_mask"].tolist() == [[0, 0, 1, 1, 0]]
 
 
+def test_last_pooling_reads_each_rows_last_position_only() -> None:
+    mu = make_mu(pooling="last")
+    # Rows of different lengths: each pools its own last real position, never the padding.
+    inputs = batch([Step([1, 2, 3], [4, 5]), Step([1, 2], [])], mu.pooling)
+    assert inputs["pool_mask"].tolist() == [[0, 0, 0, 0, 1], [0, 1, 0, 0, 0]]
+    # Its scores are the score head over that position's hidden state, as scored alone.
+    with torch.no_grad():
+        hidden, _ = mu.network.hidden(torch.tensor([[1, 2, 3, 4, 5]]), torch.ones(1, 5, dtype=torch.long))
+        alone = mu.network.score_head(hidden[:, -1])
+    assert mu.scores([Step([1, 2, 3], [4, 5])])["d"][0] == pytest.approx(alone[0].tolist(), abs=1e-6)
+    # A causal backbone: the last position reads the whole step, so an earlier token still counts.
+    assert mu.scores([Step([1, 7, 3], [4, 5])])["d"][0] != pytest.approx(alone[0].tolist(), abs=1e-6)
+
+
 def test_step_uses_two_learning_rates_and_clips_at_one() -> None:
     mu = make_mu()
     backbone = [p.detach().clone() for p in mu.network.backbone_parameters()]

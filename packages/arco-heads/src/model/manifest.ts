@@ -11,6 +11,28 @@ import { type ByteBpeTokenizer, byteBpeTokenizer } from "../tokenizer/byte-bpe.j
 /** The manifest's name inside a model directory. */
 export const MANIFEST_FILE = "manifest.json";
 
+/**
+ * What μ's score head reads of a step's prompt + criteria: `prompt+criteria`, the mean hidden state
+ * over every token (ARCO's); `criteria`, the mean over the criteria tokens only (ours); `last`, the
+ * last position's hidden state alone (ours: as a reward model reads a sequence; in a causal
+ * backbone it is the one position that has attended to the whole step, where a mean over a long
+ * prompt dilutes the few tokens that differ between two actions).
+ */
+export const MU_POOLINGS = ["prompt+criteria", "criteria", "last"] as const;
+export type MuPooling = (typeof MU_POOLINGS)[number];
+
+/** The first pooled position of a row of `length` ids whose prompt is `promptLength` long: the pool runs from there to the row's end (the sidecar builds the same mask). */
+export function poolStart(pooling: MuPooling, promptLength: number, length: number): number {
+  switch (pooling) {
+    case "prompt+criteria":
+      return 0;
+    case "criteria":
+      return promptLength;
+    case "last":
+      return length - 1;
+  }
+}
+
 /** The manifest format this version reads and the sidecar writes. */
 export const MANIFEST_FORMAT_VERSION = 1;
 
@@ -59,8 +81,8 @@ export const ModelManifestSchema = z
     exportVersion: z.int().min(1),
     /** Criteria per step: the score head's output width. */
     k: z.int().min(1),
-    /** Over which tokens the score head mean-pools: ARCO's `prompt+criteria`, or `criteria` only (ours). */
-    pooling: z.enum(["prompt+criteria", "criteria"]),
+    /** What the score head reads: see {@link MU_POOLINGS}. */
+    pooling: z.enum(MU_POOLINGS),
     /** The ONNX opset the graphs were exported at. */
     opset: z.int().min(7),
     tokenizer: z.strictObject({

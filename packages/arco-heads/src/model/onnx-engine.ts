@@ -9,7 +9,7 @@ import { PAD_ID } from "../tokenizer/byte-bpe.js";
 import type { DecodingPlan } from "./decoding.js";
 import { decodeRows, type MuEngine } from "./engine.js";
 import { checkGraphContract, type GraphName } from "./graph-contract.js";
-import { type ModelManifest, readModel } from "./manifest.js";
+import { type ModelManifest, poolStart, readModel } from "./manifest.js";
 import { type Ort, onnxRuntime } from "./runtime.js";
 import type { StepIds } from "./sequence.js";
 
@@ -142,7 +142,7 @@ async function scoreRows(ort: Ort, run: Run, manifest: ModelManifest, rows: read
     const ids = batch.map((i) => pad([...rows[i]!.prompt, ...rows[i]!.criteria]));
     const mask = batch.map((i) => pad(new Array<number>(lengths[i]!).fill(1)));
     const pool = batch.map((i) => {
-      const start = manifest.pooling === "criteria" ? rows[i]!.prompt.length : 0;
+      const start = poolStart(manifest.pooling, rows[i]!.prompt.length, lengths[i]!);
       return pad([...new Array<number>(start).fill(0), ...new Array<number>(lengths[i]! - start).fill(1)]);
     });
     const result = await run("score", {

@@ -10,6 +10,7 @@ import {
   type Decoding,
   findExport,
   inferredBudget,
+  MU_POOLINGS,
   rateSteps,
   readModel,
   readSteps,
@@ -78,8 +79,8 @@ const muFlags = {
   }).default(128),
   pooling: choiceFlag(
     "<tokens>",
-    "init: what the score head pools: prompt+criteria (default, the paper's) | criteria (ours)",
-    z.enum(["prompt+criteria", "criteria"]),
+    "init: what the score head reads: the mean over prompt+criteria (default, the paper's) | over criteria (ours) | the last position alone (last, ours)",
+    z.enum(MU_POOLINGS),
   ).default("prompt+criteria"),
   style: choiceFlag(
     "<style>",

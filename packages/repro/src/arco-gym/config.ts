@@ -1,5 +1,6 @@
 // The ARCO gym run (a simulation), its configuration: which worlds, how the warm-up is made, and
 // the one rollout budget every method trains for.
+import { MU_POOLINGS, type MuPooling } from "@rubric/arco-heads";
 import { CARELESS_NOISE, GYM_LOOKALIKES, GYM_MAX_HOPS } from "@rubric/rlxar";
 import type { SmallMuSettings } from "../arco/config.js";
 import { ReproInputError } from "../errors.js";
@@ -68,6 +69,13 @@ export interface GymMuSettings extends SmallMuSettings {
   readonly k: number;
   /** Pretrained word vectors for the token embeddings (a GloVe directory), or null for random ones. */
   readonly wordVectors: string | null;
+  /**
+   * What the score head reads (`MU_POOLINGS`): ARCO's mean over prompt + criteria (the default),
+   * or, ours, the last position alone (a reward model's reading: the one position of a causal
+   * backbone that has attended to the whole step, where a mean over a prompt of hundreds of
+   * tokens dilutes the few that differ between a careful search and a careless one).
+   */
+  readonly pooling: MuPooling;
   readonly sftTasks: number;
   readonly sftReplicas: number;
   /**
@@ -150,6 +158,7 @@ export function arcoGymConfig(options: ArcoGymConfigOptions = {}): ArcoGymConfig
       vocabularySize: 1024,
       maxCriteriaTokens: 96,
       wordVectors: GYM_WORD_VECTORS,
+      pooling: "prompt+criteria",
       // Many tasks once each rather than few tasks many times: with 48 tasks × 4 the made-up
       // names repeat and μ memorises them (its scores tracked the teacher's on its own tasks,
       // ρ 0.55, and not on new ones, ρ 0.11); 192 × 1 gave ρ 0.26 on new tasks (one-off probes).
@@ -207,6 +216,11 @@ function checkConfig(config: ArcoGymConfig): void {
     ["mu.fitTasks", config.mu.fitTasks],
   ] as const)
     if (!Number.isInteger(value) || value < 0) throw new ReproInputError(name, `expected an integer ≥ 0, got ${value}`);
+  if (!(MU_POOLINGS as readonly string[]).includes(config.mu.pooling))
+    throw new ReproInputError(
+      "mu.pooling",
+      `unknown pooling ${JSON.stringify(config.mu.pooling)}; known: ${MU_POOLINGS.join(", ")}`,
+    );
   if (!(rl.learningRate > 0))
     throw new ReproInputError("learningRate", `expected a number > 0, got ${rl.learningRate}`);
   // Both methods take whole epochs: outcome RL's of trainTasks · groupSize rollouts, the dense

@@ -163,7 +163,7 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
     }
   }, 300_000);
 
-  it("runs ARCO's ablations, each from a warm-up of its own kind: PRM (K = 1, no criteria), fixed criteria, no prefix, K = 1 and 5", async () => {
+  it("runs ARCO's ablations, each from a warm-up of its own kind: PRM (K = 1, no criteria), fixed criteria, no prefix, K = 1 and 5; every μ reading the last position when asked", async () => {
     const config = arcoGymConfig({
       hops: [2],
       seeds: 1,
@@ -172,7 +172,16 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
       budget: 24,
       trueAdvantageRollouts: 2,
       methods: ["prm", "fixedCriteria", "noPrefix", "arcoK1", "arcoK5", "muAdvantage"],
-      mu: { dModel: 16, layers: 1, sftTasks: 4, sftReplicas: 2, fitTasks: 0, sftEpochs: 1, wordVectors: null },
+      mu: {
+        dModel: 16,
+        layers: 1,
+        sftTasks: 4,
+        sftReplicas: 2,
+        fitTasks: 0,
+        sftEpochs: 1,
+        wordVectors: null,
+        pooling: "last",
+      },
     });
     expect(config.methods.map((m) => muWarmupKey(muWarmupOf(m, 3)))).toEqual([
       "decomposition-prm-k1",
@@ -208,7 +217,9 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
       // A PRM writes no criterion to check; fixed criteria are the grammar's, so the checkers read them.
       expect(table.credit["prm"]!.criterionValidity).toBeNull();
       expect(table.credit["fixedCriteria"]!.criterionValidity).not.toBeNull();
-      expect(arcoGymMarkdown(table)).toContain("| 2 | decomposition | prm | 1 |");
+      expect(arcoGymMarkdown(table)).toContain("| 2 | decomposition | prm | 1 | the last position (ours) |");
+      // Each warm-up records what its score head reads.
+      expect(table.muWarmup!.map((m) => m.pooling)).toEqual(Array(6).fill("last"));
     } finally {
       await client.close();
     }

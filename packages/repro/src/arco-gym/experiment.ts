@@ -337,6 +337,7 @@ async function runAll(
       const { directory: _, pretrain, ...record } = warm;
       muWarmup.push({
         hops,
+        pooling: config.mu.pooling,
         ...record,
         sftLoss: [...record.sftLoss],
         ...(pretrain === undefined ? {} : { pretrain: { ...pretrain, ce: [...pretrain.ce] } }),

@@ -289,6 +289,7 @@ export async function warmGymMu(
   const exported = await createMu(client, root, {
     k: kind.k,
     seed: config.seed,
+    pooling: mu.pooling,
     shape: { dModel: mu.dModel, heads: mu.heads, layers: mu.layers, maxSequence: mu.maxSequence },
     vocabularySize: mu.vocabularySize,
     maxCriteriaTokens: mu.maxCriteriaTokens,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MU_POOLINGS, type MuPooling } from "@rubric/arco-heads";
 import { SidecarRecordSchema, sidecarRecordLines } from "../sidecar/record.js";
 import { MU_EXAMPLE_KINDS, type MuExampleKind } from "../arco/warmup.js";
 
@@ -240,6 +241,8 @@ export const ArcoGymTableSchema = z.strictObject({
         variant: z.enum(MU_EXAMPLE_KINDS).optional(),
         /** Its K (absent in older tables: the run's). */
         k: z.int().optional(),
+        /** What its score head reads (`MU_POOLINGS`; absent in older tables: ARCO's mean over prompt + criteria). */
+        pooling: z.enum(MU_POOLINGS).optional(),
         episodes: z.int(),
         examples: z.int(),
         embedded: z.int(),
@@ -287,6 +290,12 @@ export const ArcoGymTableSchema = z.strictObject({
 export type ArcoGymTable = z.infer<typeof ArcoGymTableSchema>;
 
 const pct = (x: number) => (100 * x).toFixed(1);
+/** How table.md names what a μ's score head reads. */
+const POOLING_TEXT: Record<MuPooling, string> = {
+  "prompt+criteria": "mean of prompt + criteria (ARCO's)",
+  criteria: "mean of the criteria (ours)",
+  last: "the last position (ours)",
+};
 const FEATURE_SETS = {
   prefix: "the policy's (the prefix shows)",
   action: "the action's text alone",
@@ -378,11 +387,11 @@ export function arcoGymMarkdown(table: ArcoGymTable): string {
       : [
           "μ's warm-up (one per H and objective, shared by every seed): the noisy teacher's annotated episodes, ARCO's μ-SFT on the decomposed scores, or (a value, ours) on each step's outcome, or (a diagnostic control, ours) on each step's true advantage under the teacher.",
           "",
-          "| H | fits | examples | K | episodes | μ-SFT examples | tokens from word vectors | SFT loss, first → last epoch | fit to its targets (Spearman of s_t): warm-up episodes / fresh ones |",
-          "|---|---|---|---|---|---|---|---|---|",
+          "| H | fits | examples | K | score head reads | episodes | μ-SFT examples | tokens from word vectors | SFT loss, first → last epoch | fit to its targets (Spearman of s_t): warm-up episodes / fresh ones |",
+          "|---|---|---|---|---|---|---|---|---|---|",
           ...table.muWarmup.map(
             (m) =>
-              `| ${m.hops} | ${m.objective ?? "decomposition"} | ${m.variant ?? "generated"} | ${m.k ?? "—"} | ${m.episodes} | ${m.examples} | ${m.embedded} | ${m.sftLoss[0]?.toFixed(3) ?? "—"} → ${m.sftLoss.at(-1)?.toFixed(3) ?? "—"} | ${fitText(m.fit)} |`,
+              `| ${m.hops} | ${m.objective ?? "decomposition"} | ${m.variant ?? "generated"} | ${m.k ?? "—"} | ${POOLING_TEXT[m.pooling ?? "prompt+criteria"]} | ${m.episodes} | ${m.examples} | ${m.embedded} | ${m.sftLoss[0]?.toFixed(3) ?? "—"} → ${m.sftLoss.at(-1)?.toFixed(3) ?? "—"} | ${fitText(m.fit)} |`,
           ),
           "",
           ...table.muWarmup.flatMap((m) =>

@@ -7,6 +7,7 @@ import {
   RubricModel,
   rateSteps,
   readModel,
+  scoreSteps,
   stepPrompt,
 } from "@rubric/arco-heads";
 import { SidecarClient } from "@rubric/sidecar";
@@ -26,6 +27,15 @@ const TIMEOUT_MS = 300_000; // a guard for a busy 2-core machine, not a measurem
 const TOLERANCE = 1e-4; // float32 in both runtimes
 
 const steps = STEPS;
+/** The μ every test here creates, before any training. */
+const SMALL_MU = {
+  k: 3,
+  seed: 9,
+  shape: { dModel: 32, heads: 4, layers: 2, maxSequence: 512 },
+  maxCriteriaTokens: 96,
+  vocabularySize: 420,
+  corpus: steps,
+} as const;
 
 describe("μ through the sidecar (torch) and onnxruntime-node", () => {
   let client: SidecarClient;
@@ -37,14 +47,7 @@ describe("μ through the sidecar (torch) and onnxruntime-node", () => {
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), "rlxar-mu-"));
     client = await SidecarClient.start({ threads: 1 });
-    const first = await createMu(client, root, {
-      k: 3,
-      seed: 9,
-      shape: { dModel: 32, heads: 4, layers: 2, maxSequence: 512 },
-      maxCriteriaTokens: 96,
-      vocabularySize: 420,
-      corpus: steps,
-    });
+    const first = await createMu(client, root, SMALL_MU);
     const { tokenizer } = await readModel(first.directory);
     // Fine-tuned so that the criteria are not the untrained model's noise.
     epochs = await sftMu(first.mu, tokenizer, examples, { epochs: 60, batchSize: 4, learningRate: 3e-3, seed: 2 });
@@ -97,6 +100,32 @@ describe("μ through the sidecar (torch) and onnxruntime-node", () => {
       TIMEOUT_MS,
     );
   }
+
+  it(
+    "a μ that reads the last position alone (pooling last) scores the same on both backends, and not as the mean",
+    async () => {
+      const lastRoot = await mkdtemp(join(tmpdir(), "rlxar-mu-last-"));
+      try {
+        const last = await createMu(client, lastRoot, { ...SMALL_MU, pooling: "last" });
+        expect((await readModel(last.directory)).manifest.pooling).toBe("last");
+        const criteria = steps.map(() => CRITERIA);
+        const model = await RubricModel.load(last.directory, { threads: 1 });
+        const onnx = await model.scoreSteps(steps, criteria);
+        await model.close();
+        const torch = await scoreSteps(await sidecarMuEngine(client, last.directory), steps, criteria);
+        for (let i = 0; i < steps.length; i++)
+          for (let k = 0; k < 3; k++)
+            expect(Math.abs(torch[i]!.scores[k]! - onnx[i]!.scores[k]!)).toBeLessThan(TOLERANCE);
+        // The same weights pooled as ARCO's (the same seed draws them) score otherwise.
+        const mean = await createMu(client, join(lastRoot, "mean"), SMALL_MU);
+        const meanScores = await scoreSteps(await sidecarMuEngine(client, mean.directory), steps, criteria);
+        expect(meanScores[0]!.scores[0]).not.toBeCloseTo(onnx[0]!.scores[0]!, 4);
+      } finally {
+        await rm(lastRoot, { recursive: true, force: true });
+      }
+    },
+    TIMEOUT_MS,
+  );
 
   it(
     "the torch backend refuses a checkpoint of other weights than the manifest's",

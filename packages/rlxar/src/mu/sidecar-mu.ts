@@ -11,6 +11,7 @@ import {
   ModelCorruptError,
   ModelFormatError,
   type MuEngine,
+  type MuPooling,
   promptText,
   readModel,
   type Step,
@@ -39,8 +40,8 @@ export interface CreateMuOptions {
   /** Criteria per step (default 3). */
   readonly k?: number;
   readonly seed?: number;
-  /** ARCO's `prompt+criteria` (default) or `criteria` only. */
-  readonly pooling?: "prompt+criteria" | "criteria";
+  /** What the score head reads: ARCO's `prompt+criteria` (default), `criteria` or `last` (`MU_POOLINGS`, ours). */
+  readonly pooling?: MuPooling;
   readonly shape?: MuShape;
   /** New tokens μ may write for a step's criteria (default 128, ARCO's). */
   readonly maxCriteriaTokens?: number;

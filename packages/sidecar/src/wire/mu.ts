@@ -21,6 +21,8 @@ export type MuObjective = z.infer<typeof MuObjectiveSchema>;
 
 /** What a transformers μ's backbone may be loaded in (a tiny μ is float32 only). */
 const MU_DTYPES = ["float32", "bfloat16", "float16"] as const;
+/** What μ's score head reads (the sidecar's `mu_steps.POOLINGS`; arco-heads' `MU_POOLINGS` says what each is). */
+const MU_POOLINGS = ["prompt+criteria", "criteria", "last"] as const;
 
 export const MuSftMetricsSchema = z.object({
   loss: z.number(),
@@ -65,7 +67,7 @@ export const MuSummarySchema = z.object({
   k: z.number().int(),
   vocab_size: z.number().int(),
   max_seq_len: z.number().int(),
-  pooling: z.enum(["prompt+criteria", "criteria"]),
+  pooling: z.enum(MU_POOLINGS),
   steps: z.number().int(),
   reference: z.boolean(),
   /** The LoRA adapter μ trains through, its defaults filled in; null when μ trains whole. */
@@ -157,8 +159,8 @@ export const MU_METHODS = {
         /** Criteria per step (default 3; 1 for the "no rubric" ablation). */
         k: z.number().int().min(1).max(64).optional(),
         seed: z.number().int().nonnegative().optional(),
-        /** Which tokens the score head pools: all of prompt + criteria (the paper's, default) or the criteria only. */
-        pooling: z.enum(["prompt+criteria", "criteria"]).optional(),
+        /** What the score head reads: the mean over prompt + criteria (the paper's, default), over the criteria only, or the last position alone (`MU_POOLINGS`). */
+        pooling: z.enum(MU_POOLINGS).optional(),
         /** Train the backbone through a LoRA adapter; absent: μ trains whole. */
         lora: MuLoraSchema.optional(),
         /**

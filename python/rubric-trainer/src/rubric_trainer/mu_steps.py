@@ -27,6 +27,24 @@ def steps_of(rows: Sequence[dict]) -> list[Step]:
     return [Step(list(r["prompt"]), list(r["criteria"])) for r in rows]
 
 
+POOLINGS = ("prompt+criteria", "criteria", "last")
+"""What the score head reads: the mean hidden state over the whole prompt + criteria (ARCO's), over
+the criteria only (ours), or the last position's alone (ours: as a reward model reads a sequence;
+in a causal backbone it is the one position that has attended to the whole step)."""
+
+
+def pool_start(pooling: str, prompt: int, length: int) -> int:
+    """The first pooled position of a row of ``length`` tokens whose prompt is ``prompt`` long; the
+    pool runs from there to the row's end. The TypeScript engine builds the same mask."""
+    if pooling == "prompt+criteria":
+        return 0
+    if pooling == "criteria":
+        return prompt
+    if pooling == "last":
+        return length - 1
+    raise ValueError(f"unknown pooling {pooling!r}; known: {', '.join(POOLINGS)}")
+
+
 def batch(steps: Sequence[Step], pooling: str) -> dict[str, torch.Tensor]:
     """Right-padded prompt + criteria, with the attention, pooling and criteria-target masks.
 
@@ -46,7 +64,7 @@ def batch(steps: Sequence[Step], pooling: str) -> dict[str, torch.Tensor]:
         n, p, c = len(row), len(step.prompt), len(step.criteria)
         input_ids[b, :n] = torch.tensor(row)
         attention[b, :n] = 1
-        pool[b, (0 if pooling == "prompt+criteria" else p) : n] = 1
+        pool[b, pool_start(pooling, p, n) : n] = 1
         targets[b, : n - 1] = torch.tensor(row[1:])
         criteria_mask[b, p - 1 : n - 1] = 1
         if c > 0:

@@ -18,6 +18,7 @@ import torch
 
 from .faults import InvalidRequest, NonFinite, ParseError
 from .mu_lora import DEFAULT_TARGETS, MAX_DROPOUT, TINY_TARGETS
+from .mu_steps import POOLINGS
 from .objectives import OBJECTIVES
 from .policy import DTYPES
 from .schema import Boolean, Field, Integer, ListOf, MapOf, MaskRow, Number, Numbers, ParamError, Record, Tagged, Text, describe
@@ -256,7 +257,7 @@ MU_PARAMS: dict[str, Record] = {
             "model": MU_MODEL,
             "k": Field(Integer(1, 64), 3),
             "seed": Field(Integer(0), 0),
-            "pooling": Field(Text(["prompt+criteria", "criteria"]), "prompt+criteria"),
+            "pooling": Field(Text(list(POOLINGS)), "prompt+criteria"),
             "lora": Field(MU_LORA, None),
             # Checked, as the policy's, by policy.resolve_device when μ is built. The CPU by default
             # (not the policy's "auto"): μ beside a policy on the one GPU must be asked for.
