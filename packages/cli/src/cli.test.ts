@@ -188,8 +188,10 @@ describe("rubric score (staged)", () => {
     expect(Object.keys(out.stages[0])).toEqual(["name", "score", "maxPoints", "passed"]);
   });
 
-  // 24 runs of the built CLI, one after another: about 26 s alone, over 60 s when the other test
-  // files share the two cores (it timed out once so); the limit is a guard, not a measurement.
+  // 8 runs of the built CLI, one after another (about 1 s each alone, 3 s beside the other test
+  // files): the CLI's path from files to the printed total. The algorithm itself is checked against
+  // the same reference on many more cases in-process (core's score/reference.test.ts); 24 runs
+  // here cost CI 40 s. The limit is a guard, not a measurement.
   it("matches the reference algorithm on GDPval rubrics for arbitrary verdicts", { timeout: 240_000 }, () => {
     const lines = readFileSync(EVAL, "utf8")
       .split("\n")
@@ -203,7 +205,7 @@ describe("rubric score (staged)", () => {
         }),
         ignoreGates: fc.boolean(),
       }),
-      { seed: 99, numRuns: 24 },
+      { seed: 99, numRuns: 8 },
     );
     const requests = cases.map((c, k) => {
       const rec = JSON.parse(lines[c.line]!);
