@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { runRubric } from "./__fixtures__/run-cli.js";
+import { runRubric, runRubricHere } from "./__fixtures__/run-cli.js";
 import { beforeAll, describe, expect, it } from "vitest";
 
 /** `rubric elicit` as a user runs it: the built binary, the real GDPval data, a real local model. */
@@ -223,10 +223,10 @@ describe("rubric elicit", () => {
   });
 
   it("refuses bad arguments", async () => {
-    expect((await rubric(["elicit", "--task", TASK, "--out", join(dir, "x.jsonl")])).code).toBe(2);
+    expect((await runRubricHere(["elicit", "--task", TASK, "--out", join(dir, "x.jsonl")])).code).toBe(2);
     expect(
       (
-        await rubric([
+        await runRubricHere([
           "elicit",
           "--task",
           "nope",
@@ -240,7 +240,7 @@ describe("rubric elicit", () => {
       ).stderr,
     ).toMatch(/no GDPval task "nope"/);
     writeFileSync(join(dir, "bad-policy.json"), '{"questions": []}');
-    const bad = await rubric([
+    const bad = await runRubricHere([
       "elicit",
       "--task",
       TASK,

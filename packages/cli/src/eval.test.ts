@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import { runRubric } from "./__fixtures__/run-cli.js";
+import { runRubric, runRubricHere } from "./__fixtures__/run-cli.js";
 
 /** `rubric eval hotpotqa` as a user runs it: the built binary, on the real dev file. */
 const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../shared/", import.meta.url));
@@ -95,10 +95,10 @@ describe("rubric eval hotpotqa", () => {
   it("exits 1 naming the file and every bad field of a predictions file, and an unreadable file", async () => {
     const bad = join(dir, "bad.json");
     writeFileSync(bad, JSON.stringify({ answer: { a: 1, b: "ok" } }));
-    const run = await runRubric(["eval", "hotpotqa", "--predictions", bad, "--data", DEV]);
+    const run = await runRubricHere(["eval", "hotpotqa", "--predictions", bad, "--data", DEV]);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(new RegExp(`^RlxarFileError: ${bad}: answer\\.a: .*string`));
-    const missing = await runRubric(["eval", "hotpotqa", "--predictions", join(dir, "none.json"), "--data", DEV]);
+    const missing = await runRubricHere(["eval", "hotpotqa", "--predictions", join(dir, "none.json"), "--data", DEV]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("none.json: cannot read (no such file)");
   });
@@ -107,16 +107,16 @@ describe("rubric eval hotpotqa", () => {
     const data = join(dir, "data.jsonl");
     const line = readFileSync(DEV, "utf8").split("\n")[0]!;
     writeFileSync(data, `${line}\n{"_id": "x"}\n`);
-    const run = await runRubric(["eval", "hotpotqa", "--predictions", predictionsPath, "--data", data]);
+    const run = await runRubricHere(["eval", "hotpotqa", "--predictions", predictionsPath, "--data", data]);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^RlxarFileError: .*data\.jsonl: \d+ problems:\n {2}line 2: question: /);
   });
 
   it("exits 2 on a benchmark it does not know, or without --data", async () => {
-    const other = await runRubric(["eval", "squad", "--predictions", predictionsPath, "--data", DEV]);
+    const other = await runRubricHere(["eval", "squad", "--predictions", predictionsPath, "--data", DEV]);
     expect(other.code).toBe(2);
     expect(other.stderr).toContain('takes hotpotqa; got "squad"');
-    const none = await runRubric(["eval", "hotpotqa", "--predictions", predictionsPath]);
+    const none = await runRubricHere(["eval", "hotpotqa", "--predictions", predictionsPath]);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain("eval needs --data <file.jsonl>");
   });

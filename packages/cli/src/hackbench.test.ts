@@ -12,7 +12,7 @@ import {
   type RecordedRequest,
 } from "@rubric/providers/testing";
 import { gymSamples, judgedRubric, presenceRubric, strictRubric } from "../../hackbench/src/__fixtures__/gym.js";
-import { runRubric } from "./__fixtures__/run-cli.js";
+import { runRubric, runRubricHere } from "./__fixtures__/run-cli.js";
 
 /** `rubric hackbench` as a user runs it: the built binary, real verifiers, a real judge server on 127.0.0.1. */
 let dir: string;
@@ -84,20 +84,20 @@ describe("rubric hackbench", () => {
     const out = join(dir, "presence", "card.json");
     const before = readFileSync(out, "utf8");
     const args = ["hackbench", "--rubric", rubric, "--samples", samplesFile];
-    const again = await runRubric([...args, "--out", out]);
+    const again = await runRubricHere([...args, "--out", out]);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain(`${out}: already exists (the JSON card); pass --force to replace it`);
     expect(again.stdout).toBe("");
     expect(readFileSync(out, "utf8")).toBe(before);
-    const markdown = await runRubric([...args, "--out", join(dir, "report.md")]);
+    const markdown = await runRubricHere([...args, "--out", join(dir, "report.md")]);
     expect(markdown.code).toBe(2);
     expect(markdown.stderr).toContain("--out must name a .json file");
     expect(existsSync(join(dir, "report.md"))).toBe(false);
     mkdirSync(join(dir, "a-directory.json"));
-    const directory = await runRubric([...args, "--out", join(dir, "a-directory.json")]);
+    const directory = await runRubricHere([...args, "--out", join(dir, "a-directory.json")]);
     expect(directory.code).toBe(2);
     expect(directory.stderr).toContain("a-directory.json: is a directory");
-    const asDir = await runRubric([...args, "--out", dir]);
+    const asDir = await runRubricHere([...args, "--out", dir]);
     expect(asDir.code).toBe(2);
     expect(asDir.stderr).toContain("--out must name a .json file");
   });
@@ -231,7 +231,7 @@ describe("rubric hackbench", () => {
 
   it("names the file and line of a bad sample (exit 2)", async () => {
     const bad = file("bad.jsonl", '{"id": "a", "output": "x"}\n{"id": "b", "input": 3, "output": "y"}\n');
-    const run = await runRubric([
+    const run = await runRubricHere([
       "hackbench",
       "--rubric",
       file("presence.json", presenceRubric),
@@ -255,16 +255,16 @@ describe("rubric hackbench", () => {
       "--out",
       join(dir, "x.json"),
     ];
-    const unknown = await runRubric([...base, "--probes", "keyword-stuffing,flattery"]);
+    const unknown = await runRubricHere([...base, "--probes", "keyword-stuffing,flattery"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/unknown probe\(s\) flattery; known: keyword-stuffing, rubric-echo, /);
-    const threshold = await runRubric([...base, "--threshold=-0.1"]);
+    const threshold = await runRubricHere([...base, "--threshold=-0.1"]);
     expect(threshold.code).toBe(2);
     expect(threshold.stderr).toContain('--threshold: expected a number ≥ 0, got "-0.1"');
-    const missing = await runRubric(["hackbench", "--rubric", "r.json"]);
+    const missing = await runRubricHere(["hackbench", "--rubric", "r.json"]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("hackbench needs --samples <file.jsonl>");
-    const help = await runRubric(["help", "hackbench"]);
+    const help = await runRubricHere(["help", "hackbench"]);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("Exit codes: 0 clean; 3 hackable; 4 inconclusive");
   });

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import { runRubric } from "./__fixtures__/run-cli.js";
+import { runRubric, runRubricHere } from "./__fixtures__/run-cli.js";
 
 /** `rubric mu train` as a user runs it: the built binary, the real sidecar, real onnxruntime-node. */
 const TIMEOUT_MS = 600_000; // a guard for a busy 2-core machine, not a measurement
@@ -86,23 +86,30 @@ describe("rubric mu train and criteria --trajectories refuse bad input before an
         bad,
         `${JSON.stringify({ id: "a", task: "t", steps: [], outcome: 1 })}\n{"id": "b", "task": "t", "steps": [{"action": "x", "observation": "y"}], "outcome": "yes"}\n`,
       );
-      const read = await runRubric(["mu", "train", "--model", join(root, "models/agent-mu"), "--trajectories", bad]);
+      const read = await runRubricHere([
+        "mu",
+        "train",
+        "--model",
+        join(root, "models/agent-mu"),
+        "--trajectories",
+        bad,
+      ]);
       expect(read.code).toBe(1);
       expect(read.stderr).toContain(bad);
       expect(read.stderr).toMatch(/line 1.*steps/);
       expect(read.stderr).toMatch(/line 2.*outcome/);
 
-      const missing = await runRubric(["mu", "train", "--model", join(root, "models/agent-mu")]);
+      const missing = await runRubricHere(["mu", "train", "--model", join(root, "models/agent-mu")]);
       expect(missing.code).toBe(2);
       expect(missing.stderr).toContain("mu train needs --trajectories <runs.jsonl>");
 
-      const both = await runRubric(["mu", "criteria", "--model", "m", "--steps", "s.jsonl", "--trajectories", bad]);
+      const both = await runRubricHere(["mu", "criteria", "--model", "m", "--steps", "s.jsonl", "--trajectories", bad]);
       expect(both.code).toBe(2);
       expect(both.stderr).toContain("--steps or --trajectories, not both");
 
       // One export copied out of its root has no root to add a version to: --out must say where.
       cpSync(join(root, "models/agent-mu/v0001"), join(root, "lone-export"), { recursive: true });
-      const lone = await runRubric([
+      const lone = await runRubricHere([
         "mu",
         "train",
         "--model",

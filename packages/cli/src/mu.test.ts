@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { criteriaTarget, muSftJsonLines, stepPrompt, type MuSftExample, type StepRecord } from "@rubric/arco-heads";
 import { beforeAll, describe, expect, it } from "vitest";
-import { runRubric } from "./__fixtures__/run-cli.js";
+import { runRubric, runRubricHere } from "./__fixtures__/run-cli.js";
 
 /** `rubric mu` as a user runs it: the built binary, the real sidecar, real onnxruntime-node. */
 const TIMEOUT_MS = 300_000; // a guard for a busy 2-core machine, not a measurement
@@ -173,19 +173,19 @@ describe("rubric mu", () => {
       const used = await runRubric(["mu", "criteria", "--model", root, "--steps", good]);
       expect(used.code, used.stderr).toBe(0);
       expect(used.stderr).toContain("warning: μ version 1 has taken no training step");
-      const badLine = await runRubric(["mu", "criteria", "--model", root, "--steps", bad]);
+      const badLine = await runRubricHere(["mu", "criteria", "--model", root, "--steps", bad]);
       expect(badLine.code).toBe(1);
       expect(badLine.stderr).toMatch(/bad-steps\.jsonl.*line 2.*budgetLeft/s);
 
-      const again = await runRubric(["mu", "init", "--out", root]);
+      const again = await runRubricHere(["mu", "init", "--out", root]);
       expect(again.code).toBe(1);
       expect(again.stderr).toMatch(/OutputExistsError: .*mu-bad: holds μ exports already/);
       expect(readFileSync(join(root, "v0001", "manifest.json"), "utf8")).toContain('"exportVersion": 1');
 
-      const noSteps = await runRubric(["mu", "criteria", "--model", root]);
+      const noSteps = await runRubricHere(["mu", "criteria", "--model", root]);
       expect(noSteps.code).toBe(2);
       expect(noSteps.stderr).toMatch(/mu criteria needs --steps <steps\.jsonl>/);
-      const unknown = await runRubric(["mu", "fit"]);
+      const unknown = await runRubricHere(["mu", "fit"]);
       expect(unknown.code).toBe(2);
       expect(unknown.stderr).toMatch(/takes init, train or criteria; got "fit"/);
     },

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ArcoGymTableSchema } from "@rubric/repro";
 import { beforeAll, describe, expect, it } from "vitest";
-import { runRubric } from "./__fixtures__/run-cli.js";
+import { runRubric, runRubricHere } from "./__fixtures__/run-cli.js";
 
 /** `rubric repro arco-gym` as a user runs it: the built binary. */
 let dir: string;
@@ -28,23 +28,23 @@ const small = [
 
 describe("rubric repro arco-gym", () => {
   it("names a setting it cannot honour by its flag, before any work", async () => {
-    const budget = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--budget", "100"]);
+    const budget = await runRubricHere(["repro", "arco-gym", "--out", join(dir, "x"), "--budget", "100"]);
     expect(budget.code).toBe(2);
     expect(budget.stderr).toContain("--budget: expected a multiple of 128 rollouts");
-    const hops = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--hops", "2,5"]);
+    const hops = await runRubricHere(["repro", "arco-gym", "--out", join(dir, "x"), "--hops", "2,5"]);
     expect(hops.code).toBe(2);
     expect(hops.stderr).toContain("--hops: expected an integer in [1, 4], got 5");
-    const word = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--hops", "2,four"]);
+    const word = await runRubricHere(["repro", "arco-gym", "--out", join(dir, "x"), "--hops", "2,four"]);
     expect(word.code).toBe(2);
     expect(word.stderr).toContain('--hops: expected integers, got "four"');
-    const twice = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--hops", "3,3"]);
+    const twice = await runRubricHere(["repro", "arco-gym", "--out", join(dir, "x"), "--hops", "3,3"]);
     expect(twice.stderr).toContain("--hops: lists a hop count twice: 3,3");
-    const tasks = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--train-tasks", "6"]);
+    const tasks = await runRubricHere(["repro", "arco-gym", "--out", join(dir, "x"), "--train-tasks", "6"]);
     expect(tasks.stderr).toContain("--budget: expected a multiple of 24 rollouts");
-    const method = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--methods", "outcome,ppo"]);
+    const method = await runRubricHere(["repro", "arco-gym", "--out", join(dir, "x"), "--methods", "outcome,ppo"]);
     expect(method.code).toBe(2);
     expect(method.stderr).toContain('--methods: unknown method "ppo"; known: outcome, rar, frozenMu, arco');
-    const vectors = await runRubric([
+    const vectors = await runRubricHere([
       "repro",
       "arco-gym",
       "--out",
@@ -58,10 +58,10 @@ describe("rubric repro arco-gym", () => {
     expect(vectors.code).toBe(1);
     expect(vectors.stderr).toContain(join(dir, "no-vectors", "words.txt"));
     expect(vectors.stderr).not.toContain("warm-up"); // refused before any training
-    const muTasks = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--mu-tasks", "0"]);
+    const muTasks = await runRubricHere(["repro", "arco-gym", "--out", join(dir, "x"), "--mu-tasks", "0"]);
     expect(muTasks.code).toBe(2);
     expect(muTasks.stderr).toContain("--mu-tasks");
-    const pooling = await runRubric(["repro", "arco-gym", "--out", join(dir, "x"), "--mu-pooling", "max"]);
+    const pooling = await runRubricHere(["repro", "arco-gym", "--out", join(dir, "x"), "--mu-pooling", "max"]);
     expect(pooling.code).toBe(2);
     expect(pooling.stderr).toMatch(/--mu-pooling.*prompt\+criteria.*last/u);
   });

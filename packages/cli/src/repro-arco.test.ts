@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ArcoTableSchema } from "@rubric/repro";
 import { beforeAll, describe, expect, it } from "vitest";
-import { runRubric } from "./__fixtures__/run-cli.js";
+import { runRubric, runRubricHere } from "./__fixtures__/run-cli.js";
 import { ksOf } from "./commands/repro-arco.js";
 
 /** `rubric repro arco` as a user runs it: the built binary, the real sidecar, onnxruntime-node and llama.cpp. */
@@ -22,26 +22,26 @@ const data = ["--train-data", join(HOTPOT, "train.jsonl"), "--eval-data", join(H
 
 describe("rubric repro arco: input checked before any work", () => {
   it("names an unknown method, a bad K and a malformed --policy as usage errors", async () => {
-    const unknown = await runRubric(["repro", "arco", "--out", join(dir, "x"), "--methods", "arco,ppo", ...data]);
+    const unknown = await runRubricHere(["repro", "arco", "--out", join(dir, "x"), "--methods", "arco,ppo", ...data]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/--methods: unknown method "ppo"; known: outcome, rar, .*teacherMu/);
-    const k = await runRubric(["repro", "arco", "--out", join(dir, "x"), "--k-sweep", "1,two", ...data]);
+    const k = await runRubricHere(["repro", "arco", "--out", join(dir, "x"), "--k-sweep", "1,two", ...data]);
     expect(k.code).toBe(2);
     expect(k.stderr).toContain('--k-sweep: expected integers ≥ 1, got "two"');
     // `none` turns the sensitivity rows off in a full run; absent keeps the default.
     expect(ksOf(["none"])).toEqual([]);
     expect(ksOf(["1", "5"])).toEqual([1, 5]);
     expect(ksOf(undefined)).toBeUndefined();
-    const policy = await runRubric(["repro", "arco", "--out", join(dir, "x"), "--policy", "gpt:4", ...data]);
+    const policy = await runRubricHere(["repro", "arco", "--out", join(dir, "x"), "--policy", "gpt:4", ...data]);
     expect(policy.code).not.toBe(0);
     expect(policy.stderr).toMatch(/gpt:4.*unknown provider "gpt"/);
     // The tune split is the training file's: an evaluation file beside it is a contradiction.
-    const split = await runRubric(["repro", "arco", "--out", join(dir, "x"), "--eval-split", "tune", ...data]);
+    const split = await runRubricHere(["repro", "arco", "--out", join(dir, "x"), "--eval-split", "tune", ...data]);
     expect(split.code).toBe(2);
     expect(split.stderr).toContain(
       "--eval-split tune evaluates on the training file's held-out questions; drop --eval-data",
     );
-    const unknownSplit = await runRubric(["repro", "arco", "--out", join(dir, "x"), "--eval-split", "test"]);
+    const unknownSplit = await runRubricHere(["repro", "arco", "--out", join(dir, "x"), "--eval-split", "test"]);
     expect(unknownSplit.code).toBe(2);
     expect(unknownSplit.stderr).toContain("--eval-split");
   });
@@ -89,7 +89,7 @@ describe("rubric repro arco: input checked before any work", () => {
       ],
     ];
     for (const [args, code, says] of cases) {
-      const run = await runRubric(["repro", "arco", "--out", join(dir, "x"), ...args, ...data]);
+      const run = await runRubricHere(["repro", "arco", "--out", join(dir, "x"), ...args, ...data]);
       expect({ args, code: run.code }).toEqual({ args, code });
       expect(run.stderr).toContain(says);
     }
@@ -98,10 +98,17 @@ describe("rubric repro arco: input checked before any work", () => {
   it("refuses an earlier run's seed directories without --force, and a missing data file", async () => {
     const out = join(dir, "earlier");
     mkdirSync(join(out, "seed-1"), { recursive: true });
-    const refused = await runRubric(["repro", "arco", "--out", out, ...data]);
+    const refused = await runRubricHere(["repro", "arco", "--out", out, ...data]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`${join(out, "seed-1")}: an earlier run's seed directory; pass --force`);
-    const missing = await runRubric(["repro", "arco", "--out", join(dir, "y"), "--eval-data", join(dir, "none.jsonl")]);
+    const missing = await runRubricHere([
+      "repro",
+      "arco",
+      "--out",
+      join(dir, "y"),
+      "--eval-data",
+      join(dir, "none.jsonl"),
+    ]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain(`--eval-data ${join(dir, "none.jsonl")}: cannot read (no such file)`);
   });
@@ -110,7 +117,17 @@ describe("rubric repro arco: input checked before any work", () => {
     const out = join(dir, "resumed");
     mkdirSync(join(out, "seed-1"), { recursive: true });
     writeFileSync(join(out, "arco-config.json"), "{}\n"); // what another configuration's run recorded
-    const resumed = await runRubric(["repro", "arco", "--quick", "--resume", "--out", out, "--threads", "1", ...data]);
+    const resumed = await runRubricHere([
+      "repro",
+      "arco",
+      "--quick",
+      "--resume",
+      "--out",
+      out,
+      "--threads",
+      "1",
+      ...data,
+    ]);
     expect(resumed.code).toBe(1);
     expect(resumed.stderr).toContain(`${join(out, "arco-config.json")}: settings differ from this run's`);
     expect(resumed.stderr).not.toContain("an earlier run's seed directory");
@@ -121,7 +138,7 @@ describe("rubric repro arco: input checked before any work", () => {
       ["repro", "arco", "--help"],
       ["help", "repro", "arco"],
     ]) {
-      const help = await runRubric(args);
+      const help = await runRubricHere(args);
       expect(help.code).toBe(0);
       expect(help.stdout).toContain("--policy <spec>");
       expect(help.stdout).toContain("Reproduces ARCO");

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ArcaneTableSchema } from "@rubric/repro";
 import { beforeAll, describe, expect, it } from "vitest";
-import { runRubric } from "./__fixtures__/run-cli.js";
+import { runRubric, runRubricHere } from "./__fixtures__/run-cli.js";
 
 /** `rubric repro arcane` as a user runs it: the built binary on the real GDPval data. */
 const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../shared/", import.meta.url));
@@ -152,7 +152,7 @@ describe("rubric repro arcane (gym)", () => {
   it("usage errors exit 2 and bad input exits 1, with a clear message", { timeout: 120_000 }, async () => {
     // `rubric repro arcane <flags> --gdpval … --out <dir>/<out>`
     const arcane = (out: string, ...flags: string[]) =>
-      runRubric(["repro", "arcane", ...flags, "--gdpval", GDPVAL, "--out", join(dir, out)]);
+      runRubricHere(["repro", "arcane", ...flags, "--gdpval", GDPVAL, "--out", join(dir, out)]);
     const bad = await arcane("x", "--objective", "ppo");
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--objective: expected one of gspo, grpo, dr-grpo, got "ppo"/);
@@ -174,9 +174,9 @@ describe("rubric repro arcane (gym)", () => {
     const model = await arcane("g", "--model", "Qwen/Qwen2.5-0.5B");
     expect(model.code).toBe(2);
     expect(model.stderr).toContain("--model is for --manager sidecar");
-    expect((await runRubric(["repro", "arcane", "--gdpval", GDPVAL])).stderr).toMatch(/needs --out/);
-    expect((await runRubric(["repro", "other", "--out", join(dir, "y")])).code).toBe(2);
-    const missing = await runRubric([
+    expect((await runRubricHere(["repro", "arcane", "--gdpval", GDPVAL])).stderr).toMatch(/needs --out/);
+    expect((await runRubricHere(["repro", "other", "--out", join(dir, "y")])).code).toBe(2);
+    const missing = await runRubricHere([
       "repro",
       "arcane",
       "--quick",

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { runRubric } from "./__fixtures__/run-cli.js";
+import { runRubric, runRubricHere } from "./__fixtures__/run-cli.js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 // The OpenAI-wire test server of @rubric/verifiers: a test fixture, not part of its public API.
 import { chatReply, startOpenAIChatServer, type OpenAIChatServer } from "@rubric/providers/testing";
@@ -16,6 +16,8 @@ const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../
 
 // Async so the judge server in this process can answer while the CLI runs.
 const rubric = (...args: string[]) => runRubric(args);
+/** The same, in this process: for refusals that come before any work. */
+const here = (...args: string[]) => runRubricHere(args);
 
 let dir: string;
 let server: OpenAIChatServer;
@@ -79,7 +81,7 @@ describe("rubric score --outputs", () => {
   });
 
   it("refuses judge criteria without a judge, before doing any work", async () => {
-    const run = await rubric("score", "--rubric", rubricFile, "--outputs", outputsFile);
+    const run = await here("score", "--rubric", rubricFile, "--outputs", outputsFile);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/clear: no verifier for kind "llm-judge" \(configure a judge model/);
     // The verifiers say it in library terms; the CLI names the flag that configures a judge.
@@ -257,14 +259,14 @@ describe("rubric score --outputs", () => {
   });
 
   it("refuses a --cache that is a file before scoring anything (exit 1, naming it)", async () => {
-    const run = await rubric("score", "--rubric", rulesOnly, "--outputs", outputsFile, "--cache", outputsFile);
+    const run = await here("score", "--rubric", rulesOnly, "--outputs", outputsFile, "--cache", outputsFile);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`verdict cache ${outputsFile}: is a file, not a directory`);
     expect(run.stdout).toBe("");
   });
 
   it("refuses judge flags without --outputs, naming them", async () => {
-    const run = await rubric("score", "--rubric", rubricFile, "--verdicts", outputsFile, "--judge-timeout", "5");
+    const run = await here("score", "--rubric", rubricFile, "--verdicts", outputsFile, "--judge-timeout", "5");
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/--judge-timeout need --outputs/);
   });
@@ -350,7 +352,7 @@ describe("rubric score --outputs", () => {
           criteria: [{ ...criterion, verifier: { ...criterion.verifier, memoryMb: 8192 } }],
         }),
       );
-      const byDefault = await rubric("score", "--rubric", greedy, "--outputs", outputsFile);
+      const byDefault = await here("score", "--rubric", greedy, "--outputs", outputsFile);
       expect(byDefault.code).toBe(1);
       expect(byDefault.stderr).toMatch(
         /content: invalid python spec at verifier\.memoryMb: asks for 8192 MiB, above the operator's maximum of 2048 MiB/,
@@ -438,7 +440,7 @@ describe("rubric score --outputs", () => {
   it("names the line of a bad outputs file", async () => {
     const bad = join(dir, "bad.jsonl");
     writeFileSync(bad, '{"id": "a", "output": "x"}\n{"id": "b"}\n{"id": "a", "output": "y"}\n');
-    const run = await rubric("score", "--rubric", rulesOnly, "--outputs", bad);
+    const run = await here("score", "--rubric", rulesOnly, "--outputs", bad);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`${bad}:line 2: output:`);
     expect(run.stderr).toContain(`${bad}:line 3: id: duplicate id "a"`);

@@ -28,3 +28,31 @@ export function runRubric(
     child.stdin.end(stdin);
   });
 }
+
+/**
+ * `rubric <args>` in this process, through the `runCli` that the binary's `main` calls, with its
+ * output captured: for checks that end before any work (usage and input errors), where a child
+ * process costs a second of start-up for a few milliseconds of parsing — 2 to 3 s each on the
+ * 2-core CI machine beside the other test files. What runs is the same code; the binary's own
+ * path (start-up, exit status, pipes) is what the `runRubric` tests cover.
+ */
+export async function runRubricHere(
+  args: readonly string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { runCli } = await import("../cli.js");
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(
+    args,
+    {
+      out: (text) => {
+        stdout += text;
+      },
+      err: (text) => {
+        stderr += text;
+      },
+    },
+    { isTTY: false },
+  );
+  return { code, stdout, stderr };
+}
