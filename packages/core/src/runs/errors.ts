@@ -34,7 +34,13 @@ export class RunExistsError extends RunError {
 export class RunSettingsError extends RunError {
   override readonly name = "RunSettingsError";
   readonly code = "run.settings";
-  constructor(readonly file: string) {
-    super(`${file}: settings differ from this run's: resume with the settings it was started with`);
+  /** `detail` says which setting differs and how, where the caller knows. */
+  constructor(
+    readonly file: string,
+    detail?: string,
+  ) {
+    super(
+      `${file}: settings differ from this run's${detail === undefined ? "" : ` (${detail})`}: resume with the settings it was started with`,
+    );
   }
 }

@@ -17,7 +17,7 @@ import {
   type TrainerEvent,
   warmupData,
 } from "@rubric/rlxar";
-import { checkArcoConfig, type MethodRun, readMethodRun } from "./method-run.js";
+import { checkArcoConfig, checkArcoSidecar, type MethodRun, readMethodRun } from "./method-run.js";
 import type { ArcoMethod, ArcoTable } from "./table.js";
 import { type ArcoConfig, SELECTION_SEEDS, SETUPS, splitTrainingQuestions } from "./config.js";
 import { runMethod } from "./method.js";
@@ -88,9 +88,11 @@ export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Prom
   const { train, evaluation, evalPath } = arcoQuestions(config);
   await mkdir(options.out, { recursive: true });
   await checkArcoConfig(options.out, config, options.resume === true);
-  await writeFile(join(options.out, "eval-questions.jsonl"), rowsOf(evalPath, evaluation));
-  // Recorded, since μ's weights depend on torch's thread count (its sums' order).
+  // Recorded, since μ's weights depend on torch's thread count (its sums' order): a resume must
+  // train on as many threads as the run began on.
   const sidecar = await sidecarRecord(options.client);
+  await checkArcoSidecar(options.out, sidecar, options.resume === true);
+  await writeFile(join(options.out, "eval-questions.jsonl"), rowsOf(evalPath, evaluation));
   const diagnosed =
     config.diagnosticQuestions === undefined || config.diagnosticQuestions >= evaluation.length
       ? evaluation

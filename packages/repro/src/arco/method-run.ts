@@ -5,6 +5,7 @@ import { RUN_LOG_FILE, RunFileError, RunSettingsError, readRunFile, readRunJson 
 import { type TrainerLogLine, TrainerLogLineSchema } from "@rubric/rlxar";
 import { z } from "zod";
 import type { ArcoConfig } from "./config.js";
+import { type SidecarRecord, SidecarRecordSchema } from "../sidecar/record.js";
 
 /** What one method's run on one seed gave: the table is built from these. */
 export interface MethodRun {
@@ -30,6 +31,8 @@ const MethodResultSchema = z.strictObject({
 export const METHOD_RESULT_FILE = "result.json";
 /** The configuration a run was started with, beside its seeds: a resume must use the same. */
 export const ARCO_CONFIG_FILE = "arco-config.json";
+/** The sidecar a run trains in (`SidecarRecord`), kept for a resume to compare. */
+export const ARCO_SIDECAR_FILE = "arco-sidecar.json";
 
 /** Written when a method's run is finished, so a resume keeps it instead of training it again. */
 export async function writeMethodRun(dir: string, run: MethodRun): Promise<void> {
@@ -62,5 +65,23 @@ export async function checkArcoConfig(out: string, config: ArcoConfig, resume: b
   const written = `${JSON.stringify(config, null, 2)}\n`;
   const earlier = resume ? await readRunFile(file) : undefined;
   if (earlier !== undefined && earlier !== written) throw new RunSettingsError(file);
+  await writeFile(file, written);
+}
+
+/**
+ * Records the sidecar that trains the run (torch, its threads) in `out` on a fresh start; on a
+ * resume, refuses another: torch's sums depend on its thread count, so a run resumed on other
+ * threads would train its later methods' μ and π otherwise than its earlier ones, in one table. A
+ * run started before this file was kept has none, and resumes.
+ */
+export async function checkArcoSidecar(out: string, sidecar: SidecarRecord, resume: boolean): Promise<void> {
+  const file = join(out, ARCO_SIDECAR_FILE);
+  const written = `${JSON.stringify(sidecar)}\n`;
+  const earlier = resume ? await readRunJson(file, SidecarRecordSchema) : undefined;
+  if (earlier !== undefined && (earlier.torch !== sidecar.torch || earlier.threads !== sidecar.threads))
+    throw new RunSettingsError(
+      file,
+      `started on torch ${earlier.torch} with ${earlier.threads} thread(s), resumed on torch ${sidecar.torch} with ${sidecar.threads}; --threads sets them`,
+    );
   await writeFile(file, written);
 }
