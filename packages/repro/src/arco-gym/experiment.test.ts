@@ -142,7 +142,7 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
         expect(m.fit!.heldOut!.steps).toBeGreaterThanOrEqual(3);
       }
       expect(arcoGymMarkdown(table)).toMatch(
-        /\| 2 \| value \| generated \| 3 \| 8 \| \d+ \| \d+ \| [\d.]+ → [\d.]+ \| (-?[\d.]+|n\/a) \(\d+ steps\) \/ (-?[\d.]+|n\/a) \(\d+ steps\) \|/u,
+        /\| 2 \| value \| generated \| 3 \| mean of prompt \+ criteria \(ARCO.s\) \| 8 \| \d+ \| \d+ \| [\d.]+ → [\d.]+ \| (-?[\d.]+|n\/a) \(\d+ steps\) \/ (-?[\d.]+|n\/a) \(\d+ steps\) \|/u,
       );
       // Both learned critics rated every probe step; the frozen one's criteria are the warm-up's.
       expect(Object.keys(table.credit)).toEqual(["frozenMu", "arco", "muValue"]);
