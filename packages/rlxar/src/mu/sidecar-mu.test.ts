@@ -102,7 +102,7 @@ describe("μ through the sidecar (torch) and onnxruntime-node", () => {
   }
 
   it(
-    "a μ that reads the last position alone (pooling last) scores the same on both backends, and not as the mean",
+    "a μ that reads the last position alone (pooling last) scores the same on both backends",
     async () => {
       const lastRoot = await mkdtemp(join(tmpdir(), "rlxar-mu-last-"));
       try {
@@ -116,10 +116,7 @@ describe("μ through the sidecar (torch) and onnxruntime-node", () => {
         for (let i = 0; i < steps.length; i++)
           for (let k = 0; k < 3; k++)
             expect(Math.abs(torch[i]!.scores[k]! - onnx[i]!.scores[k]!)).toBeLessThan(TOLERANCE);
-        // The same weights pooled as ARCO's (the same seed draws them) score otherwise.
-        const mean = await createMu(client, join(lastRoot, "mean"), SMALL_MU);
-        const meanScores = await scoreSteps(await sidecarMuEngine(client, mean.directory), steps, criteria);
-        expect(meanScores[0]!.scores[0]).not.toBeCloseTo(onnx[0]!.scores[0]!, 4);
+        // (That torch reads the last position and nothing else is the sidecar's own test, test_mu.py.)
       } finally {
         await rm(lastRoot, { recursive: true, force: true });
       }
