@@ -44,6 +44,9 @@ describe("rubric repro arco: input checked before any work", () => {
     const unknownSplit = await runRubricHere(["repro", "arco", "--out", join(dir, "x"), "--eval-split", "test"]);
     expect(unknownSplit.code).toBe(2);
     expect(unknownSplit.stderr).toContain("--eval-split");
+    const pooling = await runRubricHere(["repro", "arco", "--out", join(dir, "x"), "--mu-pooling", "max", ...data]);
+    expect(pooling.code).toBe(2);
+    expect(pooling.stderr).toContain("--mu-pooling");
   });
 
   it("takes the sidecar's flags only with --policy sidecar:…, and only those its model can use; --mu-device reaches μ", async () => {
@@ -179,6 +182,8 @@ describe("rubric repro arco with an LLM policy (stories260K through llama.cpp)",
         "0",
         "--terminal-buckets",
         "per-step",
+        "--mu-pooling",
+        "last",
         "--threads",
         "1",
         "--out",
@@ -192,6 +197,7 @@ describe("rubric repro arco with an LLM policy (stories260K through llama.cpp)",
         trainQuestions: 2,
         evalQuestions: 2,
         trainer: { gamma: 0, terminalBuckets: "per-step" }, // ours, reaching the trainer's settings
+        mu: { pooling: "last" }, // ours, reaching μ's (warmUpMu's test reads it off μ's manifest)
       });
       // The LLM is rolled out, not trained: no π update in any batch, but μ co-evolves on its rollouts.
       const arco = readFileSync(join(out, "seed-1", "arco", "log.jsonl"), "utf8")

@@ -10,7 +10,6 @@ import {
   type Decoding,
   findExport,
   inferredBudget,
-  MU_POOLINGS,
   rateSteps,
   readModel,
   readSteps,
@@ -30,6 +29,7 @@ import { createMu, loadSidecarMu, type SftEpoch, type TrainedMu, trainMu } from 
 import { z } from "zod";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { choiceFlag, integerFlag, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
+import { muPoolingFlag } from "../flags/mu-flags.js";
 import { type CliIO, InputFileError, UsageError, readText } from "../io.js";
 import { progressBar } from "../progress.js";
 import { preflightModel } from "../flags/judge-flags.js";
@@ -77,11 +77,7 @@ const muFlags = {
   maxCriteriaTokens: integerFlag("<n>", "init: new tokens μ may write per step (default 128, ARCO's)", {
     min: 1,
   }).default(128),
-  pooling: choiceFlag(
-    "<tokens>",
-    "init: what the score head reads: the mean over prompt+criteria (default, the paper's) | over criteria (ours) | the last position alone (last, ours)",
-    z.enum(MU_POOLINGS),
-  ).default("prompt+criteria"),
+  pooling: muPoolingFlag("init: ").default("prompt+criteria"),
   style: choiceFlag(
     "<style>",
     'the step prompt\'s wording: qa (ARCO\'s question answering, the default) | generic (any other agent: "Task:", "Steps remaining"). init and train keep it in the model; criteria overrides the model\'s',

@@ -1,7 +1,6 @@
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { definedFields } from "@rubric/core";
-import { MU_POOLINGS } from "@rubric/arco-heads";
 import {
   ARCO_GYM_DEFAULT_METHODS,
   ARCO_GYM_METHODS,
@@ -14,9 +13,9 @@ import {
   writeArcoGymOutputs,
 } from "@rubric/repro";
 import { SidecarClient } from "@rubric/sidecar";
-import { z } from "zod";
 import { type CommandArgs, defineCommand, fixedOperand } from "../flags/command.js";
-import { choiceFlag, integerFlag, listFlag, MAX_SEEDS, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
+import { integerFlag, listFlag, MAX_SEEDS, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
+import { muPoolingFlag } from "../flags/mu-flags.js";
 import { type CliIO, findShared, InputFileError, UsageError } from "../io.js";
 import { progressBar } from "../progress.js";
 import { prepareResultFiles } from "../results/result-files.js";
@@ -59,11 +58,7 @@ const gymFlags = {
   ),
   muEpochs: integerFlag("<n>", "μ's warm-up epochs (default 6; 3 with --quick)", { min: 1 }),
   muTasks: integerFlag("<n>", "tasks of the noisy teacher μ's warm-up reads, per H (default 192)", { min: 1 }),
-  muPooling: choiceFlag(
-    "<tokens>",
-    "what μ's score head reads: the mean of prompt+criteria (default, ARCO's) | the last position alone (last, ours) | the mean of the criteria (criteria, ours)",
-    z.enum(MU_POOLINGS),
-  ),
+  muPooling: muPoolingFlag(),
   muPretrainTasks: integerFlag(
     "<n>",
     "ours (ARCO's μ starts from a pretrained LM): pretrain μ as a language model on the text of n tasks of their own stream before its warm-up (default 0: none)",

@@ -23,6 +23,7 @@ import {
 import { z } from "zod";
 import { type CommandArgs, defineCommand, fixedOperand } from "../flags/command.js";
 import { choiceFlag, integerFlag, listFlag, numberFlag, switchFlag, textFlag, MAX_SEEDS } from "../flags/flag.js";
+import { muPoolingFlag } from "../flags/mu-flags.js";
 import { type CliIO, findSharedData, InputFileError, UsageError } from "../io.js";
 import { overallProgress, progressBar } from "../progress.js";
 import { OutputExistsError, prepareResultFiles } from "../results/result-files.js";
@@ -72,6 +73,7 @@ const arcoFlags = {
     "<name|dir>",
     "μ served by the torch sidecar: a transformers model (ARCO's μ: LoRA r 8, α 32, dropout 0.05 on q/v, its own tokenizer and chat template, ARCO's rates; needs transformers and peft in the sidecar's Python: the GPU recipe), or tiny (the small μ, served by torch instead of onnxruntime-node). Default: the small μ exported to ONNX",
   ),
+  muPooling: muPoolingFlag(),
   muDevice: textFlag(
     "<name>",
     "torch's device for μ (default cpu; auto for a transformers --mu-model), e.g. cuda:1 beside π on cuda:0 (ARCO's placement); its checkpoints keep it",
@@ -294,7 +296,14 @@ export async function reproArco(args: ReproArcoArgs, io: CliIO, isTTY: boolean):
     policySft: { ...defaults.policySft, ...definedFields({ learningRate: args.policySftLr }) },
     mu: {
       ...defaults.mu,
-      ...definedFields({ sftEpochs: args.muSftEpochs, sftExamples: args.muSftExamples, device: args.muDevice }),
+      ...definedFields({
+        sftEpochs: args.muSftEpochs,
+        sftExamples: args.muSftExamples,
+        device: args.muDevice,
+        // ARCO's mean stays unwritten, so a run's recorded configuration (and its --resume) reads
+        // the same with the flag as without it.
+        pooling: args.muPooling === "prompt+criteria" ? undefined : args.muPooling,
+      }),
     },
     trainer: definedFields({
       sparseEpochs: args.sparseEpochs,

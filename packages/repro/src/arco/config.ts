@@ -1,4 +1,5 @@
 // ARCO on HotpotQA, its configuration: what a run trains on and how, and what each method is.
+import type { MuPooling } from "@rubric/arco-heads";
 import { definedFields } from "@rubric/core";
 import { selectHotpotQuestions, type TrainerSettingsInput } from "@rubric/rlxar";
 import { type ArcoPolicySetting, policyRates } from "./policy.js";
@@ -97,6 +98,11 @@ export interface ArcoConfig {
     readonly maxObservationChars: number;
     /** μ-SFT examples at most (a seeded sample of the warm-up's); the sidecar's torch cost bounds this on a CPU. */
     readonly sftExamples: number;
+    /**
+     * What μ's score head reads (`MU_POOLINGS`); absent: ARCO's mean over prompt + criteria. Ours,
+     * as the gym's `--mu-pooling`: `last` reads the last position alone, `criteria` the criteria's mean.
+     */
+    readonly pooling?: MuPooling;
     /** torch's device for μ (absent: the sidecar's default, the CPU), e.g. "cuda:1" beside π on "cuda:0", ARCO's placement. */
     readonly device?: string;
     /**

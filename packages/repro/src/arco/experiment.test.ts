@@ -5,17 +5,22 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RunSettingsError } from "@rubric/core/runs";
 import { SidecarClient } from "@rubric/sidecar";
+import { readModel } from "@rubric/arco-heads";
 import {
   evaluateHotpotQa,
+  goldTeacher,
+  hotpotQa,
   loadHotpotQa,
   readHotpotPredictions,
   readHotpotQa,
+  rollout,
   type TrainerLogLine,
 } from "@rubric/rlxar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { arcoConfig, splitTrainingQuestions } from "./config.js";
+import { type ArcoConfig, arcoConfig, splitTrainingQuestions } from "./config.js";
 import { arcoQuestions, runArco } from "./experiment.js";
 import { hotpotContrasts } from "./method.js";
+import { warmUpMu } from "./warmup.js";
 import { ARCO_METHOD_LABELS, type ArcoTable, ArcoTableSchema, arcoMarkdown } from "./table.js";
 
 /** The whole reproduction on a handful of real HotpotQA questions: the real sidecar and onnxruntime-node. */
@@ -248,6 +253,31 @@ describe("hotpotContrasts", () => {
     }
     expect(hotpotContrasts(questions, 1)).toEqual(pairs);
   });
+});
+
+describe("warmUpMu", () => {
+  it(
+    "gives μ's score head the configured pooling (ours: the last position), ARCO's mean when none is set",
+    async () => {
+      const questions = loadHotpotQa(config.trainPath).slice(0, 2);
+      const teacherEpisodes = await rollout(hotpotQa({ indexTitles: true }), questions, goldTeacher(questions), {
+        temperature: 1,
+        seed: "warm-up pooling",
+      });
+      const pooling = async (mu: ArcoConfig["mu"], name: string) => {
+        const warm = await warmUpMu(client, join(out, "pooling", name), "generated", 3, {
+          config: { ...config, mu: { ...mu, sftExamples: 4 } },
+          seed: 1,
+          teacherEpisodes,
+          promptOptions: { maxObservationChars: config.mu.maxObservationChars },
+        });
+        return (await readModel(warm.directory)).manifest.pooling;
+      };
+      expect(await pooling({ ...config.mu, pooling: "last" }, "last")).toBe("last");
+      expect(await pooling(config.mu, "default")).toBe("prompt+criteria");
+    },
+    TIMEOUT_MS,
+  );
 });
 
 describe("arcoQuestions", () => {

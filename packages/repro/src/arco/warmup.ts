@@ -8,7 +8,7 @@ import {
   type StepPromptOptions,
   type TrajectoryAnnotation,
 } from "@rubric/arco-heads";
-import { createRng, mean, shuffle } from "@rubric/core";
+import { createRng, definedFields, mean, shuffle } from "@rubric/core";
 import { RemoteMu, type SidecarClient } from "@rubric/sidecar";
 import {
   createMu,
@@ -148,6 +148,7 @@ export async function warmUpMu(
       model: { kind: "transformers", name: setting.name },
       k,
       seed,
+      ...definedFields({ pooling: config.mu.pooling }),
       dtype: setting.dtype,
       device: config.mu.device ?? "auto",
       ...(setting.lora === undefined
@@ -164,6 +165,7 @@ export async function warmUpMu(
   const exported = await createMu(client, root, {
     k,
     seed,
+    ...definedFields({ pooling: config.mu.pooling }),
     shape,
     vocabularySize: config.mu.vocabularySize,
     maxCriteriaTokens: config.mu.maxCriteriaTokens,
