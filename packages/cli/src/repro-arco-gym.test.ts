@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ArcoGymTableSchema } from "@rubric/repro";
@@ -10,6 +10,8 @@ let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "rubric-repro-arco-gym-"));
 });
+
+const TABLE_FILES = ["table.json", "table.md", "success.svg", "curves.svg", "credit.svg"];
 
 const small = [
   "--hops",
@@ -76,7 +78,7 @@ describe("rubric repro arco-gym", () => {
     expect(help.stdout).toContain("--mu-tasks <n>");
   });
 
-  it("writes table.json, table.md and the plots, which `rubric report` renders; refuses to overwrite them without --force", async () => {
+  it("writes table.json, table.md and the plots, which `rubric report` renders; refuses to overwrite them without --force; --resume continues a stopped run", async () => {
     const out = join(dir, "run");
     const run = await runRubric(["repro", "arco-gym", "--out", out, ...small]);
     expect(run.code, run.stderr).toBe(0);
@@ -96,9 +98,22 @@ describe("rubric repro arco-gym", () => {
     expect(html).toContain("ARCO in its gym (a simulation)");
     expect(html).toContain("The value of dense credit");
 
-    const again = await runRubric(["repro", "arco-gym", "--out", out, ...small]);
+    const again = await runRubricHere(["repro", "arco-gym", "--out", out, ...small]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(join(out, "table.json"));
+    // A run stopped after its first seed: its finished runs are kept, and a fresh start over them
+    // is refused; --resume trains only the rest, to the same table.
+    for (const name of [...TABLE_FILES, "runs/h2-s2-outcome.json", "runs/h2-s2-trueAdvantage.json"])
+      rmSync(join(out, name));
+    const fresh = await runRubricHere(["repro", "arco-gym", "--out", out, ...small]);
+    expect(fresh.code).toBe(1);
+    expect(fresh.stderr).toContain(`${join(out, "runs")}: holds an earlier run's finished runs; pass --resume`);
+    const resumed = await runRubricHere(["repro", "arco-gym", "--out", out, ...small, "--resume"]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain("run 4 of 6: H = 2, seed 2, outcome");
+    expect(resumed.stderr).toContain("run 5 of 6: H = 2, seed 2, teacherHindsight (kept from the earlier run)");
+    const after = ArcoGymTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));
+    expect({ ...after, timing: null }).toEqual({ ...table, timing: null });
   });
 
   it("runs the learned critics in the sidecar when asked for by name, μ from random embeddings with --word-vectors none", async () => {

@@ -154,6 +154,13 @@ export {
 } from "./arco-gym/config.js";
 export { GYM_MU_PROMPT, openGymMuCritic, warmGymMu, type GymMuCritic, type WarmGymMu } from "./arco-gym/mu.js";
 export { runArcoGym, type ArcoGymProgress, type ArcoGymRunOptions } from "./arco-gym/experiment.js";
+export {
+  GYM_CONFIG_FILE,
+  GYM_RUNS_DIR,
+  GYM_SIDECAR_FILE,
+  type GymMethodRun,
+  GymMethodRunSchema,
+} from "./arco-gym/run-record.js";
 export { arcoGymPlots, gymCreditSpec, gymCurvesSpec, gymSuccessSpec, writeArcoGymOutputs } from "./arco-gym/plot.js";
 export {
   ARCO_GYM_CRITICS,

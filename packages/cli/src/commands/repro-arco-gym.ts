@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { definedFields } from "@rubric/core";
@@ -5,6 +6,7 @@ import {
   ARCO_GYM_DEFAULT_METHODS,
   ARCO_GYM_METHODS,
   ARCO_GYM_MU_METHODS,
+  GYM_RUNS_DIR,
   type ArcoGymMethod,
   type ArcoGymProgress,
   arcoGymConfig,
@@ -18,7 +20,7 @@ import { integerFlag, listFlag, MAX_SEEDS, numberFlag, switchFlag, textFlag } fr
 import { muPoolingFlag } from "../flags/mu-flags.js";
 import { type CliIO, findShared, InputFileError, UsageError } from "../io.js";
 import { progressBar } from "../progress.js";
-import { prepareResultFiles } from "../results/result-files.js";
+import { OutputExistsError, prepareResultFiles } from "../results/result-files.js";
 
 const gymFlags = {
   out: textFlag("<dir>", "where table.json, table.md, success.svg, curves.svg and credit.svg go").required(),
@@ -66,7 +68,12 @@ const gymFlags = {
   ),
   muPretrainEpochs: integerFlag("<n>", "passes of that pretraining (default 1)", { min: 1 }),
   threads: integerFlag("<n>", "torch threads of the sidecar (default: the cores)", { min: 1 }),
-  force: switchFlag("replace the tables of an earlier run in <dir> (default: refuse, before any training)"),
+  resume: switchFlag(
+    "continue the run in <dir> with the same flags: its finished runs kept, the rest trained (replaces the tables)",
+  ),
+  force: switchFlag(
+    "replace an earlier run in <dir>, its tables and its finished runs (default: refuse, before any training)",
+  ),
 };
 
 export type ReproArcoGymArgs = CommandArgs<typeof gymFlags, "experiment", "arco-gym">;
@@ -91,7 +98,8 @@ featureMu,featureArco,featureNoPrefix,valueDifference; a labelled variant, no si
 loss on the same episodes' outcomes over the policy's own step features, or the action's alone, or
 fit a state value whose changes are the steps' credit. Every critic's
 credit is measured against the true advantage. Writes <dir>/table.json, table.md and the plots; \`rubric report <dir>\`
-renders them.`,
+renders them. Each run (H, seed, method) is kept in <dir>/runs/ as it finishes: --resume continues a
+stopped run from there.`,
   positional: {
     key: "experiment",
     label: "arco-gym",
@@ -179,10 +187,18 @@ export async function reproArcoGym(args: ReproArcoGymArgs, io: CliIO, isTTY: boo
     throw error;
   }
   const learned = config.methods.filter((m) => ARCO_GYM_MU_METHODS.includes(m));
+  // A resumed run continues the one in <dir>, so its tables are meant to be replaced; a fresh
+  // start would discard an earlier run's finished pieces, so it asks for --force.
   prepareResultFiles(
     TABLES.map((name) => ({ path: join(args.out, name), what: `a table of an earlier run (${name})` })),
-    args.force,
+    args.force || args.resume,
   );
+  const earlierRuns = join(args.out, GYM_RUNS_DIR);
+  if (!args.resume && !args.force && existsSync(earlierRuns))
+    throw new OutputExistsError(
+      earlierRuns,
+      "holds an earlier run's finished runs; pass --resume to continue that run, --force to replace it, or choose another --out",
+    );
   io.err(
     `ARCO gym (a simulation): H ${config.hops.join(", ")}, ${config.seeds.length} seeds, ${config.rl.budget} rollouts per method\n`,
   );
@@ -193,12 +209,14 @@ export async function reproArcoGym(args: ReproArcoGymArgs, io: CliIO, isTTY: boo
   try {
     const table = await runArcoGym(config, {
       ...(client === undefined ? {} : { client }),
+      out: args.out,
+      resume: args.resume,
       onProgress: (progress: ArcoGymProgress) => {
         if (progress.type === "mu") {
           const stage = progress.stage === "pretrain" ? "μ's language-model pretraining" : "μ's warm-up";
           bar.update(progress.epoch, progress.of, `${stage} for H = ${progress.hops}`, "epochs");
         } else if (progress.type === "run") {
-          label = `run ${progress.index} of ${progress.total}: H = ${progress.hops}, seed ${progress.seed}, ${progress.method}`;
+          label = `run ${progress.index} of ${progress.total}: H = ${progress.hops}, seed ${progress.seed}, ${progress.method}${progress.kept ? " (kept from the earlier run)" : ""}`;
           bar.update(0, 1, label, "");
         } else bar.update(progress.done, progress.total, label, "");
       },

@@ -1,5 +1,10 @@
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { mean } from "@rubric/core";
+import { RunFileError, RunSettingsError } from "@rubric/core/runs";
 import { GYM_FEATURE_NAMES, gymStepFeatures, gymTeacherAnnotation } from "@rubric/rlxar";
 import { SidecarClient } from "@rubric/sidecar";
 import { describe, expect, it } from "vitest";
@@ -9,6 +14,7 @@ import { runArcoGym } from "./experiment.js";
 import { muExamples } from "../arco/warmup.js";
 import { criticWarmupEpisodes, GYM_MU_PROMPT, gymPretrainTexts, muFit, teacherStepAdvantages } from "./mu.js";
 import { arcoGymPlots } from "./plot.js";
+import { GYM_RUNS_DIR, GymMethodRunSchema } from "./run-record.js";
 import { ArcoGymTableSchema, arcoGymMarkdown, muWarmupKey, muWarmupOf } from "./table.js";
 
 // A small run: one hop count, two seeds, 8 training tasks, two outcome epochs' budget.
@@ -90,6 +96,51 @@ describe("runArcoGym", () => {
     expect({ ...again, timing: null }).toEqual({ ...table, timing: null });
   });
 
+  it("keeps each finished run in out as it goes; a resume reads them back instead of training, and trains what is missing", async () => {
+    const config = arcoGymConfig({ ...small, hops: [2], seeds: 1, evalTasks: 10, budget: 32 });
+    const out = await mkdtemp(join(tmpdir(), "rubric-gym-resume-"));
+    try {
+      await expect(runArcoGym(config, { resume: true })).rejects.toThrow(/^out: a resume continues/u);
+      const first = await runArcoGym(config, { out });
+      const runsDir = join(out, GYM_RUNS_DIR);
+      expect(readdirSync(runsDir).sort()).toEqual([
+        "h2-s1-outcome.json",
+        "h2-s1-teacherHindsight.json",
+        "h2-s1-trueAdvantage.json",
+      ]);
+      // A run stopped before its last method finished: the resume trains that one alone, to the same table.
+      rmSync(join(runsDir, "h2-s1-trueAdvantage.json"));
+      const events: string[] = [];
+      const resumed = await runArcoGym(config, {
+        out,
+        resume: true,
+        onProgress: (e) => {
+          if (e.type === "run") events.push(`${e.method}${e.kept ? " (kept)" : ""}`);
+        },
+      });
+      expect(events).toEqual(["outcome (kept)", "teacherHindsight (kept)", "trueAdvantage"]);
+      expect({ ...resumed, timing: null }).toEqual({ ...first, timing: null });
+      // What a resume tables is what the kept file says, not a retraining.
+      const outcomeFile = join(runsDir, "h2-s1-outcome.json");
+      const kept = GymMethodRunSchema.parse(JSON.parse(readFileSync(outcomeFile, "utf8")));
+      writeFileSync(outcomeFile, JSON.stringify({ ...kept, perTask: kept.perTask.map(() => 1) }));
+      expect((await runArcoGym(config, { out, resume: true })).methods.outcome!.success.mean).toBe(1);
+      // A kept file that is not a run is named, not retrained over; another configuration is refused.
+      writeFileSync(outcomeFile, JSON.stringify({ perTask: [1] }));
+      const malformed = runArcoGym(config, { out, resume: true });
+      await expect(malformed).rejects.toBeInstanceOf(RunFileError);
+      await expect(malformed).rejects.toThrow(`${outcomeFile}: `);
+      await expect(
+        runArcoGym({ ...config, rl: { ...config.rl, budget: 64 } }, { out, resume: true }),
+      ).rejects.toBeInstanceOf(RunSettingsError);
+      // A fresh start in the same directory begins again: the earlier runs are cleared, then its own kept.
+      await runArcoGym({ ...config, methods: ["outcome"] }, { out });
+      expect(readdirSync(runsDir)).toEqual(["h2-s1-outcome.json"]);
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
+  });
+
   it("runs a subset of methods on held-out training-stream tasks (the budget tool's run)", async () => {
     const table = await runArcoGym(
       arcoGymConfig({ ...small, hops: [2], seeds: 1, evalTasks: 10, methods: ["outcome"], evaluationSplit: "train" }),
@@ -117,10 +168,12 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
     });
     await expect(runArcoGym(config)).rejects.toThrow(/^client: frozenMu, arco, muValue need μ/u);
     const client = await SidecarClient.start({ threads: 1 });
+    const out = await mkdtemp(join(tmpdir(), "rubric-gym-mu-"));
     try {
       const events: string[] = [];
       const table = await runArcoGym(config, {
         client,
+        out,
         onProgress: (e) => {
           if (e.type === "mu") events.push(`mu H${e.hops} ${e.epoch}/${e.of}`);
           if (e.type === "run") events.push(e.method);
@@ -158,8 +211,23 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
       // The sidecar's torch and threads, on which μ's weights depend, are on record.
       expect(table.sidecar).toEqual({ torch: expect.stringMatching(/^\d+\.\d+/u), threads: 1 });
       expect(arcoGymMarkdown(table)).toContain("on 1 thread(s)");
+      // A resume whose runs still to do need no μ tables each warm-up from its record, not a new warm-up.
+      rmSync(join(out, GYM_RUNS_DIR, "h2-s1-outcome.json"));
+      const again: string[] = [];
+      const resumed = await runArcoGym(config, {
+        client,
+        out,
+        resume: true,
+        onProgress: (e) => {
+          if (e.type === "mu") again.push("mu");
+          if (e.type === "run") again.push(`${e.method}${e.kept ? " (kept)" : ""}`);
+        },
+      });
+      expect(again).toEqual(["outcome", "frozenMu (kept)", "arco (kept)", "muValue (kept)"]);
+      expect({ ...resumed, timing: null }).toEqual({ ...table, timing: null });
     } finally {
       await client.close();
+      await rm(out, { recursive: true, force: true });
     }
   }, 300_000);
 

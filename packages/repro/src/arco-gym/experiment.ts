@@ -1,6 +1,6 @@
 // The ARCO gym run (a simulation): per hop count and seed, one warm-up, then every method from it
 // at the same rollout budget, and the table that compares them with paired tests.
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SidecarClient } from "@rubric/sidecar";
@@ -37,8 +37,19 @@ import {
   type WordVectors,
 } from "@rubric/rlxar";
 import { ReproInputError } from "../errors.js";
+import { checkRunConfig, checkRunSidecar } from "../resume/settings.js";
 import { sidecarRecord } from "../sidecar/record.js";
 import type { ArcoGymConfig } from "./config.js";
+import {
+  GYM_CONFIG_FILE,
+  GYM_RUNS_DIR,
+  GYM_SIDECAR_FILE,
+  type GymMethodRun,
+  readGymMethodRun,
+  readMuWarmupRecord,
+  writeGymMethodRun,
+  writeMuWarmupRecord,
+} from "./run-record.js";
 import {
   criticWarmupEpisodes,
   definedSpearman,
@@ -72,6 +83,8 @@ export type ArcoGymProgress =
       readonly hops: number;
       readonly seed: number;
       readonly method: ArcoGymMethod;
+      /** A resume read this run back from the run's directory instead of training it. */
+      readonly kept?: true;
     }
   | { readonly type: "batch"; readonly done: number; readonly total: number }
   /**
@@ -90,15 +103,22 @@ export interface ArcoGymRunOptions {
   readonly onProgress?: (event: ArcoGymProgress) => void;
   /** The sidecar (torch) that warms up and trains μ: required when a learned critic (`frozenMu`, `arco`) runs. */
   readonly client?: SidecarClient;
+  /**
+   * A directory the run keeps itself in as it goes: its configuration and sidecar, then each
+   * method run (per H and seed) and μ warm-up as it finishes (`runs/`). A fresh start clears an
+   * earlier `runs/`; absent, nothing is kept and nothing can be resumed.
+   */
+  readonly out?: string;
+  /**
+   * Continue the run kept in `out` (the same configuration and sidecar threads, refused
+   * otherwise): finished method runs are read back instead of trained again, and a μ is warmed up
+   * again only when a run still to do needs it (its warm-up is deterministic on the same threads).
+   */
+  readonly resume?: boolean;
 }
 
 /** One method's run on one hop count and seed: its success per evaluation task and its learning curve. */
-interface MethodRun {
-  readonly perTask: readonly number[];
-  readonly curve: readonly { rollouts: number; success: number }[];
-  /** The critic's credit on the seed's probe (critics only). */
-  readonly credit?: CreditMeasure;
-}
+type MethodRun = GymMethodRun;
 
 /** The trainer settings and critic of a method, from the same warm-up and budget. */
 function methodSetup(
@@ -220,13 +240,7 @@ async function creditProbe(
 }
 
 /** One critic's credit on a probe. */
-interface CreditMeasure {
-  readonly spearman: number | null;
-  readonly evidenceAuc: number | null;
-  readonly criterionValidity: number | null;
-  readonly steps: number;
-  readonly points: { advantage: number; s: number }[];
-}
+type CreditMeasure = NonNullable<GymMethodRun["credit"]>;
 
 async function measureCredit(critic: StepCritic, probe: CreditProbe): Promise<CreditMeasure> {
   const ratings = await critic.rate(probe.episodes);
@@ -261,6 +275,8 @@ async function successes(env: Environment<GymTask>, tasks: readonly GymTask[], p
 export async function runArcoGym(config: ArcoGymConfig, options: ArcoGymRunOptions = {}): Promise<ArcoGymTable> {
   const learned = config.methods.filter((m) => ARCO_GYM_MU_METHODS.includes(m));
   const client = options.client;
+  if (options.resume === true && options.out === undefined)
+    throw new ReproInputError("out", "a resume continues the run kept in a directory: name it (out)");
   if (learned.length > 0 && client === undefined)
     throw new ReproInputError(
       "client",
@@ -288,6 +304,15 @@ async function runAll(
   const environment = arcoGym();
   // Recorded, since μ's weights depend on torch's thread count (its sums' order).
   const sidecar = client === undefined || scratch === undefined ? undefined : await sidecarRecord(client);
+  const { out } = options;
+  const resume = options.resume === true;
+  if (out !== undefined) {
+    await mkdir(out, { recursive: true });
+    await checkRunConfig(join(out, GYM_CONFIG_FILE), config, resume);
+    if (sidecar !== undefined) await checkRunSidecar(join(out, GYM_SIDECAR_FILE), sidecar, resume);
+    // A fresh start's pieces must not meet an earlier run's in a later resume.
+    if (!resume) await rm(join(out, GYM_RUNS_DIR), { recursive: true, force: true });
+  }
   const runs = Object.fromEntries(ARCO_GYM_METHODS.map((m) => [m, new Map()])) as Record<
     ArcoGymMethod,
     Map<number, MethodRun[]>
@@ -307,6 +332,15 @@ async function runAll(
       split: config.evaluationSplit,
       lookalikes: config.lookalikes,
     });
+    // What a resume finds finished at this H: kept as it is, never trained again.
+    const kept = new Map<string, MethodRun>();
+    if (out !== undefined && resume)
+      for (const seed of config.seeds)
+        for (const method of config.methods) {
+          const run = await readGymMethodRun(out, { hops, seed, method });
+          if (run !== undefined) kept.set(`${seed}/${method}`, run);
+        }
+    const toDo = (seed: number, method: ArcoGymMethod) => !kept.has(`${seed}/${method}`);
     // One warm-up μ per H and kind (objective, examples, K), shared by every seed and by the
     // methods of that kind (it does not depend on a seed's policy): ARCO's for its methods, a
     // value (ours) for muValue, and one per ablation (PRM, fixed criteria, no prefix, K = 1, 5).
@@ -319,6 +353,19 @@ async function runAll(
     );
     for (const [key, kind] of kinds) {
       if (client === undefined || scratch === undefined) break;
+      // A μ no run still to do needs is tabled from its record, not warmed up again.
+      const needed = config.methods.some(
+        (m) =>
+          ARCO_GYM_MU_METHODS.includes(m) &&
+          muWarmupKey(muWarmupOf(m, config.mu.k)) === key &&
+          config.seeds.some((seed) => toDo(seed, m)),
+      );
+      const record = out === undefined || needed ? undefined : await readMuWarmupRecord(out, hops, key);
+      if (record !== undefined) {
+        muWarmup.push(record);
+        byMethodMs.muWarmup = (byMethodMs.muWarmup ?? 0) + record.ms;
+        continue;
+      }
       options.onProgress?.({
         type: "mu",
         hops,
@@ -334,14 +381,16 @@ async function runAll(
         onPretrainEpoch: (epoch, of) => options.onProgress?.({ type: "mu", hops, epoch, of, stage: "pretrain" }),
       });
       warmMus.set(key, warm);
-      const { directory: _, pretrain, ...record } = warm;
-      muWarmup.push({
+      const { directory: _, pretrain, ...warmRecord } = warm;
+      const row = {
         hops,
         pooling: config.mu.pooling,
-        ...record,
-        sftLoss: [...record.sftLoss],
+        ...warmRecord,
+        sftLoss: [...warmRecord.sftLoss],
         ...(pretrain === undefined ? {} : { pretrain: { ...pretrain, ce: [...pretrain.ce] } }),
-      });
+      };
+      muWarmup.push(row);
+      if (out !== undefined) await writeMuWarmupRecord(out, key, row);
       byMethodMs.muWarmup = (byMethodMs.muWarmup ?? 0) + warm.ms;
     }
     // The feature critics' warm-up: μ's warm-up episodes, their outcomes only, one fit per
@@ -401,12 +450,30 @@ async function runAll(
         success: mean(await successes(environment, evaluation, warm)),
         sampledTrainSuccess: mean(sampled.map((e) => e.reward)),
       });
-      const probe = await creditProbe(environment, evaluation.slice(0, config.creditProbeTasks), warm, config, seed);
+      // The probe's Monte-Carlo advantages are the seed's dearest part: only a critic still to run reads them.
+      const probe = config.methods.some((m) => ARCO_GYM_CRITICS.includes(m) && toDo(seed, m))
+        ? await creditProbe(environment, evaluation.slice(0, config.creditProbeTasks), warm, config, seed)
+        : undefined;
       byMethodMs.warmup! += performance.now() - mark;
 
       for (const method of config.methods) {
-        options.onProgress?.({ type: "run", index: ++index, total, hops, seed, method });
+        const keptRun = kept.get(`${seed}/${method}`);
+        options.onProgress?.({
+          type: "run",
+          index: ++index,
+          total,
+          hops,
+          seed,
+          method,
+          ...(keptRun === undefined ? {} : { kept: true as const }),
+        });
+        if (keptRun !== undefined) {
+          runs[method].set(hops, [...(runs[method].get(hops) ?? []), keptRun]);
+          byMethodMs[method]! += keptRun.ms;
+          continue;
+        }
         mark = performance.now();
+        let finished: Omit<MethodRun, "ms"> | undefined;
         const policy = gymPolicy({ name: `gym-${method}`, initialWeights: warm.featureWeights() });
         let mu: GymMuCritic | undefined;
         if (ARCO_GYM_MU_METHODS.includes(method))
@@ -444,20 +511,21 @@ async function runAll(
           const curve = result.log.flatMap((line) =>
             line.type === "eval" ? [{ rollouts: line.epoch * epochRollouts, success: line.metrics.reward ?? 0 }] : [],
           );
-          const list = runs[method].get(hops) ?? [];
           // A co-evolved μ's credit is measured as it ended; a frozen one's is the warm-up's.
           const credit =
-            critic !== undefined && ARCO_GYM_CRITICS.includes(method) ? await measureCredit(critic, probe) : undefined;
-          list.push({
+            critic !== undefined && ARCO_GYM_CRITICS.includes(method) ? await measureCredit(critic, probe!) : undefined;
+          finished = {
             perTask: await successes(environment, evaluation, policy),
             curve,
             ...(credit === undefined ? {} : { credit }),
-          });
-          runs[method].set(hops, list);
+          };
         } finally {
           await mu?.close();
         }
-        byMethodMs[method]! += performance.now() - mark;
+        const run: MethodRun = { ...finished, ms: performance.now() - mark };
+        runs[method].set(hops, [...(runs[method].get(hops) ?? []), run]);
+        if (out !== undefined) await writeGymMethodRun(out, { hops, seed, method }, run);
+        byMethodMs[method]! += run.ms;
       }
     }
   }

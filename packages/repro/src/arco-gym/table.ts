@@ -182,6 +182,33 @@ const MethodResultSchema = z.strictObject({
   shareOfControlGain: z.number().nullable().optional(),
 });
 
+/** One μ warm-up of a run (per H and kind), as `table.json` records it. */
+export const MuWarmupRecordSchema = z.strictObject({
+  hops: z.int(),
+  /** What the warm-up fitted: the teacher's decomposed scores (ARCO's, absent in older tables), each step's outcome (a value, ours), or each step's true advantage under the teacher (a control, ours). */
+  objective: z.enum(GYM_MU_OBJECTIVES).optional(),
+  /** Its examples: ARCO's, fixed criteria, without the prefix, or a scalar PRM (absent in older tables: ARCO's). */
+  variant: z.enum(MU_EXAMPLE_KINDS).optional(),
+  /** Its K (absent in older tables: the run's). */
+  k: z.int().optional(),
+  /** What its score head reads (`MU_POOLINGS`; absent in older tables: ARCO's mean over prompt + criteria). */
+  pooling: z.enum(MU_POOLINGS).optional(),
+  episodes: z.int(),
+  examples: z.int(),
+  embedded: z.int(),
+  sftLoss: z.array(z.number()),
+  /** Its language-model pretraining before the warm-up (ours; absent: none): the tasks whose text it read, tokens per epoch, and each epoch's CE per token. */
+  pretrain: z.strictObject({ tasks: z.int(), tokens: z.int(), ce: z.array(z.number()) }).optional(),
+  /**
+   * Its fit to its own targets, frozen as exported (absent in older tables): Spearman of s_t
+   * with the mean of the step's targets, on the warm-up episodes and on fresh episodes of the
+   * same teacher labelled the same way (absent with `mu.fitTasks` 0).
+   */
+  fit: z.strictObject({ train: MuFitSchema, heldOut: MuFitSchema.optional() }).optional(),
+  ms: z.number(),
+});
+export type MuWarmupRecord = z.infer<typeof MuWarmupRecordSchema>;
+
 export const ArcoGymTableSchema = z.strictObject({
   kind: z.literal("arco-gym"),
   /** Always true: every world, task and teacher of this run is generated. */
@@ -231,34 +258,7 @@ export const ArcoGymTableSchema = z.strictObject({
    * μ's warm-up per H (runs with a learned critic only): the teacher's episodes and μ-SFT
    * examples it saw, the tokens that started from a word vector, and each epoch's loss.
    */
-  muWarmup: z
-    .array(
-      z.strictObject({
-        hops: z.int(),
-        /** What the warm-up fitted: the teacher's decomposed scores (ARCO's, absent in older tables), each step's outcome (a value, ours), or each step's true advantage under the teacher (a control, ours). */
-        objective: z.enum(GYM_MU_OBJECTIVES).optional(),
-        /** Its examples: ARCO's, fixed criteria, without the prefix, or a scalar PRM (absent in older tables: ARCO's). */
-        variant: z.enum(MU_EXAMPLE_KINDS).optional(),
-        /** Its K (absent in older tables: the run's). */
-        k: z.int().optional(),
-        /** What its score head reads (`MU_POOLINGS`; absent in older tables: ARCO's mean over prompt + criteria). */
-        pooling: z.enum(MU_POOLINGS).optional(),
-        episodes: z.int(),
-        examples: z.int(),
-        embedded: z.int(),
-        sftLoss: z.array(z.number()),
-        /** Its language-model pretraining before the warm-up (ours; absent: none): the tasks whose text it read, tokens per epoch, and each epoch's CE per token. */
-        pretrain: z.strictObject({ tasks: z.int(), tokens: z.int(), ce: z.array(z.number()) }).optional(),
-        /**
-         * Its fit to its own targets, frozen as exported (absent in older tables): Spearman of s_t
-         * with the mean of the step's targets, on the warm-up episodes and on fresh episodes of the
-         * same teacher labelled the same way (absent with `mu.fitTasks` 0).
-         */
-        fit: z.strictObject({ train: MuFitSchema, heldOut: MuFitSchema.optional() }).optional(),
-        ms: z.number(),
-      }),
-    )
-    .optional(),
+  muWarmup: z.array(MuWarmupRecordSchema).optional(),
   /**
    * The feature critics' warm-up per H and feature set (runs with a feature method): the teacher's
    * episodes it was fitted on (μ's warm-up stream) and how many succeeded, the decomposition loss

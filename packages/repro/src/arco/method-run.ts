@@ -1,11 +1,12 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { formatRubricIssue, readJsonLines } from "@rubric/core";
-import { RUN_LOG_FILE, RunFileError, RunSettingsError, readRunFile, readRunJson } from "@rubric/core/runs";
+import { RUN_LOG_FILE, RunFileError, readRunFile, readRunJson } from "@rubric/core/runs";
 import { type TrainerLogLine, TrainerLogLineSchema } from "@rubric/rlxar";
 import { z } from "zod";
 import type { ArcoConfig } from "./config.js";
-import { type SidecarRecord, SidecarRecordSchema } from "../sidecar/record.js";
+import { checkRunConfig, checkRunSidecar } from "../resume/settings.js";
+import type { SidecarRecord } from "../sidecar/record.js";
 
 /** What one method's run on one seed gave: the table is built from these. */
 export interface MethodRun {
@@ -56,32 +57,12 @@ export async function readMethodRun(dir: string): Promise<MethodRun | undefined>
   return { ...result, log: records.map((record) => record.value) };
 }
 
-/**
- * Records the configuration in `out` on a fresh start; on a resume, refuses one that differs from
- * the run's (other questions, methods or settings would mix two experiments in one table).
- */
+/** `checkRunConfig` on the run's `arco-config.json`. */
 export async function checkArcoConfig(out: string, config: ArcoConfig, resume: boolean): Promise<void> {
-  const file = join(out, ARCO_CONFIG_FILE);
-  const written = `${JSON.stringify(config, null, 2)}\n`;
-  const earlier = resume ? await readRunFile(file) : undefined;
-  if (earlier !== undefined && earlier !== written) throw new RunSettingsError(file);
-  await writeFile(file, written);
+  await checkRunConfig(join(out, ARCO_CONFIG_FILE), config, resume);
 }
 
-/**
- * Records the sidecar that trains the run (torch, its threads) in `out` on a fresh start; on a
- * resume, refuses another: torch's sums depend on its thread count, so a run resumed on other
- * threads would train its later methods' μ and π otherwise than its earlier ones, in one table. A
- * run started before this file was kept has none, and resumes.
- */
+/** `checkRunSidecar` on the run's `arco-sidecar.json`. */
 export async function checkArcoSidecar(out: string, sidecar: SidecarRecord, resume: boolean): Promise<void> {
-  const file = join(out, ARCO_SIDECAR_FILE);
-  const written = `${JSON.stringify(sidecar)}\n`;
-  const earlier = resume ? await readRunJson(file, SidecarRecordSchema) : undefined;
-  if (earlier !== undefined && (earlier.torch !== sidecar.torch || earlier.threads !== sidecar.threads))
-    throw new RunSettingsError(
-      file,
-      `started on torch ${earlier.torch} with ${earlier.threads} thread(s), resumed on torch ${sidecar.torch} with ${sidecar.threads}; --threads sets them`,
-    );
-  await writeFile(file, written);
+  await checkRunSidecar(join(out, ARCO_SIDECAR_FILE), sidecar, resume);
 }
