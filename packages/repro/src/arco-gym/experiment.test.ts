@@ -189,13 +189,20 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
       expect(warm!.embedded).toBeGreaterThan(0);
       expect(warm!.examples).toBeGreaterThan(0);
       expect(warm!.sftLoss).toHaveLength(2);
-      // Each warm-up μ's fit is measured on every example of its own episodes and on 3 fresh tasks.
+      // Each warm-up μ's fit is measured on every example of its own episodes and on 3 fresh tasks,
+      // and its score head's part of the loss (CE + 10 × MSE) is kept per epoch beside the targets' variance.
       for (const m of table.muWarmup!) {
+        expect(m.sftScores!.mse).toHaveLength(2);
+        m.sftScores!.mse.forEach((mse, i) => {
+          expect(mse).toBeGreaterThan(0);
+          expect(10 * mse).toBeLessThan(m.sftLoss[i]!);
+        });
+        expect(m.sftScores!.targetVariance).toBeGreaterThan(0);
         expect(m.fit!.train.steps).toBe(m.examples);
         expect(m.fit!.heldOut!.steps).toBeGreaterThanOrEqual(3);
       }
       expect(arcoGymMarkdown(table)).toMatch(
-        /\| 2 \| value \| generated \| 3 \| mean of prompt \+ criteria \(ARCO.s\) \| 8 \| \d+ \| \d+ \| [\d.]+ → [\d.]+ \| (-?[\d.]+|n\/a) \(\d+ steps\) \/ (-?[\d.]+|n\/a) \(\d+ steps\) \|/u,
+        /\| 2 \| value \| generated \| 3 \| mean of prompt \+ criteria \(ARCO.s\) \| 8 \| \d+ \| \d+ \| [\d.]+ → [\d.]+ \| [\d.]+ → [\d.]+ \([\d.]+\) \| (-?[\d.]+|n\/a) \(\d+ steps\) \/ (-?[\d.]+|n\/a) \(\d+ steps\) \|/u,
       );
       // Both learned critics rated every probe step; the frozen one's criteria are the warm-up's.
       expect(Object.keys(table.credit)).toEqual(["frozenMu", "arco", "muValue"]);

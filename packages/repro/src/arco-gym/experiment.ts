@@ -387,6 +387,7 @@ async function runAll(
         pooling: config.mu.pooling,
         ...warmRecord,
         sftLoss: [...warmRecord.sftLoss],
+        sftScores: { ...warmRecord.sftScores, mse: [...warmRecord.sftScores.mse] },
         ...(pretrain === undefined ? {} : { pretrain: { ...pretrain, ce: [...pretrain.ce] } }),
       };
       muWarmup.push(row);

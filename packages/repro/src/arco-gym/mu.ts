@@ -51,11 +51,23 @@ export interface WarmGymMu {
   /** Tokens of the vocabulary that started from a word vector (0 without them). */
   readonly embedded: number;
   readonly sftLoss: readonly number[];
+  /**
+   * The score head's part of that loss, per epoch: the MSE of its scores against the targets (the
+   * loss is the criteria's CE + 10 × this), beside the targets' own variance — what a head that
+   * learnt only their mean would reach.
+   */
+  readonly sftScores: { readonly mse: readonly number[]; readonly targetVariance: number };
   /** Its language-model pretraining (ours), when the run asked for one. */
   readonly pretrain?: { readonly tasks: number; readonly tokens: number; readonly ce: readonly number[] };
   /** Its fit to its targets, frozen as exported: on its warm-up episodes, and on fresh ones of the same teacher. */
   readonly fit: { readonly train: MuFit; readonly heldOut?: MuFit };
   readonly ms: number;
+}
+
+/** The MSE a constant prediction at the values' mean scores: the population variance. */
+function meanSquaredDeviation(values: readonly number[]): number {
+  const centre = mean(values);
+  return mean(values.map((value) => (value - centre) ** 2));
 }
 
 /**
@@ -283,6 +295,7 @@ export async function warmGymMu(
   const examples = await warmupExamples(kind, hops, config, episodes, stream);
   let embedded = 0;
   const losses: number[] = [];
+  const scoreMse: number[] = [];
   const pretrainTexts = gymPretrainTexts(hops, config);
   const pretrainCe: number[] = [];
   let pretrainTokens = 0;
@@ -322,6 +335,7 @@ export async function warmGymMu(
       seed: config.seed,
       onEpoch: (epoch) => {
         losses.push(epoch.loss);
+        scoreMse.push(epoch.mse);
         onEpoch?.(epoch.epoch, mu.sftEpochs);
       },
     },
@@ -336,6 +350,7 @@ export async function warmGymMu(
     episodes: episodes.length,
     embedded,
     sftLoss: losses,
+    sftScores: { mse: scoreMse, targetVariance: meanSquaredDeviation(examples.flatMap((example) => example.scores)) },
     ...(pretrainTexts.length === 0
       ? {}
       : { pretrain: { tasks: pretrainTexts.length, tokens: pretrainTokens, ce: pretrainCe } }),

@@ -197,6 +197,8 @@ export const MuWarmupRecordSchema = z.strictObject({
   examples: z.int(),
   embedded: z.int(),
   sftLoss: z.array(z.number()),
+  /** The score head's MSE per epoch (the loss is CE + 10 × this) and the targets' variance, what their mean alone scores (absent in older tables). */
+  sftScores: z.strictObject({ mse: z.array(z.number()), targetVariance: z.number() }).optional(),
   /** Its language-model pretraining before the warm-up (ours; absent: none): the tasks whose text it read, tokens per epoch, and each epoch's CE per token. */
   pretrain: z.strictObject({ tasks: z.int(), tokens: z.int(), ce: z.array(z.number()) }).optional(),
   /**
@@ -308,6 +310,11 @@ const pValue = (p: number | null) =>
 
 /** The table as Markdown: the value of dense credit per H first, then every method. */
 /** A warm-up μ's fit as table.md shows it: "ρ (n steps) / ρ (n steps)", or "—" before it was measured. */
+function scoresText(scores: { mse: readonly number[]; targetVariance: number } | undefined): string {
+  if (scores === undefined || scores.mse.length === 0) return "—";
+  return `${scores.mse[0]!.toFixed(4)} → ${scores.mse.at(-1)!.toFixed(4)} (${scores.targetVariance.toFixed(4)})`;
+}
+
 function fitText(fit: { train: MuFitRecord; heldOut?: MuFitRecord } | undefined): string {
   if (fit === undefined) return "—";
   const one = (f: MuFitRecord) => `${f.spearman === null ? "n/a" : f.spearman.toFixed(3)} (${f.steps} steps)`;
@@ -387,11 +394,11 @@ export function arcoGymMarkdown(table: ArcoGymTable): string {
       : [
           "μ's warm-up (one per H and objective, shared by every seed): the noisy teacher's annotated episodes, ARCO's μ-SFT on the decomposed scores, or (a value, ours) on each step's outcome, or (a diagnostic control, ours) on each step's true advantage under the teacher.",
           "",
-          "| H | fits | examples | K | score head reads | episodes | μ-SFT examples | tokens from word vectors | SFT loss, first → last epoch | fit to its targets (Spearman of s_t): warm-up episodes / fresh ones |",
-          "|---|---|---|---|---|---|---|---|---|---|",
+          "| H | fits | examples | K | score head reads | episodes | μ-SFT examples | tokens from word vectors | SFT loss, first → last epoch | score MSE, first → last epoch (the targets' variance) | fit to its targets (Spearman of s_t): warm-up episodes / fresh ones |",
+          "|---|---|---|---|---|---|---|---|---|---|---|",
           ...table.muWarmup.map(
             (m) =>
-              `| ${m.hops} | ${m.objective ?? "decomposition"} | ${m.variant ?? "generated"} | ${m.k ?? "—"} | ${POOLING_TEXT[m.pooling ?? "prompt+criteria"]} | ${m.episodes} | ${m.examples} | ${m.embedded} | ${m.sftLoss[0]?.toFixed(3) ?? "—"} → ${m.sftLoss.at(-1)?.toFixed(3) ?? "—"} | ${fitText(m.fit)} |`,
+              `| ${m.hops} | ${m.objective ?? "decomposition"} | ${m.variant ?? "generated"} | ${m.k ?? "—"} | ${POOLING_TEXT[m.pooling ?? "prompt+criteria"]} | ${m.episodes} | ${m.examples} | ${m.embedded} | ${m.sftLoss[0]?.toFixed(3) ?? "—"} → ${m.sftLoss.at(-1)?.toFixed(3) ?? "—"} | ${scoresText(m.sftScores)} | ${fitText(m.fit)} |`,
           ),
           "",
           ...table.muWarmup.flatMap((m) =>
