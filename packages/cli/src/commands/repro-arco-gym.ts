@@ -200,7 +200,7 @@ export async function reproArcoGym(args: ReproArcoGymArgs, io: CliIO, isTTY: boo
       "holds an earlier run's finished runs; pass --resume to continue that run, --force to replace it, or choose another --out",
     );
   io.err(
-    `ARCO gym (a simulation): H ${config.hops.join(", ")}, ${config.seeds.length} seeds, ${config.rl.budget} rollouts per method\n`,
+    `ARCO gym (a simulation): H ${config.hops.join(", ")}, ${config.seeds.length} seed${config.seeds.length === 1 ? "" : "s"}, ${config.rl.budget} rollouts per method\n`,
   );
   const bar = progressBar(io, isTTY);
   let label = "";
