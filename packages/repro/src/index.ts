@@ -123,6 +123,7 @@ export {
 } from "./arco/mu-model.js";
 export { finalAnswer, hotpotMeasure } from "./arco/method.js";
 export { writeArcoOutputs } from "./arco/summary.js";
+export { ANSWER_KIND_LABELS, ANSWER_KINDS, type AnswerKind, answerKind } from "./arco/answer-kinds.js";
 export {
   arcoPlots,
   bucketScorePoints,

@@ -12,7 +12,7 @@
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { createRng, mean, shuffle } from "@rubric/core";
-import { hotpotMeasure, splitTrainingQuestions } from "@rubric/repro";
+import { ANSWER_KIND_LABELS, ANSWER_KINDS, answerKind, hotpotMeasure, splitTrainingQuestions } from "@rubric/repro";
 import {
   type AgentView,
   extractiveCandidates,
@@ -21,7 +21,6 @@ import {
   type HotpotQuestion,
   hotpotQa,
   loadHotpotQa,
-  normalizeAnswer,
   rollout,
   teacherAnnotation,
   warmupData,
@@ -60,18 +59,14 @@ for (let epoch = 1; epoch <= Number(args.epochs); epoch++) {
 }
 // Where the EM comes from, by what the gold answer is: the training file holds yes/no answers
 // three times as often as dev (16 % against 5 %), so one EM across splits compares mixes.
-const KINDS = ["yes/no", "named in the question", "elsewhere"] as const;
-const kindOf = (q: HotpotQuestion): (typeof KINDS)[number] => {
-  const answer = normalizeAnswer(q.answer);
-  if (answer === "yes" || answer === "no") return "yes/no";
-  return normalizeAnswer(q.question).includes(answer) ? "named in the question" : "elsewhere";
-};
 const percent = (x: number) => `${(100 * x).toFixed(1)} %`;
 const measure = async (name: string, questions: readonly HotpotQuestion[]) => {
   const episodes = await rollout(environment, questions, policy, { temperature: 0, seed: "ceiling" });
-  const byKind = KINDS.map((kind) => {
-    const hits = episodes.flatMap((episode, i) => (kindOf(questions[i]!) === kind ? [hotpotMeasure(episode).em!] : []));
-    return `${kind} ${hits.length} (${percent(hits.length / questions.length)}): ${hits.length === 0 ? "—" : percent(mean(hits))}`;
+  const byKind = ANSWER_KINDS.map((kind) => {
+    const hits = episodes.flatMap((episode, i) =>
+      answerKind(questions[i]!) === kind ? [hotpotMeasure(episode).em!] : [],
+    );
+    return `${ANSWER_KIND_LABELS[kind]} ${hits.length} (${percent(hits.length / questions.length)}): ${hits.length === 0 ? "—" : percent(mean(hits))}`;
   });
   return `${name} ${percent(mean(episodes.map((episode) => hotpotMeasure(episode).em!)))} [${byKind.join("; ")}]`;
 };

@@ -87,6 +87,19 @@ afterAll(async () => {
 
 describe("runArco on real HotpotQA questions", () => {
   it("writes a table that validates, its Markdown and curves, and each method's log and μ's traces", () => {
+    // EM by what the gold answer is: the kinds count the evaluation questions, and each method's
+    // EM is their count-weighted mean (one seed).
+    const kinds = table.answerKinds!;
+    expect(kinds.yesNo + kinds.named + kinds.readOut).toBe(6);
+    for (const result of Object.values(table.methods)) {
+      const weighted =
+        (["yesNo", "named", "readOut"] as const).reduce(
+          (sum, kind) => sum + kinds[kind] * (result.emByAnswerKind![kind] ?? 0),
+          0,
+        ) / 6;
+      expect(weighted).toBeCloseTo(result.em.mean, 12);
+    }
+    expect(arcoMarkdown(table)).toContain("EM in % by what the gold answer is");
     expect(ArcoTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")))).toEqual(
       JSON.parse(JSON.stringify(table)),
     );

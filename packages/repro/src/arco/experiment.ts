@@ -206,13 +206,13 @@ export async function runArco(config: ArcoConfig, options: ArcoRunOptions): Prom
       // Each finished seed's tables are written at once: a later seed that fails loses only itself.
       await writeArcoOutputs(
         options.out,
-        tableOf(config, runs, warmups, performance.now() - started, train.length, evaluation.length, sidecar),
+        tableOf(config, runs, warmups, performance.now() - started, train.length, evaluation, sidecar),
       );
     }
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
-  const table = tableOf(config, runs, warmups, performance.now() - started, train.length, evaluation.length, sidecar);
+  const table = tableOf(config, runs, warmups, performance.now() - started, train.length, evaluation, sidecar);
   await writeArcoOutputs(options.out, table);
   return table;
 }

@@ -2,9 +2,10 @@
 // table and its outputs.
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { mcnemarExact, summarizeSeeds, wilcoxonSignedRank } from "@rubric/core";
+import { mcnemarExact, mean, summarizeSeeds, wilcoxonSignedRank } from "@rubric/core";
 import { readInputText } from "@rubric/core/files";
 import type { HotpotQuestion } from "@rubric/rlxar";
+import { ANSWER_KINDS, type AnswerKind, answerKind } from "./answer-kinds.js";
 import type { MethodRun } from "./method-run.js";
 import { type ArcoTable, arcoMarkdown, PAPER_ARCO } from "./table.js";
 import { arcoPlots } from "./plot.js";
@@ -39,10 +40,21 @@ export function tableOf(
   warmups: readonly Record<string, unknown>[],
   ms: number,
   trainCount: number,
-  evalCount: number,
+  evaluation: readonly HotpotQuestion[],
   sidecar?: ArcoTable["sidecar"],
 ): ArcoTable {
   const baseline = runs["outcome"];
+  const kindOf = new Map(evaluation.map((question) => [question.id, answerKind(question)]));
+  // Per kind of gold answer, the mean EM over every (seed, question) pair of that kind.
+  const emByAnswerKind = (list: readonly MethodRun[]) => {
+    const pairs = list.flatMap((run) => run.perQuestion);
+    return Object.fromEntries(
+      ANSWER_KINDS.map((kind) => {
+        const ems = pairs.filter((q) => kindOf.get(q.id) === kind).map((q) => q.em);
+        return [kind, ems.length === 0 ? null : mean(ems)];
+      }),
+    ) as Record<AnswerKind, number | null>;
+  };
   const summarize = (name: string) => {
     const list = runs[name] ?? [];
     const paired = name === "outcome" || baseline === undefined ? undefined : pairedTests(list, baseline);
@@ -52,6 +64,7 @@ export function tableOf(
       f1: summarizeSeeds(list.map((r) => r.metrics.f1 ?? 0)),
       rollouts: list[0]?.rollouts ?? 0,
       perSeed: list.map((r) => ({ em: r.metrics.em ?? 0, f1: r.metrics.f1 ?? 0 })),
+      emByAnswerKind: emByAnswerKind(list),
       ...(paired === undefined ? {} : { vsOutcome: paired }),
     };
   };
@@ -73,7 +86,13 @@ export function tableOf(
   const trainingMs = Object.values(shares).reduce((a, b) => a + b, 0);
   return {
     kind: "arco-hotpotqa",
-    config: { ...config, trainQuestions: trainCount, evalQuestions: evalCount } as unknown as Record<string, unknown>,
+    config: { ...config, trainQuestions: trainCount, evalQuestions: evaluation.length } as unknown as Record<
+      string,
+      unknown
+    >,
+    answerKinds: Object.fromEntries(
+      ANSWER_KINDS.map((kind) => [kind, evaluation.filter((question) => kindOf.get(question.id) === kind).length]),
+    ) as Record<AnswerKind, number>,
     methods: methods as ArcoTable["methods"],
     ablations,
     curves: Object.fromEntries(Object.entries(runs).map(([name, list]) => [name, list.map((r) => r.curve)])),

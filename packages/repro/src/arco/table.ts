@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ANSWER_KIND_LABELS, ANSWER_KINDS } from "./answer-kinds.js";
 import { SidecarRecordSchema, sidecarRecordLines } from "../sidecar/record.js";
 
 /** The methods of ARCO's comparison, ours last: the same loop, budget and warm-up for each. */
@@ -42,6 +43,10 @@ const MethodResultSchema = z.strictObject({
   /** Training rollouts of one seed. */
   rollouts: z.int(),
   perSeed: z.array(z.strictObject({ em: z.number(), f1: z.number() })),
+  /** EM over every (seed, question) pair whose gold answer is of each kind (`answerKind`; null where none is; absent in older tables). */
+  emByAnswerKind: z
+    .strictObject({ yesNo: z.number().nullable(), named: z.number().nullable(), readOut: z.number().nullable() })
+    .optional(),
   /**
    * Against outcome-only RL on the same questions and seeds (absent for outcome itself): the
    * exact McNemar test on per-question EM and the Wilcoxon signed-rank test on per-question F1,
@@ -80,6 +85,8 @@ export const ArcoTableSchema = z.strictObject({
   /** [method][seed] → greedy eval after each epoch (epoch 0: before RL). */
   curves: z.record(z.string(), z.array(z.array(z.strictObject({ epoch: z.int(), em: z.number(), f1: z.number() })))),
   diagnostics: z.record(z.string(), z.array(DiagnosticsSchema.nullable())),
+  /** How many evaluation questions' gold answers are of each kind (`answerKind`; absent in older tables). */
+  answerKinds: z.strictObject({ yesNo: z.int(), named: z.int(), readOut: z.int() }).optional(),
   /** One per finished seed: a table written while later seeds still run has fewer than `config.seeds`. */
   warmup: z.array(z.record(z.string(), z.unknown())),
   timing: z.strictObject({
@@ -152,6 +159,35 @@ function policyDifference(policy: unknown): string {
   return "the policy is an in-process log-linear policy over extractive candidate actions, not Qwen3-4B";
 }
 
+/** EM by what the gold answer is, per method: where a method's EM comes from. */
+function answerKindsMarkdown(table: ArcoTable): string[] {
+  const kinds = table.answerKinds;
+  if (kinds === undefined) return [];
+  const total = ANSWER_KINDS.reduce((sum, kind) => sum + kinds[kind], 0);
+  const rows = [
+    ...ARCO_METHODS.flatMap((method) => {
+      const result = table.methods[method];
+      return result === undefined ? [] : [[ARCO_METHOD_LABELS[method], result] as const];
+    }),
+    ...Object.entries(table.ablations).map(
+      ([name, result]) => [`ARCO, K = ${name.replace("arcoK", "")}`, result] as const,
+    ),
+  ].filter(([, result]) => result.emByAnswerKind !== undefined);
+  if (rows.length === 0 || total === 0) return [];
+  const emCell = (em: number | null) => (em === null ? "—" : pct(em));
+  return [
+    "",
+    `EM in % by what the gold answer is (over seeds and questions; the evaluation questions' share of each kind in the header). HotpotQA's splits hold these kinds in different shares (yes or no: 13 % of the 69 tune questions, 5 % of dev's 400), so an EM on one split is not an EM on another.`,
+    "",
+    `| method | ${ANSWER_KINDS.map((kind) => `${ANSWER_KIND_LABELS[kind]} (${pct(kinds[kind] / total)} %)`).join(" | ")} |`,
+    `|---|${ANSWER_KINDS.map(() => "---|").join("")}`,
+    ...rows.map(
+      ([label, result]) =>
+        `| ${label} | ${ANSWER_KINDS.map((kind) => emCell(result.emByAnswerKind![kind])).join(" | ")} |`,
+    ),
+  ];
+}
+
 /** The table as Markdown: ours beside ARCO's one known number, with what differs said in a sentence. */
 export function arcoMarkdown(table: ArcoTable): string {
   const config = table.config as {
@@ -194,6 +230,7 @@ export function arcoMarkdown(table: ArcoTable): string {
       `| ARCO, K = ${name.replace("arcoK", "")} | ${cell(result.em)} | ${cell(result.arcoEm)} | ${cell(result.f1)} | ${versus(result)} | — |`,
     );
   }
+  lines.push(...answerKindsMarkdown(table));
   lines.push(...diagnosticsMarkdown(table));
   lines.push(
     "",
