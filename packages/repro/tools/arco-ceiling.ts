@@ -4,7 +4,7 @@
  * questions, and is evaluated greedily. What it reaches is what RL from such a warm-up could hope
  * for; the answer choice, not the search, is its limit. Tuned on the training file's 69 held-out
  * questions; `--dev` adds the dev EM, for the report only. Each split's EM is also given by what
- * the gold answer is (yes/no, a span the question names, one found elsewhere), since the splits
+ * the gold answer is (`answerKind`: yes or no, named in the question, read out of a paragraph), since the splits
  * mix these differently.
  *
  *   pnpm --filter @rubric/repro exec tsx tools/arco-ceiling.ts [--dev] [--titles] [--epochs 5]

@@ -4,7 +4,7 @@ import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { readRunJson } from "@rubric/core/runs";
 import { z } from "zod";
-import { type ArcoGymMethod, type MuWarmupRecord, MuWarmupRecordSchema } from "./table.js";
+import { type ArcoGymMethod, CreditSummarySchema, type MuWarmupRecord, MuWarmupRecordSchema } from "./table.js";
 
 /** The directory of `out` that holds a run's finished pieces. */
 export const GYM_RUNS_DIR = "runs";
@@ -18,15 +18,9 @@ export const GymMethodRunSchema = z.strictObject({
   perTask: z.array(z.number()),
   curve: z.array(z.strictObject({ rollouts: z.int(), success: z.number() })),
   /** The critic's credit on the seed's probe (critics only), every probe step's point kept for the plot. */
-  credit: z
-    .strictObject({
-      spearman: z.number().nullable(),
-      evidenceAuc: z.number().nullable(),
-      criterionValidity: z.number().nullable(),
-      steps: z.int(),
-      points: z.array(z.strictObject({ advantage: z.number(), s: z.number() })),
-    })
-    .optional(),
+  credit: CreditSummarySchema.extend({
+    points: z.array(z.strictObject({ advantage: z.number(), s: z.number() })),
+  }).optional(),
   /** How long it took, so a resumed table's timing still counts it. */
   ms: z.number(),
 });

@@ -182,6 +182,14 @@ const MethodResultSchema = z.strictObject({
   shareOfControlGain: z.number().nullable().optional(),
 });
 
+/** A critic's credit on held-out probe steps: Spearman with the true advantage, evidence AUC, criterion validity. */
+export const CreditSummarySchema = z.strictObject({
+  spearman: z.number().nullable(),
+  evidenceAuc: z.number().nullable(),
+  criterionValidity: z.number().nullable(),
+  steps: z.int(),
+});
+
 /** One μ warm-up of a run (per H and kind), as `table.json` records it. */
 export const MuWarmupRecordSchema = z.strictObject({
   hops: z.int(),
@@ -236,15 +244,7 @@ export const ArcoGymTableSchema = z.strictObject({
    * under that policy, the AUC of s_t for "this search retrieved a gold paragraph", and criterion
    * validity (the share of its criteria whose score's sign agrees with the grammar's checker).
    */
-  credit: z.record(
-    z.string(),
-    z.strictObject({
-      spearman: z.number().nullable(),
-      evidenceAuc: z.number().nullable(),
-      criterionValidity: z.number().nullable(),
-      steps: z.int(),
-    }),
-  ),
+  credit: z.record(z.string(), CreditSummarySchema),
   /** The first seed's probe per critic and H: each step's true advantage and the critic's s_t (the scatter plot). */
   creditPoints: z.record(
     z.string(),
@@ -309,12 +309,13 @@ const pValue = (p: number | null) =>
   p === null ? "n/a (every seed ties)" : p < 1e-4 ? p.toExponential(1) : p.toPrecision(2);
 
 /** The table as Markdown: the value of dense credit per H first, then every method. */
-/** A warm-up μ's fit as table.md shows it: "ρ (n steps) / ρ (n steps)", or "—" before it was measured. */
+/** A warm-up μ's score MSE as table.md shows it: "first → last (the targets' variance)", or "—" in older tables. */
 function scoresText(scores: { mse: readonly number[]; targetVariance: number } | undefined): string {
   if (scores === undefined || scores.mse.length === 0) return "—";
   return `${scores.mse[0]!.toFixed(4)} → ${scores.mse.at(-1)!.toFixed(4)} (${scores.targetVariance.toFixed(4)})`;
 }
 
+/** A warm-up μ's fit as table.md shows it: "ρ (n steps) / ρ (n steps)", or "—" before it was measured. */
 function fitText(fit: { train: MuFitRecord; heldOut?: MuFitRecord } | undefined): string {
   if (fit === undefined) return "—";
   const one = (f: MuFitRecord) => `${f.spearman === null ? "n/a" : f.spearman.toFixed(3)} (${f.steps} steps)`;

@@ -177,7 +177,7 @@ function answerKindsMarkdown(table: ArcoTable): string[] {
   const emCell = (em: number | null) => (em === null ? "—" : pct(em));
   return [
     "",
-    `EM in % by what the gold answer is (over seeds and questions; the evaluation questions' share of each kind in the header). HotpotQA's splits hold these kinds in different shares (yes or no: 13 % of the 69 tune questions, 5 % of dev's 400), so an EM on one split is not an EM on another.`,
+    `EM in % by what the gold answer is (over seeds and questions; this evaluation's share of each kind in the header). Question sets mix these kinds in different shares, so an EM on one set is not an EM on another.`,
     "",
     `| method | ${ANSWER_KINDS.map((kind) => `${ANSWER_KIND_LABELS[kind]} (${pct(kinds[kind] / total)} %)`).join(" | ")} |`,
     `|---|${ANSWER_KINDS.map(() => "---|").join("")}`,
