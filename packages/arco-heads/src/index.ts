@@ -104,6 +104,23 @@ export {
   type ByteBpeFile,
   type ByteBpeTokenizer,
 } from "./tokenizer/byte-bpe.js";
+// tokenizer: a pretrained llama's SentencePiece vocabulary (a μ on a GGUF backbone), and either kind
+export {
+  SentencePieceFileSchema,
+  sentencePieceFileOfGguf,
+  sentencePieceTokenizer,
+  type SentencePieceFile,
+  type SentencePieceTokenizer,
+} from "./tokenizer/sentencepiece.js";
+export {
+  TOKENIZER_KINDS,
+  isTokenizerKind,
+  muTokenizer,
+  type MuTokenizer,
+  type MuTokenizerFile,
+  type TokenizerKind,
+  type TokenizerOf,
+} from "./tokenizer/tokenizer.js";
 
 // model: ids in and out, decoding, the MuEngine seam and RubricModel on onnxruntime-node
 export { criteriaIds, fitPrompt, promptText, type PromptFit, type StepIds } from "./model/sequence.js";

@@ -63,6 +63,13 @@ describe("rubric repro arco-gym", () => {
     const muTasks = await runRubricHere(["repro", "arco-gym", "--out", join(dir, "x"), "--mu-tasks", "0"]);
     expect(muTasks.code).toBe(2);
     expect(muTasks.stderr).toContain("--mu-tasks");
+    const backbone = ["repro", "arco-gym", "--out", join(dir, "x"), "--methods", "frozenMu", "--mu-backbone"];
+    const both = await runRubricHere([...backbone, join(dir, "x.gguf"), "--word-vectors", join(dir, "vectors")]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("--word-vectors: a --mu-backbone llama has its own token embeddings");
+    const missing = await runRubricHere([...backbone, join(dir, "absent.gguf")]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`--mu-backbone: ${join(dir, "absent.gguf")}: no such file`);
     const pooling = await runRubricHere(["repro", "arco-gym", "--out", join(dir, "x"), "--mu-pooling", "max"]);
     expect(pooling.code).toBe(2);
     expect(pooling.stderr).toMatch(/--mu-pooling.*prompt\+criteria.*last/u);

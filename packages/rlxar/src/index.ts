@@ -15,6 +15,7 @@ export {
   createMu,
   exportMu,
   sftIds,
+  llamaTokenizer,
   loadSidecarMu,
   pretrainMu,
   sftMu,

@@ -57,7 +57,15 @@ export {
   type TrainingMetrics,
 } from "./wire/envelope.js";
 export { SIDECAR_METHODS, type ParamsOf, type ResultOf, type SidecarMethod } from "./wire/methods.js";
-export { MuLoraSchema, MuModelSpecSchema, MuObjectiveSchema, type MuObjective, type MuSummary } from "./wire/mu.js";
+export {
+  GgufVocabularySchema,
+  MuLoraSchema,
+  MuModelSpecSchema,
+  MuObjectiveSchema,
+  type GgufVocabulary,
+  type MuObjective,
+  type MuSummary,
+} from "./wire/mu.js";
 export {
   ModelSpecSchema,
   PolicyInitParamsSchema,

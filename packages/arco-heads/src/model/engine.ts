@@ -3,7 +3,8 @@ import { ArcoInputError, CriteriaUnparsedError } from "../errors.js";
 import { parseCriteria } from "../step/criteria.js";
 import { type StepPromptOptions, withPromptSettings } from "../step/prompt.js";
 import type { Step } from "../step/step.js";
-import { type ByteBpeTokenizer, EOS_ID, PAD_ID } from "../tokenizer/byte-bpe.js";
+import { EOS_ID, PAD_ID } from "../tokenizer/byte-bpe.js";
+import type { MuTokenizer } from "../tokenizer/tokenizer.js";
 import { type Decoding, type DecodingPlan, decodingPlan, pickToken } from "./decoding.js";
 import type { ModelManifest } from "./manifest.js";
 import { criteriaIds, fitPrompt, type PromptFit, type StepIds } from "./sequence.js";
@@ -15,7 +16,7 @@ import { criteriaIds, fitPrompt, type PromptFit, type StepIds } from "./sequence
  */
 export interface MuEngine {
   readonly manifest: ModelManifest;
-  readonly tokenizer: ByteBpeTokenizer;
+  readonly tokenizer: MuTokenizer;
   /**
    * Up to `maxNewTokens` ids per prompt, stopping at EOS (not included; `finished` says it came)
    * or when prompt + criteria fill the model's positions. The token choice is `pickToken`'s.

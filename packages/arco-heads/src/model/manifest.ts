@@ -6,7 +6,7 @@ import { isInputFileError, openInputFileSync, readInputChunks, readInputText } f
 import { z } from "zod";
 import { ModelCorruptError, ModelFormatError } from "../errors.js";
 import { StepPromptSettingsSchema } from "../step/prompt.js";
-import { type ByteBpeTokenizer, byteBpeTokenizer } from "../tokenizer/byte-bpe.js";
+import { isTokenizerKind, type MuTokenizer, muTokenizer, TOKENIZER_KINDS } from "../tokenizer/tokenizer.js";
 
 /** The manifest's name inside a model directory. */
 export const MANIFEST_FILE = "manifest.json";
@@ -231,29 +231,30 @@ async function asCorrupt<T>(directory: string, file: string, read: () => Promise
 
 /** A verified model directory with its tokenizer loaded: everything a backend needs besides its graphs or weights. */
 export interface OpenedModel extends VerifiedModel {
-  readonly tokenizer: ByteBpeTokenizer;
+  readonly tokenizer: MuTokenizer;
 }
 
 /**
- * `readManifest`, then the tokenizer the manifest names. A tokenizer of another kind is a
+ * `readManifest`, then the tokenizer the manifest names. A tokenizer of a kind this version does not read is a
  * `ModelFormatError`; one that does not parse, or holds more ids than the model's vocabulary, a
  * `ModelCorruptError`.
  */
 export async function readModel(directory: string): Promise<OpenedModel> {
   const verified = await readManifest(directory);
   const { manifest } = verified;
-  if (manifest.tokenizer.kind !== "byte-bpe")
+  const { kind } = manifest.tokenizer;
+  if (!isTokenizerKind(kind))
     throw new ModelFormatError(
       directory,
-      `tokenizer.kind ${JSON.stringify(manifest.tokenizer.kind)}; this version reads "byte-bpe"`,
+      `tokenizer.kind ${JSON.stringify(kind)}; this version reads ${TOKENIZER_KINDS.map((k) => JSON.stringify(k)).join(" and ")}`,
     );
   const file = manifest.tokenizer.files[0]!;
   const text = await asCorrupt(directory, file, async () => readInputText(join(directory, file), MODEL_FILE));
-  let tokenizer: ByteBpeTokenizer;
+  let tokenizer: MuTokenizer;
   try {
-    tokenizer = byteBpeTokenizer(JSON.parse(text));
+    tokenizer = muTokenizer(kind, JSON.parse(text));
   } catch (error) {
-    throw new ModelCorruptError(directory, file, `is not a byte-bpe tokenizer file: ${(error as Error).message}`);
+    throw new ModelCorruptError(directory, file, `is not a ${kind} tokenizer file: ${(error as Error).message}`);
   }
   if (tokenizer.vocabularySize > manifest.model.vocabularySize)
     throw new ModelCorruptError(

@@ -3,7 +3,8 @@ import { ArcoInputError } from "../errors.js";
 import { criteriaTarget } from "../step/criteria.js";
 import { type StepPromptOptions, stepPrompt } from "../step/prompt.js";
 import type { Step } from "../step/step.js";
-import { BOS_ID, type ByteBpeTokenizer, EOS_ID } from "../tokenizer/byte-bpe.js";
+import { BOS_ID, EOS_ID } from "../tokenizer/byte-bpe.js";
+import type { MuTokenizer } from "../tokenizer/tokenizer.js";
 
 /**
  * How a step becomes the token ids μ reads, on both sides of the wire: the TypeScript side
@@ -39,7 +40,7 @@ export interface PromptFit {
  * bisection finds the fewest turns to drop, in O(log n) tokenizations.
  */
 export function fitPrompt(
-  tokenizer: ByteBpeTokenizer,
+  tokenizer: MuTokenizer,
   step: Step,
   maxTokens: number,
   options: StepPromptOptions = {},
@@ -80,7 +81,7 @@ export function fitPrompt(
  * `criteriaTarget`), with EOS when it is a training target. An empty list (the "no rubric"
  * ablation) is no tokens at all.
  */
-export function criteriaIds(tokenizer: ByteBpeTokenizer, criteria: readonly string[], withEos = false): number[] {
+export function criteriaIds(tokenizer: MuTokenizer, criteria: readonly string[], withEos = false): number[] {
   if (criteria.length === 0) return [];
   const ids = tokenizer.encode(criteriaTarget(criteria));
   return withEos ? [...ids, EOS_ID] : ids;

@@ -1,6 +1,7 @@
 import { formatZodIssues } from "@rubric/core";
 import { z } from "zod";
 import { ArcoInputError } from "../errors.js";
+import type { TokenizerOf } from "./tokenizer.js";
 
 /**
  * A byte-level BPE tokenizer small enough to specify in a paragraph, so that the sidecar
@@ -51,15 +52,8 @@ export const ByteBpeFileSchema = z
   });
 export type ByteBpeFile = z.infer<typeof ByteBpeFileSchema>;
 
-/** A loaded {@link ByteBpeFile}. */
-export interface ByteBpeTokenizer {
-  /** Ids in use: specials, bytes and merges. */
-  readonly vocabularySize: number;
-  encode(text: string): number[];
-  decode(ids: readonly number[]): string;
-  /** The file that loads back to this tokenizer. */
-  toFile(): ByteBpeFile;
-}
+/** A loaded {@link ByteBpeFile}: its ids in use are the specials, the bytes and the merges. */
+export type ByteBpeTokenizer = TokenizerOf<"byte-bpe", ByteBpeFile>;
 
 const pairKey = (a: number, b: number) => a * ID_LIMIT + b;
 
@@ -91,6 +85,7 @@ export function byteBpeTokenizer(file: unknown): ByteBpeTokenizer {
   const vocabularySize = FIRST_MERGE_ID + merges.length;
 
   return {
+    kind: "byte-bpe",
     vocabularySize,
     encode(text) {
       const bytes = new TextEncoder().encode(text);

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { definedFields } from "@rubric/core";
 import {
   ARCO_GYM_DEFAULT_METHODS,
@@ -57,6 +57,10 @@ const gymFlags = {
   wordVectors: textFlag(
     "<dir|none>",
     "μ's pretrained word vectors (default: the shared GloVe subset, models/glove-6b-100d); none: random token embeddings",
+  ),
+  muBackbone: textFlag(
+    "<file.gguf>",
+    "ours: a pretrained llama GGUF (F32/F16) as μ's backbone in place of the small transformer from scratch, e.g. ../shared/models/stories260K.gguf; its vocabulary replaces the word vectors",
   ),
   muEpochs: integerFlag("<n>", "μ's warm-up epochs (default 6; 3 with --quick)", { min: 1 }),
   muTasks: integerFlag("<n>", "tasks of the noisy teacher μ's warm-up reads, per H (default 192)", { min: 1 }),
@@ -143,6 +147,20 @@ function wordVectorsOf(given: string | undefined): string | null {
   return found;
 }
 
+/**
+ * `--mu-backbone`'s file, made absolute (the sidecar reads it from its own working directory). A
+ * llama brings its own token embeddings, so word vectors beside it are a usage error.
+ */
+function backboneOf(file: string, wordVectors: string | undefined): string {
+  if (wordVectors !== undefined && wordVectors !== "none")
+    throw new UsageError(
+      "--word-vectors: a --mu-backbone llama has its own token embeddings; leave --word-vectors out",
+    );
+  const path = resolve(file);
+  if (!existsSync(path)) throw new InputFileError(`--mu-backbone: ${file}: no such file`);
+  return path;
+}
+
 const TABLES = ["table.json", "table.md", "success.svg", "curves.svg", "credit.svg"];
 
 /** `rubric repro arco-gym`. */
@@ -165,9 +183,11 @@ export async function reproArcoGym(args: ReproArcoGymArgs, io: CliIO, isTTY: boo
       }),
       // The word vectors are looked for only when a method trains μ.
       mu: {
-        ...(methods?.some((m) => ARCO_GYM_MU_METHODS.includes(m))
-          ? { wordVectors: wordVectorsOf(args.wordVectors) }
-          : {}),
+        ...(args.muBackbone !== undefined
+          ? { backbone: backboneOf(args.muBackbone, args.wordVectors), wordVectors: null }
+          : methods?.some((m) => ARCO_GYM_MU_METHODS.includes(m))
+            ? { wordVectors: wordVectorsOf(args.wordVectors) }
+            : {}),
         ...definedFields({
           sftEpochs: args.muEpochs,
           sftTasks: args.muTasks,
@@ -253,4 +273,5 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   "mu.pooling": "--mu-pooling",
   "mu.pretrainTasks": "--mu-pretrain-tasks",
   "mu.pretrainEpochs": "--mu-pretrain-epochs",
+  "mu.wordVectors": "--word-vectors",
 };

@@ -153,6 +153,7 @@ describe("runArcoGym", () => {
 });
 
 const GLOVE = fileURLToPath(new URL("../../../../../shared/models/glove-6b-100d", import.meta.url));
+const STORIES = fileURLToPath(new URL("../../../../../shared/models/stories260K.gguf", import.meta.url));
 
 describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
   it("warms up one μ per H and objective from word vectors, runs it frozen, co-evolving and as a value, and measures each critic's credit", async () => {
@@ -301,6 +302,45 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
   }, 300_000);
 });
 
+describe("runArcoGym with μ on a pretrained llama (stories260K)", () => {
+  it("warms μ up on the GGUF's weights and vocabulary, records the backbone, and says so in table.md", async () => {
+    const config = arcoGymConfig({
+      hops: [2],
+      seeds: 1,
+      trainTasks: 2,
+      evalTasks: 3,
+      budget: 8,
+      trueAdvantageRollouts: 2,
+      methods: ["frozenMu"],
+      mu: {
+        backbone: STORIES,
+        wordVectors: null,
+        sftTasks: 2,
+        sftReplicas: 1,
+        fitTasks: 0,
+        sftEpochs: 1,
+        maxCriteriaTokens: 16, // an untrained μ writes to the limit: keep the test's generations short
+      },
+    });
+    const client = await SidecarClient.start({ threads: 1 });
+    try {
+      const table = await runArcoGym(config, { client });
+      expect(ArcoGymTableSchema.parse(table)).toEqual(table);
+      const [warm] = table.muWarmup!;
+      // stories260K's 5 layers of 64 with its 512-piece vocabulary, and the score head.
+      expect(warm!.backbone).toEqual({ file: "stories260K.gguf", parameters: expect.any(Number) });
+      expect(warm!.backbone!.parameters).toBeGreaterThan(260_000);
+      expect(warm!.embedded).toBe(0); // no word vectors: the llama's own embeddings
+      expect(table.credit["frozenMu"]!.steps).toBeGreaterThan(0);
+      expect(arcoGymMarkdown(table)).toContain(
+        "μ's backbone for H = 2 (decomposition, generated) is the pretrained llama `stories260K.gguf` (ours, not ARCO's Qwen3-4B)",
+      );
+    } finally {
+      await client.close();
+    }
+  }, 300_000);
+});
+
 describe("runArcoGym with the feature critics (a labelled variant, no sidecar)", () => {
   it("fits one critic per feature set on μ's warm-up episodes, records its weights, and measures each critic's credit", async () => {
     const config = arcoGymConfig({
@@ -428,6 +468,7 @@ describe("arcoGymConfig", () => {
       [{ mu: { sftEpochs: 0 } }, /^mu\.sftEpochs: expected an integer ≥ 1/u],
       [{ mu: { pretrainTasks: -1 } }, /^mu\.pretrainTasks: expected an integer ≥ 0/u],
       [{ mu: { pretrainEpochs: 0 } }, /^mu\.pretrainEpochs: expected an integer ≥ 1/u],
+      [{ mu: { backbone: STORIES } }, /^mu\.wordVectors: a llama backbone has its own token embeddings/u],
     ];
     for (const [options, message] of bad) {
       expect(() => arcoGymConfig(options)).toThrow(ReproInputError);
@@ -448,6 +489,10 @@ describe("arcoGymConfig", () => {
       wordVectors: "../shared/models/glove-6b-100d",
       pretrainTasks: 0, // ARCO's: no language-model pretraining of ours
     });
+    expect(arcoGymConfig().mu.backbone).toBeUndefined(); // the small μ from scratch
+    // A llama backbone's 512 pieces spend more tokens on the gym's prompts: room for them.
+    expect(arcoGymConfig().mu.maxSequence).toBe(768);
+    expect(arcoGymConfig({ mu: { backbone: STORIES, wordVectors: null } }).mu.maxSequence).toBe(1536);
     expect(arcoGymConfig({ quick: true })).toMatchObject({ hops: [2, 4], evalTasks: 100 });
     expect(arcoGymConfig({ quick: true }).seeds).toHaveLength(6);
   });

@@ -59,6 +59,8 @@ export interface WarmGymMu {
   readonly sftScores: { readonly mse: readonly number[]; readonly targetVariance: number };
   /** Its language-model pretraining (ours), when the run asked for one. */
   readonly pretrain?: { readonly tasks: number; readonly tokens: number; readonly ce: readonly number[] };
+  /** The pretrained llama its backbone started from (`mu.backbone`, ours): the file's name and μ's parameters. */
+  readonly backbone?: { readonly file: string; readonly parameters: number };
   /** Its fit to its targets, frozen as exported: on its warm-up episodes, and on fresh ones of the same teacher. */
   readonly fit: { readonly train: MuFit; readonly heldOut?: MuFit };
   readonly ms: number;
@@ -303,10 +305,15 @@ export async function warmGymMu(
     k: kind.k,
     seed: config.seed,
     pooling: mu.pooling,
-    shape: { dModel: mu.dModel, heads: mu.heads, layers: mu.layers, maxSequence: mu.maxSequence },
-    vocabularySize: mu.vocabularySize,
     maxCriteriaTokens: mu.maxCriteriaTokens,
-    corpus: episodes.flatMap((episode) => episodeSteps(episode)),
+    // A llama backbone brings its shape and vocabulary; the small μ learns its tokenizer from the warm-up's steps.
+    ...(mu.backbone !== undefined
+      ? { backbone: { gguf: mu.backbone }, shape: { maxSequence: mu.maxSequence } }
+      : {
+          shape: { dModel: mu.dModel, heads: mu.heads, layers: mu.layers, maxSequence: mu.maxSequence },
+          vocabularySize: mu.vocabularySize,
+          corpus: episodes.flatMap((episode) => episodeSteps(episode)),
+        }),
     ...(mu.wordVectors === null ? {} : { wordVectors: options.wordVectors ?? (await readWordVectors(mu.wordVectors)) }),
     onEmbedded: ({ matched }) => {
       embedded = matched;
@@ -354,6 +361,9 @@ export async function warmGymMu(
     ...(pretrainTexts.length === 0
       ? {}
       : { pretrain: { tasks: pretrainTexts.length, tokens: pretrainTokens, ce: pretrainCe } }),
+    ...(mu.backbone === undefined
+      ? {}
+      : { backbone: { file: basename(mu.backbone), parameters: exported.mu.summary.parameters } }),
     fit,
     ms: performance.now() - started,
   };

@@ -209,6 +209,8 @@ export const MuWarmupRecordSchema = z.strictObject({
   sftScores: z.strictObject({ mse: z.array(z.number()), targetVariance: z.number() }).optional(),
   /** Its language-model pretraining before the warm-up (ours; absent: none): the tasks whose text it read, tokens per epoch, and each epoch's CE per token. */
   pretrain: z.strictObject({ tasks: z.int(), tokens: z.int(), ce: z.array(z.number()) }).optional(),
+  /** The pretrained llama its backbone started from (ours; absent: the small μ from scratch): the GGUF file's name and μ's parameters. */
+  backbone: z.strictObject({ file: z.string(), parameters: z.int() }).optional(),
   /**
    * Its fit to its own targets, frozen as exported (absent in older tables): Spearman of s_t
    * with the mean of the step's targets, on the warm-up episodes and on fresh episodes of the
@@ -402,6 +404,14 @@ export function arcoGymMarkdown(table: ArcoGymTable): string {
               `| ${m.hops} | ${m.objective ?? "decomposition"} | ${m.variant ?? "generated"} | ${m.k ?? "—"} | ${POOLING_TEXT[m.pooling ?? "prompt+criteria"]} | ${m.episodes} | ${m.examples} | ${m.embedded} | ${m.sftLoss[0]?.toFixed(3) ?? "—"} → ${m.sftLoss.at(-1)?.toFixed(3) ?? "—"} | ${scoresText(m.sftScores)} | ${fitText(m.fit)} |`,
           ),
           "",
+          ...table.muWarmup.flatMap((m) =>
+            m.backbone === undefined
+              ? []
+              : [
+                  `μ's backbone for H = ${m.hops} (${m.objective ?? "decomposition"}, ${m.variant ?? "generated"}) is the pretrained llama \`${m.backbone.file}\` (ours, not ARCO's Qwen3-4B): ${m.backbone.parameters} parameters with the score head, its own SentencePiece vocabulary, trained whole; no word vectors.`,
+                  "",
+                ],
+          ),
           ...table.muWarmup.flatMap((m) =>
             m.pretrain === undefined
               ? []

@@ -1,4 +1,5 @@
 // ARCO on HotpotQA, the warm-up: π SFT on the teacher's trajectories, and one warm-up μ per kind.
+import { ReproInputError } from "../errors.js";
 import { join } from "node:path";
 import {
   type MuSftExample,
@@ -175,8 +176,15 @@ export async function warmUpMu(
   });
   if (config.mu.model === undefined) return { directory: exported.directory, k };
   // The same small μ, served by the sidecar: its criteria written by torch, not onnxruntime-node.
+  const { tokenizer } = await readModel(exported.directory);
+  // createMu's small μ: the byte-level BPE it trained (a llama backbone is not an option here).
+  if (tokenizer.kind !== "byte-bpe")
+    throw new ReproInputError(
+      "mu.model",
+      `the small μ came with a ${tokenizer.kind} tokenizer, not its byte-level BPE`,
+    );
   const served = await SidecarMuModel.create(exported.mu, join(root, "served"), {
-    tokenizer: (await readModel(exported.directory)).tokenizer,
+    tokenizer,
     maxSequence: config.mu.maxSequence,
     maxCriteriaTokens: config.mu.maxCriteriaTokens,
   });

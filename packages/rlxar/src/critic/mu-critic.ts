@@ -1,10 +1,4 @@
-import {
-  type ByteBpeTokenizer,
-  readModel,
-  type RubricModel,
-  type Step,
-  type StepPromptOptions,
-} from "@rubric/arco-heads";
+import { type MuTokenizer, readModel, type RubricModel, type Step, type StepPromptOptions } from "@rubric/arco-heads";
 import { valueDifferences } from "@rubric/core";
 import type { MuObjective, RemoteMu } from "@rubric/sidecar";
 import { RlxarInputError } from "../errors.js";
@@ -88,10 +82,10 @@ export type MuUpdate = CriticUpdate;
 export class MuCritic implements StepCritic {
   readonly #options: MuCriticOptions;
   /** The ONNX export's tokenizer, which every next export carries; none for a sidecar-served μ. */
-  readonly #tokenizer: ByteBpeTokenizer | undefined;
+  readonly #tokenizer: MuTokenizer | undefined;
   readonly #criteria: CriteriaSource;
 
-  private constructor(options: MuCriticOptions, tokenizer: ByteBpeTokenizer | undefined) {
+  private constructor(options: MuCriticOptions, tokenizer: MuTokenizer | undefined) {
     this.#options = options;
     this.#tokenizer = tokenizer;
     this.#criteria = options.criteria ?? { kind: "generated" };

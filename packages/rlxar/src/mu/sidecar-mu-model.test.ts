@@ -52,7 +52,9 @@ describe("SidecarMuModel: μ served by the sidecar", () => {
       sft: { examples, epochs: 40, batchSize: 4, learningRate: 3e-3, seed: 2 },
     });
     exported = created.directory;
-    tokenizer = (await readModel(exported)).tokenizer;
+    const read = (await readModel(exported)).tokenizer;
+    if (read.kind !== "byte-bpe") throw new Error(`expected the small μ's byte-level BPE, got ${read.kind}`);
+    tokenizer = read;
     onnx = await RubricModel.load(exported, { threads: 1 });
     served = await SidecarMuModel.create(created.mu, join(dir, "served"), {
       tokenizer,

@@ -20,8 +20,11 @@ import {
   trainByteBpe,
   type ByteBpeTokenizer,
   byteBpeTokenizer,
+  type MuTokenizer,
+  sentencePieceFileOfGguf,
+  sentencePieceTokenizer,
 } from "@rubric/arco-heads";
-import { type MuSummary, RemoteMu, type SidecarClient } from "@rubric/sidecar";
+import { type GgufVocabulary, type MuSummary, RemoteMu, type SidecarClient } from "@rubric/sidecar";
 import { tokenEmbeddings, type WordVectors } from "../word-vectors/word-vectors.js";
 
 /** The backbone μ gets from `createMu`: a small causal transformer sized for a CPU. */
@@ -83,6 +86,14 @@ export interface CreateMuOptions {
   readonly onEmbedded?: (embedded: { readonly matched: number; readonly vocabularySize: number }) => void;
   /** torch's device for μ (default the sidecar's: "cpu"); its checkpoints and exports record it. */
   readonly device?: string;
+  /**
+   * A pretrained llama as μ's backbone (ours, on a CPU: the inductive bias ARCO's pretrained μ
+   * has): a GGUF file of F32 or F16 tensors, as the sidecar's file system names it. Its weights,
+   * shape and SentencePiece vocabulary replace the small transformer and the tokenizer trained
+   * here, so `shape` (but for `maxSequence`, a cap on the file's context), `vocabularySize`,
+   * `corpus`, `texts` and `wordVectors` do not apply and are refused. It trains whole (no LoRA).
+   */
+  readonly backbone?: { readonly gguf: string };
 }
 
 export interface SftMuOptions {
@@ -128,7 +139,7 @@ export interface PretrainEpoch {
  */
 export async function pretrainMu(
   mu: RemoteMu,
-  tokenizer: ByteBpeTokenizer,
+  tokenizer: MuTokenizer,
   texts: readonly string[],
   maxSequence: number,
   options: PretrainMuOptions = {},
@@ -202,7 +213,7 @@ export function trainMuTokenizer(
 }
 
 /** The ids `mu.sft` trains on for one example: `<bos>` + its prompt, and its criteria with EOS. */
-export function sftIds(tokenizer: ByteBpeTokenizer, example: MuSftExample) {
+export function sftIds(tokenizer: MuTokenizer, example: MuSftExample) {
   return {
     prompt: [BOS_ID, ...tokenizer.encode(promptText(example.messages))],
     criteria: criteriaIds(tokenizer, example.criteria, true),
@@ -216,7 +227,7 @@ export function sftIds(tokenizer: ByteBpeTokenizer, example: MuSftExample) {
  */
 export async function sftMu(
   mu: RemoteMu,
-  tokenizer: ByteBpeTokenizer,
+  tokenizer: MuTokenizer,
   examples: readonly MuSftExample[],
   options: SftMuOptions = {},
 ): Promise<SftEpoch[]> {
@@ -274,7 +285,7 @@ export async function createMu(
   options: CreateMuOptions = {},
 ): Promise<MuExport & { readonly mu: RemoteMu }> {
   const k = options.k ?? 3;
-  // Checked before the tokenizer is trained or the sidecar's μ replaced.
+  // Checked before a tokenizer is trained or the sidecar's μ replaced.
   const bad = (options.sft?.examples ?? []).findIndex(
     (e) => (e.criteria.length !== k && e.criteria.length !== 0) || e.scores.length !== k,
   );
@@ -292,24 +303,38 @@ export async function createMu(
         );
     }
   });
+  const maxCriteriaTokens = options.maxCriteriaTokens ?? 128;
+  const { mu, tokenizer } =
+    options.backbone === undefined
+      ? await tinyMu(client, k, options)
+      : await llamaMu(client, k, options.backbone, options);
+  if (options.pretrain !== undefined) {
+    await pretrainMu(mu, tokenizer, options.pretrain.texts, mu.summary.max_seq_len, options.pretrain);
+  }
+  if (options.sft !== undefined) {
+    await sftMu(mu, tokenizer, options.sft.examples, options.sft);
+  }
+  return { ...(await exportMu(mu, root, tokenizer, maxCriteriaTokens, options.prompt)), mu };
+}
+
+/**
+ * The small μ: a byte-level BPE trained here on the corpus, the prompt's wording and the SFT
+ * texts, then `mu.init` of a small transformer of `shape` over its vocabulary. The SFT prompts
+ * are checked against the positions before the sidecar's μ is replaced.
+ */
+async function tinyMu(
+  client: SidecarClient,
+  k: number,
+  options: CreateMuOptions,
+): Promise<{ mu: RemoteMu; tokenizer: MuTokenizer }> {
   const shape = options.shape ?? {};
   const sftTexts = [
     ...(options.texts ?? []),
     ...(options.sft?.examples ?? []).flatMap((e) => [promptText(e.messages), e.target]),
   ];
   const tokenizer = trainMuTokenizer(options.corpus ?? [], k, options.vocabularySize ?? 1024, sftTexts, options.prompt);
-  const maxCriteriaTokens = options.maxCriteriaTokens ?? 128;
-  // The export fits a prompt into the positions its criteria leave (older turns dropped), so a
-  // longer training prompt would teach μ a text it is never scored on.
-  const budget = (shape.maxSequence ?? 1024) - maxCriteriaTokens;
-  (options.sft?.examples ?? []).forEach((example, i) => {
-    const tokens = sftIds(tokenizer, example).prompt.length;
-    if (tokens > budget)
-      throw new ArcoInputError(
-        `sft.examples[${i}]`,
-        `its prompt takes ${tokens} tokens, more than the ${budget} the export leaves for a prompt (maxSequence − maxCriteriaTokens): shorten its history or observations, or widen the model`,
-      );
-  });
+  const maxSequence = shape.maxSequence ?? 1024;
+  checkPromptsFit(tokenizer, options, maxSequence);
   const mu = await RemoteMu.init(client, {
     model: {
       kind: "tiny",
@@ -317,12 +342,9 @@ export async function createMu(
       d_model: shape.dModel ?? 64,
       n_heads: shape.heads ?? 4,
       n_layers: shape.layers ?? 2,
-      max_seq_len: shape.maxSequence ?? 1024,
+      max_seq_len: maxSequence,
     },
-    k,
-    seed: options.seed,
-    pooling: options.pooling,
-    ...(options.device === undefined ? {} : { device: options.device }),
+    ...muInitSettings(k, options),
   });
   if (options.wordVectors !== undefined) {
     const embeddings = tokenEmbeddings(tokenizer, options.wordVectors, {
@@ -332,13 +354,101 @@ export async function createMu(
     if (embeddings.matched > 0) await mu.embed(embeddings.ids, embeddings.rows);
     options.onEmbedded?.({ matched: embeddings.matched, vocabularySize: embeddings.vocabularySize });
   }
-  if (options.pretrain !== undefined) {
-    await pretrainMu(mu, tokenizer, options.pretrain.texts, shape.maxSequence ?? 1024, options.pretrain);
-  }
-  if (options.sft !== undefined) {
-    await sftMu(mu, tokenizer, options.sft.examples, options.sft);
-  }
-  return { ...(await exportMu(mu, root, tokenizer, maxCriteriaTokens, options.prompt)), mu };
+  return { mu, tokenizer };
+}
+
+/**
+ * The export fits a prompt into the positions its criteria leave (older turns dropped), so a
+ * longer SFT prompt would teach μ a text it is never scored on: refused, naming the example.
+ */
+function checkPromptsFit(tokenizer: MuTokenizer, options: CreateMuOptions, maxSequence: number): void {
+  const budget = maxSequence - (options.maxCriteriaTokens ?? 128);
+  (options.sft?.examples ?? []).forEach((example, i) => {
+    const tokens = sftIds(tokenizer, example).prompt.length;
+    if (tokens > budget)
+      throw new ArcoInputError(
+        `sft.examples[${i}]`,
+        `its prompt takes ${tokens} tokens, more than the ${budget} the export leaves for a prompt (maxSequence − maxCriteriaTokens): shorten its history or observations, or widen the model`,
+      );
+  });
+}
+
+/** What `mu.init` takes whatever the backbone: K, the seed, the pooling, the device. */
+function muInitSettings(k: number, options: CreateMuOptions) {
+  return {
+    k,
+    seed: options.seed,
+    pooling: options.pooling,
+    ...(options.device === undefined ? {} : { device: options.device }),
+  };
+}
+
+/**
+ * A μ on a pretrained llama (`backbone.gguf`): the sidecar reads the file's weights and shape and
+ * returns its vocabulary, which becomes μ's tokenizer. The options that size or tokenize the small
+ * μ are refused by name, before the sidecar's μ is replaced.
+ */
+async function llamaMu(
+  client: SidecarClient,
+  k: number,
+  backbone: { readonly gguf: string },
+  options: CreateMuOptions,
+): Promise<{ mu: RemoteMu; tokenizer: MuTokenizer }> {
+  const { dModel, heads, layers } = options.shape ?? {};
+  const notWith = Object.entries({
+    "shape.dModel": dModel,
+    "shape.heads": heads,
+    "shape.layers": layers,
+    vocabularySize: options.vocabularySize,
+    corpus: options.corpus,
+    texts: options.texts,
+    wordVectors: options.wordVectors,
+  }).find(([, value]) => value !== undefined)?.[0];
+  if (notWith !== undefined)
+    throw new ArcoInputError(
+      notWith,
+      "does not apply with a llama backbone: the GGUF file sets μ's shape, vocabulary and token embeddings",
+    );
+  const mu = await RemoteMu.init(client, {
+    model: {
+      kind: "llama",
+      gguf: backbone.gguf,
+      ...(options.shape?.maxSequence === undefined ? {} : { max_seq_len: options.shape.maxSequence }),
+    },
+    ...muInitSettings(k, options),
+  });
+  if (mu.vocabulary === undefined)
+    throw new ArcoInputError(
+      "backbone.gguf",
+      "the sidecar returned no vocabulary for this llama μ (a sidecar older than llama μ?)",
+    );
+  const tokenizer = llamaTokenizer(mu.vocabulary, backbone.gguf);
+  // After mu.init, unlike the small μ's check: the vocabulary comes from the sidecar's reading of the file.
+  checkPromptsFit(tokenizer, options, mu.summary.max_seq_len);
+  return { mu, tokenizer };
+}
+
+/**
+ * μ's tokenizer from a llama vocabulary. μ frames its sequences with ids 1 (begin) and 2 (end), a
+ * llama SentencePiece vocabulary's `<s>` and `</s>`; a file whose special ids are elsewhere is refused.
+ */
+export function llamaTokenizer(vocabulary: GgufVocabulary, file: string): MuTokenizer {
+  if (vocabulary.bos !== BOS_ID || vocabulary.eos !== EOS_ID)
+    throw new ArcoInputError(
+      "backbone.gguf",
+      `${file}: its vocabulary begins sequences with id ${vocabulary.bos} and ends them with ${vocabulary.eos}; μ frames them with ${BOS_ID} and ${EOS_ID}`,
+    );
+  return sentencePieceTokenizer(
+    sentencePieceFileOfGguf({
+      tokens: vocabulary.tokens,
+      scores: vocabulary.scores,
+      types: vocabulary.types,
+      bos: vocabulary.bos,
+      eos: vocabulary.eos,
+      unknown: vocabulary.unknown,
+      addSpacePrefix: vocabulary.add_space_prefix,
+    }),
+  );
 }
 
 /**
@@ -348,13 +458,13 @@ export async function createMu(
 export async function exportMu(
   mu: RemoteMu,
   root: string,
-  tokenizer: ByteBpeTokenizer,
+  tokenizer: MuTokenizer,
   maxCriteriaTokens: number,
   prompt?: StepPromptSettings,
 ): Promise<MuExport> {
   const settings = prompt === undefined ? {} : definedFields(prompt);
   const { dir, version } = await mu.export(root, {
-    tokenizer: { kind: "byte-bpe", files: { [TOKENIZER_FILE]: JSON.stringify(tokenizer.toFile()) } },
+    tokenizer: { kind: tokenizer.kind, files: { [TOKENIZER_FILE]: JSON.stringify(tokenizer.toFile()) } },
     max_criteria_tokens: maxCriteriaTokens,
     ...(Object.keys(settings).length === 0 ? {} : { prompt: settings }),
   });
@@ -439,7 +549,7 @@ function checkManifestFits(directory: string, manifest: ModelManifest, mu: MuSum
 }
 
 /** The engine over the sidecar's μ, `batch` rows per call (a training loop rates whole batches at once). */
-function engineOf(mu: RemoteMu, manifest: ModelManifest, tokenizer: ByteBpeTokenizer, batch: number): MuEngine {
+function engineOf(mu: RemoteMu, manifest: ModelManifest, tokenizer: MuTokenizer, batch: number): MuEngine {
   return {
     manifest,
     tokenizer,

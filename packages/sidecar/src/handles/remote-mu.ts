@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import type { ChatMessage } from "@rubric/core";
 import type { CallOptions, SidecarClient } from "../client/client.js";
 import type { ParamsOf, ResultOf } from "../wire/methods.js";
-import type { MuObjective, MuSummary } from "../wire/mu.js";
+import type { GgufVocabulary, MuObjective, MuSummary } from "../wire/mu.js";
 import { modelText } from "./model-text.js";
 
 /** One step as μ reads it: the step prompt's ids and its criteria's ids (empty for the "no rubric" ablation). */
@@ -98,6 +98,11 @@ export class RemoteMu {
     readonly client: SidecarClient,
     summary: MuSummary,
     readonly call: CallOptions,
+    /**
+     * A llama μ's vocabulary, read from its GGUF file by `init` (μ's text is tokenized with it:
+     * `@rubric/arco-heads`' `sentencePieceFileOfGguf`); absent for other μ and after `load`.
+     */
+    readonly vocabulary?: GgufVocabulary,
   ) {
     this.#summary = summary;
   }
@@ -115,11 +120,14 @@ export class RemoteMu {
    *   device: "cuda",
    *   dtype: "bfloat16",
    * });
+   * // A small pretrained llama from its GGUF file, served on the CPU; `mu.vocabulary` tokenizes its text.
+   * const small = await RemoteMu.init(client, { model: { kind: "llama", gguf: "models/stories260K.gguf" } });
    */
   static async init(client: SidecarClient, options: RemoteMuInitOptions, call: CallOptions = {}): Promise<RemoteMu> {
     const { lora, ...rest } = options;
     const params: ParamsOf<"mu.init"> = lora === undefined ? rest : { ...rest, lora: wireLora(lora) };
-    return new RemoteMu(client, await client.request("mu.init", params, call), call);
+    const { vocabulary, ...summary } = await client.request("mu.init", params, call);
+    return new RemoteMu(client, summary, call, vocabulary);
   }
 
   /**

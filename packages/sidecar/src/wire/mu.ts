@@ -95,10 +95,34 @@ export const MuSummarySchema = z.object({
 });
 
 /**
+ * A llama GGUF file's SentencePiece vocabulary, as `mu.init` returns it for a llama μ: the client
+ * tokenizes μ's text with it (`@rubric/arco-heads`' `sentencePieceFileOfGguf`). `types` are GGUF's
+ * token types (1 normal, 2 unknown, 3 control, 6 byte).
+ */
+export const GgufVocabularySchema = z
+  .object({
+    tokens: z.array(z.string()).min(1),
+    scores: z.array(z.number()),
+    types: z.array(z.number().int()),
+    bos: z.number().int().nonnegative(),
+    eos: z.number().int().nonnegative(),
+    unknown: z.number().int().nonnegative(),
+    add_space_prefix: z.boolean(),
+  })
+  .refine((v) => v.scores.length === v.tokens.length && v.types.length === v.tokens.length, {
+    message: "expected one score and one token type per token",
+  });
+export type GgufVocabulary = z.infer<typeof GgufVocabularySchema>;
+
+/** `mu.init`'s reply: μ's summary, and for a llama μ the vocabulary of its GGUF file. */
+export const MuInitResultSchema = MuSummarySchema.extend({ vocabulary: GgufVocabularySchema.optional() });
+
+/**
  * μ's backbone: the sidecar's small causal transformer (with an attention mask and a key/value
- * cache), or a Hugging Face causal LM by name (needs transformers, and peft with `lora`, in the
- * sidecar's Python; it generates through `mu.generate` with its own key/value cache, but only the
- * tiny μ exports).
+ * cache), a small pretrained llama read from its GGUF file (F32 or F16 tensors; its shape and
+ * vocabulary come from the file, it trains whole and exports like the tiny μ), or a Hugging Face
+ * causal LM by name (needs transformers, and peft with `lora`, in the sidecar's Python; it
+ * generates through `mu.generate` with its own key/value cache, but does not export).
  */
 export const MuModelSpecSchema = z.discriminatedUnion("kind", [
   z.strictObject({
@@ -111,6 +135,13 @@ export const MuModelSpecSchema = z.discriminatedUnion("kind", [
     max_seq_len: z.number().int().min(2).optional(),
   }),
   z.strictObject({ kind: z.literal("transformers"), name: z.string().min(1) }),
+  z.strictObject({
+    kind: z.literal("llama"),
+    /** The GGUF file, as the sidecar's file system names it. */
+    gguf: z.string().min(1),
+    /** A cap on μ's sequence below the file's context length (rotary positions have no table). */
+    max_seq_len: z.number().int().min(2).optional(),
+  }),
 ]);
 
 /** The names a tiny μ's LoRA may target: the q and v slices of its fused `qkv` projection. */
@@ -175,13 +206,23 @@ export const MU_METHODS = {
         dtype: z.enum(MU_DTYPES).optional(),
       })
       .superRefine((params, context) => {
-        if (params.model.kind !== "tiny") return;
+        const { kind } = params.model;
+        if (kind === "transformers") return;
         if (params.dtype !== undefined && params.dtype !== "float32")
           context.addIssue({
             code: "custom",
             path: ["dtype"],
-            message: `a tiny μ is float32 only (dtype is for a transformers backbone's weights), got ${JSON.stringify(params.dtype)}`,
+            message: `a ${kind} μ is float32 only (dtype is for a transformers backbone's weights), got ${JSON.stringify(params.dtype)}`,
           });
+        if (kind === "llama") {
+          if (params.lora !== undefined)
+            context.addIssue({
+              code: "custom",
+              path: ["lora"],
+              message: "a llama μ trains whole (its attention has no LoRA targets yet); leave lora out",
+            });
+          return;
+        }
         params.lora?.target_modules?.forEach((name, i) => {
           if (!TINY_LORA_TARGETS.includes(name))
             context.addIssue({
@@ -191,7 +232,7 @@ export const MU_METHODS = {
             });
         });
       }),
-    result: MuSummarySchema,
+    result: MuInitResultSchema,
   },
   "mu.sft": {
     params: z.strictObject({

@@ -30,6 +30,8 @@ from .distributed import DistContext
 from .faults import InvalidParams, NonFinite
 from .model import check_token_ids, parameter_fingerprint, tensors_fingerprint
 from .mu_losses import class_weights, criteria_kl, value_square_errors, weighted_square_errors
+from .gguf import GgufFile
+from .mu_llama import LlamaMuNetwork
 from .mu_lora import ReferenceView, TinyLora
 from .mu_model import MuNetwork
 from .mu_steps import MICRO_BATCH_TOKENS, Step, batch, micro_batches
@@ -47,10 +49,12 @@ WEIGHT_DECAY = 0.01
 
 
 class Mu:
-    def __init__(self, init: dict, dist: Optional[DistContext] = None) -> None:
+    def __init__(self, init: dict, dist: Optional[DistContext] = None, gguf: Optional[GgufFile] = None) -> None:
         """``init`` is mu.init's validated params, kept whole in checkpoints and manifests; ``dist``
         the process group (a single process when None). Every rank builds μ from the same seed, so
-        the replicas start equal (and DDP broadcasts rank 0's parameters besides)."""
+        the replicas start equal (and DDP broadcasts rank 0's parameters besides). A llama μ's
+        model carries its architecture (``llama_architecture``); ``gguf``, the file its backbone's
+        weights are read from (a new μ; a checkpoint's μ has them in the checkpoint)."""
         self.init = init
         self.dist = dist if dist is not None else DistContext(0, 1, 0)
         # A checkpoint written before mu.init took a device and a dtype holds neither: the CPU, float32.
@@ -67,6 +71,10 @@ class Mu:
                 self.network = TransformersMuNetwork(spec["name"], init["k"], self.lora, DTYPES[init.get("dtype", "float32")])
                 if self.lora is not None:
                     self.adapter = mu_peft_lora(self.network, self.lora, init["seed"])
+            elif spec["kind"] == "llama":
+                self.network = LlamaMuNetwork(spec, init["k"])
+                if gguf is not None:
+                    self.network.load_gguf(gguf)
             else:
                 self.network = MuNetwork(spec["vocab_size"], spec["d_model"], spec["n_heads"], spec["n_layers"], spec["d_ff"] or 4 * spec["d_model"], spec["max_seq_len"], init["k"])
                 if self.lora is not None:
@@ -470,8 +478,8 @@ class Mu:
             network.update({f"score_head.{name}": tensor for name, tensor in head["score_head"].items()})
             network.update(mu.adapter.read(Path(directory)))
         with restoring(path):
-            # Strict for the tiny μ (every name checked); a transformers base comes from its name.
-            mu.network.load_state_dict(network, strict=isinstance(mu.network, MuNetwork))
+            # Strict for the tiny and llama μ (every name checked); a transformers base comes from its name.
+            mu.network.load_state_dict(network, strict=mu.init["model"]["kind"] != "transformers")
             mu.optimizer.load_state_dict(state["optimizer"])
             if state["reference"] is not None:
                 mu.set_reference()

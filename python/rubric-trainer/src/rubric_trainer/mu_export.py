@@ -60,9 +60,13 @@ def check_max_criteria_tokens(mu: Mu, max_criteria_tokens: int, path: str) -> No
         raise InvalidParams(f"{path}: must be below the model's max_seq_len ({mu.max_seq_len}), leaving room for the prompt; got {max_criteria_tokens}", {"path": path})
 
 
+EXPORTABLE = ("tiny", "llama")
+"""The model kinds whose network ``mu_model``'s graph wrappers trace (a transformers μ is served by the sidecar)."""
+
+
 def check_exportable(mu: Mu) -> None:
-    if mu.init["model"]["kind"] != "tiny":
-        raise InvalidParams(f"mu.export writes the ONNX graphs of a μ with model.kind 'tiny' only, not {mu.init['model']['kind']!r}", {"path": "model.kind"})
+    if mu.init["model"]["kind"] not in EXPORTABLE:
+        raise InvalidParams(f"mu.export writes the ONNX graphs of a μ with model.kind 'tiny' or 'llama' only, not {mu.init['model']['kind']!r}", {"path": "model.kind"})
 
 
 def export_version(mu: Mu, directory: str, opset: int, tokenizer: dict, max_criteria_tokens: int = DEFAULT_MAX_CRITERIA_TOKENS, prompt: dict | None = None) -> dict:

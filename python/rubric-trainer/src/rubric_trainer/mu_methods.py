@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from .faults import InvalidParams
+from .gguf import read_gguf
 from .mu import Mu
+from .mu_llama import gguf_vocabulary, llama_architecture
 from .mu_export import check_max_criteria_tokens, check_tokenizer, export_version
 from .mu_generate import generate
 from .mu_steps import Step, steps_of
@@ -18,8 +20,17 @@ if TYPE_CHECKING:  # the server imports this module for its method table
 
 
 def mu_init(call: Call, params: dict) -> dict:
-    call.session.mu = Mu(params, call.session.dist)
-    return call.session.mu.describe()
+    spec = params["model"]
+    if spec["kind"] != "llama":
+        call.session.mu = Mu(params, call.session.dist)
+        return call.session.mu.describe()
+    # A llama μ: its shape and weights from the GGUF file, and its vocabulary back to the client,
+    # which tokenizes μ's text with it (the tiny μ's client trains its own tokenizer instead).
+    gguf = read_gguf(spec["gguf"])
+    vocabulary = gguf_vocabulary(gguf)
+    params = {**params, "model": {**spec, **llama_architecture(gguf, spec["max_seq_len"])}}
+    call.session.mu = Mu(params, call.session.dist, gguf)
+    return {**call.session.mu.describe(), "vocabulary": vocabulary}
 
 
 def checked_steps(mu: Mu, rows: list[dict], path: str) -> list[Step]:

@@ -179,7 +179,15 @@ def check_teacher_scores(p: dict, path: str) -> None:
             raise ParamError(f"{path}.scores[{k}]", f"expected a score in [-1, 1], got {score}")
 
 
-MU_MODEL = Tagged("kind", {"tiny": tiny_model(1, 256), "transformers": Record({"kind": Text(["transformers"]), "name": Text(min_length=1)})})
+MU_MODEL = Tagged(
+    "kind",
+    {
+        "tiny": tiny_model(1, 256),
+        "transformers": Record({"kind": Text(["transformers"]), "name": Text(min_length=1)}),
+        # A small pretrained llama read from its GGUF file (``mu_llama``); its shape comes from the file.
+        "llama": Record({"kind": Text(["llama"]), "gguf": Text(min_length=1), "max_seq_len": Field(Integer(2), None)}),
+    },
+)
 
 
 def check_mu_lora(p: dict, path: str) -> None:
@@ -198,8 +206,11 @@ MU_DTYPES = ("float32", "bfloat16", "float16")
 
 
 def check_mu_init(p: dict, path: str) -> None:
-    if p["dtype"] != "float32" and p["model"]["kind"] != "transformers":
-        raise ParamError(f"{path}.dtype", f"a tiny μ is float32 only (dtype is for a transformers backbone's weights), got {describe(p['dtype'])}")
+    kind = p["model"]["kind"]
+    if p["dtype"] != "float32" and kind != "transformers":
+        raise ParamError(f"{path}.dtype", f"a {kind} μ is float32 only (dtype is for a transformers backbone's weights), got {describe(p['dtype'])}")
+    if p["lora"] is not None and kind == "llama":
+        raise ParamError(f"{path}.lora", "a llama μ trains whole (its attention has no LoRA targets yet); leave lora out")
     # A tiny μ's attention has one fused qkv: only the q and v slices have a name to target.
     lora = p["lora"]
     if lora is not None and p["model"]["kind"] == "tiny":
