@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { criteriaTarget, muSftJsonLines, stepPrompt, type MuSftExample, type StepRecord } from "@rubric/arco-heads";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runRubric, runRubricHere } from "./__fixtures__/run-cli.js";
@@ -94,7 +95,32 @@ const criteriaJson = (stdout: string) =>
 const criteria = (model: string, ...flags: string[]) =>
   runRubric(["mu", "criteria", "--model", model, "--steps", join(dir, "steps.jsonl"), ...flags]);
 
+const SHARED = process.env["RUBRIC_SHARED_DIR"] ?? fileURLToPath(new URL("../../../../shared/", import.meta.url));
+
 describe("rubric mu", () => {
+  it(
+    "mu init --backbone starts μ from a pretrained llama GGUF (its vocabulary, its shape), and mu criteria serves it; flags of the small μ beside it are refused",
+    async () => {
+      const root = join(dir, "mu-llama");
+      const stories = join(SHARED, "models/stories260K.gguf");
+      const init = await runRubric(["mu", "init", "--out", root, "--backbone", stories, "--max-sequence", "1024", "--json"]);
+      expect(init.code, init.stderr).toBe(0);
+      const { manifest } = JSON.parse(init.stdout) as { manifest: Record<string, Record<string, unknown>> };
+      expect(manifest["tokenizer"]!["kind"]).toBe("sentencepiece");
+      expect(manifest["model"]).toMatchObject({ kind: "llama", vocabularySize: 512, layers: 5, heads: 8 });
+      const run = await criteria(root, "--json", "--max-new-tokens", "8");
+      expect(run.code, run.stderr).toBe(0);
+      expect(criteriaJson(run.stdout).steps).toHaveLength(steps.length);
+      const both = await runRubricHere(["mu", "init", "--out", join(dir, "x"), "--backbone", stories, "--layers", "3"]);
+      expect(both.code).toBe(2);
+      expect(both.stderr).toContain("--layers: does not apply with --backbone");
+      const missing = await runRubricHere(["mu", "init", "--out", join(dir, "x"), "--backbone", join(dir, "none.gguf")]);
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain(`--backbone: ${join(dir, "none.gguf")}: no such file`);
+    },
+    TIMEOUT_MS,
+  );
+
   it(
     "init --sft, then criteria: the same criteria and scores from onnx and torch",
     async () => {

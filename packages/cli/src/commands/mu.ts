@@ -1,5 +1,6 @@
 import { existsSync, readdirSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import { resolve } from "node:path";
 import {
   annotateTrajectory,
   criteriaTarget,
@@ -69,10 +70,15 @@ const muFlags = {
     "a number > 0",
   ),
   headLearningRate: numberFlag("<x>", "score-head learning rate (default 1e-3, ARCO's)", (n) => n > 0, "a number > 0"),
-  vocab: integerFlag("<n>", "init: tokenizer vocabulary (default 1024)", { min: 259 }).default(1024),
-  dModel: integerFlag("<n>", "init: hidden width (default 64)", { min: 1 }).default(64),
-  layers: integerFlag("<n>", "init: transformer blocks (default 2)", { min: 1 }).default(2),
-  heads: integerFlag("<n>", "init: attention heads (default 4)", { min: 1 }).default(4),
+  // No defaults in the flags: with --backbone they do not apply, and a value given is refused.
+  vocab: integerFlag("<n>", "init: tokenizer vocabulary (default 1024)", { min: 259 }),
+  dModel: integerFlag("<n>", "init: hidden width (default 64)", { min: 1 }),
+  layers: integerFlag("<n>", "init: transformer blocks (default 2)", { min: 1 }),
+  heads: integerFlag("<n>", "init: attention heads (default 4)", { min: 1 }),
+  backbone: textFlag(
+    "<file.gguf>",
+    "init: a small pretrained llama (GGUF, F32/F16 tensors) as μ's backbone, its weights and vocabulary, instead of a transformer from scratch (--vocab, --d-model, --layers, --heads, --corpus and --trajectories then do not apply)",
+  ),
   maxSequence: integerFlag("<n>", "init: positions, prompt + criteria (default 1024)", { min: 2 }).default(1024),
   maxCriteriaTokens: integerFlag("<n>", "init: new tokens μ may write per step (default 128, ARCO's)", {
     min: 1,
@@ -236,6 +242,7 @@ async function init(args: MuArgs, io: CliIO): Promise<number> {
     run.steps.flatMap((step) => (step.criteria ? [criteriaTarget(step.criteria)] : [])),
   );
   const examples = args.sft === undefined ? undefined : sftFile(args.sft);
+  const backbone = args.backbone === undefined ? undefined : backboneOf(args);
   const client = await SidecarClient.start({ threads: args.threads ?? availableParallelism() });
   try {
     const started = performance.now();
@@ -243,11 +250,20 @@ async function init(args: MuArgs, io: CliIO): Promise<number> {
       k: args.k,
       seed: args.seed,
       pooling: args.pooling,
-      vocabularySize: args.vocab,
       maxCriteriaTokens: args.maxCriteriaTokens,
-      shape: { dModel: args.dModel, layers: args.layers, heads: args.heads, maxSequence: args.maxSequence },
-      corpus,
-      texts,
+      ...(backbone === undefined
+        ? {
+            vocabularySize: args.vocab ?? 1024,
+            shape: {
+              dModel: args.dModel ?? 64,
+              layers: args.layers ?? 2,
+              heads: args.heads ?? 4,
+              maxSequence: args.maxSequence,
+            },
+            corpus,
+            texts,
+          }
+        : { backbone: { gguf: backbone }, shape: { maxSequence: args.maxSequence } }),
       prompt: promptFlags(args),
       ...(examples === undefined
         ? {}
@@ -281,6 +297,29 @@ async function init(args: MuArgs, io: CliIO): Promise<number> {
   } finally {
     await client.close();
   }
+}
+
+/**
+ * `--backbone`'s file, made absolute (the sidecar resolves paths from its own directory). The
+ * flags that size or tokenize the small μ do not apply to a llama, which brings its own shape and
+ * vocabulary: one given beside it is a usage error rather than silently ignored.
+ */
+function backboneOf(args: MuArgs): string {
+  const given = (
+    [
+      ["--vocab", args.vocab],
+      ["--d-model", args.dModel],
+      ["--layers", args.layers],
+      ["--heads", args.heads],
+      ["--corpus", args.corpus],
+      ["--trajectories", args.trajectories],
+    ] as const
+  ).find(([, value]) => value !== undefined)?.[0];
+  if (given !== undefined)
+    throw new UsageError(`${given}: does not apply with --backbone (the GGUF file sets μ's shape and vocabulary)`);
+  const path = resolve(args.backbone!);
+  if (!existsSync(path)) throw new InputFileError(`--backbone: ${args.backbone}: no such file`);
+  return path;
 }
 
 /** What a μ that has taken no training step is, said wherever one is made or used. */
