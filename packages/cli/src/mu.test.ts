@@ -103,7 +103,17 @@ describe("rubric mu", () => {
     async () => {
       const root = join(dir, "mu-llama");
       const stories = join(SHARED, "models/stories260K.gguf");
-      const init = await runRubric(["mu", "init", "--out", root, "--backbone", stories, "--max-sequence", "1024", "--json"]);
+      const init = await runRubric([
+        "mu",
+        "init",
+        "--out",
+        root,
+        "--backbone",
+        stories,
+        "--max-sequence",
+        "1024",
+        "--json",
+      ]);
       expect(init.code, init.stderr).toBe(0);
       const { manifest } = JSON.parse(init.stdout) as { manifest: Record<string, Record<string, unknown>> };
       expect(manifest["tokenizer"]!["kind"]).toBe("sentencepiece");
@@ -114,7 +124,14 @@ describe("rubric mu", () => {
       const both = await runRubricHere(["mu", "init", "--out", join(dir, "x"), "--backbone", stories, "--layers", "3"]);
       expect(both.code).toBe(2);
       expect(both.stderr).toContain("--layers: does not apply with --backbone");
-      const missing = await runRubricHere(["mu", "init", "--out", join(dir, "x"), "--backbone", join(dir, "none.gguf")]);
+      const missing = await runRubricHere([
+        "mu",
+        "init",
+        "--out",
+        join(dir, "x"),
+        "--backbone",
+        join(dir, "none.gguf"),
+      ]);
       expect(missing.code).toBe(1);
       expect(missing.stderr).toContain(`--backbone: ${join(dir, "none.gguf")}: no such file`);
     },
