@@ -1,7 +1,7 @@
 import { formatZodIssues } from "@rubric/core";
 import { z } from "zod";
 import { ArcoInputError } from "../errors.js";
-import type { TokenizerOf } from "./tokenizer.js";
+import type { TokenizerOf } from "./contract.js";
 
 /**
  * A byte-level BPE tokenizer small enough to specify in a paragraph, so that the sidecar

@@ -1,7 +1,7 @@
 import { formatZodIssues } from "@rubric/core";
 import { z } from "zod";
 import { ArcoInputError } from "../errors.js";
-import type { TokenizerOf } from "./tokenizer.js";
+import type { TokenizerOf } from "./contract.js";
 
 /**
  * The tokenizer of a GGUF llama model (`tokenizer.ggml.model` = "llama"): SentencePiece BPE with

@@ -2,17 +2,7 @@ import { ArcoInputError } from "../errors.js";
 import { type ByteBpeFile, type ByteBpeTokenizer, byteBpeTokenizer } from "./byte-bpe.js";
 import { type SentencePieceFile, type SentencePieceTokenizer, sentencePieceTokenizer } from "./sentencepiece.js";
 
-/** What every tokenizer kind offers, told apart by `kind`. */
-export interface TokenizerOf<Kind extends string, File> {
-  /** Which tokenizer this is: its file's `kind`, the manifest's `tokenizer.kind`. */
-  readonly kind: Kind;
-  /** Ids in use: 0 … vocabularySize − 1. */
-  readonly vocabularySize: number;
-  encode(text: string): number[];
-  decode(ids: readonly number[]): string;
-  /** The file that loads back to this tokenizer. */
-  toFile(): File;
-}
+export type { TokenizerOf } from "./contract.js";
 
 /**
  * The tokenizer of a μ model directory, whatever its kind: the byte-level BPE a small μ trains on
