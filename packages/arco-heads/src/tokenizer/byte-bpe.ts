@@ -2,6 +2,7 @@ import { formatZodIssues } from "@rubric/core";
 import { z } from "zod";
 import { ArcoInputError } from "../errors.js";
 import type { TokenizerOf } from "./contract.js";
+import { BinaryHeap } from "./heap.js";
 
 /**
  * A byte-level BPE tokenizer small enough to specify in a paragraph, so that the sidecar
@@ -145,17 +146,20 @@ function applyMerges(ids: number[], rank: ReadonlyMap<number, number>): number[]
     next[i] = i + 1 < n ? i + 1 : -1;
     prev[i] = i - 1;
   }
-  const heap = new PairHeap();
+  // (rank, position) packed into one number, rank · 2^26 + position: the lowest is the next merge.
+  const heap = new BinaryHeap<number>((a, b) => a < b);
   const consider = (i: number) => {
     const j = next[i]!;
     if (i < 0 || j < 0) return;
     const r = rank.get(pairKey(token[i]!, token[j]!));
-    if (r !== undefined) heap.push(r, i);
+    if (r !== undefined) heap.push(r * POSITION_LIMIT + i);
   };
   for (let i = 0; i + 1 < n; i++) consider(i);
   const alive = new Uint8Array(n).fill(1);
   while (heap.size > 0) {
-    const [r, i] = heap.pop();
+    const top = heap.pop();
+    const r = Math.floor(top / POSITION_LIMIT);
+    const i = top % POSITION_LIMIT;
     const j = next[i]!;
     if (!alive[i] || j < 0 || rank.get(pairKey(token[i]!, token[j]!)) !== r) continue;
     token[i] = FIRST_MERGE_ID + r;
@@ -169,44 +173,6 @@ function applyMerges(ids: number[], rank: ReadonlyMap<number, number>): number[]
   const out: number[] = [];
   for (let i = 0; i >= 0; i = next[i]!) out.push(token[i]!);
   return out;
-}
-
-/** A binary min-heap of (rank, position) pairs, packed into one number: rank · 2^26 + position. */
-class PairHeap {
-  #items: number[] = [];
-  get size(): number {
-    return this.#items.length;
-  }
-  push(r: number, position: number): void {
-    const items = this.#items;
-    let at = items.push(r * POSITION_LIMIT + position) - 1;
-    while (at > 0) {
-      const parent = (at - 1) >> 1;
-      if (items[parent]! <= items[at]!) break;
-      [items[parent], items[at]] = [items[at]!, items[parent]!];
-      at = parent;
-    }
-  }
-  pop(): [number, number] {
-    const items = this.#items;
-    const top = items[0]!;
-    const last = items.pop()!;
-    if (items.length > 0) {
-      items[0] = last;
-      let at = 0;
-      for (;;) {
-        const left = 2 * at + 1;
-        const right = left + 1;
-        let least = at;
-        if (left < items.length && items[left]! < items[least]!) least = left;
-        if (right < items.length && items[right]! < items[least]!) least = right;
-        if (least === at) break;
-        [items[least], items[at]] = [items[at]!, items[least]!];
-        at = least;
-      }
-    }
-    return [Math.floor(top / POSITION_LIMIT), top % POSITION_LIMIT];
-  }
 }
 
 function mergePair(ids: readonly number[], r: number, rank: ReadonlyMap<number, number>): number[] {

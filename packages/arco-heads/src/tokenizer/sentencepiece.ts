@@ -2,6 +2,7 @@ import { formatZodIssues } from "@rubric/core";
 import { z } from "zod";
 import { ArcoInputError } from "../errors.js";
 import type { TokenizerOf } from "./contract.js";
+import { BinaryHeap } from "./heap.js";
 
 /**
  * The tokenizer of a GGUF llama model (`tokenizer.ggml.model` = "llama"): SentencePiece BPE with
@@ -306,7 +307,7 @@ function mergeSymbols(text: string, vocabulary: Vocabulary, out: number[]): void
     prev[i] = i - 1;
     next[i] = i + 1 < n ? i + 1 : -1;
   }
-  const queue = new BigramHeap();
+  const queue = new BinaryHeap<Bigram>((a, b) => a.score > b.score || (a.score === b.score && a.left < b.left));
   const tryPair = (left: number, right: number) => {
     if (left < 0 || right < 0) return;
     const size = length[left]! + length[right]!;
@@ -330,46 +331,5 @@ function mergeSymbols(text: string, vocabulary: Vocabulary, out: number[]): void
     const id = vocabulary.idOf.get(symbol);
     if (id !== undefined) out.push(id);
     else for (const byte of utf8.encode(symbol)) out.push(vocabulary.byteIds[byte]!);
-  }
-}
-
-/** A binary heap whose top is the bigram of highest score, then lowest left position. */
-class BigramHeap {
-  #items: Bigram[] = [];
-  get size(): number {
-    return this.#items.length;
-  }
-  static #before(a: Bigram, b: Bigram): boolean {
-    return a.score > b.score || (a.score === b.score && a.left < b.left);
-  }
-  push(bigram: Bigram): void {
-    const items = this.#items;
-    let at = items.push(bigram) - 1;
-    while (at > 0) {
-      const parent = (at - 1) >> 1;
-      if (!BigramHeap.#before(items[at]!, items[parent]!)) break;
-      [items[parent], items[at]] = [items[at]!, items[parent]!];
-      at = parent;
-    }
-  }
-  pop(): Bigram {
-    const items = this.#items;
-    const top = items[0]!;
-    const last = items.pop()!;
-    if (items.length > 0) {
-      items[0] = last;
-      let at = 0;
-      for (;;) {
-        const left = 2 * at + 1;
-        const right = left + 1;
-        let first = at;
-        if (left < items.length && BigramHeap.#before(items[left]!, items[first]!)) first = left;
-        if (right < items.length && BigramHeap.#before(items[right]!, items[first]!)) first = right;
-        if (first === at) break;
-        [items[first], items[at]] = [items[at]!, items[first]!];
-        at = first;
-      }
-    }
-    return top;
   }
 }

@@ -1,6 +1,5 @@
 import { existsSync, readdirSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { resolve } from "node:path";
 import {
   annotateTrajectory,
   criteriaTarget,
@@ -30,7 +29,7 @@ import { createMu, loadSidecarMu, type SftEpoch, type TrainedMu, trainMu } from 
 import { z } from "zod";
 import { type CommandArgs, defineCommand } from "../flags/command.js";
 import { choiceFlag, integerFlag, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
-import { muPoolingFlag } from "../flags/mu-flags.js";
+import { ggufFileOf, muPoolingFlag } from "../flags/mu-flags.js";
 import { type CliIO, InputFileError, UsageError, readText } from "../io.js";
 import { progressBar } from "../progress.js";
 import { preflightModel } from "../flags/judge-flags.js";
@@ -317,9 +316,7 @@ function backboneOf(args: MuArgs): string {
   ).find(([, value]) => value !== undefined)?.[0];
   if (given !== undefined)
     throw new UsageError(`${given}: does not apply with --backbone (the GGUF file sets μ's shape and vocabulary)`);
-  const path = resolve(args.backbone!);
-  if (!existsSync(path)) throw new InputFileError(`--backbone: ${args.backbone}: no such file`);
-  return path;
+  return ggufFileOf("--backbone", args.backbone!);
 }
 
 /** What a μ that has taken no training step is, said wherever one is made or used. */

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { definedFields } from "@rubric/core";
 import {
   ARCO_GYM_DEFAULT_METHODS,
@@ -17,7 +17,7 @@ import {
 import { SidecarClient } from "@rubric/sidecar";
 import { type CommandArgs, defineCommand, fixedOperand } from "../flags/command.js";
 import { integerFlag, listFlag, MAX_SEEDS, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
-import { muPoolingFlag } from "../flags/mu-flags.js";
+import { ggufFileOf, muPoolingFlag } from "../flags/mu-flags.js";
 import { type CliIO, findShared, InputFileError, UsageError } from "../io.js";
 import { progressBar } from "../progress.js";
 import { OutputExistsError, prepareResultFiles } from "../results/result-files.js";
@@ -156,9 +156,7 @@ function backboneOf(file: string, wordVectors: string | undefined): string {
     throw new UsageError(
       "--word-vectors: a --mu-backbone llama has its own token embeddings; leave --word-vectors out",
     );
-  const path = resolve(file);
-  if (!existsSync(path)) throw new InputFileError(`--mu-backbone: ${file}: no such file`);
-  return path;
+  return ggufFileOf("--mu-backbone", file);
 }
 
 const TABLES = ["table.json", "table.md", "success.svg", "curves.svg", "credit.svg"];

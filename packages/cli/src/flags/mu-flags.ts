@@ -1,5 +1,8 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { MU_POOLINGS } from "@rubric/arco-heads";
 import { z } from "zod";
+import { InputFileError } from "../io.js";
 import { choiceFlag } from "./flag.js";
 
 /**
@@ -12,4 +15,14 @@ export function muPoolingFlag(scope = "") {
     `${scope}what μ's score head reads: the mean over prompt+criteria (default, ARCO's) | the last position alone (last, ours) | the mean over the criteria (criteria, ours)`,
     z.enum(MU_POOLINGS),
   );
+}
+
+/**
+ * A llama GGUF file named by `flag` (`mu init --backbone`, `repro arco-gym --mu-backbone`), made
+ * absolute: the sidecar resolves paths from its own working directory.
+ */
+export function ggufFileOf(flag: string, given: string): string {
+  const path = resolve(given);
+  if (!existsSync(path)) throw new InputFileError(`${flag}: ${given}: no such file`);
+  return path;
 }
