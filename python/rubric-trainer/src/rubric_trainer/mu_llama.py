@@ -23,7 +23,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from .gguf import GgufFault, GgufFile
-from .mu_model import MASKED, Cache, MuNetwork, ScoreHead
+from .mu_model import Cache, MuNetwork, ScoreHead, mask_geometry
 
 DEFAULT_ROPE_BASE = 10000.0
 DEFAULT_NORM_EPS = 1e-5
@@ -127,13 +127,9 @@ class LlamaMuNetwork(nn.Module):
 
     def hidden(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, past: Optional[Cache] = None) -> tuple[torch.Tensor, Cache]:
         """``MuNetwork.hidden``'s contract: positions and visibility from the mask alone."""
-        length = input_ids.shape[1]
-        mask = attention_mask.long()
-        key_positions = torch.cumsum(mask, dim=1) - 1
-        query_positions = key_positions[:, -length:] if past is not None else key_positions
-        visible = (key_positions.unsqueeze(1) <= query_positions.unsqueeze(2)) & (mask.unsqueeze(1) > 0)
+        query_positions, bias = mask_geometry(attention_mask, input_ids.shape[1])
         x = self.tokens(input_ids)
-        bias = torch.where(visible, 0.0, MASKED).unsqueeze(1).to(x.dtype)
+        bias = bias.to(x.dtype)
         # θ_i = base^(−2i / width) for pair i; the angle of a token is its position × θ_i.
         pairs = torch.arange(0, self.head, 2, dtype=torch.float32, device=x.device)
         inverse = torch.pow(torch.tensor(self.rope_base, device=x.device), -pairs / self.head)

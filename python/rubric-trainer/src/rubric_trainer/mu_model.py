@@ -25,6 +25,19 @@ Cache = list[tuple[torch.Tensor, torch.Tensor]]
 """Per layer, keys and values [batch, heads, positions, head width]."""
 
 
+def mask_geometry(attention_mask: torch.Tensor, length: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The new tokens' positions [B, T] and the additive attention bias [B, 1, T, P + T] of a mask
+    over the cached positions and the ``length`` new ones (1 = a real token). A query sees a key
+    when the key is real and its position is not later than the query's; positions come from the
+    mask (cumsum − 1), so this one rule is both the causal mask and the padding mask, for every μ
+    backbone (``MuNetwork``, ``mu_llama``)."""
+    mask = attention_mask.long()
+    key_positions = torch.cumsum(mask, dim=1) - 1  # [B, P + T]
+    query_positions = key_positions[:, -length:]
+    visible = (key_positions.unsqueeze(1) <= query_positions.unsqueeze(2)) & (mask.unsqueeze(1) > 0)  # [B, T, P + T]
+    return query_positions, torch.where(visible, 0.0, MASKED).unsqueeze(1)
+
+
 class CachedSelfAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int) -> None:
         super().__init__()
@@ -111,12 +124,7 @@ class MuNetwork(nn.Module):
         A query sees a key when the key is real and its position is not later than the query's;
         positions come from the mask, so this one rule is both the causal mask and the padding mask.
         """
-        length = input_ids.shape[1]
-        mask = attention_mask.long()
-        key_positions = torch.cumsum(mask, dim=1) - 1  # [B, P + T]
-        query_positions = key_positions[:, -length:] if past is not None else key_positions
-        visible = (key_positions.unsqueeze(1) <= query_positions.unsqueeze(2)) & (mask.unsqueeze(1) > 0)  # [B, T, P + T]
-        bias = torch.where(visible, 0.0, MASKED).unsqueeze(1)  # [B, 1, T, P + T]
+        query_positions, bias = mask_geometry(attention_mask, input_ids.shape[1])
         x = self.tokens(input_ids) + self.positions(query_positions.clamp(min=0))
         presents: Cache = []
         for i, block in enumerate(self.blocks):
