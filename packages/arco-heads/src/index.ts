@@ -29,10 +29,12 @@ export {
   type Turn,
 } from "./step/step.js";
 export {
+  PROMPT_LAYOUTS,
   PROMPT_STYLES,
   StepPromptSettingsSchema,
   stepPrompt,
   withPromptSettings,
+  type PromptLayout,
   type PromptStyle,
   type StepPromptOptions,
   type StepPromptSettings,

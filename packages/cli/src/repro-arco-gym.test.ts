@@ -26,6 +26,8 @@ const small = [
   "64",
   "--mc-rollouts",
   "2",
+  "--probe-rollouts",
+  "4",
 ];
 
 describe("rubric repro arco-gym", () => {
@@ -73,6 +75,16 @@ describe("rubric repro arco-gym", () => {
     const pooling = await runRubricHere(["repro", "arco-gym", "--out", join(dir, "x"), "--mu-pooling", "max"]);
     expect(pooling.code).toBe(2);
     expect(pooling.stderr).toMatch(/--mu-pooling.*prompt\+criteria.*last/u);
+    const layout = await runRubricHere([
+      "repro",
+      "arco-gym",
+      "--out",
+      join(dir, "x"),
+      "--mu-prompt-layout",
+      "sideways",
+    ]);
+    expect(layout.code).toBe(2);
+    expect(layout.stderr).toMatch(/--mu-prompt-layout.*arco.*action-last/u);
   });
 
   it("documents itself, with a usage line that names the command once", async () => {
@@ -81,6 +93,8 @@ describe("rubric repro arco-gym", () => {
     expect(help.stdout).toContain("Usage: rubric repro arco-gym --out <dir>");
     expect(help.stdout).toContain("a simulation");
     expect(help.stdout).toContain("--mc-rollouts <n>");
+    expect(help.stdout).toContain("--probe-rollouts <n>");
+    expect(help.stdout).toContain("--mu-prompt-layout <layout>");
     expect(help.stdout).toContain("--word-vectors <dir|none>");
     expect(help.stdout).toContain("--mu-tasks <n>");
   });
@@ -94,7 +108,14 @@ describe("rubric repro arco-gym", () => {
       /value of dense credit \(a simulation; .*\): H=2 outcome [\d.]+ vs true advantage [\d.]+/u,
     );
     const table = ArcoGymTableSchema.parse(JSON.parse(readFileSync(join(out, "table.json"), "utf8")));
-    expect(table.config).toMatchObject({ hops: [2], trainTasks: 8, evalTasks: 20, rl: { budget: 64 } });
+    expect(table.config).toMatchObject({
+      hops: [2],
+      trainTasks: 8,
+      evalTasks: 20,
+      rl: { budget: 64 },
+      creditProbeRollouts: 4,
+    });
+    expect(table.credit["teacherHindsight"]!.reference).toBeDefined();
     expect(readFileSync(join(out, "table.md"), "utf8")).toContain("## The value of dense credit");
     for (const svg of ["success.svg", "curves.svg", "credit.svg"])
       expect(readFileSync(join(out, svg), "utf8")).toContain("<svg");

@@ -153,7 +153,14 @@ export {
   type ArcoGymConfigOptions,
   type GymMuSettings,
 } from "./arco-gym/config.js";
-export { GYM_MU_PROMPT, openGymMuCritic, warmGymMu, type GymMuCritic, type WarmGymMu } from "./arco-gym/mu.js";
+export {
+  GYM_MU_PROMPT,
+  gymMuPrompt,
+  openGymMuCritic,
+  warmGymMu,
+  type GymMuCritic,
+  type WarmGymMu,
+} from "./arco-gym/mu.js";
 export { runArcoGym, type ArcoGymProgress, type ArcoGymRunOptions } from "./arco-gym/experiment.js";
 export {
   GYM_CONFIG_FILE,

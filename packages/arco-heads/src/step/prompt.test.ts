@@ -21,6 +21,22 @@ describe("stepPrompt", () => {
     expect(user.content).not.toContain("Episode finished.");
   });
 
+  it("puts the action after the instructions with layout action-last, the rest word for word as ARCO's order", () => {
+    const step = stepsOf(trajectory)[2]!;
+    const [, arco] = stepPrompt(step);
+    const [, last] = stepPrompt(step, { layout: "action-last" });
+    // ARCO's order: the action, then the instructions; action-last ends on the action itself.
+    expect(arco.content.indexOf("Action to evaluate:")).toBeLessThan(arco.content.indexOf("Write exactly 3"));
+    expect(last.content.endsWith("\n\nAction to evaluate: Finish[Lyon]")).toBe(true);
+    const lines = (text: string) =>
+      text
+        .split("\n")
+        .filter((line) => line !== "")
+        .sort();
+    expect(lines(last.content)).toEqual(lines(arco.content));
+    expect(stepPrompt(step, { layout: "arco" })).toEqual(stepPrompt(step));
+  });
+
   it("shows (none) before the first action and never its observation", () => {
     const [, user] = stepPrompt(stepsOf(trajectory)[0]!);
     expect(user.content).toContain("Trajectory so far:\n(none)");
@@ -77,5 +93,7 @@ describe("withPromptSettings", () => {
       maxObservationChars: 20,
     });
     expect(withPromptSettings(undefined, {})).toEqual({});
+    // The layout travels with a model as the other settings do.
+    expect(withPromptSettings({ layout: "action-last" }, { k: 3 })).toEqual({ k: 3, layout: "action-last" });
   });
 });

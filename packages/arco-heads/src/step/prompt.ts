@@ -13,6 +13,16 @@ export const PROMPT_STYLES = ["qa", "generic"] as const;
 export type PromptStyle = (typeof PROMPT_STYLES)[number];
 
 /**
+ * Where the action stands in the user message: `arco`, ARCO's order (the action to evaluate,
+ * then the instructions for the criteria); `action-last` (ours), the instructions first and the
+ * action last, so the prompt's last tokens are the action's own and a score head that reads the
+ * last position (`pooling: "last"`) reads the state at the action, not at the instructions'
+ * fixed words.
+ */
+export const PROMPT_LAYOUTS = ["arco", "action-last"] as const;
+export type PromptLayout = (typeof PROMPT_LAYOUTS)[number];
+
+/**
  * The step prompt's settings that belong to a trained μ: it learns to read one wording, so the
  * model directory's manifest keeps them (`prompt`) and every backend reads them from there. A μ
  * scored with another wording than it was trained on gives other scores (a step scored −0.023
@@ -26,6 +36,8 @@ export const StepPromptSettingsSchema = z.strictObject({
   budgetLabel: z.string().min(1).optional(),
   /** Each history observation cut to this many characters. */
   maxObservationChars: z.int().min(1).optional(),
+  /** Where the action stands (`PROMPT_LAYOUTS`); absent: ARCO's order. */
+  layout: z.enum(PROMPT_LAYOUTS).optional(),
 });
 export type StepPromptSettings = z.infer<typeof StepPromptSettingsSchema>;
 
@@ -41,6 +53,8 @@ export interface StepPromptOptions {
   readonly budgetLabel?: string;
   /** A description of the agent's environment and actions, added to the system prompt (ARCO injects its task description there). */
   readonly environment?: string;
+  /** Where the action stands ({@link PROMPT_LAYOUTS}); `arco` by default. */
+  readonly layout?: PromptLayout;
 }
 
 /**
@@ -57,6 +71,7 @@ export function withPromptSettings(
     environment: options.environment ?? settings?.environment,
     budgetLabel: options.budgetLabel ?? settings?.budgetLabel,
     maxObservationChars: options.maxObservationChars ?? settings?.maxObservationChars,
+    layout: options.layout ?? settings?.layout,
   });
 }
 
@@ -117,6 +132,13 @@ export function stepPrompt(step: Step, options: StepPromptOptions = {}): [ChatMe
       : step.history
           .map((turn) => `Action: ${turn.action}\nObservation: ${renderObservation(turn.observation, maxChars)}`)
           .join("\n");
+  const action = `Action to evaluate: ${step.action}`;
+  const instructions = [
+    `Write exactly ${k} short criteria on which this action should be judged (for example: ${wording.dimensions}). ` +
+      `If the action is malformed, judge it as an invalid action; if it ${wording.finished}, ` +
+      "judge it as a budget violation.",
+    `Reply with JSON only: {"criteria": [${Array.from({ length: k }, (_, i) => `"criterion ${i + 1}"`).join(", ")}]}`,
+  ];
   const user = [
     `${wording.task}: ${step.task}`,
     "",
@@ -124,12 +146,7 @@ export function stepPrompt(step: Step, options: StepPromptOptions = {}): [ChatMe
     "",
     `${label} before this action: ${step.budgetLeft}`,
     "",
-    `Action to evaluate: ${step.action}`,
-    "",
-    `Write exactly ${k} short criteria on which this action should be judged (for example: ${wording.dimensions}). ` +
-      `If the action is malformed, judge it as an invalid action; if it ${wording.finished}, ` +
-      "judge it as a budget violation.",
-    `Reply with JSON only: {"criteria": [${Array.from({ length: k }, (_, i) => `"criterion ${i + 1}"`).join(", ")}]}`,
+    ...((options.layout ?? "arco") === "arco" ? [action, "", ...instructions] : [...instructions, "", action]),
   ].join("\n");
   const system = options.environment === undefined ? SYSTEM : `${SYSTEM}\n\n${options.environment}`;
   return [

@@ -2,6 +2,8 @@ import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { definedFields } from "@rubric/core";
+import { PROMPT_LAYOUTS } from "@rubric/arco-heads";
+import { z } from "zod";
 import {
   ARCO_GYM_DEFAULT_METHODS,
   ARCO_GYM_METHODS,
@@ -16,7 +18,7 @@ import {
 } from "@rubric/repro";
 import { SidecarClient } from "@rubric/sidecar";
 import { type CommandArgs, defineCommand, fixedOperand } from "../flags/command.js";
-import { integerFlag, listFlag, MAX_SEEDS, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
+import { choiceFlag, integerFlag, listFlag, MAX_SEEDS, numberFlag, switchFlag, textFlag } from "../flags/flag.js";
 import { ggufFileOf, muPoolingFlag } from "../flags/mu-flags.js";
 import { type CliIO, findShared, InputFileError, UsageError } from "../io.js";
 import { progressBar } from "../progress.js";
@@ -50,6 +52,11 @@ const gymFlags = {
   mcRollouts: integerFlag("<n>", "the true-advantage control's continuations per Q and V estimate (default 8)", {
     min: 1,
   }),
+  probeRollouts: integerFlag(
+    "<n>",
+    "the credit probe's continuations per Q and V estimate, for the true advantage and its reference (default 64)",
+    { min: 1 },
+  ),
   methods: listFlag(
     "<a,b,…>",
     `methods to run (default ${ARCO_GYM_DEFAULT_METHODS.join(", ")}; known: ${ARCO_GYM_METHODS.join(", ")}; ${ARCO_GYM_MU_METHODS.join(" and ")} train μ in the sidecar: minutes per H on 2 cores)`,
@@ -65,6 +72,11 @@ const gymFlags = {
   muEpochs: integerFlag("<n>", "μ's warm-up epochs (default 6; 3 with --quick)", { min: 1 }),
   muTasks: integerFlag("<n>", "tasks of the noisy teacher μ's warm-up reads, per H (default 192)", { min: 1 }),
   muPooling: muPoolingFlag(),
+  muPromptLayout: choiceFlag(
+    "<layout>",
+    "where the action stands in μ's step prompt: arco (default: the action, then the instructions) | action-last (ours: the instructions, then the action, so --mu-pooling last reads the state at the action)",
+    z.enum(PROMPT_LAYOUTS),
+  ),
   muPretrainTasks: integerFlag(
     "<n>",
     "ours (ARCO's μ starts from a pretrained LM): pretrain μ as a language model on the text of n tasks of their own stream before its warm-up (default 0: none)",
@@ -177,6 +189,7 @@ export async function reproArcoGym(args: ReproArcoGymArgs, io: CliIO, isTTY: boo
         budget: args.budget,
         learningRate: args.lr,
         trueAdvantageRollouts: args.mcRollouts,
+        creditProbeRollouts: args.probeRollouts,
         methods,
       }),
       // The word vectors are looked for only when a method trains μ.
@@ -190,6 +203,7 @@ export async function reproArcoGym(args: ReproArcoGymArgs, io: CliIO, isTTY: boo
           sftEpochs: args.muEpochs,
           sftTasks: args.muTasks,
           pooling: args.muPooling,
+          promptLayout: args.muPromptLayout,
           pretrainTasks: args.muPretrainTasks,
           pretrainEpochs: args.muPretrainEpochs,
         }),
@@ -265,10 +279,12 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   budget: "--budget",
   learningRate: "--lr",
   "trueAdvantage.rollouts": "--mc-rollouts",
+  creditProbeRollouts: "--probe-rollouts",
   methods: "--methods",
   "mu.sftEpochs": "--mu-epochs",
   "mu.sftTasks": "--mu-tasks",
   "mu.pooling": "--mu-pooling",
+  "mu.promptLayout": "--mu-prompt-layout",
   "mu.pretrainTasks": "--mu-pretrain-tasks",
   "mu.pretrainEpochs": "--mu-pretrain-epochs",
   "mu.wordVectors": "--word-vectors",

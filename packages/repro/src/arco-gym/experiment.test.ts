@@ -12,7 +12,14 @@ import { ReproInputError } from "../errors.js";
 import { arcoGymConfig } from "./config.js";
 import { runArcoGym } from "./experiment.js";
 import { muExamples } from "../arco/warmup.js";
-import { criticWarmupEpisodes, GYM_MU_PROMPT, gymPretrainTexts, muFit, teacherStepAdvantages } from "./mu.js";
+import {
+  criticWarmupEpisodes,
+  GYM_MU_PROMPT,
+  gymMuPrompt,
+  gymPretrainTexts,
+  muFit,
+  teacherStepAdvantages,
+} from "./mu.js";
 import { arcoGymPlots } from "./plot.js";
 import { GYM_RUNS_DIR, GymMethodRunSchema } from "./run-record.js";
 import { ArcoGymTableSchema, arcoGymMarkdown, muWarmupKey, muWarmupOf } from "./table.js";
@@ -25,6 +32,7 @@ const small = arcoGymConfig({
   evalTasks: 30,
   budget: 64,
   trueAdvantageRollouts: 2,
+  creditProbeRollouts: 16,
 });
 
 describe("runArcoGym", () => {
@@ -54,6 +62,11 @@ describe("runArcoGym", () => {
     expect(credit.spearman).toBeGreaterThan(-1);
     expect(credit.criterionValidity).toBeGreaterThan(0.5);
     expect(table.creditPoints["teacherHindsight"]!["3"]!.length).toBe(credit.steps / 2);
+    // Beside it, the reference: the true advantage drawn again, scored as a critic. Fresh draws
+    // agree with the probe's estimate without repeating it; what perfect credit measures here.
+    expect(credit.reference!.spearman).toBeGreaterThan(0.2);
+    expect(credit.reference!.spearman).toBeLessThan(0.99);
+    expect(credit.reference!.evidenceAuc).not.toBeNull();
     const share = table.methods.teacherHindsight!.shareOfControlGain;
     const gain = table.methods.trueAdvantage!.success.mean - table.methods.outcome!.success.mean;
     if (gain > 1e-9)
@@ -85,6 +98,9 @@ describe("runArcoGym", () => {
     const md = arcoGymMarkdown(table);
     expect(md).toContain("a simulation");
     expect(md).toContain("| 3 |");
+    expect(md).toContain(
+      `| ${credit.spearman!.toFixed(3)} (${credit.reference!.spearman!.toFixed(3)}) | ${credit.evidenceAuc!.toFixed(3)} (${credit.reference!.evidenceAuc!.toFixed(3)}) |`,
+    );
     // Every row of the methods table has its five cells.
     const methodRows = md.split("\n").filter((line) => line.startsWith("| Outcome") || line.startsWith("| Control"));
     for (const row of methodRows) expect(row.split(" | ")).toHaveLength(5);
@@ -164,6 +180,7 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
       evalTasks: 8,
       budget: 32,
       trueAdvantageRollouts: 2,
+      creditProbeRollouts: 4,
       methods: ["outcome", "frozenMu", "arco", "muValue"],
       mu: { dModel: 32, layers: 1, sftTasks: 4, sftReplicas: 2, fitTasks: 3, sftEpochs: 2, wordVectors: GLOVE },
     });
@@ -247,6 +264,7 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
       evalTasks: 6,
       budget: 24,
       trueAdvantageRollouts: 2,
+      creditProbeRollouts: 4,
       methods: ["prm", "fixedCriteria", "noPrefix", "arcoK1", "arcoK5", "muAdvantage"],
       mu: {
         dModel: 16,
@@ -302,6 +320,50 @@ describe("runArcoGym with the learned critics (μ in the sidecar)", () => {
   }, 300_000);
 });
 
+describe("runArcoGym with the action last in μ's prompt (ours)", () => {
+  it("warms μ up and scores with the instructions first and the action last, recorded in the table", async () => {
+    const settings = (promptLayout: "arco" | "action-last") =>
+      arcoGymConfig({
+        hops: [2],
+        seeds: 1,
+        trainTasks: 2,
+        evalTasks: 4,
+        budget: 8,
+        trueAdvantageRollouts: 2,
+        creditProbeRollouts: 4,
+        methods: ["frozenMu"],
+        mu: {
+          dModel: 16,
+          layers: 1,
+          sftTasks: 4,
+          sftReplicas: 1,
+          fitTasks: 0,
+          sftEpochs: 1,
+          maxCriteriaTokens: 16,
+          wordVectors: null,
+          pooling: "last",
+          promptLayout,
+        },
+      });
+    expect(gymMuPrompt(settings("arco"))).toBe(GYM_MU_PROMPT);
+    expect(gymMuPrompt(settings("action-last"))).toEqual({ ...GYM_MU_PROMPT, layout: "action-last" });
+    const client = await SidecarClient.start({ threads: 1 });
+    try {
+      const arco = await runArcoGym(settings("arco"), { client });
+      const last = await runArcoGym(settings("action-last"), { client });
+      expect(arco.muWarmup![0]!.promptLayout).toBeUndefined();
+      expect(last.muWarmup![0]!.promptLayout).toBe("action-last");
+      expect(arcoGymMarkdown(last)).toContain("the last position (ours), the action last in the prompt (ours) |");
+      // The same steps read in another order: another warm-up and other scores.
+      expect(last.muWarmup![0]!.examples).toBe(arco.muWarmup![0]!.examples);
+      expect(last.muWarmup![0]!.sftLoss).not.toEqual(arco.muWarmup![0]!.sftLoss);
+      expect(last.creditPoints["frozenMu"]!["2"]).not.toEqual(arco.creditPoints["frozenMu"]!["2"]);
+    } finally {
+      await client.close();
+    }
+  }, 300_000);
+});
+
 describe("runArcoGym with μ on a pretrained llama (stories260K)", () => {
   it("warms μ up on the GGUF's weights and vocabulary, records the backbone, and says so in table.md", async () => {
     const config = arcoGymConfig({
@@ -311,6 +373,7 @@ describe("runArcoGym with μ on a pretrained llama (stories260K)", () => {
       evalTasks: 3,
       budget: 8,
       trueAdvantageRollouts: 2,
+      creditProbeRollouts: 4,
       methods: ["frozenMu"],
       mu: {
         backbone: STORIES,
@@ -350,6 +413,7 @@ describe("runArcoGym with the feature critics (a labelled variant, no sidecar)",
       evalTasks: 10,
       budget: 32,
       trueAdvantageRollouts: 2,
+      creditProbeRollouts: 4,
       methods: ["outcome", "featureMu", "featureArco", "featureNoPrefix", "valueDifference"],
       mu: { sftTasks: 40, sftReplicas: 2 },
     });

@@ -32,6 +32,7 @@ import {
   type StepCritic,
   type TrainerSettingsInput,
   trainCoEvolution,
+  TRUE_ADVANTAGE_CRITERION,
   trueAdvantageCritic,
   trueStepAdvantages,
   type WordVectors,
@@ -210,11 +211,19 @@ function fittedFeatureCritic(
   return { critic, fit };
 }
 
-/** Held-out rollouts of the warm-up policy with each step's true advantage: what every critic's credit is measured on. */
+/**
+ * Held-out rollouts of the warm-up policy with each step's true advantage: what every critic's
+ * credit is measured on. The advantage is estimated twice, independently: the second estimate,
+ * scored as a critic against the first, is the reference — what perfect credit measures on this
+ * probe, the Monte-Carlo estimate's own noise included — beside which each critic's is read.
+ */
 interface CreditProbe {
   readonly episodes: readonly Episode[];
   readonly advantages: readonly (readonly number[])[];
+  readonly reference: CreditReference;
 }
+
+type CreditReference = NonNullable<CreditMeasure["reference"]>;
 
 async function creditProbe(
   environment: Environment<GymTask>,
@@ -227,16 +236,29 @@ async function creditProbe(
     temperature: config.rl.temperature,
     seed: `probe/${seed}`,
   });
-  const advantages: number[][] = [];
-  for (const [i, episode] of episodes.entries()) {
-    const credit = await trueStepAdvantages(environment, tasks[i]!, warm, episode, {
-      rollouts: 2 * config.trueAdvantage.rollouts,
-      temperature: config.rl.temperature,
-      seed: `probe-truth/${seed}`,
-    });
-    advantages.push(credit.map((c) => c.advantage));
-  }
-  return { episodes, advantages };
+  const estimate = async (draws: string) => {
+    const advantages: number[][] = [];
+    for (const [i, episode] of episodes.entries()) {
+      const credit = await trueStepAdvantages(environment, tasks[i]!, warm, episode, {
+        rollouts: config.creditProbeRollouts,
+        temperature: config.rl.temperature,
+        seed: `${draws}/${seed}`,
+      });
+      advantages.push(credit.map((c) => c.advantage));
+    }
+    return advantages;
+  };
+  const advantages = await estimate("probe-truth");
+  const again = await estimate("probe-reference");
+  const ratings = again.map((row) => row.map((s) => ({ criteria: [TRUE_ADVANTAGE_CRITERION], scores: [s], s })));
+  return {
+    episodes,
+    advantages,
+    reference: {
+      spearman: definedSpearman(again.flat(), advantages.flat()),
+      evidenceAuc: evidenceAuc(episodes, ratings).auc ?? null,
+    },
+  };
 }
 
 /** One critic's credit on a probe. */
@@ -252,6 +274,7 @@ async function measureCredit(critic: StepCritic, probe: CreditProbe): Promise<Cr
     evidenceAuc: evidenceAuc(probe.episodes, ratings).auc ?? null,
     criterionValidity: criterionValidity(probe.episodes, ratings).validity,
     steps: points.length,
+    reference: probe.reference,
     points,
   };
 }
@@ -385,6 +408,8 @@ async function runAll(
       const row = {
         hops,
         pooling: config.mu.pooling,
+        // Recorded only where it is not ARCO's order, as older tables' rows have none.
+        ...(config.mu.promptLayout === "arco" ? {} : { promptLayout: config.mu.promptLayout }),
         ...warmRecord,
         sftLoss: [...warmRecord.sftLoss],
         sftScores: { ...warmRecord.sftScores, mse: [...warmRecord.sftScores.mse] },
@@ -645,10 +670,12 @@ function tableOf(
         .filter((method) => ARCO_GYM_CRITICS.includes(method))
         .map((method) => {
           const measures = config.hops.flatMap((h) => (runs[method].get(h) ?? []).flatMap((r) => r.credit ?? []));
-          const meanOf = (pick: (m: CreditMeasure) => number | null) => {
-            const values = measures.map(pick).filter((v): v is number => v !== null);
+          const meanOf = (pick: (m: CreditMeasure) => number | null | undefined) => {
+            const values = measures.map(pick).filter((v): v is number => v !== null && v !== undefined);
             return values.length === 0 ? null : mean(values);
           };
+          // Every measure carries its probe's reference; should one lack it, no mean is shown as one.
+          const referenced = measures.length > 0 && measures.every((m) => m.reference !== undefined);
           return [
             method,
             {
@@ -656,6 +683,14 @@ function tableOf(
               evidenceAuc: meanOf((m) => m.evidenceAuc),
               criterionValidity: meanOf((m) => m.criterionValidity),
               steps: measures.reduce((n, m) => n + m.steps, 0),
+              ...(referenced
+                ? {
+                    reference: {
+                      spearman: meanOf((m) => m.reference?.spearman),
+                      evidenceAuc: meanOf((m) => m.reference?.evidenceAuc),
+                    },
+                  }
+                : {}),
             },
           ];
         }),

@@ -3,7 +3,7 @@
 // count on the teacher's annotated episodes, then frozen or co-evolving in each method's run.
 import { cp, mkdir, rm } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { type MuSftExample, RubricModel } from "@rubric/arco-heads";
+import { type MuSftExample, RubricModel, type StepPromptSettings } from "@rubric/arco-heads";
 import { mean, spearman } from "@rubric/core";
 import { RemoteMu, type SidecarClient } from "@rubric/sidecar";
 import {
@@ -34,6 +34,12 @@ import type { GymMuObjective, GymMuWarmupKind } from "./table.js";
 
 /** μ's step prompt in the gym: the observations are one sentence each, so nothing is cut. */
 export const GYM_MU_PROMPT = { maxObservationChars: 400 } as const;
+
+/** The step prompt a run's μ reads, in warm-up and as a critic: the gym's, in the run's layout (ARCO's order when absent). */
+export function gymMuPrompt(config: ArcoGymConfig): StepPromptSettings {
+  const { promptLayout } = config.mu;
+  return promptLayout === "arco" ? GYM_MU_PROMPT : { ...GYM_MU_PROMPT, layout: promptLayout };
+}
 
 /** The warm-up μ of one hop count: its export, and what its warm-up saw. */
 export interface WarmGymMu {
@@ -196,7 +202,7 @@ async function warmupExamples(
     episodes,
     (episode) =>
       variant === "fixed" ? gymFixedAnnotation(episode, annotatedK) : gymTeacherAnnotation(episode, annotatedK),
-    GYM_MU_PROMPT,
+    gymMuPrompt(config),
   );
   if (objective === "decomposition") return data;
   // A value's target is the step's episode outcome; the control's, the step's true advantage.
@@ -408,7 +414,7 @@ function muReading(
     ...(kind.variant === "prm" ? { criteria: { kind: "none" as const } } : {}),
     prefix: kind.variant !== "noPrefix",
     maxNewTokens: config.mu.maxCriteriaTokens,
-    prompt: GYM_MU_PROMPT,
+    prompt: gymMuPrompt(config),
   };
 }
 

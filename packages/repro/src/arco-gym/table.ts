@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MU_POOLINGS, type MuPooling } from "@rubric/arco-heads";
+import { MU_POOLINGS, type MuPooling, PROMPT_LAYOUTS } from "@rubric/arco-heads";
 import { SidecarRecordSchema, sidecarRecordLines } from "../sidecar/record.js";
 import { MU_EXAMPLE_KINDS, type MuExampleKind } from "../arco/warmup.js";
 
@@ -188,6 +188,12 @@ export const CreditSummarySchema = z.strictObject({
   evidenceAuc: z.number().nullable(),
   criterionValidity: z.number().nullable(),
   steps: z.int(),
+  /**
+   * The reference on the same probes (absent in older tables): the true advantage estimated again
+   * with fresh draws and scored as a critic — what perfect credit measures here, the estimate's own
+   * noise included; a critic's Spearman and evidence AUC are read against it, not against 1.
+   */
+  reference: z.strictObject({ spearman: z.number().nullable(), evidenceAuc: z.number().nullable() }).optional(),
 });
 
 /** One μ warm-up of a run (per H and kind), as `table.json` records it. */
@@ -201,6 +207,8 @@ export const MuWarmupRecordSchema = z.strictObject({
   k: z.int().optional(),
   /** What its score head reads (`MU_POOLINGS`; absent in older tables: ARCO's mean over prompt + criteria). */
   pooling: z.enum(MU_POOLINGS).optional(),
+  /** Where the action stood in its step prompt (`PROMPT_LAYOUTS`; absent: ARCO's order). */
+  promptLayout: z.enum(PROMPT_LAYOUTS).optional(),
   episodes: z.int(),
   examples: z.int(),
   embedded: z.int(),
@@ -374,14 +382,15 @@ export function arcoGymMarkdown(table: ArcoGymTable): string {
       "",
       "## Credit on held-out rollouts",
       "",
-      "The warm-up policy's rollouts on the first evaluation tasks, per H and seed (mean over them). Spearman: s_t against the true advantage; evidence AUC: s_t for a search that retrieved a gold paragraph; criterion validity: the share of criteria whose score's sign agrees with the grammar's checker.",
+      "The warm-up policy's rollouts on the first evaluation tasks, per H and seed (mean over them). Spearman: s_t against the true advantage; evidence AUC: s_t for a search that retrieved a gold paragraph; criterion validity: the share of criteria whose score's sign agrees with the grammar's checker. In brackets, the reference: the true advantage estimated again with fresh draws, scored the same way — what perfect credit measures on these probes (the Monte-Carlo estimate's noise and the near-zero advantage of most steps keep it below 1).",
       "",
-      "| critic | Spearman with the true advantage | evidence AUC | criterion validity | steps |",
+      `| critic | Spearman with the true advantage (reference) | evidence AUC (reference) | criterion validity | steps |`,
       "|---|---|---|---|---|",
-      ...credit.map(
-        ([name, c]) =>
-          `| ${ARCO_GYM_METHOD_LABELS[name as ArcoGymMethod] ?? name} | ${value(c.spearman)} | ${value(c.evidenceAuc)} | ${value(c.criterionValidity)} | ${c.steps} |`,
-      ),
+      ...credit.map(([name, c]) => {
+        const against = (x: number | null, reference: number | null | undefined) =>
+          reference === undefined ? value(x) : `${value(x)} (${value(reference)})`;
+        return `| ${ARCO_GYM_METHOD_LABELS[name as ArcoGymMethod] ?? name} | ${against(c.spearman, c.reference?.spearman)} | ${against(c.evidenceAuc, c.reference?.evidenceAuc)} | ${value(c.criterionValidity)} | ${c.steps} |`;
+      }),
     );
   }
   lines.push(
@@ -401,7 +410,7 @@ export function arcoGymMarkdown(table: ArcoGymTable): string {
           "|---|---|---|---|---|---|---|---|---|---|---|",
           ...table.muWarmup.map(
             (m) =>
-              `| ${m.hops} | ${m.objective ?? "decomposition"} | ${m.variant ?? "generated"} | ${m.k ?? "—"} | ${POOLING_TEXT[m.pooling ?? "prompt+criteria"]} | ${m.episodes} | ${m.examples} | ${m.embedded} | ${m.sftLoss[0]?.toFixed(3) ?? "—"} → ${m.sftLoss.at(-1)?.toFixed(3) ?? "—"} | ${scoresText(m.sftScores)} | ${fitText(m.fit)} |`,
+              `| ${m.hops} | ${m.objective ?? "decomposition"} | ${m.variant ?? "generated"} | ${m.k ?? "—"} | ${POOLING_TEXT[m.pooling ?? "prompt+criteria"]}${m.promptLayout === "action-last" ? ", the action last in the prompt (ours)" : ""} | ${m.episodes} | ${m.examples} | ${m.embedded} | ${m.sftLoss[0]?.toFixed(3) ?? "—"} → ${m.sftLoss.at(-1)?.toFixed(3) ?? "—"} | ${scoresText(m.sftScores)} | ${fitText(m.fit)} |`,
           ),
           "",
           ...table.muWarmup.flatMap((m) =>

@@ -57,7 +57,7 @@ describe("trainMu: μ trained on an agent's own runs and outcomes", () => {
       maxCriteriaTokens: 16,
       shape: { dModel: 32, layers: 1, heads: 2, maxSequence: 640 },
       corpus: runs.flatMap((run) => stepsOf(trajectoryOf(run, 3))),
-      prompt: { style: "generic", budgetLabel: "Tool calls left" },
+      prompt: { style: "generic", budgetLabel: "Tool calls left", layout: "action-last" },
     });
   }, TIMEOUT_MS);
 
@@ -95,7 +95,7 @@ describe("trainMu: μ trained on an agent's own runs and outcomes", () => {
         "after",
       ]);
       const { manifest, tokenizer } = await readModel(trained.directory);
-      expect(manifest.prompt).toEqual({ style: "generic", budgetLabel: "Tool calls left" });
+      expect(manifest.prompt).toEqual({ style: "generic", budgetLabel: "Tool calls left", layout: "action-last" });
       expect(manifest.training.steps).toBe(16);
       // onnxruntime-node reads the saved settings: the prompt μ scores is the one it trained on,
       // and a caller's option replaces one field of it.
@@ -106,6 +106,8 @@ describe("trainMu: μ trained on an agent's own runs and outcomes", () => {
         const text = tokenizer.decode(saved!.ids.prompt.slice(1));
         expect(text).toContain("Task: Make the failing test");
         expect(text).toContain("Tool calls left before this action: 2");
+        // The saved layout too: the instructions, then the action.
+        expect(text.indexOf("Action to evaluate:")).toBeGreaterThan(text.indexOf("Reply with JSON only"));
         const [overridden] = await model.scoreSteps([step], [["a", "b"]], { budgetLabel: "Edits left" });
         const other = tokenizer.decode(overridden!.ids.prompt.slice(1));
         expect(other).toContain("Task: Make the failing test");
@@ -156,7 +158,10 @@ describe("trainMu: μ trained on an agent's own runs and outcomes", () => {
         expect(asked.every((t) => !t.id.match(/^run-[0-3]$/))).toBe(true);
         expect(asked[0]!.turns.map((turn) => turn.budgetLeft)).toEqual([3, 2, 1]);
         // It writes for μ's K and the prompt training uses: the model's style with the override.
-        expect(contexts[0]).toEqual({ k: 2, prompt: { style: "generic", budgetLabel: "Calls left" } });
+        expect(contexts[0]).toEqual({
+          k: 2,
+          prompt: { style: "generic", budgetLabel: "Calls left", layout: "action-last" },
+        });
         // Annotations that decompose R train; the annotator's zeros decompose only R = 0 runs.
         const fileRuns = annotated.filter((run) => asked.every((t) => t.id !== run.id)).length;
         expect(trained.sft!.epochs).toHaveLength(1);
@@ -169,6 +174,7 @@ describe("trainMu: μ trained on an agent's own runs and outcomes", () => {
         expect((await readModel(trained.directory)).manifest.prompt).toEqual({
           style: "generic",
           budgetLabel: "Calls left",
+          layout: "action-last",
         });
       } finally {
         await rm(out, { recursive: true, force: true });

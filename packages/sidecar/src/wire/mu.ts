@@ -387,6 +387,7 @@ export const MU_METHODS = {
           environment: z.string().optional(),
           budgetLabel: z.string().min(1).optional(),
           maxObservationChars: z.number().int().min(1).optional(),
+          layout: z.enum(["arco", "action-last"]).optional(),
         })
         .optional(),
     }),

@@ -227,6 +227,7 @@ MU_PROMPT = Record(
         "environment": Field(Text(), None),
         "budgetLabel": Field(Text(min_length=1), None),
         "maxObservationChars": Field(Integer(1), None),
+        "layout": Field(Text(choices=("arco", "action-last")), None),
     }
 )
 # Text through a transformers model's own tokenizer: policy.* and mu.* take the same params.
