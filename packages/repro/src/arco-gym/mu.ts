@@ -147,9 +147,10 @@ export function criticWarmupEpisodes(hops: number, config: ArcoGymConfig): Promi
 /**
  * Each step's true advantage under the noisy teacher that wrote `episodes` (by default μ's
  * warm-up episodes): Q − V by Monte Carlo from the replayed prefix, with the teacher continuing
- * at its own temperature (1), twice the control's continuations as the credit probe takes. The
- * labels of the `muAdvantage` control (ours): step-level credit that ARCO's setting does not
- * have, given to μ to ask whether its backbone can read credit from text at all.
+ * at its own temperature (1), twice the control's continuations per Q and V (as many as the
+ * credit probe took before it had its own setting, `creditProbeRollouts`). The labels of the
+ * `muAdvantage` control (ours): step-level credit that ARCO's setting does not have, given to μ
+ * to ask whether its backbone can read credit from text at all.
  */
 export async function teacherStepAdvantages(
   hops: number,
