@@ -209,7 +209,7 @@ const ELSEWHERE: Readonly<Record<string, string>> = {
   "node packages/cli/dist/main.js repro arco --out runs/arco":
     "the full run, 80 minutes: packages/repro/README.md reports it",
   "node packages/cli/dist/main.js repro arco-gym --quick --out runs/arco-gym":
-    "3.5 minutes: packages/cli/src/repro-arco-gym.test.ts runs it with fewer tasks",
+    "4 minutes: packages/cli/src/repro-arco-gym.test.ts runs it with fewer tasks",
   "sh scripts/install-system-packages.sh && npm install -g pnpm@12.4.2 && pnpm install --frozen-lockfile && pnpm test":
     "what CI runs (.ci/run)",
   "pip install ./python/rubric-reward": "packages/cli/src/serve.test.ts pip-installs it into a directory of its own",

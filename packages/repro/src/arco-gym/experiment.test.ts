@@ -67,6 +67,10 @@ describe("runArcoGym", () => {
     expect(credit.reference!.spearman).toBeGreaterThan(0.2);
     expect(credit.reference!.spearman).toBeLessThan(0.99);
     expect(credit.reference!.evidenceAuc).not.toBeNull();
+    // And at the end of RL, on each seed's trained π's own rollouts of the 30 probe tasks.
+    expect(credit.atEnd!.steps).toBeGreaterThanOrEqual(2 * 30);
+    expect(credit.atEnd!.criterionValidity).toBeGreaterThan(0.5);
+    expect(credit.atEnd!.spearman).not.toBe(credit.spearman);
     const share = table.methods.teacherHindsight!.shareOfControlGain;
     const gain = table.methods.trueAdvantage!.success.mean - table.methods.outcome!.success.mean;
     if (gain > 1e-9)
@@ -101,9 +105,17 @@ describe("runArcoGym", () => {
     expect(md).toContain(
       `| ${credit.spearman!.toFixed(3)} (${credit.reference!.spearman!.toFixed(3)}) | ${credit.evidenceAuc!.toFixed(3)} (${credit.reference!.evidenceAuc!.toFixed(3)}) |`,
     );
-    // Every row of the methods table has its five cells.
-    const methodRows = md.split("\n").filter((line) => line.startsWith("| Outcome") || line.startsWith("| Control"));
-    for (const row of methodRows) expect(row.split(" | ")).toHaveLength(5);
+    // Every row of the methods table has its five cells, and of the credit table its six.
+    const rowsOf = (section: string) =>
+      md
+        .split(`## ${section}`)[1]!
+        .split("\n## ")[0]!
+        .split("\n")
+        .filter((line) => line.startsWith("| Outcome") || line.startsWith("| Control"));
+    expect(rowsOf("Methods")).toHaveLength(3);
+    for (const row of rowsOf("Methods")) expect(row.split(" | ")).toHaveLength(5);
+    expect(rowsOf("Credit on held-out rollouts")).toHaveLength(1);
+    for (const row of rowsOf("Credit on held-out rollouts")) expect(row.split(" | ")).toHaveLength(6);
     const plots = await arcoGymPlots(table);
     expect(plots.map((p) => p.file)).toEqual(["success.svg", "curves.svg", "credit.svg"]);
     for (const plot of plots) expect(plot.svg).toContain("<svg");

@@ -212,15 +212,16 @@ function fittedFeatureCritic(
 }
 
 /**
- * Held-out rollouts of the warm-up policy with each step's true advantage: what every critic's
- * credit is measured on. The advantage is estimated twice, independently: the second estimate,
- * scored as a critic against the first, is the reference — what perfect credit measures on this
- * probe, the Monte-Carlo estimate's own noise included — beside which each critic's is read.
+ * Held-out rollouts of a policy (the warm-up's, or a method's π as RL left it) with each step's
+ * true advantage under that policy: what every critic's credit is measured on. On the warm-up's
+ * probe the advantage is estimated twice, independently: the second estimate, scored as a critic
+ * against the first, is the reference — what perfect credit measures on this probe, the
+ * Monte-Carlo estimate's own noise included — beside which each critic's is read.
  */
 interface CreditProbe {
   readonly episodes: readonly Episode[];
   readonly advantages: readonly (readonly number[])[];
-  readonly reference: CreditReference;
+  readonly reference?: CreditReference;
 }
 
 type CreditReference = NonNullable<CreditMeasure["reference"]>;
@@ -228,28 +229,29 @@ type CreditReference = NonNullable<CreditMeasure["reference"]>;
 async function creditProbe(
   environment: Environment<GymTask>,
   tasks: readonly GymTask[],
-  warm: GymPolicy,
+  policy: GymPolicy,
   config: ArcoGymConfig,
-  seed: number,
+  draws: { readonly rollouts: string; readonly truth: string; readonly reference?: string },
 ): Promise<CreditProbe> {
-  const episodes = await rollout(environment, tasks, warm, {
+  const episodes = await rollout(environment, tasks, policy, {
     temperature: config.rl.temperature,
-    seed: `probe/${seed}`,
+    seed: draws.rollouts,
   });
-  const estimate = async (draws: string) => {
+  const estimate = async (seed: string) => {
     const advantages: number[][] = [];
     for (const [i, episode] of episodes.entries()) {
-      const credit = await trueStepAdvantages(environment, tasks[i]!, warm, episode, {
+      const credit = await trueStepAdvantages(environment, tasks[i]!, policy, episode, {
         rollouts: config.creditProbeRollouts,
         temperature: config.rl.temperature,
-        seed: `${draws}/${seed}`,
+        seed,
       });
       advantages.push(credit.map((c) => c.advantage));
     }
     return advantages;
   };
-  const advantages = await estimate("probe-truth");
-  const again = await estimate("probe-reference");
+  const advantages = await estimate(draws.truth);
+  if (draws.reference === undefined) return { episodes, advantages };
+  const again = await estimate(draws.reference);
   const ratings = again.map((row) => row.map((s) => ({ criteria: [TRUE_ADVANTAGE_CRITERION], scores: [s], s })));
   return {
     episodes,
@@ -264,17 +266,23 @@ async function creditProbe(
 /** One critic's credit on a probe. */
 type CreditMeasure = NonNullable<GymMethodRun["credit"]>;
 
-async function measureCredit(critic: StepCritic, probe: CreditProbe): Promise<CreditMeasure> {
+async function measureCredit(critic: StepCritic, probe: CreditProbe, atEnd: CreditProbe): Promise<CreditMeasure> {
+  const { points, ...summary } = await creditOn(critic, probe);
+  const { points: _, ...end } = await creditOn(critic, atEnd);
+  return { ...summary, ...(probe.reference === undefined ? {} : { reference: probe.reference }), atEnd: end, points };
+}
+
+async function creditOn(critic: StepCritic, probe: CreditProbe) {
   const ratings = await critic.rate(probe.episodes);
   const points = probe.advantages.flatMap((row, e) => row.map((advantage, t) => ({ advantage, s: ratings[e]![t]!.s })));
-  const xs = points.map((p) => p.s);
-  const ys = points.map((p) => p.advantage);
   return {
-    spearman: definedSpearman(xs, ys),
+    spearman: definedSpearman(
+      points.map((p) => p.s),
+      points.map((p) => p.advantage),
+    ),
     evidenceAuc: evidenceAuc(probe.episodes, ratings).auc ?? null,
     criterionValidity: criterionValidity(probe.episodes, ratings).validity,
     steps: points.length,
-    reference: probe.reference,
     points,
   };
 }
@@ -355,6 +363,7 @@ async function runAll(
       split: config.evaluationSplit,
       lookalikes: config.lookalikes,
     });
+    const probeTasks = evaluation.slice(0, config.creditProbeTasks);
     // What a resume finds finished at this H: kept as it is, never trained again.
     const kept = new Map<string, MethodRun>();
     if (out !== undefined && resume)
@@ -478,7 +487,11 @@ async function runAll(
       });
       // The probe's Monte-Carlo advantages are the seed's dearest part: only a critic still to run reads them.
       const probe = config.methods.some((m) => ARCO_GYM_CRITICS.includes(m) && toDo(seed, m))
-        ? await creditProbe(environment, evaluation.slice(0, config.creditProbeTasks), warm, config, seed)
+        ? await creditProbe(environment, probeTasks, warm, config, {
+            rollouts: `probe/${seed}`,
+            truth: `probe-truth/${seed}`,
+            reference: `probe-reference/${seed}`,
+          })
         : undefined;
       byMethodMs.warmup! += performance.now() - mark;
 
@@ -537,9 +550,20 @@ async function runAll(
           const curve = result.log.flatMap((line) =>
             line.type === "eval" ? [{ rollouts: line.epoch * epochRollouts, success: line.metrics.reward ?? 0 }] : [],
           );
-          // A co-evolved μ's credit is measured as it ended; a frozen one's is the warm-up's.
+          // A co-evolved μ's credit is measured as it ended; a frozen one's is the warm-up's. At the
+          // end too on π's own rollouts of the same tasks, against the advantage under π as it
+          // ended: where RL took π, which a critic's errors can steer it to.
           const credit =
-            critic !== undefined && ARCO_GYM_CRITICS.includes(method) ? await measureCredit(critic, probe!) : undefined;
+            critic !== undefined && ARCO_GYM_CRITICS.includes(method)
+              ? await measureCredit(
+                  critic,
+                  probe!,
+                  await creditProbe(environment, probeTasks, policy, config, {
+                    rollouts: `probe-end/${seed}`,
+                    truth: `probe-end-truth/${seed}`,
+                  }),
+                )
+              : undefined;
           finished = {
             perTask: await successes(environment, evaluation, policy),
             curve,
@@ -674,8 +698,9 @@ function tableOf(
             const values = measures.map(pick).filter((v): v is number => v !== null && v !== undefined);
             return values.length === 0 ? null : mean(values);
           };
-          // Every measure carries its probe's reference; should one lack it, no mean is shown as one.
+          // Every measure carries its probe's reference and its end; should one lack either, no mean is shown as one.
           const referenced = measures.length > 0 && measures.every((m) => m.reference !== undefined);
+          const ended = measures.length > 0 && measures.every((m) => m.atEnd !== undefined);
           return [
             method,
             {
@@ -688,6 +713,16 @@ function tableOf(
                     reference: {
                       spearman: meanOf((m) => m.reference?.spearman),
                       evidenceAuc: meanOf((m) => m.reference?.evidenceAuc),
+                    },
+                  }
+                : {}),
+              ...(ended
+                ? {
+                    atEnd: {
+                      spearman: meanOf((m) => m.atEnd?.spearman),
+                      evidenceAuc: meanOf((m) => m.atEnd?.evidenceAuc),
+                      criterionValidity: meanOf((m) => m.atEnd?.criterionValidity),
+                      steps: measures.reduce((n, m) => n + (m.atEnd?.steps ?? 0), 0),
                     },
                   }
                 : {}),

@@ -183,17 +183,27 @@ const MethodResultSchema = z.strictObject({
 });
 
 /** A critic's credit on held-out probe steps: Spearman with the true advantage, evidence AUC, criterion validity. */
-export const CreditSummarySchema = z.strictObject({
+const CreditMeasuresSchema = z.strictObject({
   spearman: z.number().nullable(),
   evidenceAuc: z.number().nullable(),
   criterionValidity: z.number().nullable(),
   steps: z.int(),
+});
+
+/** A critic's credit on the warm-up's probe, beside the reference, and at the end of RL. */
+export const CreditSummarySchema = CreditMeasuresSchema.extend({
   /**
    * The reference on the same probes (absent in older tables): the true advantage estimated again
    * with fresh draws and scored as a critic — what perfect credit measures here, the estimate's own
    * noise included; a critic's Spearman and evidence AUC are read against it, not against 1.
    */
   reference: z.strictObject({ spearman: z.number().nullable(), evidenceAuc: z.number().nullable() }).optional(),
+  /**
+   * The same measures at the end of RL (absent in older tables): the critic as it ended, on π's
+   * own rollouts of the probe's tasks as RL left it, against the true advantage under that π —
+   * where a critic's errors can have steered π, which the warm-up's probe cannot see.
+   */
+  atEnd: CreditMeasuresSchema.optional(),
 });
 
 /** One μ warm-up of a run (per H and kind), as `table.json` records it. */
@@ -382,14 +392,16 @@ export function arcoGymMarkdown(table: ArcoGymTable): string {
       "",
       "## Credit on held-out rollouts",
       "",
-      "The warm-up policy's rollouts on the first evaluation tasks, per H and seed (mean over them). Spearman: s_t against the true advantage; evidence AUC: s_t for a search that retrieved a gold paragraph; criterion validity: the share of criteria whose score's sign agrees with the grammar's checker. In brackets, the reference: the true advantage estimated again with fresh draws, scored the same way — what perfect credit measures on these probes (the Monte-Carlo estimate's noise and the near-zero advantage of most steps keep it below 1).",
+      "The warm-up policy's rollouts on the first evaluation tasks, per H and seed (mean over them). Spearman: s_t against the true advantage; evidence AUC: s_t for a search that retrieved a gold paragraph; criterion validity: the share of criteria whose score's sign agrees with the grammar's checker. In brackets, the reference: the true advantage estimated again with fresh draws, scored the same way — what perfect credit measures on these probes (the Monte-Carlo estimate's noise and the near-zero advantage of most steps keep it below 1). At the end of RL: the critic as it ended, on the trained π's rollouts of the same tasks, against the true advantage under that π — where a critic's errors can have steered π.",
       "",
-      `| critic | Spearman with the true advantage (reference) | evidence AUC (reference) | criterion validity | steps |`,
-      "|---|---|---|---|---|",
+      `| critic | Spearman with the true advantage (reference) | evidence AUC (reference) | criterion validity | steps | at the end of RL, on π's own rollouts: Spearman / evidence AUC (steps) |`,
+      "|---|---|---|---|---|---|",
       ...credit.map(([name, c]) => {
         const against = (x: number | null, reference: number | null | undefined) =>
           reference === undefined ? value(x) : `${value(x)} (${value(reference)})`;
-        return `| ${ARCO_GYM_METHOD_LABELS[name as ArcoGymMethod] ?? name} | ${against(c.spearman, c.reference?.spearman)} | ${against(c.evidenceAuc, c.reference?.evidenceAuc)} | ${value(c.criterionValidity)} | ${c.steps} |`;
+        const end =
+          c.atEnd === undefined ? "—" : `${value(c.atEnd.spearman)} / ${value(c.atEnd.evidenceAuc)} (${c.atEnd.steps})`;
+        return `| ${ARCO_GYM_METHOD_LABELS[name as ArcoGymMethod] ?? name} | ${against(c.spearman, c.reference?.spearman)} | ${against(c.evidenceAuc, c.reference?.evidenceAuc)} | ${value(c.criterionValidity)} | ${c.steps} | ${end} |`;
       }),
     );
   }
