@@ -357,13 +357,13 @@ describe("runArcoGym with the action last in μ's prompt (ours)", () => {
           promptLayout,
         },
       });
-    expect(gymMuPrompt(settings("arco"))).toBe(GYM_MU_PROMPT);
+    expect(gymMuPrompt(settings("arco"))).toEqual({ ...GYM_MU_PROMPT, layout: "arco" });
     expect(gymMuPrompt(settings("action-last"))).toEqual({ ...GYM_MU_PROMPT, layout: "action-last" });
     const client = await SidecarClient.start({ threads: 1 });
     try {
       const arco = await runArcoGym(settings("arco"), { client });
       const last = await runArcoGym(settings("action-last"), { client });
-      expect(arco.muWarmup![0]!.promptLayout).toBeUndefined();
+      expect(arco.muWarmup![0]!.promptLayout).toBe("arco");
       expect(last.muWarmup![0]!.promptLayout).toBe("action-last");
       expect(arcoGymMarkdown(last)).toContain("the last position (ours), the action last in the prompt (ours) |");
       // The same steps read in another order: another warm-up and other scores.

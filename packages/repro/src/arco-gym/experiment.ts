@@ -417,8 +417,7 @@ async function runAll(
       const row = {
         hops,
         pooling: config.mu.pooling,
-        // Recorded only where it is not ARCO's order, as older tables' rows have none.
-        ...(config.mu.promptLayout === "arco" ? {} : { promptLayout: config.mu.promptLayout }),
+        promptLayout: config.mu.promptLayout,
         ...warmRecord,
         sftLoss: [...warmRecord.sftLoss],
         sftScores: { ...warmRecord.sftScores, mse: [...warmRecord.sftScores.mse] },
@@ -615,6 +614,22 @@ function versus(ours: readonly number[], theirs: readonly number[], oursFlat: nu
   };
 }
 
+/** The mean of the defined values, or null when none is. */
+function meanOrNull(values: readonly (number | null)[]): number | null {
+  const defined = values.filter((v): v is number => v !== null);
+  return defined.length === 0 ? null : mean(defined);
+}
+
+/** Credit measures of one critic (per H and seed) summarised as table.json keeps them: means, and the steps they cover. */
+function creditSummary(measures: readonly Omit<CreditMeasure, "points" | "reference" | "atEnd">[]) {
+  return {
+    spearman: meanOrNull(measures.map((m) => m.spearman)),
+    evidenceAuc: meanOrNull(measures.map((m) => m.evidenceAuc)),
+    criterionValidity: meanOrNull(measures.map((m) => m.criterionValidity)),
+    steps: measures.reduce((n, m) => n + m.steps, 0),
+  };
+}
+
 function tableOf(
   config: ArcoGymConfig,
   runs: Record<ArcoGymMethod, Map<number, MethodRun[]>>,
@@ -694,38 +709,22 @@ function tableOf(
         .filter((method) => ARCO_GYM_CRITICS.includes(method))
         .map((method) => {
           const measures = config.hops.flatMap((h) => (runs[method].get(h) ?? []).flatMap((r) => r.credit ?? []));
-          const meanOf = (pick: (m: CreditMeasure) => number | null | undefined) => {
-            const values = measures.map(pick).filter((v): v is number => v !== null && v !== undefined);
-            return values.length === 0 ? null : mean(values);
-          };
           // Every measure carries its probe's reference and its end; should one lack either, no mean is shown as one.
-          const referenced = measures.length > 0 && measures.every((m) => m.reference !== undefined);
-          const ended = measures.length > 0 && measures.every((m) => m.atEnd !== undefined);
+          const references = measures.flatMap((m) => m.reference ?? []);
+          const ends = measures.flatMap((m) => m.atEnd ?? []);
           return [
             method,
             {
-              spearman: meanOf((m) => m.spearman),
-              evidenceAuc: meanOf((m) => m.evidenceAuc),
-              criterionValidity: meanOf((m) => m.criterionValidity),
-              steps: measures.reduce((n, m) => n + m.steps, 0),
-              ...(referenced
+              ...creditSummary(measures),
+              ...(references.length > 0 && references.length === measures.length
                 ? {
                     reference: {
-                      spearman: meanOf((m) => m.reference?.spearman),
-                      evidenceAuc: meanOf((m) => m.reference?.evidenceAuc),
+                      spearman: meanOrNull(references.map((r) => r.spearman)),
+                      evidenceAuc: meanOrNull(references.map((r) => r.evidenceAuc)),
                     },
                   }
                 : {}),
-              ...(ended
-                ? {
-                    atEnd: {
-                      spearman: meanOf((m) => m.atEnd?.spearman),
-                      evidenceAuc: meanOf((m) => m.atEnd?.evidenceAuc),
-                      criterionValidity: meanOf((m) => m.atEnd?.criterionValidity),
-                      steps: measures.reduce((n, m) => n + (m.atEnd?.steps ?? 0), 0),
-                    },
-                  }
-                : {}),
+              ...(ends.length > 0 && ends.length === measures.length ? { atEnd: creditSummary(ends) } : {}),
             },
           ];
         }),

@@ -35,10 +35,9 @@ import type { GymMuObjective, GymMuWarmupKind } from "./table.js";
 /** μ's step prompt in the gym: the observations are one sentence each, so nothing is cut. */
 export const GYM_MU_PROMPT = { maxObservationChars: 400 } as const;
 
-/** The step prompt a run's μ reads, in warm-up and as a critic: the gym's, in the run's layout (ARCO's order when absent). */
+/** The step prompt a run's μ reads, in warm-up and as a critic: the gym's, in the run's layout. */
 export function gymMuPrompt(config: ArcoGymConfig): StepPromptSettings {
-  const { promptLayout } = config.mu;
-  return promptLayout === "arco" ? GYM_MU_PROMPT : { ...GYM_MU_PROMPT, layout: promptLayout };
+  return { ...GYM_MU_PROMPT, layout: config.mu.promptLayout };
 }
 
 /** The warm-up μ of one hop count: its export, and what its warm-up saw. */

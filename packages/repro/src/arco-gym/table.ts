@@ -217,7 +217,7 @@ export const MuWarmupRecordSchema = z.strictObject({
   k: z.int().optional(),
   /** What its score head reads (`MU_POOLINGS`; absent in older tables: ARCO's mean over prompt + criteria). */
   pooling: z.enum(MU_POOLINGS).optional(),
-  /** Where the action stood in its step prompt (`PROMPT_LAYOUTS`; absent: ARCO's order). */
+  /** Where the action stood in its step prompt (`PROMPT_LAYOUTS`; absent in older tables: ARCO's order). */
   promptLayout: z.enum(PROMPT_LAYOUTS).optional(),
   episodes: z.int(),
   examples: z.int(),
